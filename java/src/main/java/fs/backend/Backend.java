@@ -1,0 +1,73 @@
+package fs.backend;
+
+import fs.tensor.Tensor;
+
+/**
+ * The small set of ops the Qwen3 forward pass needs. The model calls only this interface; the Vector API backend
+ * (the CPU path and the oracle) and the OpenCL backend implement it.
+ *
+ * <p>Activations are float32 {@link Buffer}s owned by the backend (device memory for OpenCL), laid out row-major with
+ * one row per token of the batch. Weights are uploaded once and stay in their stored dtype; kernels convert to
+ * float32 as they read. Every op may be asynchronous: only {@link #read} and {@link #argmax} wait for results.
+ * Buffers, weights and caches live until the backend is closed.
+ */
+public interface Backend extends AutoCloseable {
+
+    /** What the user sees in logs and bench output, e.g. {@code "cpu (Vector API, 2 threads)"}. */
+    String description();
+
+    /** Makes a checkpoint tensor (rank 1 or 2, a compute dtype) usable by the ops; no float32 copy is made. */
+    Weight upload(Tensor tensor);
+
+    /** A zero-filled float32 buffer of {@code length} elements. */
+    Buffer allocate(long length);
+
+    /** A KV cache for {@code layers} layers of {@code contextLength} positions × {@code kvHeads} × {@code headDim}. */
+    KvCache allocateKvCache(int layers, int contextLength, int kvHeads, int headDim);
+
+    /** {@code out[r, :] = table[tokens[r], :]} for each of the {@code tokens.length} rows. */
+    void embed(Weight table, int[] tokens, Buffer out);
+
+    /**
+     * RMSNorm of each of {@code rows} rows of width {@code gamma.columns()} (for q/k norms a row is one head):
+     * {@code out = x / sqrt(mean(x²) + eps) * gamma}. {@code out} may be {@code x}.
+     */
+    void rmsNorm(Buffer x, Weight gamma, Buffer out, int rows, float eps);
+
+    /** {@code out[r, n] = Σ_k x[r, k] · w[n, k]} for a weight of shape [N, K] and {@code rows} input rows. */
+    void matmul(Buffer x, Weight w, Buffer out, int rows);
+
+    /**
+     * Rotary embedding in place (Hugging Face's rotate-half: dims i and i + headDim/2 form a pair) on {@code rows} rows
+     * of {@code heads × headDim}; row r is at position {@code startPos + r}.
+     */
+    void rope(Buffer x, int rows, int heads, int headDim, int startPos, float theta);
+
+    /** Writes {@code rows} rows of k and v (each {@code kvHeads × headDim}) into the cache at startPos.. of a layer. */
+    void storeKv(KvCache cache, int layer, Buffer k, Buffer v, int rows, int startPos);
+
+    /**
+     * Causal grouped-query attention for {@code rows} query rows of {@code heads × headDim}; row r sees cache
+     * positions 0..startPos + r of the layer. Scale 1/√headDim, float32 softmax. {@code out} has the shape of q.
+     */
+    void attention(Buffer q, KvCache cache, int layer, Buffer out, int rows, int startPos, int heads);
+
+    /** {@code out[i] = silu(gate[i]) · up[i]} for the first {@code length} elements; out may alias gate. */
+    void siluMul(Buffer gate, Buffer up, Buffer out, long length);
+
+    /** {@code x[i] += y[i]} for the first {@code length} elements. */
+    void add(Buffer x, Buffer y, long length);
+
+    /** Copies {@code length} elements from src at srcOffset to dst at dstOffset. */
+    void copy(Buffer src, long srcOffset, Buffer dst, long dstOffset, long length);
+
+    /** Waits for pending work and copies {@code dst.length} elements starting at {@code offset} to the host. */
+    void read(Buffer src, long offset, float[] dst);
+
+    /** Index of the largest of {@code length} elements starting at offset (the first one on ties). */
+    int argmax(Buffer x, long offset, int length);
+
+    /** Frees every buffer, weight and cache; the backend cannot be used afterwards. */
+    @Override
+    void close();
+}
