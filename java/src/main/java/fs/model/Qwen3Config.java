@@ -1,0 +1,38 @@
+package fs.model;
+
+import java.util.List;
+
+/**
+ * The fields of a Qwen3 config.json that the engine uses. {@code headDim} is hidden / heads when config.json has
+ * none; {@code eosTokenIds} holds every id that ends generation (config.json's eos_token_id, one id or a list).
+ */
+public record Qwen3Config(
+        int hiddenSize,
+        int numHiddenLayers,
+        int numAttentionHeads,
+        int numKeyValueHeads,
+        int headDim,
+        int intermediateSize,
+        int vocabSize,
+        float rmsNormEps,
+        float ropeTheta,
+        int maxPositionEmbeddings,
+        boolean tieWordEmbeddings,
+        int bosTokenId,
+        List<Integer> eosTokenIds,
+        String torchDtype) {
+
+    public Qwen3Config {
+        eosTokenIds = List.copyOf(eosTokenIds);
+    }
+
+    /** Width of the concatenated query heads (may differ from hiddenSize in Qwen3). */
+    public int queryDim() {
+        return numAttentionHeads * headDim;
+    }
+
+    /** Width of the concatenated key (or value) heads. */
+    public int kvDim() {
+        return numKeyValueHeads * headDim;
+    }
+}
