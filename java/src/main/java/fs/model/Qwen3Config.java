@@ -1,5 +1,6 @@
 package fs.model;
 
+import java.nio.file.Path;
 import java.util.List;
 
 /**
@@ -24,6 +25,14 @@ public record Qwen3Config(
 
     public Qwen3Config {
         eosTokenIds = List.copyOf(eosTokenIds);
+    }
+
+    /**
+     * Reads a Hugging Face config.json. A missing or malformed field, or a model that is not a Qwen3ForCausalLM, is
+     * one FsException naming the file and the field.
+     */
+    public static Qwen3Config read(Path configJson) {
+        return Qwen3ConfigReader.read(configJson);
     }
 
     /** Width of the concatenated query heads (may differ from hiddenSize in Qwen3). */

@@ -1,0 +1,146 @@
+package fs.safetensors;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import fs.FsException;
+import fs.tensor.DType;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The JSON header of a safetensors file, validated against the size of the data section that follows it, so that
+ * every entry can be sliced out of the mapping without further checks. {@code entries} are in data order.
+ */
+record SafetensorsHeader(List<Entry> entries, Map<String, String> metadata) {
+    static final String METADATA_KEY = "__metadata__";
+
+    /** One tensor: {@code begin} and {@code end} are byte offsets relative to the start of the data section. */
+    record Entry(String name, DType dtype, long[] shape, long begin, long end) {}
+
+    SafetensorsHeader {
+        entries = List.copyOf(entries);
+        metadata = Collections.unmodifiableMap(new LinkedHashMap<>(metadata));
+    }
+
+    /** Parses and checks a header; {@code file} names the file in errors, {@code dataSize} bounds the offsets. */
+    static SafetensorsHeader parse(byte[] json, long dataSize, String file) {
+        JsonNode root = StrictJson.parseObject(json, 0, json.length, file + ": header");
+        List<Entry> entries = new ArrayList<>();
+        Map<String, String> metadata = Map.of();
+        for (var field : root.properties()) {
+            if (field.getKey().equals(METADATA_KEY)) {
+                metadata = parseMetadata(field.getValue(), file);
+            } else {
+                entries.add(parseEntry(field.getKey(), field.getValue(), dataSize, file));
+            }
+        }
+        entries.sort(Comparator.comparingLong(Entry::begin).thenComparingLong(Entry::end));
+        for (int i = 1; i < entries.size(); i++) {
+            Entry previous = entries.get(i - 1);
+            Entry entry = entries.get(i);
+            if (entry.begin() < previous.end()) {
+                throw new FsException(file + ": tensor '" + entry.name() + "': data_offsets " + range(entry)
+                        + " overlap tensor '" + previous.name() + "' " + range(previous));
+            }
+        }
+        return new SafetensorsHeader(entries, metadata);
+    }
+
+    private static Map<String, String> parseMetadata(JsonNode node, String file) {
+        if (node.isNull()) return Map.of();
+        if (!node.isObject()) {
+            throw new FsException(file + ": " + METADATA_KEY + " must be an object of strings, found " + kind(node));
+        }
+        Map<String, String> metadata = new LinkedHashMap<>();
+        for (var field : node.properties()) {
+            if (!field.getValue().isTextual()) {
+                throw new FsException(file + ": " + METADATA_KEY + " entry '" + field.getKey()
+                        + "' must be a string, found " + kind(field.getValue()));
+            }
+            metadata.put(field.getKey(), field.getValue().textValue());
+        }
+        return metadata;
+    }
+
+    private static Entry parseEntry(String name, JsonNode node, long dataSize, String file) {
+        String where = file + ": tensor '" + name + "': ";
+        if (!node.isObject()) {
+            throw new FsException(where + "expected an object with dtype, shape and data_offsets, found " + kind(node));
+        }
+        DType dtype = parseDType(node.get("dtype"), where);
+        long[] shape = parseLongs(node.get("shape"), "shape", -1, where);
+        for (long dim : shape) {
+            if (dim < 0) throw new FsException(where + "shape " + Arrays.toString(shape) + " has a negative dimension");
+        }
+        long[] offsets = parseLongs(node.get("data_offsets"), "data_offsets", 2, where);
+        long begin = offsets[0];
+        long end = offsets[1];
+        if (begin < 0 || end < 0) {
+            throw new FsException(where + "data_offsets " + Arrays.toString(offsets) + " are negative");
+        }
+        if (begin > end) {
+            throw new FsException(where + "data_offsets " + Arrays.toString(offsets) + " are reversed");
+        }
+        if (end > dataSize) {
+            throw new FsException(where + "data_offsets " + Arrays.toString(offsets)
+                    + " run past the end of the file (the data section is " + dataSize + " bytes)");
+        }
+        long expectedBytes;
+        try {
+            expectedBytes = dtype.byteSize();
+            for (long dim : shape) expectedBytes = Math.multiplyExact(expectedBytes, dim);
+        } catch (ArithmeticException e) {
+            throw new FsException(where + "shape " + Arrays.toString(shape) + " is too large to address");
+        }
+        if (end - begin != expectedBytes) {
+            throw new FsException(where + "data_offsets " + Arrays.toString(offsets) + " hold " + (end - begin)
+                    + " bytes but " + dtype + " " + Arrays.toString(shape) + " needs " + expectedBytes);
+        }
+        return new Entry(name, dtype, shape, begin, end);
+    }
+
+    private static DType parseDType(JsonNode node, String where) {
+        if (node == null) throw new FsException(where + "dtype is missing");
+        if (!node.isTextual()) throw new FsException(where + "dtype must be a string, found " + kind(node));
+        String name = node.textValue();
+        for (DType dtype : DType.values()) {
+            if (dtype.name().equals(name)) return dtype;
+        }
+        throw new FsException(where + "unknown dtype '" + name + "' (known: " + Arrays.toString(DType.values()) + ")");
+    }
+
+    /** An array of integers that fit a long, of exactly {@code length} elements unless that is -1. */
+    private static long[] parseLongs(JsonNode node, String field, int length, String where) {
+        if (node == null) throw new FsException(where + field + " is missing");
+        if (!node.isArray()) throw new FsException(where + field + " must be an array of integers, found " + kind(node));
+        if (length >= 0 && node.size() != length) {
+            throw new FsException(where + field + " must have " + length + " elements, found " + node.size());
+        }
+        long[] values = new long[node.size()];
+        for (int i = 0; i < values.length; i++) {
+            JsonNode element = node.get(i);
+            if (!element.isIntegralNumber() || !element.canConvertToLong()) {
+                throw new FsException(where + field + " must be an array of integers, found " + kind(element)
+                        + " " + abbreviate(element.toString()));
+            }
+            values[i] = element.longValue();
+        }
+        return values;
+    }
+
+    private static String abbreviate(String text) {
+        return text.length() <= 40 ? text : text.substring(0, 40) + "…";
+    }
+
+    private static String range(Entry entry) {
+        return "[" + entry.begin() + ", " + entry.end() + "]";
+    }
+
+    private static String kind(JsonNode node) {
+        return node.getNodeType().toString().toLowerCase();
+    }
+}
