@@ -1,0 +1,138 @@
+package fs.model;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import fs.FsException;
+import fs.safetensors.Checkpoint;
+import fs.safetensors.SafetensorsWriter;
+import fs.tensor.DType;
+import fs.tensor.Tensor;
+import java.io.IOException;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class Qwen3WeightsTest {
+    private static final ValueLayout.OfShort HALF = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+
+    @TempDir
+    Path dir;
+
+    private static float firstValue(Tensor bf16) {
+        return Float.intBitsToFloat(bf16.data().get(HALF, 0) << 16);
+    }
+
+    private static Qwen3Config config(Path model) {
+        return Qwen3Config.read(model.resolve("config.json"));
+    }
+
+    @Test
+    void bindsEveryWeightOfATiedCheckpointWithoutLmHead() {
+        Path model = TinyQwen3.writeTied(dir);
+        try (Checkpoint checkpoint = Checkpoint.open(model)) {
+            Qwen3Weights weights = Qwen3Weights.bind(config(model), checkpoint);
+            assertSame(checkpoint.tensor("model.embed_tokens.weight"), weights.embedTokens());
+            assertSame(weights.embedTokens(), weights.lmHead());
+            assertSame(checkpoint.tensor("model.norm.weight"), weights.norm());
+            assertEquals(TinyQwen3.LAYERS, weights.layers().size());
+            Qwen3Weights.Layer last = weights.layers().get(TinyQwen3.LAYERS - 1);
+            String p = "model.layers." + (TinyQwen3.LAYERS - 1) + ".";
+            List<Tensor> bound = List.of(last.inputLayernorm(), last.qProj(), last.kProj(), last.vProj(), last.oProj(),
+                    last.qNorm(), last.kNorm(), last.postAttentionLayernorm(), last.gateProj(), last.upProj(),
+                    last.downProj());
+            List<String> names = List.of("input_layernorm", "self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj",
+                    "self_attn.o_proj", "self_attn.q_norm", "self_attn.k_norm", "post_attention_layernorm",
+                    "mlp.gate_proj", "mlp.up_proj", "mlp.down_proj");
+            for (int i = 0; i < names.size(); i++) {
+                assertSame(checkpoint.tensor(p + names.get(i) + ".weight"), bound.get(i), names.get(i));
+            }
+            assertEquals(List.of(), Qwen3Weights.problems(config(model), checkpoint));
+        }
+    }
+
+    @Test
+    void usesTheFilesLmHeadWhenATiedCheckpointHasOne() {
+        Path model = TinyQwen3.write(dir, true, TinyQwen3.shapes());
+        try (Checkpoint checkpoint = Checkpoint.open(model)) {
+            Qwen3Weights weights = Qwen3Weights.bind(config(model), checkpoint);
+            assertNotSame(weights.embedTokens(), weights.lmHead());
+            assertEquals("lm_head.weight", weights.lmHead().name());
+            assertEquals(1f, firstValue(weights.lmHead())); // lm_head is the first tensor TinyQwen3 writes
+            assertEquals(2f, firstValue(weights.embedTokens()));
+        }
+    }
+
+    @Test
+    void bindsAnUntiedCheckpointAndRejectsOneWithoutLmHead() throws IOException {
+        Path untied = TinyQwen3.write(dir.resolve("untied"), false, TinyQwen3.shapes());
+        try (Checkpoint checkpoint = Checkpoint.open(untied)) {
+            assertSame(checkpoint.tensor("lm_head.weight"), Qwen3Weights.bind(config(untied), checkpoint).lmHead());
+        }
+        Path headless = TinyQwen3.writeTied(dir.resolve("headless"));
+        Files.writeString(headless.resolve("config.json"), TinyQwen3.configJson(false));
+        try (Checkpoint checkpoint = Checkpoint.open(headless)) {
+            FsException e = assertThrows(FsException.class, () -> Qwen3Weights.bind(config(headless), checkpoint));
+            assertTrue(e.getMessage().contains("missing lm_head.weight (tie_word_embeddings is false)"), e.getMessage());
+        }
+    }
+
+    @Test
+    void reportsEveryProblemInOneLine() {
+        Map<String, long[]> shapes = TinyQwen3.shapes();
+        shapes.put("model.layers.0.self_attn.q_proj.weight", new long[] {TinyQwen3.HIDDEN, TinyQwen3.HIDDEN});
+        shapes.put("model.layers.1.self_attn.k_norm.weight", new long[] {TinyQwen3.HEAD_DIM, 1});
+        shapes.remove("model.layers.1.mlp.up_proj.weight");
+        shapes.remove("model.norm.weight");
+        shapes.put("model.layers.7.extra.weight", new long[] {3}); // not read by the model: ignored
+        Path model = TinyQwen3.write(dir, true, shapes);
+        try (Checkpoint checkpoint = Checkpoint.open(model)) {
+            FsException e = assertThrows(FsException.class, () -> Qwen3Weights.bind(config(model), checkpoint));
+            String message = e.getMessage();
+            assertFalse(message.contains("\n"), message);
+            assertTrue(message.startsWith(model + ": weights do not match config.json (4 problems): "), message);
+            for (String problem : List.of(
+                    "model.layers.0.self_attn.q_proj.weight has shape [16, 16], expected [32, 16]",
+                    "model.layers.1.self_attn.k_norm.weight has shape [8, 1], expected [8]",
+                    "missing model.layers.1.mlp.up_proj.weight",
+                    "missing model.norm.weight")) {
+                assertTrue(message.contains(problem), "'" + problem + "' in: " + message);
+            }
+            assertFalse(message.contains("extra"), message);
+            assertEquals(4, Qwen3Weights.problems(config(model), checkpoint).size());
+        }
+    }
+
+    @Test
+    void acceptsEveryComputeDtypeAndRejectsOthers() {
+        Map<String, long[]> shapes = TinyQwen3.shapes();
+        SafetensorsWriter writer = new SafetensorsWriter();
+        DType[] cycle = {DType.F32, DType.F16, DType.BF16};
+        int i = 0;
+        for (var entry : shapes.entrySet()) writer.zeros(entry.getKey(), cycle[i++ % 3], entry.getValue());
+        TinyQwen3.write(dir, false, Map.of()); // config.json only
+        writer.write(dir.resolve("model.safetensors"));
+        try (Checkpoint checkpoint = Checkpoint.open(dir)) {
+            assertEquals(List.of(), Qwen3Weights.problems(config(dir), checkpoint));
+        }
+
+        SafetensorsWriter ints = new SafetensorsWriter();
+        for (var entry : shapes.entrySet()) {
+            ints.zeros(entry.getKey(), entry.getKey().equals("model.norm.weight") ? DType.I16 : DType.BF16, entry.getValue());
+        }
+        ints.write(dir.resolve("model.safetensors"));
+        try (Checkpoint checkpoint = Checkpoint.open(dir)) {
+            assertEquals(List.of("model.norm.weight has dtype I16, expected F32, F16 or BF16"),
+                    Qwen3Weights.problems(config(dir), checkpoint));
+        }
+    }
+}
