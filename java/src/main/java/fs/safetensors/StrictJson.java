@@ -64,7 +64,8 @@ public final class StrictJson {
     /** Jackson's own message without its multi-line source excerpt, plus where it happened. */
     private static String describe(JacksonException e) {
         String message = e instanceof JsonProcessingException p ? p.getOriginalMessage() : e.getMessage();
-        message = String.valueOf(message).replaceAll("\\s+", " ").strip();
+        // Nested locations name a redacted source: keep only their line and column.
+        message = String.valueOf(message).replaceAll("\\[Source: [^;\\]]*; ", "[").replaceAll("\\s+", " ").strip();
         if (message.length() > 200) message = message.substring(0, 200) + "…";
         var location = e.getLocation();
         return location == null || location.getByteOffset() < 0

@@ -165,11 +165,16 @@ class SafetensorsFileTest {
     @Test
     void rejectsMalformedJson() {
         Path file = dir.resolve("bad-json.safetensors");
-        SafetensorsWriter.writeRaw(file, "{\"a\": {\"dtype\": \"F32\",", new byte[0]);
-        assertMentions(openFails(file), "malformed JSON");
+        SafetensorsWriter.writeRaw(file, "{\"a\": {\"dtype\": \"F32\"", new byte[0]);
+        FsException unclosed = openFails(file);
+        assertMentions(unclosed, "malformed JSON", "end-of-input", "line: 1, column: 7");
+        assertFalse(unclosed.getMessage().contains("Source"), "no Jackson source excerpt: " + unclosed.getMessage());
         Path garbage = dir.resolve("trailing.safetensors");
         SafetensorsWriter.writeRaw(garbage, "{} {}", new byte[0]);
         assertMentions(openFails(garbage), "malformed JSON");
+        Path deep = dir.resolve("deep.safetensors"); // deep enough to overflow a recursive parser's stack
+        SafetensorsWriter.writeRaw(deep, "{\"w\":" + "[".repeat(200_000) + "]".repeat(200_000) + "}", new byte[0]);
+        assertMentions(openFails(deep), "malformed JSON");
     }
 
     @Test
