@@ -28,6 +28,8 @@ import picocli.CommandLine.Spec;
 
 @Command(name = "inspect", mixinStandardHelpOptions = true, description = "Shows a checkpoint's config and tensors.")
 final class InspectCommand implements Callable<Integer> {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
     @Spec
     CommandSpec spec;
 
@@ -46,7 +48,7 @@ final class InspectCommand implements Callable<Integer> {
             List<String> problems = Qwen3Weights.problems(config, checkpoint);
             PrintWriter out = spec.commandLine().getOut();
             if (json) {
-                out.println(new ObjectMapper().writerWithDefaultPrettyPrinter()
+                out.println(JSON.writerWithDefaultPrettyPrinter()
                         .writeValueAsString(toJson(directory, config, rows, problems)));
             } else {
                 printText(out, directory, config, rows, problems);
@@ -141,8 +143,7 @@ final class InspectCommand implements Callable<Integer> {
     }
 
     private static ObjectNode toJson(Path directory, Qwen3Config config, List<Row> rows, List<String> problems) {
-        ObjectMapper mapper = new ObjectMapper();
-        ObjectNode root = mapper.createObjectNode();
+        ObjectNode root = JSON.createObjectNode();
         root.put("model", directory.toString());
 
         ObjectNode configNode = root.putObject("config");

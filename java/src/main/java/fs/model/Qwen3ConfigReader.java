@@ -138,10 +138,11 @@ final class Qwen3ConfigReader {
     private float positiveFloat(JsonNode parent, String field) {
         JsonNode node = parent.get(field);
         if (node == null || node.isNull()) throw error(field + " is missing");
-        if (!node.isNumber() || !(node.doubleValue() > 0) || Float.isInfinite((float) node.doubleValue())) {
-            throw error(field + " must be a positive number, found " + describe(node));
+        float value = (float) node.doubleValue();
+        if (!node.isNumber() || !(value > 0) || Float.isInfinite(value)) {
+            throw error(field + " must be a positive number (as a float), found " + describe(node));
         }
-        return (float) node.doubleValue();
+        return value;
     }
 
     private boolean bool(String field) {

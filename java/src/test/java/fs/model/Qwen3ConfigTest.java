@@ -122,6 +122,7 @@ class Qwen3ConfigTest {
         readFails(edited(root -> root.put("vocab_size", 0)), "vocab_size", "positive integer");
         readFails(edited(root -> root.put("intermediate_size", 1L << 40)), "intermediate_size", "positive integer");
         readFails(edited(root -> root.put("rms_norm_eps", "tiny")), "rms_norm_eps", "positive number");
+        readFails(edited(root -> root.put("rms_norm_eps", 1e-50)), "rms_norm_eps", "positive number"); // 0 as a float
         readFails(edited(root -> root.put("rope_theta", -1)), "rope_theta", "positive number");
         readFails(edited(root -> root.put("tie_word_embeddings", "yes")), "tie_word_embeddings", "true or false");
         readFails(edited(root -> root.putArray("eos_token_id")), "eos_token_id", "empty");
