@@ -1,0 +1,68 @@
+package fs.backend.opencl;
+
+import static fs.opencl.bindings.opencl_h.*;
+
+import fs.FsException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.stream.Collectors;
+
+/** Builds OpenCL programs from source; a failed build is an {@link FsException} quoting the build log. */
+final class ClProgram {
+    /** How many lines of a failed build's log the error message quotes. */
+    private static final int LOG_LINES = 6;
+
+    private ClProgram() {}
+
+    /** The text of a kernel file on the classpath, e.g. {@code weights.cl} from {@code /kernels/weights.cl}. */
+    static String source(String file) {
+        try (InputStream in = ClProgram.class.getResourceAsStream("/kernels/" + file)) {
+            if (in == null) throw new FsException("OpenCL kernel source /kernels/" + file + " is missing from the classpath");
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new FsException("cannot read OpenCL kernel source /kernels/" + file + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** Compiles {@code source} for one device; {@code label} names it in errors (a file name). */
+    static MemorySegment build(MemorySegment context, MemorySegment device, String label, String source, String options) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment status = arena.allocate(ValueLayout.JAVA_INT);
+            MemorySegment strings = arena.allocate(ValueLayout.ADDRESS);
+            strings.set(ValueLayout.ADDRESS, 0, arena.allocateFrom(source));
+            MemorySegment program = clCreateProgramWithSource(context, 1, strings, MemorySegment.NULL, status);
+            ClStatus.check(status.get(ValueLayout.JAVA_INT, 0), "clCreateProgramWithSource(" + label + ")");
+            MemorySegment devices = arena.allocate(ValueLayout.ADDRESS);
+            devices.set(ValueLayout.ADDRESS, 0, device);
+            int built = clBuildProgram(program, 1, devices, arena.allocateFrom(options), MemorySegment.NULL,
+                    MemorySegment.NULL);
+            if (built != CL_SUCCESS()) {
+                String log = buildLog(arena, program, device);
+                clReleaseProgram(program);
+                String firstLines = Arrays.stream(log.split("\n")).map(String::strip).filter(s -> !s.isEmpty())
+                        .limit(LOG_LINES).collect(Collectors.joining(" | "));
+                throw new FsException("OpenCL build of " + label + " (" + options + ") failed with "
+                        + ClStatus.describe(built) + ": " + (firstLines.isEmpty() ? "no build log" : firstLines));
+            }
+            return program;
+        }
+    }
+
+    private static String buildLog(Arena arena, MemorySegment program, MemorySegment device) {
+        MemorySegment size = arena.allocate(ValueLayout.JAVA_LONG);
+        if (clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG(), 0, MemorySegment.NULL, size) != CL_SUCCESS()) {
+            return "";
+        }
+        MemorySegment log = arena.allocate(Math.max(1, size.get(ValueLayout.JAVA_LONG, 0)));
+        if (clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG(), log.byteSize(), log, MemorySegment.NULL)
+                != CL_SUCCESS()) {
+            return "";
+        }
+        return log.getString(0);
+    }
+}

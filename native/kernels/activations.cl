@@ -1,0 +1,172 @@
+// Kernels on float32 activations and the float32 KV cache (no weights). Cache layout per layer: [position][kv_dim].
+
+// Rotate-half RoPE in place; global size (head_dim / 2, heads, rows). inv_freq[i] = theta^(-2i / head_dim).
+__kernel void rope(__global float* x, __global const float* inv_freq, int heads, int head_dim, int start_pos) {
+    int i = get_global_id(0);
+    int half_dim = head_dim / 2;
+    if (i >= half_dim) return;
+    size_t h = get_global_id(1);
+    size_t r = get_global_id(2);
+    float angle = (float)(start_pos + (int)r) * inv_freq[i];
+    float c = cos(angle);
+    float s = sin(angle);
+    __global float* p = x + (r * heads + h) * head_dim;
+    float a = p[i];
+    float b = p[i + half_dim];
+    p[i] = a * c - b * s;
+    p[i + half_dim] = b * c + a * s;
+}
+
+// cache[offset + i] = new[i] for keys and values in one launch.
+__kernel void store_kv(__global const float* k, __global const float* v, __global float* k_cache,
+                       __global float* v_cache, long offset, int length) {
+    size_t i = get_global_id(0);
+    if (i >= (size_t)length) return;
+    k_cache[offset + i] = k[i];
+    v_cache[offset + i] = v[i];
+}
+
+#define MAX_DIMS_PER_ITEM 4
+
+// Causal GQA, one work-group per (head, row), online softmax over chunks of L positions: each work-item scores one
+// position of the chunk, the group reduces max and sum in local memory, and work-item t accumulates output dims
+// t, t + L, ... (head_dim <= MAX_DIMS_PER_ITEM * L). L must be a power of two.
+__kernel void attention_gpu(__global const float* q, __global const float* k_cache, __global const float* v_cache,
+                            __global float* out, int heads, int kv_heads, int head_dim, int start_pos, float scale,
+                            __local float* qs, __local float* probs, __local float* scratch) {
+    int h = get_group_id(0);
+    int r = get_group_id(1);
+    int lid = get_local_id(0);
+    int size = get_local_size(0);
+    int kv_dim = kv_heads * head_dim;
+    size_t kv_base = (size_t)(h / (heads / kv_heads)) * head_dim;
+    size_t q_base = ((size_t)r * heads + h) * head_dim;
+    for (int d = lid; d < head_dim; d += size) qs[d] = q[q_base + d];
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    int length = start_pos + r + 1;
+    float running_max = -INFINITY;
+    float running_sum = 0.0f;
+    float acc[MAX_DIMS_PER_ITEM] = {0.0f, 0.0f, 0.0f, 0.0f};
+    for (int p0 = 0; p0 < length; p0 += size) {
+        int p = p0 + lid;
+        float score = -INFINITY;
+        if (p < length) {
+            __global const float* kr = k_cache + (size_t)p * kv_dim + kv_base;
+            float dot = 0.0f;
+            for (int d = 0; d < head_dim; d++) dot += qs[d] * kr[d];
+            score = dot * scale;
+        }
+        scratch[lid] = score;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int half_size = size / 2; half_size > 0; half_size >>= 1) {
+            if (lid < half_size) scratch[lid] = fmax(scratch[lid], scratch[lid + half_size]);
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+        float new_max = fmax(running_max, scratch[0]);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        float prob = p < length ? exp(score - new_max) : 0.0f;
+        probs[lid] = prob;
+        scratch[lid] = prob;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int half_size = size / 2; half_size > 0; half_size >>= 1) {
+            if (lid < half_size) scratch[lid] += scratch[lid + half_size];
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+        float correction = exp(running_max - new_max);
+        running_sum = running_sum * correction + scratch[0];
+        running_max = new_max;
+        int count = min(size, length - p0);
+        for (int j = 0; j < MAX_DIMS_PER_ITEM; j++) {
+            int d = lid + j * size;
+            if (d >= head_dim) break;
+            float a = acc[j] * correction;
+            for (int t = 0; t < count; t++) a += probs[t] * v_cache[(size_t)(p0 + t) * kv_dim + kv_base + d];
+            acc[j] = a;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    for (int j = 0; j < MAX_DIMS_PER_ITEM; j++) {
+        int d = lid + j * size;
+        if (d < head_dim) out[q_base + d] = acc[j] / running_sum;
+    }
+}
+
+#define MAX_HEAD_DIM 256
+
+// CPU design: one work-item per (head, row), online softmax over positions, no barriers. head_dim <= MAX_HEAD_DIM.
+__kernel void attention_cpu(__global const float* q, __global const float* k_cache, __global const float* v_cache,
+                            __global float* out, int heads, int kv_heads, int head_dim, int start_pos, float scale) {
+    int h = get_global_id(0);
+    int r = get_global_id(1);
+    int kv_dim = kv_heads * head_dim;
+    size_t kv_base = (size_t)(h / (heads / kv_heads)) * head_dim;
+    __global const float* qr = q + ((size_t)r * heads + h) * head_dim;
+    float acc[MAX_HEAD_DIM];
+    for (int d = 0; d < head_dim; d++) acc[d] = 0.0f;
+    float running_max = -INFINITY;
+    float running_sum = 0.0f;
+    int length = start_pos + r + 1;
+    for (int p = 0; p < length; p++) {
+        __global const float* kr = k_cache + (size_t)p * kv_dim + kv_base;
+        __global const float* vr = v_cache + (size_t)p * kv_dim + kv_base;
+        float dot = 0.0f;
+        for (int d = 0; d < head_dim; d++) dot += qr[d] * kr[d];
+        float score = dot * scale;
+        if (score > running_max) {
+            float correction = exp(running_max - score);
+            running_sum *= correction;
+            for (int d = 0; d < head_dim; d++) acc[d] *= correction;
+            running_max = score;
+        }
+        float prob = exp(score - running_max);
+        running_sum += prob;
+        for (int d = 0; d < head_dim; d++) acc[d] += prob * vr[d];
+    }
+    __global float* outr = out + ((size_t)r * heads + h) * head_dim;
+    for (int d = 0; d < head_dim; d++) outr[d] = acc[d] / running_sum;
+}
+
+__kernel void silu_mul(__global const float* gate, __global const float* up, __global float* out, long length) {
+    size_t i = get_global_id(0);
+    if (i >= (size_t)length) return;
+    float g = gate[i];
+    out[i] = g / (1.0f + exp(-g)) * up[i];
+}
+
+__kernel void add(__global float* x, __global const float* y, long length) {
+    size_t i = get_global_id(0);
+    if (i < (size_t)length) x[i] += y[i];
+}
+
+// One work-group: strided scan per work-item, then a local reduction that keeps the lowest index on ties.
+__kernel void argmax(__global const float* x, long offset, int length, __global int* result, __local float* values,
+                     __local int* indices) {
+    int lid = get_local_id(0);
+    int size = get_local_size(0);
+    float best = -INFINITY;
+    int best_index = length;
+    for (int i = lid; i < length; i += size) {
+        float v = x[offset + i];
+        if (best_index == length || v > best) {
+            best = v;
+            best_index = i;
+        }
+    }
+    values[lid] = best;
+    indices[lid] = best_index;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int half_size = size / 2; half_size > 0; half_size >>= 1) {
+        if (lid < half_size) {
+            float other = values[lid + half_size];
+            int other_index = indices[lid + half_size];
+            if (other_index < length && (indices[lid] == length || other > values[lid]
+                    || (other == values[lid] && other_index < indices[lid]))) {
+                values[lid] = other;
+                indices[lid] = other_index;
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (lid == 0) result[0] = indices[0];
+}
