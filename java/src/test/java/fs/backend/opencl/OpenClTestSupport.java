@@ -1,0 +1,64 @@
+package fs.backend.opencl;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import fs.tensor.DType;
+import fs.tensor.Tensor;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.Random;
+
+/** What the OpenCL tests share: the device (CI installs PoCL, so none is a failure) and random weights. */
+final class OpenClTestSupport {
+    private OpenClTestSupport() {}
+
+    /** The device the tests run on: a GPU if there is one, else PoCL's CPU device. Fails when there is none. */
+    static OpenCl.Device device() {
+        return switch (OpenCl.select(true, null)) {
+            case OpenCl.Selection.Selected s -> s.device();
+            case OpenCl.Selection.NotSelected n -> fail("OpenCL tests need a device (CI installs PoCL): " + n.reason());
+        };
+    }
+
+    static float[] random(Random random, int length) {
+        float[] values = new float[length];
+        for (int i = 0; i < length; i++) values[i] = (float) random.nextGaussian();
+        return values;
+    }
+
+    /** A tensor of {@code values} stored as {@code dtype}; {@code values} becomes what the stored bits decode to. */
+    static Tensor tensor(String name, DType dtype, float[] values, Arena arena, long... shape) {
+        MemorySegment data = arena.allocate((long) values.length * dtype.byteSize(), 16);
+        for (int i = 0; i < values.length; i++) {
+            switch (dtype) {
+                case F32 -> data.setAtIndex(ValueLayout.JAVA_FLOAT, i, values[i]);
+                case F16 -> {
+                    short bits = Float.floatToFloat16(values[i]);
+                    data.setAtIndex(ValueLayout.JAVA_SHORT, i, bits);
+                    values[i] = Float.float16ToFloat(bits);
+                }
+                case BF16 -> {
+                    int bits = Float.floatToRawIntBits(values[i]) >>> 16;
+                    data.setAtIndex(ValueLayout.JAVA_SHORT, i, (short) bits);
+                    values[i] = Float.intBitsToFloat(bits << 16);
+                }
+                default -> throw new IllegalArgumentException(dtype.toString());
+            }
+        }
+        return new Tensor(name, dtype, shape, data);
+    }
+
+    /** Normalized mean squared error of {@code actual} against {@code expected}. */
+    static void assertClose(double[] expected, float[] actual, String what) {
+        double error = 0;
+        double norm = 0;
+        for (int i = 0; i < expected.length; i++) {
+            error += (actual[i] - expected[i]) * (actual[i] - expected[i]);
+            norm += expected[i] * expected[i];
+        }
+        double nmse = error / norm;
+        assertTrue(nmse <= 1e-7, what + ": NMSE " + nmse + " > 1e-7");
+    }
+}
