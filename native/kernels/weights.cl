@@ -112,6 +112,23 @@ void matmul_tiled_gpu(__global const float* x, __global const wtype* w, __global
     if (r < rows && n0 + tn < N) out[(size_t)r * N + n0 + tn] = acc;
 }
 
+// CPU design, one input row: work-item n computes out[n] with two independent 8-wide accumulators; no barriers.
+__kernel void matmul_decode_cpu(__global const float* x, __global const wtype* w, __global float* out, int K, int N) {
+    int n = get_global_id(0);
+    if (n >= N) return;
+    __global const wtype* wr = w + (size_t)n * K;
+    int pairs = K / 16;
+    float8 acc0 = 0.0f;
+    float8 acc1 = 0.0f;
+    for (int i = 0; i < pairs; i++) {
+        acc0 += vload8(2 * i, x) * LOAD8(wr, 2 * i);
+        acc1 += vload8(2 * i + 1, x) * LOAD8(wr, 2 * i + 1);
+    }
+    float total = sum8(acc0 + acc1);
+    for (int k = pairs * 16; k < K; k++) total += x[k] * LOAD1(wr, k);
+    out[n] = total;
+}
+
 // CPU design: work-item (n, b) computes out[r, n] for the ROW_BLOCK input rows r of block b, so a weight row is read
 // once per block; no barriers.
 #define ROW_BLOCK 4

@@ -197,6 +197,9 @@ public final class OpenClBackend implements Backend {
         } else if (design == KernelDesign.GPU) {
             kernels.matmulRows().args(x, weight, out, rows, k, n)
                     .run(queue, new long[] {roundUp(n, TILE), roundUp(rows, TILE)}, new long[] {TILE, TILE});
+        } else if (rows == 1) {
+            kernels.matmulDecode().args(x, weight, out, k, n)
+                    .run(queue, new long[] {roundUp(n, CPU_GROUP)}, new long[] {CPU_GROUP});
         } else {
             kernels.matmulRows().args(x, weight, out, rows, k, n)
                     .run(queue, new long[] {roundUp(n, CPU_GROUP), (rows + ROW_BLOCK - 1) / ROW_BLOCK},
@@ -314,7 +317,7 @@ public final class OpenClBackend implements Backend {
             MemorySegment program = device.program("weights.cl", BUILD_OPTIONS + " -D W_" + d.name());
             boolean gpu = design == KernelDesign.GPU;
             return new WeightKernels(kernel(program, "embed"), kernel(program, gpu ? "rmsnorm_gpu" : "rmsnorm_cpu"),
-                    kernel(program, gpu ? "matmul_decode_gpu" : "matmul_cpu"),
+                    kernel(program, gpu ? "matmul_decode_gpu" : "matmul_decode_cpu"),
                     kernel(program, gpu ? "matmul_tiled_gpu" : "matmul_cpu"));
         });
     }
