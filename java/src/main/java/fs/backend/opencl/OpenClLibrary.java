@@ -4,6 +4,7 @@ import java.lang.foreign.AddressLayout;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
+import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.StructLayout;
 import java.lang.foreign.SymbolLookup;
@@ -18,6 +19,7 @@ import java.util.Optional;
  * A missing library or symbol is a reason string, never an exception: callers must not touch the bindings unless
  * {@link #failure()} is empty.
  */
+@SuppressWarnings("restricted") // loading a native library is the point of this class
 final class OpenClLibrary {
     /** Every OpenCL function the bindings expose (bindings/opencl.args); all of them are OpenCL 1.2 or older. */
     private static final List<String> FUNCTIONS = List.of(
@@ -73,8 +75,8 @@ final class OpenClLibrary {
         MemorySegment dladdr = linker.defaultLookup().find("dladdr")
                 .orElseThrow(() -> new UnsatisfiedLinkError("no dladdr to locate " + library));
         AddressLayout pointer = ValueLayout.ADDRESS.withTargetLayout(
-                java.lang.foreign.MemoryLayout.sequenceLayout(Long.MAX_VALUE, ValueLayout.JAVA_BYTE));
-        StructLayout info = java.lang.foreign.MemoryLayout.structLayout(
+                MemoryLayout.sequenceLayout(Long.MAX_VALUE, ValueLayout.JAVA_BYTE));
+        StructLayout info = MemoryLayout.structLayout(
                 pointer.withName("dli_fname"), ValueLayout.ADDRESS.withName("dli_fbase"),
                 ValueLayout.ADDRESS.withName("dli_sname"), ValueLayout.ADDRESS.withName("dli_saddr"));
         MethodHandle handle = linker.downcallHandle(dladdr,
