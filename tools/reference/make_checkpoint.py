@@ -1,0 +1,269 @@
+#!/usr/bin/python3
+"""Writes synthetic Qwen3 checkpoints laid out exactly like a Hugging Face one: config.json, generation_config.json,
+bf16 model.safetensors (or shards plus model.safetensors.index.json), and the real Qwen3 tokenizer files.
+
+    python3 tools/reference/make_checkpoint.py --preset tiny-tied models/tiny-tied
+    python3 tools/reference/make_checkpoint.py --all models            # the three committed test checkpoints
+    python3 tools/reference/make_checkpoint.py --full models/full      # Qwen3-0.6B-shaped, random, ~1.2 GB
+
+Weights are seeded random bf16. Scales keep activations O(1) (projections ~ N(0, 1/fan_in), norm weights ~ 1) and
+make the top logits well separated, so a test can compare top-k ids at every position: each output row (lm_head,
+or the embedding when tied) is scaled by a log-normal factor, giving the logits a heavy upper tail.
+"""
+import argparse
+import json
+import os
+import shutil
+import struct
+import sys
+
+import torch
+
+VOCAB = 151936
+TOKENIZER_DIR = "/work/shared/qwen3"
+
+# The committed test checkpoints. "lm_head": absent (tied, no lm_head.weight), copy (tied, lm_head.weight present and
+# equal to the embedding, as Qwen3-0.6B ships), own (untied, its own lm_head.weight). Seeds were picked so that every
+# golden position has top-6 logit gaps above 1e-2 (make_goldens.py checks and fails otherwise).
+PRESETS = {
+    "tiny-tied": dict(hidden=64, layers=2, heads=4, kv_heads=2, head_dim=16, intermediate=128,
+                      lm_head="absent", shards=1, seed=9),
+    "tiny-untied": dict(hidden=32, layers=2, heads=4, kv_heads=2, head_dim=20, intermediate=96,
+                        lm_head="own", shards=1, seed=6),
+    "tiny-tied-head-sharded": dict(hidden=32, layers=3, heads=8, kv_heads=2, head_dim=8, intermediate=64,
+                                   lm_head="copy", shards=2, seed=1),
+}
+FULL = dict(hidden=1024, layers=28, heads=16, kv_heads=8, head_dim=128, intermediate=3072,
+            lm_head="absent", shards=1, seed=0)
+
+# Output rows are N(0, OUTPUT_ROW_STD^2) * exp(ROW_SCALE_SIGMA * N(0, 1)); the final norm weight sets the typical
+# logit size. A tied embedding is also the input, so its rows are kept small (like real embeddings, ~0.02) for the
+# layers' outputs to outweigh them in the residual stream; otherwise each token would mostly predict itself.
+ROW_SCALE_SIGMA = 1.0
+TYPICAL_LOGIT = 2.0
+TIED_ROW_STD = 0.005
+
+
+# ---------------------------------------------------------------------------------------------------------- safetensors
+
+class LazyTensor:
+    """A bf16 tensor whose bytes are produced on demand, so a 1 GB checkpoint never sits in memory at once."""
+
+    def __init__(self, shape, chunks):
+        self.shape = list(shape)
+        self.chunks = chunks  # callable returning an iterable of bytes
+
+    @property
+    def nbytes(self):
+        n = 2
+        for d in self.shape:
+            n *= d
+        return n
+
+
+def write_safetensors(path, tensors):
+    """tensors: name -> LazyTensor (bf16). Header: u64 LE length, JSON sorted by name, padded with spaces to 8."""
+    header = {"__metadata__": {"format": "pt"}}
+    offset = 0
+    for name in sorted(tensors):
+        t = tensors[name]
+        header[name] = {"dtype": "BF16", "shape": t.shape, "data_offsets": [offset, offset + t.nbytes]}
+        offset += t.nbytes
+    text = json.dumps(header, sort_keys=True, separators=(",", ":")).encode("utf-8")
+    text += b" " * (-len(text) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)))
+        f.write(text)
+        for name in sorted(tensors):
+            written = 0
+            for chunk in tensors[name].chunks():
+                f.write(chunk)
+                written += len(chunk)
+            assert written == tensors[name].nbytes, name
+    return offset
+
+
+def bf16_bytes(t):
+    """float32 tensor -> little-endian bf16 bytes, rounded to nearest even by torch."""
+    return t.to(torch.bfloat16).view(torch.int16).numpy().tobytes()
+
+
+# ---------------------------------------------------------------------------------------------------------- weights
+
+def random_tensor(shape, seed, scale=1.0, offset=0.0, row_scales=None):
+    """N(offset, scale^2) entries (rows multiplied by row_scales) from its own seeded generator, in row chunks."""
+
+    def chunks():
+        g = torch.Generator().manual_seed(seed)
+        rows = shape[0]
+        width = 1
+        for d in shape[1:]:
+            width *= d
+        step = max(1, (1 << 24) // max(width, 1))
+        for begin in range(0, rows, step):
+            end = min(rows, begin + step)
+            block = torch.randn(end - begin, width, generator=g, dtype=torch.float32) * scale + offset
+            if row_scales is not None:
+                block *= row_scales[begin:end, None]
+            yield bf16_bytes(block)
+
+    return LazyTensor(shape, chunks)
+
+
+def make_weights(spec):
+    """name -> LazyTensor for a Qwen3ForCausalLM with the shapes in spec."""
+    h, inter, hd = spec["hidden"], spec["intermediate"], spec["head_dim"]
+    q_dim, kv_dim = spec["heads"] * hd, spec["kv_heads"] * hd
+    seeds = iter(range(spec["seed"] * 1000003, spec["seed"] * 1000003 + 100000))
+    g = torch.Generator().manual_seed(next(seeds))
+    row_scales = torch.exp(ROW_SCALE_SIGMA * torch.randn(VOCAB, generator=g, dtype=torch.float32))
+    w = {}
+
+    def norm(name, n):
+        w[name] = random_tensor([n], next(seeds), scale=0.1, offset=1.0)
+
+    def linear(name, out_features, in_features):
+        w[name] = random_tensor([out_features, in_features], next(seeds), scale=in_features ** -0.5)
+
+    tied = spec["lm_head"] in ("absent", "copy")
+    output_row_std = TIED_ROW_STD if tied else 1.0
+    w["model.embed_tokens.weight"] = random_tensor([VOCAB, h], next(seeds), scale=output_row_std,
+                                                   row_scales=row_scales if tied else None)
+    for i in range(spec["layers"]):
+        p = f"model.layers.{i}."
+        norm(p + "input_layernorm.weight", h)
+        linear(p + "self_attn.q_proj.weight", q_dim, h)
+        linear(p + "self_attn.k_proj.weight", kv_dim, h)
+        linear(p + "self_attn.v_proj.weight", kv_dim, h)
+        linear(p + "self_attn.o_proj.weight", h, q_dim)
+        norm(p + "self_attn.q_norm.weight", hd)
+        norm(p + "self_attn.k_norm.weight", hd)
+        norm(p + "post_attention_layernorm.weight", h)
+        linear(p + "mlp.gate_proj.weight", inter, h)
+        linear(p + "mlp.up_proj.weight", inter, h)
+        linear(p + "mlp.down_proj.weight", h, inter)
+    # hidden after the final norm has entries ~ this scale, so a logit (a dot product with an output row) has
+    # standard deviation ~ TYPICAL_LOGIT before the row's log-normal factor
+    final_scale = TYPICAL_LOGIT / (output_row_std * h ** 0.5)
+    w["model.norm.weight"] = random_tensor([h], next(seeds), scale=0.1 * final_scale, offset=final_scale)
+    if spec["lm_head"] == "copy":
+        w["lm_head.weight"] = w["model.embed_tokens.weight"]
+    elif spec["lm_head"] == "own":
+        w["lm_head.weight"] = random_tensor([VOCAB, h], next(seeds), row_scales=row_scales)
+    return w
+
+
+# ---------------------------------------------------------------------------------------------------------- files
+
+def config_json(spec):
+    return {
+        "architectures": ["Qwen3ForCausalLM"],
+        "attention_bias": False,
+        "attention_dropout": 0.0,
+        "bos_token_id": 151643,
+        "eos_token_id": 151645,
+        "head_dim": spec["head_dim"],
+        "hidden_act": "silu",
+        "hidden_size": spec["hidden"],
+        "initializer_range": 0.02,
+        "intermediate_size": spec["intermediate"],
+        "max_position_embeddings": 40960,
+        "max_window_layers": spec["layers"],
+        "model_type": "qwen3",
+        "num_attention_heads": spec["heads"],
+        "num_hidden_layers": spec["layers"],
+        "num_key_value_heads": spec["kv_heads"],
+        "rms_norm_eps": 1e-06,
+        "rope_scaling": None,
+        "rope_theta": 1000000,
+        "sliding_window": None,
+        "tie_word_embeddings": spec["lm_head"] != "own",
+        "torch_dtype": "bfloat16",
+        "transformers_version": "4.51.0",
+        "use_cache": True,
+        "use_sliding_window": False,
+        "vocab_size": VOCAB,
+    }
+
+
+GENERATION_CONFIG = {
+    "bos_token_id": 151643,
+    "do_sample": True,
+    "eos_token_id": [151645, 151643],
+    "pad_token_id": 151643,
+    "temperature": 0.6,
+    "top_k": 20,
+    "top_p": 0.95,
+    "transformers_version": "4.51.0",
+}
+
+
+def write_json(path, value):
+    with open(path, "w") as f:
+        json.dump(value, f, indent=2)
+        f.write("\n")
+
+
+def shard_names(weights, shards):
+    """Split the sorted tensor names into `shards` consecutive runs of roughly equal bytes."""
+    names = sorted(weights)
+    total = sum(weights[n].nbytes for n in names)
+    groups = [[] for _ in range(shards)]
+    done = 0
+    for name in names:
+        # a tensor goes to the shard holding its midpoint, so a big tensor can start a shard of its own
+        index = min(shards - 1, (2 * done + weights[name].nbytes) * shards // (2 * total))
+        groups[index].append(name)
+        done += weights[name].nbytes
+    if any(not g for g in groups):
+        raise SystemExit(f"cannot split {len(names)} tensors into {shards} non-empty shards")
+    return groups
+
+
+def write_checkpoint(directory, spec):
+    os.makedirs(directory, exist_ok=True)
+    for stale in os.listdir(directory):
+        if stale.startswith("model") and stale.endswith((".safetensors", ".json")):
+            os.remove(os.path.join(directory, stale))
+    write_json(os.path.join(directory, "config.json"), config_json(spec))
+    write_json(os.path.join(directory, "generation_config.json"), GENERATION_CONFIG)
+    for name in ("tokenizer.json", "tokenizer_config.json"):
+        shutil.copyfile(os.path.join(TOKENIZER_DIR, name), os.path.join(directory, name))
+    weights = make_weights(spec)
+    if spec["shards"] == 1:
+        total = write_safetensors(os.path.join(directory, "model.safetensors"), weights)
+    else:
+        weight_map, total = {}, 0
+        groups = shard_names(weights, spec["shards"])
+        for i, names in enumerate(groups):
+            file = f"model-{i + 1:05d}-of-{len(groups):05d}.safetensors"
+            total += write_safetensors(os.path.join(directory, file), {n: weights[n] for n in names})
+            weight_map.update({n: file for n in names})
+        write_json(os.path.join(directory, "model.safetensors.index.json"),
+                   {"metadata": {"total_size": total}, "weight_map": dict(sorted(weight_map.items()))})
+    params = sum(t.nbytes for t in weights.values()) // 2
+    print(f"{directory}: {params} parameters, {total} bytes of bf16 tensors, {spec['shards']} file(s)")
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    group = parser.add_mutually_exclusive_group(required=True)
+    group.add_argument("--preset", choices=sorted(PRESETS), help="one committed test checkpoint")
+    group.add_argument("--all", action="store_true", help="all presets, into DIR/<preset>")
+    group.add_argument("--full", action="store_true", help="Qwen3-0.6B shapes, tied, no lm_head.weight")
+    parser.add_argument("--seed", type=int, help="override the preset's seed")
+    parser.add_argument("dir")
+    args = parser.parse_args(argv)
+    if args.all:
+        for name, spec in PRESETS.items():
+            write_checkpoint(os.path.join(args.dir, name), spec)
+        return 0
+    spec = dict(FULL if args.full else PRESETS[args.preset])
+    if args.seed is not None:
+        spec["seed"] = args.seed
+    write_checkpoint(args.dir, spec)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
