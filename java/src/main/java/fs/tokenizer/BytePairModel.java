@@ -1,0 +1,148 @@
+package fs.tokenizer;
+
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Byte-level BPE over one pre-token: starts from one token per byte and applies merges lowest rank first (leftmost
+ * first among equal ranks), with a heap of candidate pairs over a linked list of symbols, as Hugging Face's BPE does, so
+ * a long word costs O(n log n) rather than O(n^2).
+ */
+final class BytePairModel {
+    /** Pre-tokens repeat a lot in text; Hugging Face also caches this many. */
+    private static final int CACHE_CAPACITY = 10_000;
+    private static final int CACHEABLE_LENGTH = 256;
+
+    private final int[] byteIds;
+    private final MergeTable merges;
+    private final Map<String, Integer> wholeWords;
+    private final ConcurrentHashMap<String, int[]> cache = new ConcurrentHashMap<>();
+
+    /**
+     * @param byteIds the id of each byte's one-character token, -1 where the vocabulary lacks it (that byte is then
+     *     dropped, as Hugging Face does without an unknown token)
+     * @param wholeWords when not null (ignore_merges), a pre-token that is itself in the vocabulary is taken whole
+     */
+    BytePairModel(int[] byteIds, MergeTable merges, Map<String, Integer> wholeWords) {
+        this.byteIds = byteIds;
+        this.merges = merges;
+        this.wholeWords = wholeWords;
+    }
+
+    /** The token ids of one pre-token. */
+    int[] encode(String piece) {
+        boolean cacheable = piece.length() <= CACHEABLE_LENGTH;
+        if (cacheable) {
+            int[] cached = cache.get(piece);
+            if (cached != null) return cached;
+        }
+        byte[] bytes = piece.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        int[] ids = null;
+        if (wholeWords != null) {
+            Integer whole = wholeWords.get(ByteLevel.spell(bytes, 0, bytes.length));
+            if (whole != null) ids = new int[] {whole};
+        }
+        if (ids == null) ids = merge(bytes);
+        if (cacheable && cache.size() < CACHE_CAPACITY) cache.put(piece, ids);
+        return ids;
+    }
+
+    private int[] merge(byte[] bytes) {
+        int n = 0;
+        int[] symbol = new int[bytes.length];
+        for (byte b : bytes) {
+            int id = byteIds[b & 0xFF];
+            if (id >= 0) symbol[n++] = id;
+        }
+        if (n < 2) return java.util.Arrays.copyOf(symbol, n);
+
+        int[] next = new int[n];
+        int[] prev = new int[n];
+        boolean[] removed = new boolean[n];
+        for (int i = 0; i < n; i++) {
+            next[i] = i + 1 < n ? i + 1 : -1;
+            prev[i] = i - 1;
+        }
+        PairHeap heap = new PairHeap(n);
+        for (int i = 0; i + 1 < n; i++) {
+            int slot = merges.find(symbol[i], symbol[i + 1]);
+            if (slot >= 0) heap.push(merges.rank(slot), i);
+        }
+        int live = n;
+        while (!heap.isEmpty()) {
+            long top = heap.pop();
+            int rank = (int) (top >>> 32);
+            int pos = (int) top;
+            if (removed[pos]) continue;
+            int right = next[pos];
+            if (right < 0) continue;
+            int slot = merges.find(symbol[pos], symbol[right]);
+            // The pair at pos changed since this candidate was pushed.
+            if (slot < 0 || merges.rank(slot) != rank) continue;
+
+            symbol[pos] = merges.mergedId(slot);
+            removed[right] = true;
+            live--;
+            int after = next[right];
+            next[pos] = after;
+            if (after >= 0) prev[after] = pos;
+
+            int before = prev[pos];
+            if (before >= 0) {
+                int s = merges.find(symbol[before], symbol[pos]);
+                if (s >= 0) heap.push(merges.rank(s), before);
+            }
+            if (after >= 0) {
+                int s = merges.find(symbol[pos], symbol[after]);
+                if (s >= 0) heap.push(merges.rank(s), pos);
+            }
+        }
+        int[] ids = new int[live];
+        int k = 0;
+        for (int i = 0; i >= 0; i = next[i]) ids[k++] = symbol[i];
+        return ids;
+    }
+
+    /** A binary min-heap of (rank, position) packed in longs, so equal ranks pop leftmost first. */
+    private static final class PairHeap {
+        private long[] items;
+        private int size;
+
+        PairHeap(int capacity) {
+            items = new long[Math.max(4, capacity)];
+        }
+
+        boolean isEmpty() {
+            return size == 0;
+        }
+
+        void push(int rank, int pos) {
+            if (size == items.length) items = java.util.Arrays.copyOf(items, size * 2);
+            long item = ((long) rank << 32) | pos;
+            int i = size++;
+            while (i > 0) {
+                int parent = (i - 1) >>> 1;
+                if (items[parent] <= item) break;
+                items[i] = items[parent];
+                i = parent;
+            }
+            items[i] = item;
+        }
+
+        long pop() {
+            long top = items[0];
+            long last = items[--size];
+            int i = 0;
+            while (true) {
+                int child = 2 * i + 1;
+                if (child >= size) break;
+                if (child + 1 < size && items[child + 1] < items[child]) child++;
+                if (items[child] >= last) break;
+                items[i] = items[child];
+                i = child;
+            }
+            items[i] = last;
+            return top;
+        }
+    }
+}

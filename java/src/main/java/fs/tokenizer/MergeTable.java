@@ -1,0 +1,61 @@
+package fs.tokenizer;
+
+/**
+ * The BPE merges as an open-addressing hash table from a pair of token ids to the merge's rank and the id of the
+ * merged token: a primitive table because encoding looks pairs up constantly and loading inserts ~150k of them.
+ */
+final class MergeTable {
+    private static final long EMPTY = -1L;
+    private final long[] keys;
+    private final int[] ranks;
+    private final int[] merged;
+    private final int mask;
+
+    MergeTable(int expectedMerges) {
+        int capacity = Integer.highestOneBit(Math.max(4, expectedMerges * 2) - 1) << 1;
+        keys = new long[capacity];
+        java.util.Arrays.fill(keys, EMPTY);
+        ranks = new int[capacity];
+        merged = new int[capacity];
+        mask = capacity - 1;
+    }
+
+    /** Adds a merge; a pair listed twice keeps its later rank, as Hugging Face's map does. */
+    void put(int left, int right, int rank, int mergedId) {
+        long key = key(left, right);
+        int slot = slot(key);
+        while (keys[slot] != EMPTY && keys[slot] != key) slot = (slot + 1) & mask;
+        keys[slot] = key;
+        ranks[slot] = rank;
+        merged[slot] = mergedId;
+    }
+
+    /** The slot of the pair, or -1 when the pair does not merge. */
+    int find(int left, int right) {
+        long key = key(left, right);
+        int slot = slot(key);
+        while (true) {
+            long k = keys[slot];
+            if (k == key) return slot;
+            if (k == EMPTY) return -1;
+            slot = (slot + 1) & mask;
+        }
+    }
+
+    int rank(int slot) {
+        return ranks[slot];
+    }
+
+    int mergedId(int slot) {
+        return merged[slot];
+    }
+
+    private static long key(int left, int right) {
+        return ((long) left << 32) | (right & 0xFFFFFFFFL);
+    }
+
+    private int slot(long key) {
+        long h = key * 0x9E3779B97F4A7C15L;
+        return (int) (h ^ (h >>> 29)) & mask;
+    }
+}

@@ -1,0 +1,224 @@
+package fs.tokenizer;
+
+import fs.FsException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.text.Normalizer;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalInt;
+
+/**
+ * A byte-level BPE tokenizer read from a Hugging Face tokenizer.json (Qwen3's among others), encoding and decoding
+ * exactly as Hugging Face's tokenizers library does with add_special_tokens=false. Immutable and safe to share across
+ * threads.
+ */
+public final class Tokenizer {
+    private final String[] tokens;
+    private final Map<String, Integer> vocab;
+    private final AddedToken[] addedById;
+    private final Map<String, AddedToken> addedByContent = new java.util.HashMap<>();
+    private final AddedTokenMatcher rawTokens;
+    private final AddedTokenMatcher normalizedTokens;
+    private final List<Normalizer.Form> normalizerForms;
+    private final PreTokenizer preTokenizer;
+    private final BytePairModel model;
+
+    Tokenizer(String[] tokens, Map<String, Integer> vocab, List<AddedToken> added, List<Normalizer.Form> normalizerForms,
+            PreTokenizer preTokenizer, BytePairModel model) {
+        this.tokens = tokens;
+        this.vocab = vocab;
+        this.addedById = new AddedToken[tokens.length];
+        List<AddedToken> raw = new ArrayList<>();
+        List<AddedToken> normalized = new ArrayList<>();
+        for (AddedToken token : added) {
+            addedById[token.id()] = token;
+            addedByContent.put(token.content(), token);
+            (token.normalized() && !normalizerForms.isEmpty() ? normalized : raw).add(token);
+        }
+        this.rawTokens = new AddedTokenMatcher(raw);
+        this.normalizedTokens = new AddedTokenMatcher(normalized);
+        this.normalizerForms = List.copyOf(normalizerForms);
+        this.preTokenizer = preTokenizer;
+        this.model = model;
+    }
+
+    /** Reads {@code modelDir/tokenizer.json}. */
+    public static Tokenizer load(Path modelDir) {
+        if (!Files.isDirectory(modelDir)) throw new FsException("model directory not found: " + modelDir);
+        return TokenizerFile.read(modelDir.resolve("tokenizer.json"));
+    }
+
+    /** The ids of a text; like Hugging Face with add_special_tokens=false, nothing is added around it. */
+    public int[] encode(String text) {
+        IntList ids = new IntList(text.length() / 3 + 8);
+        rawTokens.split(text, new AddedTokenMatcher.Sink() {
+            @Override
+            public void text(String segment) {
+                encodeNormalized(normalize(segment), ids);
+            }
+
+            @Override
+            public void token(AddedToken token) {
+                ids.add(token.id());
+            }
+        });
+        return ids.toArray();
+    }
+
+    private void encodeNormalized(String text, IntList ids) {
+        if (normalizedTokens.isEmpty()) {
+            preTokenizer.split(text, piece -> ids.addAll(model.encode(piece)));
+            return;
+        }
+        normalizedTokens.split(text, new AddedTokenMatcher.Sink() {
+            @Override
+            public void text(String segment) {
+                preTokenizer.split(segment, piece -> ids.addAll(model.encode(piece)));
+            }
+
+            @Override
+            public void token(AddedToken token) {
+                ids.add(token.id());
+            }
+        });
+    }
+
+    private String normalize(String text) {
+        for (Normalizer.Form form : normalizerForms) {
+            if (!Normalizer.isNormalized(text, form)) text = Normalizer.normalize(text, form);
+        }
+        return text;
+    }
+
+    /**
+     * The text of ids: their bytes joined and read as UTF-8, each invalid or cut-short sequence becoming U+FFFD as in
+     * Hugging Face's decode. With {@code skipSpecial}, special added tokens (such as &lt;|im_end|&gt;) are left out.
+     */
+    public String decode(int[] ids, boolean skipSpecial) {
+        ByteSink bytes = new ByteSink(ids.length * 4);
+        for (int id : ids) appendBytes(id, skipSpecial, bytes);
+        return Utf8.decodeLossy(bytes.array(), bytes.length());
+    }
+
+    /** A decoder for generated ids that only ever returns whole characters. */
+    public StreamingDecoder streamingDecoder() {
+        return streamingDecoder(false);
+    }
+
+    public StreamingDecoder streamingDecoder(boolean skipSpecial) {
+        return new StreamingDecoder(this, skipSpecial);
+    }
+
+    void appendBytes(int id, boolean skipSpecial, ByteSink out) {
+        if (id < 0 || id >= tokens.length || (tokens[id] == null && addedById[id] == null)) {
+            throw new FsException("unknown token id " + id + " (the vocabulary has ids 0.." + (tokens.length - 1) + ")");
+        }
+        AddedToken added = addedById[id];
+        if (added != null && added.special() && skipSpecial) return;
+        out.add(ByteLevel.bytesOf(added != null ? added.content() : tokens[id]));
+    }
+
+    /** One more than the highest id, added tokens included (151,669 for Qwen3). */
+    public int vocabSize() {
+        return tokens.length;
+    }
+
+    /** The id of a token as tokenizer.json spells it: an added token such as "&lt;|im_end|&gt;" or a vocabulary entry. */
+    public OptionalInt tokenId(String token) {
+        AddedToken added = addedByContent.get(token);
+        if (added != null) return OptionalInt.of(added.id());
+        Integer id = vocab.get(token);
+        return id == null ? OptionalInt.empty() : OptionalInt.of(id);
+    }
+
+    /** Whether the id is a special added token (left out by a decode that skips specials). */
+    public boolean isSpecial(int id) {
+        return id >= 0 && id < addedById.length && addedById[id] != null && addedById[id].special();
+    }
+
+    /** The token of an id as tokenizer.json spells it (byte alphabet for vocabulary entries). */
+    public String token(int id) {
+        if (id >= 0 && id < tokens.length) {
+            if (addedById[id] != null) return addedById[id].content();
+            if (tokens[id] != null) return tokens[id];
+        }
+        throw new FsException("unknown token id " + id + " (the vocabulary has ids 0.." + (tokens.length - 1) + ")");
+    }
+
+    /** The pieces the pre-tokenizer cuts a text into, in the byte alphabet, as Hugging Face reports them. */
+    List<String> preTokens(String text) {
+        List<String> pieces = new ArrayList<>();
+        rawTokens.split(text, new AddedTokenMatcher.Sink() {
+            @Override
+            public void text(String segment) {
+                preTokenizer.split(normalize(segment), piece -> {
+                    byte[] utf8 = piece.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+                    pieces.add(ByteLevel.spell(utf8, 0, utf8.length));
+                });
+            }
+
+            @Override
+            public void token(AddedToken token) {
+                pieces.add(token.content());
+            }
+        });
+        return pieces;
+    }
+
+    private static final class IntList {
+        private int[] items;
+        private int size;
+
+        IntList(int capacity) {
+            items = new int[capacity];
+        }
+
+        void add(int value) {
+            if (size == items.length) items = Arrays.copyOf(items, size * 2 + 1);
+            items[size++] = value;
+        }
+
+        void addAll(int[] values) {
+            if (size + values.length > items.length) items = Arrays.copyOf(items, Math.max(size * 2, size + values.length));
+            System.arraycopy(values, 0, items, size, values.length);
+            size += values.length;
+        }
+
+        int[] toArray() {
+            return Arrays.copyOf(items, size);
+        }
+    }
+
+    /** A growable byte buffer. */
+    static final class ByteSink {
+        private byte[] bytes;
+        private int length;
+
+        ByteSink(int capacity) {
+            bytes = new byte[Math.max(16, capacity)];
+        }
+
+        void add(byte[] more) {
+            if (length + more.length > bytes.length) bytes = Arrays.copyOf(bytes, Math.max(bytes.length * 2, length + more.length));
+            System.arraycopy(more, 0, bytes, length, more.length);
+            length += more.length;
+        }
+
+        byte[] array() {
+            return bytes;
+        }
+
+        int length() {
+            return length;
+        }
+
+        /** Drops the first {@code count} bytes. */
+        void consume(int count) {
+            System.arraycopy(bytes, count, bytes, 0, length - count);
+            length -= count;
+        }
+    }
+}

@@ -1,0 +1,294 @@
+package fs.tokenizer;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.JsonToken;
+import fs.FsException;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.text.Normalizer;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Pattern;
+import java.util.regex.PatternSyntaxException;
+
+/**
+ * Reads a Hugging Face tokenizer.json into a {@link Tokenizer}. The vocabulary and merges (most of the 11 MB) are
+ * streamed straight into their tables; the small sections are read as plain maps and lists. Anything the tokenizer
+ * would have to guess at (another model type, a normalizer or pre-tokenizer it does not implement) is refused.
+ */
+final class TokenizerFile {
+    /** GPT-2's split, which a ByteLevel pre-tokenizer applies when its use_regex is true. */
+    private static final String GPT2_PATTERN = "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+";
+
+    private final Path file;
+    private final Map<String, Integer> vocab = new HashMap<>(300_000);
+    private final List<String> mergeLefts = new ArrayList<>(200_000);
+    private final List<String> mergeRights = new ArrayList<>(200_000);
+    private final Map<String, Object> modelSettings = new LinkedHashMap<>();
+    private Object addedTokens;
+    private Object normalizer;
+    private Object preTokenizer;
+    private Object decoder;
+    private boolean sawModel;
+
+    private TokenizerFile(Path file) {
+        this.file = file;
+    }
+
+    static Tokenizer read(Path file) {
+        byte[] json;
+        try {
+            json = Files.readAllBytes(file);
+        } catch (NoSuchFileException e) {
+            throw new FsException("no tokenizer.json at " + file);
+        } catch (IOException e) {
+            throw new FsException("cannot read " + file + ": " + e.getMessage());
+        }
+        TokenizerFile reader = new TokenizerFile(file);
+        JsonFactory factory = JsonFactory.builder().disable(JsonFactory.Feature.CANONICALIZE_FIELD_NAMES).build();
+        try (JsonParser parser = factory.createParser(json)) {
+            reader.readTop(parser);
+        } catch (JsonProcessingException e) {
+            throw reader.error("malformed JSON: " + e.getOriginalMessage() + " at " + e.getLocation().offsetDescription());
+        } catch (IOException e) {
+            throw reader.error("malformed: " + e.getMessage());
+        } catch (ClassCastException | NullPointerException e) {
+            throw reader.error("unexpected structure (" + e.getMessage() + ")");
+        }
+        return reader.build();
+    }
+
+    private void readTop(JsonParser p) throws IOException {
+        expect(p.nextToken(), JsonToken.START_OBJECT, "the file");
+        while (p.nextToken() == JsonToken.FIELD_NAME) {
+            String name = p.currentName();
+            p.nextToken();
+            switch (name) {
+                case "added_tokens" -> addedTokens = readValue(p);
+                case "normalizer" -> normalizer = readValue(p);
+                case "pre_tokenizer" -> preTokenizer = readValue(p);
+                case "decoder" -> decoder = readValue(p);
+                case "model" -> readModel(p);
+                default -> p.skipChildren(); // post_processor only adds tokens when asked to add special tokens
+            }
+        }
+        if (p.nextToken() != null) throw error("trailing content after the top-level object");
+    }
+
+    private void readModel(JsonParser p) throws IOException {
+        expect(p.currentToken(), JsonToken.START_OBJECT, "model");
+        sawModel = true;
+        while (p.nextToken() == JsonToken.FIELD_NAME) {
+            String name = p.currentName();
+            p.nextToken();
+            switch (name) {
+                case "vocab" -> readVocab(p);
+                case "merges" -> readMerges(p);
+                default -> modelSettings.put(name, readValue(p));
+            }
+        }
+    }
+
+    private void readVocab(JsonParser p) throws IOException {
+        expect(p.currentToken(), JsonToken.START_OBJECT, "model.vocab");
+        while (p.nextToken() == JsonToken.FIELD_NAME) {
+            String token = p.currentName();
+            if (p.nextToken() != JsonToken.VALUE_NUMBER_INT) throw error("model.vocab[\"" + token + "\"] is not an integer id");
+            int id = p.getIntValue();
+            if (id < 0) throw error("model.vocab[\"" + token + "\"] has negative id " + id);
+            vocab.put(token, id);
+        }
+    }
+
+    private void readMerges(JsonParser p) throws IOException {
+        expect(p.currentToken(), JsonToken.START_ARRAY, "model.merges");
+        JsonToken t;
+        while ((t = p.nextToken()) != JsonToken.END_ARRAY) {
+            if (t == JsonToken.VALUE_STRING) {
+                String merge = p.getText();
+                int space = merge.indexOf(' ');
+                if (space < 0 || merge.indexOf(' ', space + 1) >= 0) {
+                    throw error("merge " + mergeLefts.size() + " \"" + merge + "\" is not two tokens separated by a space");
+                }
+                mergeLefts.add(merge.substring(0, space));
+                mergeRights.add(merge.substring(space + 1));
+            } else if (t == JsonToken.START_ARRAY) {
+                String left = p.nextToken() == JsonToken.VALUE_STRING ? p.getText() : null;
+                String right = p.nextToken() == JsonToken.VALUE_STRING ? p.getText() : null;
+                if (left == null || right == null || p.nextToken() != JsonToken.END_ARRAY) {
+                    throw error("merge " + mergeLefts.size() + " is not an array of two strings");
+                }
+                mergeLefts.add(left);
+                mergeRights.add(right);
+            } else {
+                throw error("merge " + mergeLefts.size() + " is neither \"a b\" nor [\"a\", \"b\"]");
+            }
+        }
+    }
+
+    /** A small section as maps, lists, strings, numbers, booleans and nulls. */
+    private static Object readValue(JsonParser p) throws IOException {
+        return switch (p.currentToken()) {
+            case START_OBJECT -> {
+                Map<String, Object> map = new LinkedHashMap<>();
+                while (p.nextToken() == JsonToken.FIELD_NAME) {
+                    String name = p.currentName();
+                    p.nextToken();
+                    map.put(name, readValue(p));
+                }
+                yield map;
+            }
+            case START_ARRAY -> {
+                List<Object> list = new ArrayList<>();
+                while (p.nextToken() != JsonToken.END_ARRAY) list.add(readValue(p));
+                yield list;
+            }
+            case VALUE_STRING -> p.getText();
+            case VALUE_NUMBER_INT -> p.getLongValue();
+            case VALUE_NUMBER_FLOAT -> p.getDoubleValue();
+            case VALUE_TRUE -> true;
+            case VALUE_FALSE -> false;
+            case VALUE_NULL -> null;
+            default -> throw new IOException("unexpected " + p.currentToken());
+        };
+    }
+
+    private Tokenizer build() {
+        if (!sawModel) throw error("no \"model\" section");
+        checkModel();
+        List<AddedToken> added = addedTokens();
+        int maxId = -1;
+        for (int id : vocab.values()) maxId = Math.max(maxId, id);
+        for (AddedToken token : added) maxId = Math.max(maxId, token.id());
+        String[] tokens = new String[maxId + 1];
+        vocab.forEach((token, id) -> tokens[id] = token);
+
+        int[] byteIds = new int[256];
+        for (int b = 0; b < 256; b++) byteIds[b] = vocab.getOrDefault(String.valueOf(ByteLevel.charOf(b)), -1);
+        MergeTable merges = new MergeTable(mergeLefts.size());
+        for (int rank = 0; rank < mergeLefts.size(); rank++) {
+            String left = mergeLefts.get(rank);
+            String right = mergeRights.get(rank);
+            Integer leftId = vocab.get(left);
+            Integer rightId = vocab.get(right);
+            Integer mergedId = vocab.get(left + right);
+            if (leftId == null || rightId == null || mergedId == null) {
+                throw error("merge " + rank + " (\"" + left + "\", \"" + right + "\") uses a token missing from model.vocab");
+            }
+            merges.put(leftId, rightId, rank, mergedId);
+        }
+        boolean ignoreMerges = Boolean.TRUE.equals(modelSettings.get("ignore_merges"));
+        BytePairModel model = new BytePairModel(byteIds, merges, ignoreMerges ? vocab : null);
+        return new Tokenizer(tokens, vocab, added, normalizerForms(), preTokenizer(), model);
+    }
+
+    private void checkModel() {
+        Object type = modelSettings.get("type");
+        if (type != null && !"BPE".equals(type)) throw error("model type " + type + " is not supported (only BPE)");
+        if (modelSettings.get("dropout") != null) throw error("BPE dropout is not supported");
+        if (Boolean.TRUE.equals(modelSettings.get("byte_fallback"))) throw error("BPE byte_fallback is not supported");
+        for (String affix : List.of("continuing_subword_prefix", "end_of_word_suffix")) {
+            Object value = modelSettings.get(affix);
+            if (value != null && !"".equals(value)) throw error("BPE " + affix + " is not supported");
+        }
+        if (decoder == null || !"ByteLevel".equals(((Map<?, ?>) decoder).get("type"))) {
+            throw error("decoder is not ByteLevel; only byte-level BPE tokenizers are supported");
+        }
+    }
+
+    private List<AddedToken> addedTokens() {
+        List<AddedToken> result = new ArrayList<>();
+        if (addedTokens == null) return result;
+        for (Object entry : (List<?>) addedTokens) {
+            Map<?, ?> token = (Map<?, ?>) entry;
+            Object content = token.get("content");
+            if (!(content instanceof String text) || !(token.get("id") instanceof Long id) || id < 0 || id > Integer.MAX_VALUE) {
+                throw error("an added token lacks a string content or a valid id: " + token);
+            }
+            for (String flag : List.of("lstrip", "rstrip", "single_word")) {
+                if (Boolean.TRUE.equals(token.get(flag))) throw error("added token " + text + " sets " + flag + ", which is not supported");
+            }
+            result.add(new AddedToken(id.intValue(), text, Boolean.TRUE.equals(token.get("special")),
+                    !Boolean.FALSE.equals(token.get("normalized"))));
+        }
+        return result;
+    }
+
+    private List<Normalizer.Form> normalizerForms() {
+        List<Normalizer.Form> forms = new ArrayList<>();
+        if (normalizer != null) addNormalizer((Map<?, ?>) normalizer, forms);
+        return forms;
+    }
+
+    private void addNormalizer(Map<?, ?> spec, List<Normalizer.Form> forms) {
+        Object type = spec.get("type");
+        switch (String.valueOf(type)) {
+            case "NFC" -> forms.add(Normalizer.Form.NFC);
+            case "NFD" -> forms.add(Normalizer.Form.NFD);
+            case "NFKC" -> forms.add(Normalizer.Form.NFKC);
+            case "NFKD" -> forms.add(Normalizer.Form.NFKD);
+            case "Sequence" -> {
+                for (Object inner : (List<?>) spec.get("normalizers")) addNormalizer((Map<?, ?>) inner, forms);
+            }
+            default -> throw error("normalizer " + type + " is not supported (only NFC, NFD, NFKC, NFKD)");
+        }
+    }
+
+    private PreTokenizer preTokenizer() {
+        List<Pattern> patterns = new ArrayList<>();
+        if (preTokenizer == null || !addPreTokenizer((Map<?, ?>) preTokenizer, patterns)) {
+            throw error("pre_tokenizer has no ByteLevel step; only byte-level BPE tokenizers are supported");
+        }
+        return new PreTokenizer(patterns);
+    }
+
+    /** Adds the step's patterns and says whether it contained the ByteLevel step. */
+    private boolean addPreTokenizer(Map<?, ?> spec, List<Pattern> patterns) {
+        Object type = spec.get("type");
+        switch (String.valueOf(type)) {
+            case "Sequence" -> {
+                boolean byteLevel = false;
+                for (Object inner : (List<?>) spec.get("pretokenizers")) byteLevel |= addPreTokenizer((Map<?, ?>) inner, patterns);
+                return byteLevel;
+            }
+            case "Split" -> {
+                if (!"Isolated".equals(spec.get("behavior")) || Boolean.TRUE.equals(spec.get("invert"))) {
+                    throw error("Split pre-tokenizer with behavior " + spec.get("behavior") + ", invert " + spec.get("invert")
+                            + " is not supported (only Isolated, not inverted)");
+                }
+                Map<?, ?> pattern = (Map<?, ?>) spec.get("pattern");
+                try {
+                    if (pattern.get("Regex") instanceof String regex) patterns.add(PreTokenizer.compile(regex));
+                    else if (pattern.get("String") instanceof String literal) patterns.add(Pattern.compile(Pattern.quote(literal)));
+                    else throw error("Split pre-tokenizer pattern is neither Regex nor String: " + pattern);
+                } catch (PatternSyntaxException e) {
+                    throw error("Split pre-tokenizer regex does not compile: " + e.getDescription());
+                }
+                return false;
+            }
+            case "ByteLevel" -> {
+                if (Boolean.TRUE.equals(spec.get("add_prefix_space"))) {
+                    throw error("ByteLevel pre-tokenizer with add_prefix_space is not supported");
+                }
+                if (!Boolean.FALSE.equals(spec.get("use_regex"))) patterns.add(PreTokenizer.compile(GPT2_PATTERN));
+                return true;
+            }
+            default -> throw error("pre-tokenizer " + type + " is not supported (only Sequence, Split, ByteLevel)");
+        }
+    }
+
+    private static void expect(JsonToken actual, JsonToken expected, String what) throws IOException {
+        if (actual != expected) throw new IOException(what + " should start with " + expected + ", not " + actual);
+    }
+
+    private FsException error(String problem) {
+        return new FsException("tokenizer " + file + ": " + problem);
+    }
+}
