@@ -1,13 +1,114 @@
 package fs.cli;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import fs.FsException;
+import fs.tokenizer.Tokenizer;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.io.PrintWriter;
+import java.nio.ByteBuffer;
+import java.nio.CharBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CharsetDecoder;
+import java.nio.charset.CoderResult;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
 
 @Command(name = "tokenize", mixinStandardHelpOptions = true, description = "Prints the token ids of a text.")
 final class TokenizeCommand implements Callable<Integer> {
+    @Spec
+    CommandSpec spec;
+
+    @Parameters(index = "0", paramLabel = "MODEL", description = "Model directory holding tokenizer.json.")
+    String model;
+
+    @Parameters(index = "1", arity = "0..1", paramLabel = "TEXT", description = "The text; without it, stdin is read to the end as UTF-8.")
+    String text;
+
+    @Option(names = "--jsonl", description = "Read stdin as JSON lines {\"text\": \"...\"} and print one {\"ids\": [...]} line for each.")
+    boolean jsonl;
+
     @Override
-    public Integer call() {
-        throw new FsException("tokenize is not implemented yet");
+    public Integer call() throws IOException {
+        if (jsonl && text != null) throw new FsException("--jsonl reads its texts from stdin; give no TEXT with it");
+        Tokenizer tokenizer = Tokenizer.load(modelDirectory(model));
+        PrintWriter out = spec.commandLine().getOut();
+        if (jsonl) {
+            tokenizeJsonLines(tokenizer, System.in, out);
+        } else {
+            out.println(joined(tokenizer.encode(text != null ? text : readUtf8(System.in.readAllBytes(), "stdin")), " "));
+        }
+        return 0;
+    }
+
+    /** Where a MODEL argument leads: for now a directory; the one place to change when models come from elsewhere. */
+    static Path modelDirectory(String model) {
+        Path dir = Path.of(model);
+        if (!Files.isDirectory(dir)) throw new FsException("model directory not found: " + model);
+        return dir;
+    }
+
+    private static void tokenizeJsonLines(Tokenizer tokenizer, InputStream in, PrintWriter out) throws IOException {
+        ObjectMapper json = new ObjectMapper();
+        BufferedReader lines = new BufferedReader(new InputStreamReader(in, strictUtf8()));
+        int number = 0;
+        while (true) {
+            String line;
+            try {
+                line = lines.readLine();
+            } catch (CharacterCodingException e) {
+                throw new FsException("stdin line " + (number + 1) + " is not valid UTF-8");
+            }
+            if (line == null) break;
+            number++;
+            JsonNode text;
+            try {
+                text = json.readTree(line).get("text");
+            } catch (IOException | NullPointerException e) {
+                text = null;
+            }
+            if (text == null || !text.isTextual()) {
+                throw new FsException("stdin line " + number + " is not a JSON object with a \"text\" string");
+            }
+            out.println("{\"ids\":[" + joined(tokenizer.encode(text.textValue()), ",") + "]}");
+            out.flush(); // one answer per line as it comes, for a caller that feeds lines one at a time
+        }
+    }
+
+    /** Decodes UTF-8, refusing invalid bytes rather than replacing them. */
+    static String readUtf8(byte[] bytes, String what) {
+        CharsetDecoder decoder = strictUtf8();
+        ByteBuffer in = ByteBuffer.wrap(bytes);
+        CharBuffer out = CharBuffer.allocate((int) (bytes.length * (double) decoder.maxCharsPerByte()) + 1);
+        CoderResult result = decoder.decode(in, out, true);
+        if (!result.isError()) result = decoder.flush(out);
+        if (result.isError()) throw new FsException(what + " is not valid UTF-8 (invalid byte at offset " + in.position() + ")");
+        return out.flip().toString();
+    }
+
+    private static CharsetDecoder strictUtf8() {
+        return StandardCharsets.UTF_8.newDecoder()
+                .onMalformedInput(CodingErrorAction.REPORT)
+                .onUnmappableCharacter(CodingErrorAction.REPORT);
+    }
+
+    private static String joined(int[] ids, String separator) {
+        StringBuilder s = new StringBuilder(ids.length * 7);
+        for (int i = 0; i < ids.length; i++) {
+            if (i > 0) s.append(separator);
+            s.append(ids[i]);
+        }
+        return s.toString();
     }
 }
