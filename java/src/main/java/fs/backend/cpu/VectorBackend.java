@@ -1,0 +1,597 @@
+package fs.backend.cpu;
+
+import static fs.backend.cpu.MatmulKernels.BF16_CHUNK;
+import static fs.backend.cpu.MatmulKernels.F;
+import static fs.backend.cpu.MatmulKernels.FLOAT;
+import static fs.backend.cpu.MatmulKernels.L;
+import static fs.backend.cpu.MatmulKernels.LE;
+import static fs.backend.cpu.MatmulKernels.SHORT;
+
+import fs.FsException;
+import fs.backend.Backend;
+import fs.backend.Buffer;
+import fs.backend.KvCache;
+import fs.backend.Weight;
+import fs.tensor.DType;
+import fs.tensor.Tensor;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.HashMap;
+import java.util.Map;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorShuffle;
+
+/**
+ * The CPU backend on the Vector API: float32 activations off-heap, weights read in place from the checkpoint's
+ * memory and widened to float32 in the kernels.
+ *
+ * <p>matmul and attention (and the larger element-wise ops) are split over a {@link WorkerPool}; every output is
+ * computed by the same sequence of float operations whatever the thread count or the number of rows in the batch, so
+ * results are bitwise reproducible across both.
+ */
+public final class VectorBackend implements Backend {
+    /** Weight rows per unit of matmul work: 64 rows of K = 1024 bf16 are 128 KiB, an L2-sized block for prefill. */
+    private static final int MATMUL_UNIT_ROWS = 64;
+    /** Elements per unit of element-wise work. */
+    private static final int ELEMENTWISE_UNIT = 1 << 14;
+    private static final VectorShuffle<Float> EVENS = VectorShuffle.fromOp(F, j -> 2 * j);
+    private static final VectorShuffle<Float> ODDS = VectorShuffle.fromOp(F, j -> 2 * j + 1);
+
+    private final Arena arena = Arena.ofShared();
+    private final WorkerPool pool;
+    private final Map<RopeKey, RopeTable> ropeTables = new HashMap<>();
+    private final MatmulTask matmulTask = new MatmulTask();
+    private final AttentionTask attentionTask = new AttentionTask();
+    private final SiluMulTask siluMulTask = new SiluMulTask();
+    /** The input of a bf16 matmul, each chunk split into evens and odds (see {@link MatmulKernels}). */
+    private MemorySegment splitInput = MemorySegment.NULL;
+    /** Per thread: an f16 unit of weight rows widened to float32. */
+    private final MemorySegment[] widenedRows;
+    /** Per thread: attention scores over the positions, and one head's output accumulator. */
+    private final float[][] scores;
+    private final float[][] headAccumulators;
+    private float[] gamma = new float[0];
+    private boolean closed;
+
+    /** A backend that runs its ops on {@code threads} threads (the calling thread included). */
+    public VectorBackend(int threads) {
+        pool = new WorkerPool(threads);
+        widenedRows = new MemorySegment[threads];
+        scores = new float[threads][0];
+        headAccumulators = new float[threads][0];
+        java.util.Arrays.fill(widenedRows, MemorySegment.NULL);
+    }
+
+    @Override
+    public String description() {
+        return "cpu (Vector API, " + pool.threads() + (pool.threads() == 1 ? " thread, " : " threads, ")
+                + F.vectorBitSize() + "-bit)";
+    }
+
+    @Override
+    public Weight upload(Tensor tensor) {
+        checkOpen();
+        if (!tensor.dtype().isComputeType()) {
+            throw new FsException("tensor " + tensor.name() + " has dtype " + tensor.dtype()
+                    + "; the cpu backend reads only F32, F16 and BF16 weights");
+        }
+        if (tensor.rank() != 1 && tensor.rank() != 2) {
+            throw new FsException("tensor " + tensor.name() + " has rank " + tensor.rank() + "; weights are rank 1 or 2");
+        }
+        long rows = tensor.rank() == 1 ? 1 : tensor.dim(0);
+        long columns = tensor.dim(tensor.rank() - 1);
+        if (tensor.data().byteSize() != tensor.elementCount() * tensor.dtype().byteSize()) {
+            throw new FsException("tensor " + tensor.name() + " holds " + tensor.data().byteSize() + " bytes, its shape "
+                    + tensor.dtype() + java.util.Arrays.toString(tensor.shape()) + " needs "
+                    + tensor.elementCount() * tensor.dtype().byteSize());
+        }
+        if (columns > Integer.MAX_VALUE || rows > Integer.MAX_VALUE) {
+            throw new FsException("tensor " + tensor.name() + " is too large: " + tensor);
+        }
+        return new CpuWeight(tensor.name(), tensor.dtype(), rows, columns, tensor.data());
+    }
+
+    @Override
+    public Buffer allocate(long length) {
+        checkOpen();
+        if (length < 0) throw new IllegalArgumentException("negative buffer length " + length);
+        return new CpuBuffer(this, arena.allocate(Math.max(1, length) * Float.BYTES, 64), length);
+    }
+
+    @Override
+    public KvCache allocateKvCache(int layers, int contextLength, int kvHeads, int headDim) {
+        checkOpen();
+        if (layers <= 0 || contextLength <= 0 || kvHeads <= 0 || headDim <= 0) {
+            throw new IllegalArgumentException("bad kv cache shape: layers " + layers + ", context " + contextLength
+                    + ", kv heads " + kvHeads + ", head dim " + headDim);
+        }
+        long bytes = (long) contextLength * kvHeads * headDim * Float.BYTES;
+        MemorySegment[] keys = new MemorySegment[layers];
+        MemorySegment[] values = new MemorySegment[layers];
+        for (int l = 0; l < layers; l++) {
+            keys[l] = arena.allocate(bytes, 64);
+            values[l] = arena.allocate(bytes, 64);
+        }
+        return new CpuKvCache(this, layers, contextLength, kvHeads, headDim, keys, values);
+    }
+
+    @Override
+    public void embed(Weight table, int[] tokens, Buffer out) {
+        CpuWeight t = weight(table);
+        MemorySegment o = segment(out);
+        int width = (int) t.columns();
+        requireLength(out, (long) tokens.length * width, "embed output");
+        for (int r = 0; r < tokens.length; r++) {
+            int token = tokens[r];
+            if (token < 0 || token >= t.rows()) {
+                throw new FsException("token id " + token + " is outside the vocabulary of " + t.name() + " (0.."
+                        + (t.rows() - 1) + ")");
+            }
+            widenRow(t, token, o, (long) r * width * Float.BYTES);
+        }
+    }
+
+    /** Widens row {@code row} of a weight to float32 at {@code dst + offset}. */
+    private static void widenRow(CpuWeight w, long row, MemorySegment dst, long offset) {
+        int k = (int) w.columns();
+        MemorySegment data = w.data();
+        switch (w.dtype()) {
+            case F32 -> MemorySegment.copy(data, row * k * Float.BYTES, dst, offset, (long) k * Float.BYTES);
+            case BF16 -> {
+                long base = row * k * 2;
+                for (int i = 0; i < k; i++) {
+                    dst.set(FLOAT, offset + 4L * i, MatmulKernels.bf16ToFloat(data.get(SHORT, base + 2L * i)));
+                }
+            }
+            case F16 -> {
+                long base = row * k * 2;
+                for (int i = 0; i < k; i++) {
+                    dst.set(FLOAT, offset + 4L * i, Float.float16ToFloat(data.get(SHORT, base + 2L * i)));
+                }
+            }
+            default -> throw new IllegalStateException("not a compute dtype: " + w.dtype());
+        }
+    }
+
+    @Override
+    public void rmsNorm(Buffer x, Weight gammaWeight, Buffer out, int rows, float eps) {
+        CpuWeight g = weight(gammaWeight);
+        MemorySegment xs = segment(x), os = segment(out);
+        int width = (int) g.columns();
+        requireLength(x, (long) rows * width, "rmsNorm input");
+        requireLength(out, (long) rows * width, "rmsNorm output");
+        if (gamma.length < width) gamma = new float[width];
+        float[] gm = gamma;
+        MemorySegment gammaRow = MemorySegment.ofArray(gm);
+        widenRow(g, 0, gammaRow, 0);
+        int full = width - width % L;
+        for (int r = 0; r < rows; r++) {
+            long base = (long) r * width * Float.BYTES;
+            FloatVector acc = FloatVector.zero(F);
+            for (int i = 0; i < full; i += L) {
+                FloatVector v = FloatVector.fromMemorySegment(F, xs, base + 4L * i, LE);
+                acc = v.fma(v, acc);
+            }
+            float sumSquares = MatmulKernels.sumLanes(acc);
+            for (int i = full; i < width; i++) {
+                float v = xs.get(FLOAT, base + 4L * i);
+                sumSquares = Math.fma(v, v, sumSquares);
+            }
+            float scale = (float) (1.0 / Math.sqrt(sumSquares / width + eps));
+            for (int i = 0; i < full; i += L) {
+                FloatVector v = FloatVector.fromMemorySegment(F, xs, base + 4L * i, LE);
+                v.mul(scale).mul(FloatVector.fromArray(F, gm, i)).intoMemorySegment(os, base + 4L * i, LE);
+            }
+            for (int i = full; i < width; i++) {
+                os.set(FLOAT, base + 4L * i, xs.get(FLOAT, base + 4L * i) * scale * gm[i]);
+            }
+        }
+    }
+
+    @Override
+    public void matmul(Buffer x, Weight w, Buffer out, int rows) {
+        CpuWeight weight = weight(w);
+        MemorySegment xs = segment(x), os = segment(out);
+        int n = (int) weight.rows(), k = (int) weight.columns();
+        requireLength(x, (long) rows * k, "matmul input");
+        requireLength(out, (long) rows * n, "matmul output");
+        if (rows <= 0) return;
+        MatmulTask task = matmulTask;
+        task.weight = weight;
+        task.n = n;
+        task.k = k;
+        task.rows = rows;
+        task.out = os;
+        switch (weight.dtype()) {
+            case BF16 -> task.x = splitForBf16(xs, rows, k);
+            case F16 -> {
+                task.x = xs;
+                long bytes = (long) MATMUL_UNIT_ROWS * k * Float.BYTES;
+                for (int t = 0; t < widenedRows.length; t++) {
+                    if (widenedRows[t].byteSize() < bytes) widenedRows[t] = arena.allocate(bytes, 64);
+                }
+            }
+            default -> task.x = xs;
+        }
+        pool.run(task, (n + MATMUL_UNIT_ROWS - 1) / MATMUL_UNIT_ROWS);
+        task.weight = null;
+        task.x = null;
+        task.out = null;
+    }
+
+    private MemorySegment splitForBf16(MemorySegment x, int rows, int k) {
+        long bytes = (long) rows * k * Float.BYTES;
+        if (splitInput.byteSize() < bytes) splitInput = arena.allocate(Math.max(bytes, 2 * splitInput.byteSize()), 64);
+        MemorySegment split = splitInput;
+        int full = k - k % BF16_CHUNK;
+        for (int r = 0; r < rows; r++) {
+            long base = (long) r * k * Float.BYTES;
+            for (int c = 0; c < full; c += BF16_CHUNK) {
+                long o = base + 4L * c;
+                FloatVector a = FloatVector.fromMemorySegment(F, x, o, LE);
+                FloatVector b = FloatVector.fromMemorySegment(F, x, o + 4L * L, LE);
+                a.rearrange(EVENS, b).intoMemorySegment(split, o, LE);
+                a.rearrange(ODDS, b).intoMemorySegment(split, o + 4L * L, LE);
+            }
+            MemorySegment.copy(x, base + 4L * full, split, base + 4L * full, 4L * (k - full));
+        }
+        return split;
+    }
+
+    /** One unit of a matmul: weight rows [64·unit, 64·unit + 64) against every input row. */
+    private final class MatmulTask implements WorkerPool.Task {
+        CpuWeight weight;
+        MemorySegment x;
+        MemorySegment out;
+        int n;
+        int k;
+        int rows;
+
+        @Override
+        public void run(int unit, int worker) {
+            int from = unit * MATMUL_UNIT_ROWS;
+            int to = Math.min(n, from + MATMUL_UNIT_ROWS);
+            switch (weight.dtype()) {
+                case BF16 -> bf16Rows(weight.data(), (long) from * k * 2, from, to);
+                case F32 -> f32Rows(weight.data(), (long) from * k * Float.BYTES, from, to);
+                case F16 -> {
+                    MemorySegment widened = widenedRows[worker];
+                    for (int i = from; i < to; i++) widenRow(weight, i, widened, (long) (i - from) * k * Float.BYTES);
+                    f32Rows(widened, 0, from, to);
+                }
+                default -> throw new IllegalStateException("not a compute dtype: " + weight.dtype());
+            }
+        }
+
+        /** Weight rows [from, to) of a bf16 matrix whose row {@code from} starts at byte {@code w0} of {@code w}. */
+        private void bf16Rows(MemorySegment w, long w0, int from, int to) {
+            long wStride = 2L * k, xStride = 4L * k, oStride = 4L * n;
+            int r = 0;
+            for (; r + 4 <= rows; r += 4) {
+                long x0 = r * xStride;
+                int i = from;
+                long wr = w0;
+                for (; i + 4 <= to; i += 4, wr += 4 * wStride) {
+                    MatmulKernels.bf16Tile4x4(w, wr, wStride, x, x0, xStride, k, out, r * oStride + 4L * i, oStride);
+                }
+                for (; i < to; i++, wr += wStride) {
+                    for (int j = 0; j < 4; j++) {
+                        out.set(FLOAT, (r + j) * oStride + 4L * i,
+                                MatmulKernels.bf16Dot(w, wr, x, x0 + j * xStride, k));
+                    }
+                }
+            }
+            for (; r < rows; r++) {
+                long x0 = r * xStride;
+                int i = from;
+                long wr = w0;
+                for (; i + 4 <= to; i += 4, wr += 4 * wStride) {
+                    MatmulKernels.bf16Tile4x1(w, wr, wStride, x, x0, k, out, r * oStride + 4L * i);
+                }
+                for (; i < to; i++, wr += wStride) {
+                    out.set(FLOAT, r * oStride + 4L * i, MatmulKernels.bf16Dot(w, wr, x, x0, k));
+                }
+            }
+        }
+
+        private void f32Rows(MemorySegment w, long w0, int from, int to) {
+            long wStride = 4L * k, xStride = 4L * k, oStride = 4L * n;
+            int r = 0;
+            for (; r + 4 <= rows; r += 4) {
+                long x0 = r * xStride;
+                int i = from;
+                long wr = w0;
+                for (; i + 4 <= to; i += 4, wr += 4 * wStride) {
+                    MatmulKernels.f32Tile4x4(w, wr, wStride, x, x0, xStride, k, out, r * oStride + 4L * i, oStride);
+                }
+                for (; i < to; i++, wr += wStride) {
+                    for (int j = 0; j < 4; j++) {
+                        out.set(FLOAT, (r + j) * oStride + 4L * i,
+                                MatmulKernels.f32Dot(w, wr, x, x0 + j * xStride, k));
+                    }
+                }
+            }
+            for (; r < rows; r++) {
+                long x0 = r * xStride;
+                int i = from;
+                long wr = w0;
+                for (; i + 4 <= to; i += 4, wr += 4 * wStride) {
+                    MatmulKernels.f32Tile4x1(w, wr, wStride, x, x0, k, out, r * oStride + 4L * i);
+                }
+                for (; i < to; i++, wr += wStride) {
+                    out.set(FLOAT, r * oStride + 4L * i, MatmulKernels.f32Dot(w, wr, x, x0, k));
+                }
+            }
+        }
+    }
+
+    @Override
+    public void rope(Buffer x, int rows, int heads, int headDim, int startPos, float theta) {
+        MemorySegment xs = segment(x);
+        requireLength(x, (long) rows * heads * headDim, "rope input");
+        if (startPos < 0) throw new IllegalArgumentException("negative startPos " + startPos);
+        RopeTable table = ropeTables.computeIfAbsent(new RopeKey(headDim, theta), key -> new RopeTable(headDim, theta));
+        table.ensure(startPos + rows);
+        float[] cos = table.cos(), sin = table.sin();
+        int half = headDim / 2;
+        int full = half - half % L;
+        for (int r = 0; r < rows; r++) {
+            int angles = (startPos + r) * half;
+            for (int h = 0; h < heads; h++) {
+                long lo = ((long) r * heads + h) * headDim * Float.BYTES;
+                long hi = lo + (long) half * Float.BYTES;
+                for (int i = 0; i < full; i += L) {
+                    FloatVector x1 = FloatVector.fromMemorySegment(F, xs, lo + 4L * i, LE);
+                    FloatVector x2 = FloatVector.fromMemorySegment(F, xs, hi + 4L * i, LE);
+                    FloatVector c = FloatVector.fromArray(F, cos, angles + i);
+                    FloatVector s = FloatVector.fromArray(F, sin, angles + i);
+                    x1.mul(c).sub(x2.mul(s)).intoMemorySegment(xs, lo + 4L * i, LE);
+                    x2.mul(c).add(x1.mul(s)).intoMemorySegment(xs, hi + 4L * i, LE);
+                }
+                for (int i = full; i < half; i++) {
+                    float x1 = xs.get(FLOAT, lo + 4L * i), x2 = xs.get(FLOAT, hi + 4L * i);
+                    float c = cos[angles + i], s = sin[angles + i];
+                    xs.set(FLOAT, lo + 4L * i, x1 * c - x2 * s);
+                    xs.set(FLOAT, hi + 4L * i, x2 * c + x1 * s);
+                }
+            }
+        }
+    }
+
+    private record RopeKey(int headDim, float theta) {}
+
+    @Override
+    public void storeKv(KvCache kvCache, int layer, Buffer k, Buffer v, int rows, int startPos) {
+        CpuKvCache cache = cache(kvCache);
+        MemorySegment ks = segment(k), vs = segment(v);
+        int kvHeads = cache.kvHeads(), headDim = cache.headDim();
+        requireLength(k, (long) rows * kvHeads * headDim, "storeKv keys");
+        requireLength(v, (long) rows * kvHeads * headDim, "storeKv values");
+        checkPositions(cache, layer, rows, startPos);
+        long headBytes = (long) headDim * Float.BYTES;
+        for (int r = 0; r < rows; r++) {
+            for (int h = 0; h < kvHeads; h++) {
+                long src = ((long) r * kvHeads + h) * headBytes;
+                long dst = cache.offset(h, startPos + r);
+                MemorySegment.copy(ks, src, cache.keys()[layer], dst, headBytes);
+                MemorySegment.copy(vs, src, cache.values()[layer], dst, headBytes);
+            }
+        }
+    }
+
+    private static void checkPositions(CpuKvCache cache, int layer, int rows, int startPos) {
+        if (layer < 0 || layer >= cache.layers()) {
+            throw new IllegalArgumentException("layer " + layer + " outside 0.." + (cache.layers() - 1));
+        }
+        if (startPos < 0 || rows < 0 || (long) startPos + rows > cache.contextLength()) {
+            throw new IllegalArgumentException("positions " + startPos + ".." + (startPos + rows - 1)
+                    + " outside the kv cache's context of " + cache.contextLength());
+        }
+    }
+
+    @Override
+    public void attention(Buffer q, KvCache kvCache, int layer, Buffer out, int rows, int startPos, int heads) {
+        CpuKvCache cache = cache(kvCache);
+        int headDim = cache.headDim();
+        requireLength(q, (long) rows * heads * headDim, "attention queries");
+        requireLength(out, (long) rows * heads * headDim, "attention output");
+        checkPositions(cache, layer, rows, startPos);
+        if (heads <= 0 || heads % cache.kvHeads() != 0) {
+            throw new IllegalArgumentException(heads + " query heads cannot share " + cache.kvHeads() + " kv heads");
+        }
+        int positions = startPos + rows;
+        for (int t = 0; t < scores.length; t++) {
+            if (scores[t].length < positions) scores[t] = new float[Math.max(positions, 2 * scores[t].length)];
+            if (headAccumulators[t].length < headDim) headAccumulators[t] = new float[headDim];
+        }
+        AttentionTask task = attentionTask;
+        task.q = segment(q);
+        task.out = segment(out);
+        task.cache = cache;
+        task.layer = layer;
+        task.startPos = startPos;
+        task.heads = heads;
+        pool.run(task, rows * heads);
+        task.q = null;
+        task.out = null;
+        task.cache = null;
+    }
+
+    /** One unit of attention: one query head of one row. */
+    private final class AttentionTask implements WorkerPool.Task {
+        MemorySegment q;
+        MemorySegment out;
+        CpuKvCache cache;
+        int layer;
+        int startPos;
+        int heads;
+
+        @Override
+        public void run(int unit, int worker) {
+            int r = unit / heads, h = unit % heads;
+            int headDim = cache.headDim();
+            int kvHead = h / (heads / cache.kvHeads());
+            int positions = startPos + r + 1;
+            long rowOffset = (long) unit * headDim * Float.BYTES;
+            MemorySegment keys = cache.keys()[layer], values = cache.values()[layer];
+            long headBase = cache.offset(kvHead, 0);
+            long step = (long) headDim * Float.BYTES;
+            float scale = (float) (1.0 / Math.sqrt(headDim));
+            float[] s = scores[worker];
+            float max = Float.NEGATIVE_INFINITY;
+            for (int p = 0; p < positions; p++) {
+                float score = MatmulKernels.f32Dot(keys, headBase + p * step, q, rowOffset, headDim) * scale;
+                s[p] = score;
+                max = Math.max(max, score);
+            }
+            float sum = 0;
+            for (int p = 0; p < positions; p++) {
+                float e = (float) Math.exp(s[p] - max);
+                s[p] = e;
+                sum += e;
+            }
+            float inverseSum = 1f / sum;
+            float[] acc = headAccumulators[worker];
+            java.util.Arrays.fill(acc, 0, headDim, 0f);
+            int full = headDim - headDim % L;
+            for (int p = 0; p < positions; p++) {
+                float weight = s[p] * inverseSum;
+                FloatVector weights = FloatVector.broadcast(F, weight);
+                long v = headBase + p * step;
+                for (int d = 0; d < full; d += L) {
+                    FloatVector.fromMemorySegment(F, values, v + 4L * d, LE)
+                            .fma(weights, FloatVector.fromArray(F, acc, d)).intoArray(acc, d);
+                }
+                for (int d = full; d < headDim; d++) acc[d] = Math.fma(values.get(FLOAT, v + 4L * d), weight, acc[d]);
+            }
+            MemorySegment.copy(acc, 0, out, FLOAT, rowOffset, headDim);
+        }
+    }
+
+    @Override
+    public void siluMul(Buffer gate, Buffer up, Buffer out, long length) {
+        requireLength(gate, length, "siluMul gate");
+        requireLength(up, length, "siluMul up");
+        requireLength(out, length, "siluMul output");
+        SiluMulTask task = siluMulTask;
+        task.gate = segment(gate);
+        task.up = segment(up);
+        task.out = segment(out);
+        task.length = length;
+        pool.run(task, (int) ((length + ELEMENTWISE_UNIT - 1) / ELEMENTWISE_UNIT));
+        task.gate = null;
+        task.up = null;
+        task.out = null;
+    }
+
+    private static final class SiluMulTask implements WorkerPool.Task {
+        MemorySegment gate;
+        MemorySegment up;
+        MemorySegment out;
+        long length;
+
+        @Override
+        public void run(int unit, int worker) {
+            long from = (long) unit * ELEMENTWISE_UNIT;
+            long to = Math.min(length, from + ELEMENTWISE_UNIT);
+            for (long i = from; i < to; i++) {
+                float g = gate.getAtIndex(FLOAT, i);
+                float silu = g / (1f + (float) Math.exp(-g));
+                out.setAtIndex(FLOAT, i, silu * up.getAtIndex(FLOAT, i));
+            }
+        }
+    }
+
+    @Override
+    public void add(Buffer x, Buffer y, long length) {
+        MemorySegment xs = segment(x), ys = segment(y);
+        requireLength(x, length, "add target");
+        requireLength(y, length, "add source");
+        long full = length - length % L;
+        for (long i = 0; i < full; i += L) {
+            FloatVector.fromMemorySegment(F, xs, 4 * i, LE).add(FloatVector.fromMemorySegment(F, ys, 4 * i, LE))
+                    .intoMemorySegment(xs, 4 * i, LE);
+        }
+        for (long i = full; i < length; i++) xs.setAtIndex(FLOAT, i, xs.getAtIndex(FLOAT, i) + ys.getAtIndex(FLOAT, i));
+    }
+
+    @Override
+    public void copy(Buffer src, long srcOffset, Buffer dst, long dstOffset, long length) {
+        MemorySegment s = segment(src), d = segment(dst);
+        requireRange(src, srcOffset, length, "copy source");
+        requireRange(dst, dstOffset, length, "copy destination");
+        MemorySegment.copy(s, srcOffset * Float.BYTES, d, dstOffset * Float.BYTES, length * Float.BYTES);
+    }
+
+    @Override
+    public void read(Buffer src, long offset, float[] dst) {
+        MemorySegment s = segment(src);
+        requireRange(src, offset, dst.length, "read source");
+        MemorySegment.copy(s, FLOAT, offset * Float.BYTES, dst, 0, dst.length);
+    }
+
+    @Override
+    public int argmax(Buffer x, long offset, int length) {
+        MemorySegment s = segment(x);
+        requireRange(x, offset, length, "argmax input");
+        if (length <= 0) throw new IllegalArgumentException("argmax of no elements");
+        int best = 0;
+        float bestValue = s.getAtIndex(FLOAT, offset);
+        for (int i = 1; i < length; i++) {
+            float v = s.getAtIndex(FLOAT, offset + i);
+            if (v > bestValue) {
+                bestValue = v;
+                best = i;
+            }
+        }
+        return best;
+    }
+
+    @Override
+    public void close() {
+        if (closed) return;
+        closed = true;
+        pool.close();
+        ropeTables.clear();
+        arena.close();
+    }
+
+    private void checkOpen() {
+        if (closed) throw new IllegalStateException("the backend is closed");
+    }
+
+    private MemorySegment segment(Buffer buffer) {
+        checkOpen();
+        if (!(buffer instanceof CpuBuffer b) || b.owner() != this) {
+            throw new IllegalArgumentException("buffer does not belong to this backend");
+        }
+        return b.segment();
+    }
+
+    private CpuWeight weight(Weight weight) {
+        checkOpen();
+        if (!(weight instanceof CpuWeight w)) throw new IllegalArgumentException("weight was not uploaded to a cpu backend");
+        return w;
+    }
+
+    private CpuKvCache cache(KvCache cache) {
+        checkOpen();
+        if (!(cache instanceof CpuKvCache c) || c.owner() != this) {
+            throw new IllegalArgumentException("kv cache does not belong to this backend");
+        }
+        return c;
+    }
+
+    private static void requireLength(Buffer buffer, long length, String what) {
+        if (length < 0 || buffer.length() < length) {
+            throw new IllegalArgumentException(what + " needs " + length + " elements, the buffer has " + buffer.length());
+        }
+    }
+
+    private static void requireRange(Buffer buffer, long offset, long length, String what) {
+        if (offset < 0 || length < 0 || offset + length > buffer.length()) {
+            throw new IllegalArgumentException(what + ": elements " + offset + ".." + (offset + length)
+                    + " outside a buffer of " + buffer.length());
+        }
+    }
+}

@@ -1,0 +1,201 @@
+package fs.backend;
+
+import fs.tensor.DType;
+import fs.tensor.Tensor;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+
+/**
+ * The oracle: every op as the plain loop its definition says, with sums and transcendental functions in double and
+ * each result rounded once to float32. Slow on purpose; tests compare the real backends against it.
+ */
+public final class ScalarBackend implements Backend {
+    private static final ValueLayout.OfShort SHORT = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final ValueLayout.OfFloat FLOAT = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+
+    private record ScalarBuffer(float[] data) implements Buffer {
+        @Override
+        public long length() {
+            return data.length;
+        }
+    }
+
+    private record ScalarWeight(String name, DType dtype, long rows, long columns, MemorySegment data)
+            implements Weight {
+        float get(long row, long column) {
+            long i = row * columns + column;
+            return switch (dtype) {
+                case F32 -> data.get(FLOAT, 4 * i);
+                case BF16 -> Float.intBitsToFloat(data.get(SHORT, 2 * i) << 16);
+                case F16 -> Float.float16ToFloat(data.get(SHORT, 2 * i));
+                default -> throw new IllegalStateException("not a compute dtype: " + dtype);
+            };
+        }
+    }
+
+    /** keys[layer][position][kvHead][d], values likewise. */
+    private record ScalarKvCache(int layers, int contextLength, int kvHeads, int headDim, float[][][][] keys,
+                                 float[][][][] values) implements KvCache {}
+
+    @Override
+    public String description() {
+        return "scalar oracle";
+    }
+
+    @Override
+    public Weight upload(Tensor tensor) {
+        long rows = tensor.rank() == 1 ? 1 : tensor.dim(0);
+        return new ScalarWeight(tensor.name(), tensor.dtype(), rows, tensor.dim(tensor.rank() - 1), tensor.data());
+    }
+
+    @Override
+    public Buffer allocate(long length) {
+        return new ScalarBuffer(new float[Math.toIntExact(length)]);
+    }
+
+    @Override
+    public KvCache allocateKvCache(int layers, int contextLength, int kvHeads, int headDim) {
+        return new ScalarKvCache(layers, contextLength, kvHeads, headDim,
+                new float[layers][contextLength][kvHeads][headDim], new float[layers][contextLength][kvHeads][headDim]);
+    }
+
+    private static float[] data(Buffer b) {
+        return ((ScalarBuffer) b).data();
+    }
+
+    @Override
+    public void embed(Weight table, int[] tokens, Buffer out) {
+        ScalarWeight t = (ScalarWeight) table;
+        float[] o = data(out);
+        int width = (int) t.columns();
+        for (int r = 0; r < tokens.length; r++) {
+            for (int i = 0; i < width; i++) o[r * width + i] = t.get(tokens[r], i);
+        }
+    }
+
+    @Override
+    public void rmsNorm(Buffer x, Weight gamma, Buffer out, int rows, float eps) {
+        ScalarWeight g = (ScalarWeight) gamma;
+        float[] xs = data(x), o = data(out);
+        int width = (int) g.columns();
+        for (int r = 0; r < rows; r++) {
+            double sumSquares = 0;
+            for (int i = 0; i < width; i++) sumSquares += (double) xs[r * width + i] * xs[r * width + i];
+            double scale = 1.0 / Math.sqrt(sumSquares / width + eps);
+            for (int i = 0; i < width; i++) o[r * width + i] = (float) (xs[r * width + i] * scale * g.get(0, i));
+        }
+    }
+
+    @Override
+    public void matmul(Buffer x, Weight w, Buffer out, int rows) {
+        ScalarWeight weight = (ScalarWeight) w;
+        float[] xs = data(x), o = data(out);
+        int n = (int) weight.rows(), k = (int) weight.columns();
+        for (int r = 0; r < rows; r++) {
+            for (int j = 0; j < n; j++) {
+                double sum = 0;
+                for (int i = 0; i < k; i++) sum += (double) xs[r * k + i] * weight.get(j, i);
+                o[r * n + j] = (float) sum;
+            }
+        }
+    }
+
+    @Override
+    public void rope(Buffer x, int rows, int heads, int headDim, int startPos, float theta) {
+        float[] xs = data(x);
+        int half = headDim / 2;
+        for (int r = 0; r < rows; r++) {
+            for (int h = 0; h < heads; h++) {
+                int base = (r * heads + h) * headDim;
+                for (int i = 0; i < half; i++) {
+                    double angle = (startPos + r) * Math.pow(theta, -2.0 * i / headDim);
+                    double x1 = xs[base + i], x2 = xs[base + i + half];
+                    xs[base + i] = (float) (x1 * Math.cos(angle) - x2 * Math.sin(angle));
+                    xs[base + i + half] = (float) (x2 * Math.cos(angle) + x1 * Math.sin(angle));
+                }
+            }
+        }
+    }
+
+    @Override
+    public void storeKv(KvCache cache, int layer, Buffer k, Buffer v, int rows, int startPos) {
+        ScalarKvCache c = (ScalarKvCache) cache;
+        float[] ks = data(k), vs = data(v);
+        for (int r = 0; r < rows; r++) {
+            for (int h = 0; h < c.kvHeads(); h++) {
+                for (int d = 0; d < c.headDim(); d++) {
+                    int i = (r * c.kvHeads() + h) * c.headDim() + d;
+                    c.keys()[layer][startPos + r][h][d] = ks[i];
+                    c.values()[layer][startPos + r][h][d] = vs[i];
+                }
+            }
+        }
+    }
+
+    @Override
+    public void attention(Buffer q, KvCache cache, int layer, Buffer out, int rows, int startPos, int heads) {
+        ScalarKvCache c = (ScalarKvCache) cache;
+        float[] qs = data(q), o = data(out);
+        int headDim = c.headDim(), group = heads / c.kvHeads();
+        for (int r = 0; r < rows; r++) {
+            int positions = startPos + r + 1;
+            for (int h = 0; h < heads; h++) {
+                int base = (r * heads + h) * headDim;
+                float[][] keys = new float[positions][];
+                double[] scores = new double[positions];
+                double max = Double.NEGATIVE_INFINITY;
+                for (int p = 0; p < positions; p++) {
+                    keys[p] = c.keys()[layer][p][h / group];
+                    double dot = 0;
+                    for (int d = 0; d < headDim; d++) dot += (double) qs[base + d] * keys[p][d];
+                    scores[p] = dot / Math.sqrt(headDim);
+                    max = Math.max(max, scores[p]);
+                }
+                double sum = 0;
+                for (int p = 0; p < positions; p++) {
+                    scores[p] = Math.exp(scores[p] - max);
+                    sum += scores[p];
+                }
+                for (int d = 0; d < headDim; d++) {
+                    double acc = 0;
+                    for (int p = 0; p < positions; p++) acc += scores[p] / sum * c.values()[layer][p][h / group][d];
+                    o[base + d] = (float) acc;
+                }
+            }
+        }
+    }
+
+    @Override
+    public void siluMul(Buffer gate, Buffer up, Buffer out, long length) {
+        float[] g = data(gate), u = data(up), o = data(out);
+        for (int i = 0; i < length; i++) o[i] = (float) (g[i] / (1 + Math.exp(-g[i])) * u[i]);
+    }
+
+    @Override
+    public void add(Buffer x, Buffer y, long length) {
+        float[] xs = data(x), ys = data(y);
+        for (int i = 0; i < length; i++) xs[i] += ys[i];
+    }
+
+    @Override
+    public void copy(Buffer src, long srcOffset, Buffer dst, long dstOffset, long length) {
+        System.arraycopy(data(src), (int) srcOffset, data(dst), (int) dstOffset, (int) length);
+    }
+
+    @Override
+    public void read(Buffer src, long offset, float[] dst) {
+        System.arraycopy(data(src), (int) offset, dst, 0, dst.length);
+    }
+
+    @Override
+    public int argmax(Buffer x, long offset, int length) {
+        float[] xs = data(x);
+        int best = 0;
+        for (int i = 1; i < length; i++) if (xs[(int) offset + i] > xs[(int) offset + best]) best = i;
+        return best;
+    }
+
+    @Override
+    public void close() {}
+}

@@ -1,0 +1,395 @@
+package fs.backend.cpu;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import fs.FsException;
+import fs.backend.Backend;
+import fs.backend.Buffer;
+import fs.backend.KvCache;
+import fs.backend.ScalarBackend;
+import fs.backend.Weight;
+import fs.tensor.DType;
+import fs.tensor.Tensor;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+import java.util.Random;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/** Every op of {@link VectorBackend} against the {@link ScalarBackend} oracle, plus its reproducibility promises. */
+class VectorBackendTest {
+    /**
+     * Float32 sums against the oracle's double sums: with 16 lane accumulators a K = 1025 dot product is off by a few
+     * ulps of its terms, an NMSE near 1e-14; 1e-10 still catches any wrong term.
+     */
+    private static final double NMSE = 1e-10;
+    private static final ValueLayout.OfShort SHORT = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final ValueLayout.OfFloat FLOAT = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+
+    private static Arena arena;
+    private static VectorBackend one;
+    private static VectorBackend two;
+    private static ScalarBackend oracle;
+
+    @BeforeAll
+    static void start() {
+        arena = Arena.ofShared();
+        one = new VectorBackend(1);
+        two = new VectorBackend(2);
+        oracle = new ScalarBackend();
+    }
+
+    @AfterAll
+    static void stop() {
+        one.close();
+        two.close();
+        arena.close();
+    }
+
+    /** A tensor of random values exactly representable in its dtype, off-heap as a mapped checkpoint would be. */
+    static Tensor randomTensor(String name, DType dtype, Random random, long... shape) {
+        long count = 1;
+        for (long d : shape) count *= d;
+        // Two bytes off alignment: a checkpoint does not promise aligned tensors.
+        MemorySegment data = arena.allocate(count * dtype.byteSize() + 2, 8).asSlice(2, count * dtype.byteSize());
+        for (long i = 0; i < count; i++) {
+            float v = (float) random.nextGaussian();
+            switch (dtype) {
+                case F32 -> data.set(FLOAT, 4 * i, v);
+                case BF16 -> data.set(SHORT, 2 * i, (short) (Float.floatToRawIntBits(v) >>> 16));
+                case F16 -> data.set(SHORT, 2 * i, Float.floatToFloat16(v));
+                default -> throw new IllegalArgumentException(dtype.toString());
+            }
+        }
+        return new Tensor(name, dtype, shape, data);
+    }
+
+    static float[] randomFloats(Random random, int n) {
+        float[] a = new float[n];
+        for (int i = 0; i < n; i++) a[i] = (float) random.nextGaussian();
+        return a;
+    }
+
+    /** A buffer of the backend holding {@code values}. */
+    static Buffer buffer(Backend backend, float[] values) {
+        Buffer b = backend.allocate(values.length);
+        Buffer staging = backend.allocate(values.length);
+        // No host→buffer op exists: embed rows of an f32 table holding the values.
+        MemorySegment table = arena.allocate(Math.max(1, values.length) * 4L, 4);
+        MemorySegment.copy(values, 0, table, FLOAT, 0, values.length);
+        Weight w = backend.upload(new Tensor("values", DType.F32, new long[] {1, values.length}, table));
+        backend.embed(w, new int[] {0}, staging);
+        backend.copy(staging, 0, b, 0, values.length);
+        return b;
+    }
+
+    static float[] read(Backend backend, Buffer b) {
+        float[] out = new float[(int) b.length()];
+        backend.read(b, 0, out);
+        return out;
+    }
+
+    static double nmse(float[] actual, float[] expected) {
+        double err = 0, ref = 0;
+        for (int i = 0; i < expected.length; i++) {
+            double d = (double) actual[i] - expected[i];
+            err += d * d;
+            ref += (double) expected[i] * expected[i];
+        }
+        return ref == 0 ? err : err / ref;
+    }
+
+    static void assertClose(float[] actual, float[] expected, String what) {
+        assertEquals(expected.length, actual.length, what + ": length");
+        double e = nmse(actual, expected);
+        assertTrue(e <= NMSE, what + ": NMSE " + e);
+    }
+
+    private static float[] matmul(Backend backend, float[] x, Tensor w, int rows) {
+        Weight weight = backend.upload(w);
+        Buffer out = backend.allocate(rows * w.dim(0));
+        backend.matmul(buffer(backend, x), weight, out, rows);
+        return read(backend, out);
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = DType.class, names = {"BF16", "F16", "F32"})
+    void matmulMatchesTheOracle(DType dtype) {
+        Random random = new Random(1);
+        for (int k : new int[] {1, 7, 33, 100, 1025}) {
+            for (int n : new int[] {1, 3, 65}) {
+                Tensor w = randomTensor("w", dtype, random, n, k);
+                for (int rows : new int[] {1, 3, 17}) {
+                    float[] x = randomFloats(random, rows * k);
+                    float[] expected = matmul(oracle, x, w, rows);
+                    String what = dtype + " K=" + k + " N=" + n + " rows=" + rows;
+                    assertClose(matmul(one, x, w, rows), expected, what + " 1 thread");
+                    assertClose(matmul(two, x, w, rows), expected, what + " 2 threads");
+                }
+            }
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = DType.class, names = {"BF16", "F16", "F32"})
+    void matmulOfABatchEqualsEachRowAloneOnAnyThreadCount(DType dtype) {
+        Random random = new Random(2);
+        int k = 1025 + 64, n = 133, rows = 17;
+        Tensor w = randomTensor("w", dtype, random, n, k);
+        float[] x = randomFloats(random, rows * k);
+        float[] batched = matmul(two, x, w, rows);
+        assertArrayEquals(batched, matmul(one, x, w, rows), "1 thread vs 2 threads");
+        for (int r = 0; r < rows; r++) {
+            float[] row = java.util.Arrays.copyOfRange(x, r * k, (r + 1) * k);
+            float[] alone = matmul(r % 2 == 0 ? one : two, row, w, 1);
+            assertArrayEquals(java.util.Arrays.copyOfRange(batched, r * n, (r + 1) * n), alone, "row " + r);
+        }
+    }
+
+    @Test
+    void matmulStaysBitwiseTheSameOnceCompiled() {
+        // The first call runs mostly interpreted, the last compiled: both must compute the same floats.
+        Random random = new Random(3);
+        int k = 96, n = 36, rows = 5;
+        Tensor w = randomTensor("w", DType.BF16, random, n, k);
+        Tensor w32 = randomTensor("w32", DType.F32, random, n, k);
+        float[] x = randomFloats(random, rows * k);
+        float[] first = matmul(two, x, w, rows);
+        float[] first32 = matmul(two, x, w32, rows);
+        Weight weight = two.upload(w), weight32 = two.upload(w32);
+        Buffer in = buffer(two, x), out = two.allocate((long) rows * n);
+        for (int i = 0; i < 3000; i++) {
+            two.matmul(in, weight, out, rows);
+            two.matmul(in, weight32, out, 1);
+        }
+        assertArrayEquals(first, matmul(two, x, w, rows));
+        assertArrayEquals(first32, matmul(two, x, w32, rows));
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = DType.class, names = {"BF16", "F16", "F32"})
+    void rmsNormMatchesTheOracle(DType dtype) {
+        Random random = new Random(4);
+        for (int width : new int[] {1, 7, 128, 1025}) {
+            Tensor gamma = randomTensor("gamma", dtype, random, width);
+            for (int rows : new int[] {1, 3, 17}) {
+                float[] x = randomFloats(random, rows * width);
+                float[] expected = rmsNorm(oracle, x, gamma, rows);
+                assertClose(rmsNorm(one, x, gamma, rows), expected, dtype + " width " + width + " rows " + rows);
+                assertArrayEquals(rmsNorm(one, x, gamma, rows), rmsNorm(two, x, gamma, rows));
+            }
+        }
+    }
+
+    private static float[] rmsNorm(Backend backend, float[] x, Tensor gamma, int rows) {
+        Buffer b = buffer(backend, x);
+        backend.rmsNorm(b, backend.upload(gamma), b, rows, 1e-6f); // in place: out may be x
+        return read(backend, b);
+    }
+
+    @Test
+    void ropeMatchesTheFloat64Reference() {
+        Random random = new Random(5);
+        for (int headDim : new int[] {6, 64, 128}) {
+            for (int startPos : new int[] {0, 7, 30000}) {
+                int rows = 3, heads = 5;
+                float[] x = randomFloats(random, rows * heads * headDim);
+                float[] expected = rope(oracle, x, rows, heads, headDim, startPos);
+                float[] actual = rope(one, x, rows, heads, headDim, startPos);
+                for (int i = 0; i < x.length; i++) {
+                    assertEquals(expected[i], actual[i], 1e-5 * Math.max(1, Math.abs(expected[i])),
+                            "headDim " + headDim + " startPos " + startPos + " element " + i);
+                }
+                assertClose(actual, expected, "rope");
+                assertArrayEquals(actual, rope(two, x, rows, heads, headDim, startPos));
+            }
+        }
+    }
+
+    private static float[] rope(Backend backend, float[] x, int rows, int heads, int headDim, int startPos) {
+        Buffer b = buffer(backend, x);
+        backend.rope(b, rows, heads, headDim, startPos, 1_000_000f);
+        return read(backend, b);
+    }
+
+    @Test
+    void ropeOfABatchEqualsEachRowAtItsPosition() {
+        Random random = new Random(6);
+        int rows = 4, heads = 2, headDim = 64;
+        float[] x = randomFloats(random, rows * heads * headDim);
+        float[] batched = rope(one, x, rows, heads, headDim, 10);
+        for (int r = 0; r < rows; r++) {
+            int w = heads * headDim;
+            float[] alone = rope(two, java.util.Arrays.copyOfRange(x, r * w, (r + 1) * w), 1, heads, headDim, 10 + r);
+            assertArrayEquals(java.util.Arrays.copyOfRange(batched, r * w, (r + 1) * w), alone);
+        }
+    }
+
+    @Test
+    void attentionMatchesTheOracle() {
+        Random random = new Random(7);
+        for (int headDim : new int[] {24, 128}) {
+            for (int group : new int[] {1, 2, 4}) {
+                for (int startPos : new int[] {0, 5, 40}) {
+                    for (int rows : new int[] {1, 3, 17}) {
+                        int kvHeads = 2, heads = kvHeads * group;
+                        int total = startPos + rows;
+                        float[] keys = randomFloats(random, total * kvHeads * headDim);
+                        float[] values = randomFloats(random, total * kvHeads * headDim);
+                        float[] q = randomFloats(random, rows * heads * headDim);
+                        float[] expected = attention(oracle, keys, values, q, rows, startPos, heads, kvHeads, headDim);
+                        float[] actual = attention(one, keys, values, q, rows, startPos, heads, kvHeads, headDim);
+                        assertClose(actual, expected,
+                                "headDim " + headDim + " group " + group + " startPos " + startPos + " rows " + rows);
+                        assertArrayEquals(actual,
+                                attention(two, keys, values, q, rows, startPos, heads, kvHeads, headDim));
+                    }
+                }
+            }
+        }
+    }
+
+    /** Stores the first startPos positions in one call and the rows' own positions in a second, then attends. */
+    private static float[] attention(Backend backend, float[] keys, float[] values, float[] q, int rows, int startPos,
+                                     int heads, int kvHeads, int headDim) {
+        int layer = 1, width = kvHeads * headDim;
+        KvCache cache = backend.allocateKvCache(2, startPos + rows + 3, kvHeads, headDim);
+        Buffer k = buffer(backend, keys), v = buffer(backend, values);
+        if (startPos > 0) backend.storeKv(cache, layer, k, v, startPos, 0);
+        Buffer kRows = backend.allocate((long) rows * width), vRows = backend.allocate((long) rows * width);
+        backend.copy(k, (long) startPos * width, kRows, 0, (long) rows * width);
+        backend.copy(v, (long) startPos * width, vRows, 0, (long) rows * width);
+        backend.storeKv(cache, layer, kRows, vRows, rows, startPos);
+        Buffer out = backend.allocate(q.length);
+        backend.attention(buffer(backend, q), cache, layer, out, rows, startPos, heads);
+        return read(backend, out);
+    }
+
+    @Test
+    void attentionOfABatchEqualsEachRowAlone() {
+        Random random = new Random(8);
+        int rows = 6, startPos = 3, kvHeads = 2, heads = 8, headDim = 64, total = startPos + rows;
+        float[] keys = randomFloats(random, total * kvHeads * headDim);
+        float[] values = randomFloats(random, total * kvHeads * headDim);
+        float[] q = randomFloats(random, rows * heads * headDim);
+        float[] batched = attention(two, keys, values, q, rows, startPos, heads, kvHeads, headDim);
+        int w = heads * headDim;
+        for (int r = 0; r < rows; r++) {
+            float[] alone = attention(one, keys, values, java.util.Arrays.copyOfRange(q, r * w, (r + 1) * w), 1,
+                    startPos + r, heads, kvHeads, headDim);
+            assertArrayEquals(java.util.Arrays.copyOfRange(batched, r * w, (r + 1) * w), alone, "row " + r);
+        }
+    }
+
+    @Test
+    void siluMulMatchesTheOracle() {
+        Random random = new Random(9);
+        for (int n : new int[] {1, 17, 100_003}) {
+            float[] gate = randomFloats(random, n), up = randomFloats(random, n);
+            float[] expected = siluMul(oracle, gate, up);
+            float[] actual = siluMul(one, gate, up);
+            assertClose(actual, expected, "siluMul " + n);
+            assertArrayEquals(actual, siluMul(two, gate, up));
+        }
+    }
+
+    private static float[] siluMul(Backend backend, float[] gate, float[] up) {
+        Buffer g = buffer(backend, gate);
+        backend.siluMul(g, buffer(backend, up), g, gate.length); // out aliases gate
+        return read(backend, g);
+    }
+
+    @Test
+    void addCopyAndReadAreExact() {
+        Random random = new Random(10);
+        for (int n : new int[] {1, 33, 1000}) {
+            float[] x = randomFloats(random, n), y = randomFloats(random, n);
+            float[] expected = new float[n];
+            for (int i = 0; i < n; i++) expected[i] = x[i] + y[i];
+            Buffer bx = buffer(one, x);
+            one.add(bx, buffer(one, y), n);
+            assertArrayEquals(expected, read(one, bx));
+
+            Buffer dst = one.allocate(n + 5);
+            one.copy(bx, 1, dst, 3, n - 1);
+            float[] got = new float[n - 1];
+            one.read(dst, 3, got);
+            assertArrayEquals(java.util.Arrays.copyOfRange(expected, 1, n), got);
+            float[] zeros = new float[3];
+            one.read(dst, 0, zeros);
+            assertArrayEquals(new float[3], zeros, "allocate zero-fills");
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = DType.class, names = {"BF16", "F16", "F32"})
+    void embedMatchesTheOracle(DType dtype) {
+        Random random = new Random(11);
+        Tensor table = randomTensor("embed", dtype, random, 50, 37);
+        int[] tokens = {3, 49, 0, 3};
+        Buffer expected = oracle.allocate(tokens.length * 37), actual = one.allocate(tokens.length * 37);
+        oracle.embed(oracle.upload(table), tokens, expected);
+        one.embed(one.upload(table), tokens, actual);
+        assertArrayEquals(read(oracle, expected), read(one, actual));
+    }
+
+    @Test
+    void embedRejectsATokenOutsideTheTable() {
+        Tensor table = randomTensor("embed", DType.BF16, new Random(12), 10, 4);
+        Weight w = one.upload(table);
+        Buffer out = one.allocate(4);
+        FsException e = assertThrows(FsException.class, () -> one.embed(w, new int[] {10}, out));
+        assertTrue(e.getMessage().contains("10"), e.getMessage());
+    }
+
+    @Test
+    void uploadRejectsANonComputeDtype() {
+        Tensor ints = new Tensor("ids", DType.I32, new long[] {4}, arena.allocate(16, 4));
+        FsException e = assertThrows(FsException.class, () -> one.upload(ints));
+        assertTrue(e.getMessage().contains("ids"), e.getMessage());
+    }
+
+    @Test
+    void argmaxReturnsTheFirstOfTiedMaxima() {
+        float[] x = {1, 5, -2, 5, 5, 0, 7, 7};
+        Buffer b = buffer(one, x);
+        assertEquals(1, one.argmax(b, 0, 6));
+        assertEquals(0, one.argmax(b, 1, 5), "relative to the offset");
+        assertEquals(2, one.argmax(b, 4, 4));
+        assertEquals(oracle.argmax(buffer(oracle, x), 0, 8), one.argmax(b, 0, 8));
+    }
+
+    @Test
+    void descriptionNamesTheThreads() {
+        assertTrue(two.description().contains("2 threads"), two.description());
+    }
+
+    @Test
+    void closeFreesTheMemory() {
+        VectorBackend backend = new VectorBackend(2);
+        Buffer b = backend.allocate(100);
+        KvCache cache = backend.allocateKvCache(1, 4, 1, 8);
+        MemorySegment memory = ((CpuBuffer) b).segment();
+        MemorySegment keys = ((CpuKvCache) cache).keys()[0];
+        backend.close();
+        assertFalse(memory.scope().isAlive());
+        assertFalse(keys.scope().isAlive());
+        assertThrows(IllegalStateException.class, () -> backend.read(b, 0, new float[1]));
+        assertThrows(IllegalStateException.class, () -> backend.allocate(1));
+    }
+
+    @Test
+    void rejectsABufferOfAnotherBackend() {
+        Buffer foreign = two.allocate(4);
+        assertThrows(IllegalArgumentException.class, () -> one.read(foreign, 0, new float[4]));
+    }
+}
