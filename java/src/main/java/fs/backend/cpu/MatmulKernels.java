@@ -10,17 +10,19 @@ import jdk.incubator.vector.VectorShuffle;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
- * Dot-product tiles of {@code out = x · wᵀ} for bf16 and f32 weight rows.
+ * Dot-product tiles of {@code out = x · wᵀ}. Decode reads the weights in place (bf16 or f32 rows of the checkpoint's
+ * memory); prefill first widens a block of weight rows to a float array and reuses it across the batch.
  *
- * <p>Every output is computed by one fixed chain of operations whatever tile computes it: one vector accumulator
- * fed by FMAs over the chunks of K in order, a fixed tree sum of its lanes, then scalar FMAs over the tail. So a
- * row of a batch gives exactly the floats it gives alone, and the thread that ran it does not matter. (The Vector
- * API's own {@code reduceLanes(ADD)} leaves the order open, and the interpreter and C2 do differ, hence the tree.)
+ * <p>Every output is computed by one fixed chain of operations whatever tile computes it: one vector accumulator fed
+ * by FMAs over the first {@code full} elements in steps of L, a fixed tree sum of its lanes, then scalar FMAs over
+ * the rest. So a row of a batch gives exactly the floats it gives alone, and the thread that ran it does not matter.
+ * (The Vector API's own {@code reduceLanes(ADD)} leaves the order open, and the interpreter and C2 do differ.)
  *
  * <p>bf16 rows are read as ints holding two neighbours: {@code i << 16} is the even element as a float and
- * {@code i & 0xFFFF0000} the odd one, which is cheaper than widening shorts. The input row must then come split the
- * same way: {@link #splitEvenOdd} lays each chunk of {@code 2L} floats out as its L even elements then its L odd ones.
- * Offsets are in bytes; strides are bytes between rows.
+ * {@code i & 0xFFFF0000} the odd one, which is far cheaper than widening shorts (the Vector API does not compile
+ * that conversion well). The input row (and a widened weight row) must then come split the same way: each chunk of
+ * 2L elements laid out as its L even elements then its L odd ones ({@link #splitEvenOdd}); the tail past the last
+ * full chunk stays in order. A plain f32 dot over split rows then performs exactly the bf16 kernel's operations.
  */
 final class MatmulKernels {
     static final VectorSpecies<Float> F = FloatVector.SPECIES_PREFERRED;
@@ -29,20 +31,29 @@ final class MatmulKernels {
     static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
     static final ValueLayout.OfFloat FLOAT = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(LE);
     static final ValueLayout.OfShort SHORT = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(LE);
-    /** K elements covered by one bf16 chunk (one int vector of weights). */
+    /** Elements of one bf16 chunk: one int vector of weights. */
     static final int BF16_CHUNK = 2 * L;
+    /** Input rows of a prefill tile. */
+    static final int TILE_ROWS = 6;
 
     private static final int ODD_BF16 = 0xFFFF0000;
     private static final VectorShuffle<Float> SWAP_8 = F.shuffleFromOp(i -> (i ^ 8) & (L - 1));
     private static final VectorShuffle<Float> SWAP_4 = F.shuffleFromOp(i -> (i ^ 4) & (L - 1));
     private static final VectorShuffle<Float> SWAP_2 = F.shuffleFromOp(i -> (i ^ 2) & (L - 1));
     private static final VectorShuffle<Float> SWAP_1 = F.shuffleFromOp(i -> (i ^ 1) & (L - 1));
+    private static final VectorShuffle<Float> EVENS = VectorShuffle.fromOp(F, j -> 2 * j);
+    private static final VectorShuffle<Float> ODDS = VectorShuffle.fromOp(F, j -> 2 * j + 1);
 
     static {
         if (L > 16) throw new IllegalStateException("vector width " + L + " floats is not supported");
     }
 
     private MatmulKernels() {}
+
+    /** The elements a vector loop covers for a row of k: bf16 rows go in chunks of 2L, float rows in L. */
+    static int vectorPart(int k, boolean bf16) {
+        return k - k % (bf16 ? BF16_CHUNK : L);
+    }
 
     /** The lanes' sum in one fixed pairwise order. */
     static float sumLanes(FloatVector v) {
@@ -57,22 +68,6 @@ final class MatmulKernels {
         return Float.intBitsToFloat(bits << 16);
     }
 
-    /** Copies a row of K floats from src to dst, each full bf16 chunk reordered as evens then odds. */
-    static void splitEvenOdd(MemorySegment src, long srcOffset, MemorySegment dst, long dstOffset, int k) {
-        int full = k - k % BF16_CHUNK;
-        for (int c = 0; c < full; c += BF16_CHUNK) {
-            for (int j = 0; j < L; j++) {
-                long from = srcOffset + 4L * (c + 2 * j);
-                long to = dstOffset + 4L * (c + j);
-                dst.set(FLOAT, to, src.get(FLOAT, from));
-                dst.set(FLOAT, to + 4L * L, src.get(FLOAT, from + 4));
-            }
-        }
-        MemorySegment.copy(src, srcOffset + 4L * full, dst, dstOffset + 4L * full, 4L * (k - full));
-    }
-
-    // ---------------------------------------------------------------- bf16 weights, x split by splitEvenOdd
-
     private static FloatVector even(IntVector pair) {
         return pair.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats();
     }
@@ -81,39 +76,66 @@ final class MatmulKernels {
         return pair.and(ODD_BF16).reinterpretAsFloats();
     }
 
-    private static float bf16Finish(FloatVector acc, MemorySegment w, long wRow, MemorySegment x, long xRow,
-                                    int from, int k) {
-        float s = sumLanes(acc);
-        for (int i = from; i < k; i++) {
-            s = Math.fma(bf16ToFloat(w.get(SHORT, wRow + 2L * i)), x.get(FLOAT, xRow + 4L * i), s);
+    // ---------------------------------------------------------------- layouts
+
+    /** Copies a row of k floats from src (bytes) to dst, each full bf16 chunk split into evens then odds. */
+    static void splitEvenOdd(MemorySegment src, long srcOffset, float[] dst, int dstOffset, int k) {
+        int full = vectorPart(k, true);
+        for (int c = 0; c < full; c += BF16_CHUNK) {
+            FloatVector a = FloatVector.fromMemorySegment(F, src, srcOffset + 4L * c, LE);
+            FloatVector b = FloatVector.fromMemorySegment(F, src, srcOffset + 4L * (c + L), LE);
+            a.rearrange(EVENS, b).intoArray(dst, dstOffset + c);
+            a.rearrange(ODDS, b).intoArray(dst, dstOffset + c + L);
         }
+        MemorySegment.copy(src, FLOAT, srcOffset + 4L * full, dst, dstOffset + full, k - full);
+    }
+
+    /** Widens a bf16 row of k (bytes at w + offset) to floats in dst, split as {@link #splitEvenOdd} splits. */
+    static void widenBf16Split(MemorySegment w, long offset, float[] dst, int dstOffset, int k) {
+        int full = vectorPart(k, true);
+        for (int c = 0; c < full; c += BF16_CHUNK) {
+            IntVector p = IntVector.fromMemorySegment(I, w, offset + 2L * c, LE);
+            even(p).intoArray(dst, dstOffset + c);
+            odd(p).intoArray(dst, dstOffset + c + L);
+        }
+        for (int i = full; i < k; i++) dst[dstOffset + i] = bf16ToFloat(w.get(SHORT, offset + 2L * i));
+    }
+
+    /** Widens an f16 row of k to floats in dst, in order. */
+    static void widenF16(MemorySegment w, long offset, float[] dst, int dstOffset, int k) {
+        for (int i = 0; i < k; i++) dst[dstOffset + i] = Float.float16ToFloat(w.get(SHORT, offset + 2L * i));
+    }
+
+    // ---------------------------------------------------------------- bf16 weights in place, x split
+
+    private static float bf16Finish(FloatVector acc, MemorySegment w, long wRow, float[] x, int xRow, int from, int k) {
+        float s = sumLanes(acc);
+        for (int i = from; i < k; i++) s = Math.fma(bf16ToFloat(w.get(SHORT, wRow + 2L * i)), x[xRow + i], s);
         return s;
     }
 
-    /** One weight row against one input row. */
-    static float bf16Dot(MemorySegment w, long wRow, MemorySegment x, long xRow, int k) {
-        int full = k - k % BF16_CHUNK;
+    /** One weight row (byte offset wRow) against one split input row. */
+    static float bf16Dot(MemorySegment w, long wRow, float[] x, int xRow, int k) {
+        int full = vectorPart(k, true);
         FloatVector acc = FloatVector.zero(F);
         for (int c = 0; c < full; c += BF16_CHUNK) {
             IntVector p = IntVector.fromMemorySegment(I, w, wRow + 2L * c, LE);
-            long xo = xRow + 4L * c;
-            acc = even(p).fma(FloatVector.fromMemorySegment(F, x, xo, LE), acc);
-            acc = odd(p).fma(FloatVector.fromMemorySegment(F, x, xo + 4L * L, LE), acc);
+            acc = even(p).fma(FloatVector.fromArray(F, x, xRow + c), acc);
+            acc = odd(p).fma(FloatVector.fromArray(F, x, xRow + c + L), acc);
         }
         return bf16Finish(acc, w, wRow, x, xRow, full, k);
     }
 
-    /** Four weight rows against one input row: out[0..3] at {@code out + 4·i}. */
-    static void bf16Tile4x1(MemorySegment w, long w0, long wStride, MemorySegment x, long xRow, int k,
+    /** Four weight rows against one split input row; the four outputs go to {@code out + o0 + 4·i}. */
+    static void bf16Tile4x1(MemorySegment w, long w0, long wStride, float[] x, int xRow, int k,
                             MemorySegment out, long o0) {
-        int full = k - k % BF16_CHUNK;
+        int full = vectorPart(k, true);
         long w1 = w0 + wStride, w2 = w1 + wStride, w3 = w2 + wStride;
         FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0;
         for (int c = 0; c < full; c += BF16_CHUNK) {
             long wo = 2L * c;
-            long xo = xRow + 4L * c;
-            FloatVector xe = FloatVector.fromMemorySegment(F, x, xo, LE);
-            FloatVector xd = FloatVector.fromMemorySegment(F, x, xo + 4L * L, LE);
+            FloatVector xe = FloatVector.fromArray(F, x, xRow + c);
+            FloatVector xd = FloatVector.fromArray(F, x, xRow + c + L);
             IntVector p0 = IntVector.fromMemorySegment(I, w, w0 + wo, LE);
             IntVector p1 = IntVector.fromMemorySegment(I, w, w1 + wo, LE);
             IntVector p2 = IntVector.fromMemorySegment(I, w, w2 + wo, LE);
@@ -129,99 +151,31 @@ final class MatmulKernels {
         out.set(FLOAT, o0 + 12, bf16Finish(a3, w, w3, x, xRow, full, k));
     }
 
-    /**
-     * Four weight rows against four input rows: out for input row j and weight row i at {@code o0 + j·oStride + 4·i}.
-     * Each weight chunk is loaded and split once for the four input rows.
-     */
-    static void bf16Tile4x4(MemorySegment w, long w0, long wStride, MemorySegment x, long x0, long xStride, int k,
-                            MemorySegment out, long o0, long oStride) {
-        int full = k - k % BF16_CHUNK;
-        long w1 = w0 + wStride, w2 = w1 + wStride, w3 = w2 + wStride;
-        long x1 = x0 + xStride, x2 = x1 + xStride, x3 = x2 + xStride;
-        FloatVector a00 = FloatVector.zero(F), a01 = a00, a02 = a00, a03 = a00;
-        FloatVector a10 = a00, a11 = a00, a12 = a00, a13 = a00;
-        FloatVector a20 = a00, a21 = a00, a22 = a00, a23 = a00;
-        FloatVector a30 = a00, a31 = a00, a32 = a00, a33 = a00;
-        for (int c = 0; c < full; c += BF16_CHUNK) {
-            long wo = 2L * c;
-            long xo = 4L * c;
-            IntVector p0 = IntVector.fromMemorySegment(I, w, w0 + wo, LE);
-            IntVector p1 = IntVector.fromMemorySegment(I, w, w1 + wo, LE);
-            IntVector p2 = IntVector.fromMemorySegment(I, w, w2 + wo, LE);
-            IntVector p3 = IntVector.fromMemorySegment(I, w, w3 + wo, LE);
-            FloatVector e0 = even(p0), e1 = even(p1), e2 = even(p2), e3 = even(p3);
-            FloatVector d0 = odd(p0), d1 = odd(p1), d2 = odd(p2), d3 = odd(p3);
-            FloatVector xe = FloatVector.fromMemorySegment(F, x, x0 + xo, LE);
-            FloatVector xd = FloatVector.fromMemorySegment(F, x, x0 + xo + 4L * L, LE);
-            a00 = d0.fma(xd, e0.fma(xe, a00));
-            a10 = d1.fma(xd, e1.fma(xe, a10));
-            a20 = d2.fma(xd, e2.fma(xe, a20));
-            a30 = d3.fma(xd, e3.fma(xe, a30));
-            xe = FloatVector.fromMemorySegment(F, x, x1 + xo, LE);
-            xd = FloatVector.fromMemorySegment(F, x, x1 + xo + 4L * L, LE);
-            a01 = d0.fma(xd, e0.fma(xe, a01));
-            a11 = d1.fma(xd, e1.fma(xe, a11));
-            a21 = d2.fma(xd, e2.fma(xe, a21));
-            a31 = d3.fma(xd, e3.fma(xe, a31));
-            xe = FloatVector.fromMemorySegment(F, x, x2 + xo, LE);
-            xd = FloatVector.fromMemorySegment(F, x, x2 + xo + 4L * L, LE);
-            a02 = d0.fma(xd, e0.fma(xe, a02));
-            a12 = d1.fma(xd, e1.fma(xe, a12));
-            a22 = d2.fma(xd, e2.fma(xe, a22));
-            a32 = d3.fma(xd, e3.fma(xe, a32));
-            xe = FloatVector.fromMemorySegment(F, x, x3 + xo, LE);
-            xd = FloatVector.fromMemorySegment(F, x, x3 + xo + 4L * L, LE);
-            a03 = d0.fma(xd, e0.fma(xe, a03));
-            a13 = d1.fma(xd, e1.fma(xe, a13));
-            a23 = d2.fma(xd, e2.fma(xe, a23));
-            a33 = d3.fma(xd, e3.fma(xe, a33));
-        }
-        long o1 = o0 + oStride, o2 = o1 + oStride, o3 = o2 + oStride;
-        out.set(FLOAT, o0, bf16Finish(a00, w, w0, x, x0, full, k));
-        out.set(FLOAT, o0 + 4, bf16Finish(a10, w, w1, x, x0, full, k));
-        out.set(FLOAT, o0 + 8, bf16Finish(a20, w, w2, x, x0, full, k));
-        out.set(FLOAT, o0 + 12, bf16Finish(a30, w, w3, x, x0, full, k));
-        out.set(FLOAT, o1, bf16Finish(a01, w, w0, x, x1, full, k));
-        out.set(FLOAT, o1 + 4, bf16Finish(a11, w, w1, x, x1, full, k));
-        out.set(FLOAT, o1 + 8, bf16Finish(a21, w, w2, x, x1, full, k));
-        out.set(FLOAT, o1 + 12, bf16Finish(a31, w, w3, x, x1, full, k));
-        out.set(FLOAT, o2, bf16Finish(a02, w, w0, x, x2, full, k));
-        out.set(FLOAT, o2 + 4, bf16Finish(a12, w, w1, x, x2, full, k));
-        out.set(FLOAT, o2 + 8, bf16Finish(a22, w, w2, x, x2, full, k));
-        out.set(FLOAT, o2 + 12, bf16Finish(a32, w, w3, x, x2, full, k));
-        out.set(FLOAT, o3, bf16Finish(a03, w, w0, x, x3, full, k));
-        out.set(FLOAT, o3 + 4, bf16Finish(a13, w, w1, x, x3, full, k));
-        out.set(FLOAT, o3 + 8, bf16Finish(a23, w, w2, x, x3, full, k));
-        out.set(FLOAT, o3 + 12, bf16Finish(a33, w, w3, x, x3, full, k));
-    }
+    // ---------------------------------------------------------------- f32 weights in place
 
-    // ---------------------------------------------------------------- f32 weights, x as it is
-
-    private static float f32Finish(FloatVector acc, MemorySegment w, long wRow, MemorySegment x, long xRow,
-                                   int from, int k) {
+    private static float f32Finish(FloatVector acc, MemorySegment w, long wRow, float[] x, int xRow, int from, int k) {
         float s = sumLanes(acc);
-        for (int i = from; i < k; i++) s = Math.fma(w.get(FLOAT, wRow + 4L * i), x.get(FLOAT, xRow + 4L * i), s);
+        for (int i = from; i < k; i++) s = Math.fma(w.get(FLOAT, wRow + 4L * i), x[xRow + i], s);
         return s;
     }
 
-    static float f32Dot(MemorySegment w, long wRow, MemorySegment x, long xRow, int k) {
-        int full = k - k % L;
+    static float f32Dot(MemorySegment w, long wRow, float[] x, int xRow, int k) {
+        int full = vectorPart(k, false);
         FloatVector acc = FloatVector.zero(F);
         for (int c = 0; c < full; c += L) {
-            acc = FloatVector.fromMemorySegment(F, w, wRow + 4L * c, LE)
-                    .fma(FloatVector.fromMemorySegment(F, x, xRow + 4L * c, LE), acc);
+            acc = FloatVector.fromMemorySegment(F, w, wRow + 4L * c, LE).fma(FloatVector.fromArray(F, x, xRow + c), acc);
         }
         return f32Finish(acc, w, wRow, x, xRow, full, k);
     }
 
-    static void f32Tile4x1(MemorySegment w, long w0, long wStride, MemorySegment x, long xRow, int k,
+    static void f32Tile4x1(MemorySegment w, long w0, long wStride, float[] x, int xRow, int k,
                            MemorySegment out, long o0) {
-        int full = k - k % L;
+        int full = vectorPart(k, false);
         long w1 = w0 + wStride, w2 = w1 + wStride, w3 = w2 + wStride;
         FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0;
         for (int c = 0; c < full; c += L) {
             long o = 4L * c;
-            FloatVector xv = FloatVector.fromMemorySegment(F, x, xRow + o, LE);
+            FloatVector xv = FloatVector.fromArray(F, x, xRow + c);
             a0 = FloatVector.fromMemorySegment(F, w, w0 + o, LE).fma(xv, a0);
             a1 = FloatVector.fromMemorySegment(F, w, w1 + o, LE).fma(xv, a1);
             a2 = FloatVector.fromMemorySegment(F, w, w2 + o, LE).fma(xv, a2);
@@ -233,58 +187,101 @@ final class MatmulKernels {
         out.set(FLOAT, o0 + 12, f32Finish(a3, w, w3, x, xRow, full, k));
     }
 
-    static void f32Tile4x4(MemorySegment w, long w0, long wStride, MemorySegment x, long x0, long xStride, int k,
-                           MemorySegment out, long o0, long oStride) {
-        int full = k - k % L;
-        long w1 = w0 + wStride, w2 = w1 + wStride, w3 = w2 + wStride;
-        long x1 = x0 + xStride, x2 = x1 + xStride, x3 = x2 + xStride;
-        FloatVector a00 = FloatVector.zero(F), a01 = a00, a02 = a00, a03 = a00;
-        FloatVector a10 = a00, a11 = a00, a12 = a00, a13 = a00;
-        FloatVector a20 = a00, a21 = a00, a22 = a00, a23 = a00;
-        FloatVector a30 = a00, a31 = a00, a32 = a00, a33 = a00;
+    // ---------------------------------------------------------------- widened weights (float arrays)
+
+    private static float finish(FloatVector acc, float[] w, int wRow, float[] x, int xRow, int from, int k) {
+        float s = sumLanes(acc);
+        for (int i = from; i < k; i++) s = Math.fma(w[wRow + i], x[xRow + i], s);
+        return s;
+    }
+
+    /** One widened weight row against one input row, vectors over the first {@code full} elements. */
+    static float dot(float[] w, int wRow, float[] x, int xRow, int full, int k) {
+        FloatVector acc = FloatVector.zero(F);
         for (int c = 0; c < full; c += L) {
-            long o = 4L * c;
-            FloatVector v0 = FloatVector.fromMemorySegment(F, w, w0 + o, LE);
-            FloatVector v1 = FloatVector.fromMemorySegment(F, w, w1 + o, LE);
-            FloatVector v2 = FloatVector.fromMemorySegment(F, w, w2 + o, LE);
-            FloatVector v3 = FloatVector.fromMemorySegment(F, w, w3 + o, LE);
-            FloatVector xv = FloatVector.fromMemorySegment(F, x, x0 + o, LE);
+            acc = FloatVector.fromArray(F, w, wRow + c).fma(FloatVector.fromArray(F, x, xRow + c), acc);
+        }
+        return finish(acc, w, wRow, x, xRow, full, k);
+    }
+
+    static void tile4x1(float[] w, int w0, int wStride, float[] x, int xRow, int full, int k,
+                        MemorySegment out, long o0) {
+        int w1 = w0 + wStride, w2 = w1 + wStride, w3 = w2 + wStride;
+        FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0;
+        for (int c = 0; c < full; c += L) {
+            FloatVector xv = FloatVector.fromArray(F, x, xRow + c);
+            a0 = FloatVector.fromArray(F, w, w0 + c).fma(xv, a0);
+            a1 = FloatVector.fromArray(F, w, w1 + c).fma(xv, a1);
+            a2 = FloatVector.fromArray(F, w, w2 + c).fma(xv, a2);
+            a3 = FloatVector.fromArray(F, w, w3 + c).fma(xv, a3);
+        }
+        out.set(FLOAT, o0, finish(a0, w, w0, x, xRow, full, k));
+        out.set(FLOAT, o0 + 4, finish(a1, w, w1, x, xRow, full, k));
+        out.set(FLOAT, o0 + 8, finish(a2, w, w2, x, xRow, full, k));
+        out.set(FLOAT, o0 + 12, finish(a3, w, w3, x, xRow, full, k));
+    }
+
+    /**
+     * Four widened weight rows against {@link #TILE_ROWS} input rows, 24 accumulators in registers: each weight vector
+     * is loaded once for six FMAs. Output for input row j and weight row i goes to {@code out + o0 + j·oStride + 4·i}.
+     */
+    static void tile4x6(float[] w, int w0, int wStride, float[] x, int x0, int xStride, int full, int k,
+                        MemorySegment out, long o0, long oStride) {
+        int w1 = w0 + wStride, w2 = w1 + wStride, w3 = w2 + wStride;
+        int x1 = x0 + xStride, x2 = x1 + xStride, x3 = x2 + xStride, x4 = x3 + xStride, x5 = x4 + xStride;
+        FloatVector a00 = FloatVector.zero(F), a01 = a00, a02 = a00, a03 = a00, a04 = a00, a05 = a00;
+        FloatVector a10 = a00, a11 = a00, a12 = a00, a13 = a00, a14 = a00, a15 = a00;
+        FloatVector a20 = a00, a21 = a00, a22 = a00, a23 = a00, a24 = a00, a25 = a00;
+        FloatVector a30 = a00, a31 = a00, a32 = a00, a33 = a00, a34 = a00, a35 = a00;
+        for (int c = 0; c < full; c += L) {
+            FloatVector v0 = FloatVector.fromArray(F, w, w0 + c);
+            FloatVector v1 = FloatVector.fromArray(F, w, w1 + c);
+            FloatVector v2 = FloatVector.fromArray(F, w, w2 + c);
+            FloatVector v3 = FloatVector.fromArray(F, w, w3 + c);
+            FloatVector xv = FloatVector.fromArray(F, x, x0 + c);
             a00 = v0.fma(xv, a00);
             a10 = v1.fma(xv, a10);
             a20 = v2.fma(xv, a20);
             a30 = v3.fma(xv, a30);
-            xv = FloatVector.fromMemorySegment(F, x, x1 + o, LE);
+            xv = FloatVector.fromArray(F, x, x1 + c);
             a01 = v0.fma(xv, a01);
             a11 = v1.fma(xv, a11);
             a21 = v2.fma(xv, a21);
             a31 = v3.fma(xv, a31);
-            xv = FloatVector.fromMemorySegment(F, x, x2 + o, LE);
+            xv = FloatVector.fromArray(F, x, x2 + c);
             a02 = v0.fma(xv, a02);
             a12 = v1.fma(xv, a12);
             a22 = v2.fma(xv, a22);
             a32 = v3.fma(xv, a32);
-            xv = FloatVector.fromMemorySegment(F, x, x3 + o, LE);
+            xv = FloatVector.fromArray(F, x, x3 + c);
             a03 = v0.fma(xv, a03);
             a13 = v1.fma(xv, a13);
             a23 = v2.fma(xv, a23);
             a33 = v3.fma(xv, a33);
+            xv = FloatVector.fromArray(F, x, x4 + c);
+            a04 = v0.fma(xv, a04);
+            a14 = v1.fma(xv, a14);
+            a24 = v2.fma(xv, a24);
+            a34 = v3.fma(xv, a34);
+            xv = FloatVector.fromArray(F, x, x5 + c);
+            a05 = v0.fma(xv, a05);
+            a15 = v1.fma(xv, a15);
+            a25 = v2.fma(xv, a25);
+            a35 = v3.fma(xv, a35);
         }
-        long o1 = o0 + oStride, o2 = o1 + oStride, o3 = o2 + oStride;
-        out.set(FLOAT, o0, f32Finish(a00, w, w0, x, x0, full, k));
-        out.set(FLOAT, o0 + 4, f32Finish(a10, w, w1, x, x0, full, k));
-        out.set(FLOAT, o0 + 8, f32Finish(a20, w, w2, x, x0, full, k));
-        out.set(FLOAT, o0 + 12, f32Finish(a30, w, w3, x, x0, full, k));
-        out.set(FLOAT, o1, f32Finish(a01, w, w0, x, x1, full, k));
-        out.set(FLOAT, o1 + 4, f32Finish(a11, w, w1, x, x1, full, k));
-        out.set(FLOAT, o1 + 8, f32Finish(a21, w, w2, x, x1, full, k));
-        out.set(FLOAT, o1 + 12, f32Finish(a31, w, w3, x, x1, full, k));
-        out.set(FLOAT, o2, f32Finish(a02, w, w0, x, x2, full, k));
-        out.set(FLOAT, o2 + 4, f32Finish(a12, w, w1, x, x2, full, k));
-        out.set(FLOAT, o2 + 8, f32Finish(a22, w, w2, x, x2, full, k));
-        out.set(FLOAT, o2 + 12, f32Finish(a32, w, w3, x, x2, full, k));
-        out.set(FLOAT, o3, f32Finish(a03, w, w0, x, x3, full, k));
-        out.set(FLOAT, o3 + 4, f32Finish(a13, w, w1, x, x3, full, k));
-        out.set(FLOAT, o3 + 8, f32Finish(a23, w, w2, x, x3, full, k));
-        out.set(FLOAT, o3 + 12, f32Finish(a33, w, w3, x, x3, full, k));
+        store4(out, o0, w, w0, wStride, x, x0, full, k, a00, a10, a20, a30);
+        store4(out, o0 + oStride, w, w0, wStride, x, x1, full, k, a01, a11, a21, a31);
+        store4(out, o0 + 2 * oStride, w, w0, wStride, x, x2, full, k, a02, a12, a22, a32);
+        store4(out, o0 + 3 * oStride, w, w0, wStride, x, x3, full, k, a03, a13, a23, a33);
+        store4(out, o0 + 4 * oStride, w, w0, wStride, x, x4, full, k, a04, a14, a24, a34);
+        store4(out, o0 + 5 * oStride, w, w0, wStride, x, x5, full, k, a05, a15, a25, a35);
+    }
+
+    private static void store4(MemorySegment out, long o, float[] w, int w0, int wStride, float[] x, int xRow,
+                               int full, int k, FloatVector a0, FloatVector a1, FloatVector a2, FloatVector a3) {
+        out.set(FLOAT, o, finish(a0, w, w0, x, xRow, full, k));
+        out.set(FLOAT, o + 4, finish(a1, w, w0 + wStride, x, xRow, full, k));
+        out.set(FLOAT, o + 8, finish(a2, w, w0 + 2 * wStride, x, xRow, full, k));
+        out.set(FLOAT, o + 12, finish(a3, w, w0 + 3 * wStride, x, xRow, full, k));
     }
 }

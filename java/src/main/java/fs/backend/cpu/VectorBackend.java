@@ -1,6 +1,5 @@
 package fs.backend.cpu;
 
-import static fs.backend.cpu.MatmulKernels.BF16_CHUNK;
 import static fs.backend.cpu.MatmulKernels.F;
 import static fs.backend.cpu.MatmulKernels.FLOAT;
 import static fs.backend.cpu.MatmulKernels.L;
@@ -19,7 +18,6 @@ import java.lang.foreign.MemorySegment;
 import java.util.HashMap;
 import java.util.Map;
 import jdk.incubator.vector.FloatVector;
-import jdk.incubator.vector.VectorShuffle;
 
 /**
  * The CPU backend on the Vector API: float32 activations off-heap, weights read in place from the checkpoint's
@@ -34,8 +32,6 @@ public final class VectorBackend implements Backend {
     private static final int MATMUL_UNIT_ROWS = 64;
     /** Elements per unit of element-wise work. */
     private static final int ELEMENTWISE_UNIT = 1 << 14;
-    private static final VectorShuffle<Float> EVENS = VectorShuffle.fromOp(F, j -> 2 * j);
-    private static final VectorShuffle<Float> ODDS = VectorShuffle.fromOp(F, j -> 2 * j + 1);
 
     private final Arena arena = Arena.ofShared();
     private final WorkerPool pool;
@@ -43,23 +39,24 @@ public final class VectorBackend implements Backend {
     private final MatmulTask matmulTask = new MatmulTask();
     private final AttentionTask attentionTask = new AttentionTask();
     private final SiluMulTask siluMulTask = new SiluMulTask();
-    /** The input of a bf16 matmul, each chunk split into evens and odds (see {@link MatmulKernels}). */
-    private MemorySegment splitInput = MemorySegment.NULL;
-    /** Per thread: an f16 unit of weight rows widened to float32. */
-    private final MemorySegment[] widenedRows;
-    /** Per thread: attention scores over the positions, and one head's output accumulator. */
+    /** The input of the current matmul on the heap; for bf16 weights split into evens and odds per chunk. */
+    private float[] input = new float[0];
+    /** Per thread: a unit of weight rows widened to float32. */
+    private final float[][] widened;
+    /** Per thread: attention scores over the positions, one head's query and its output accumulator. */
     private final float[][] scores;
     private final float[][] headAccumulators;
+    private final float[][] headQueries;
     private float[] gamma = new float[0];
     private boolean closed;
 
     /** A backend that runs its ops on {@code threads} threads (the calling thread included). */
     public VectorBackend(int threads) {
         pool = new WorkerPool(threads);
-        widenedRows = new MemorySegment[threads];
+        widened = new float[threads][0];
         scores = new float[threads][0];
         headAccumulators = new float[threads][0];
-        java.util.Arrays.fill(widenedRows, MemorySegment.NULL);
+        headQueries = new float[threads][0];
     }
 
     @Override
@@ -196,130 +193,117 @@ public final class VectorBackend implements Backend {
         requireLength(x, (long) rows * k, "matmul input");
         requireLength(out, (long) rows * n, "matmul output");
         if (rows <= 0) return;
+        long inputLength = (long) rows * k;
+        if (inputLength > Integer.MAX_VALUE - 64) throw new IllegalArgumentException("matmul input too large: " + inputLength);
+        if (input.length < inputLength) input = new float[(int) Math.max(inputLength, Math.min(2L * input.length, Integer.MAX_VALUE - 64))];
+        boolean bf16 = weight.dtype() == DType.BF16;
+        for (int r = 0; r < rows; r++) {
+            long from = (long) r * k * Float.BYTES;
+            if (bf16) MatmulKernels.splitEvenOdd(xs, from, input, r * k, k);
+            else MemorySegment.copy(xs, FLOAT, from, input, r * k, k);
+        }
         MatmulTask task = matmulTask;
         task.weight = weight;
         task.n = n;
         task.k = k;
         task.rows = rows;
         task.out = os;
-        switch (weight.dtype()) {
-            case BF16 -> task.x = splitForBf16(xs, rows, k);
-            case F16 -> {
-                task.x = xs;
-                long bytes = (long) MATMUL_UNIT_ROWS * k * Float.BYTES;
-                for (int t = 0; t < widenedRows.length; t++) {
-                    if (widenedRows[t].byteSize() < bytes) widenedRows[t] = arena.allocate(bytes, 64);
-                }
-            }
-            default -> task.x = xs;
+        task.widen = rows >= 2 || weight.dtype() == DType.F16;
+        if (task.widen) {
+            int needed = MATMUL_UNIT_ROWS * k;
+            for (int t = 0; t < widened.length; t++) if (widened[t].length < needed) widened[t] = new float[needed];
         }
         pool.run(task, (n + MATMUL_UNIT_ROWS - 1) / MATMUL_UNIT_ROWS);
         task.weight = null;
-        task.x = null;
         task.out = null;
     }
 
-    private MemorySegment splitForBf16(MemorySegment x, int rows, int k) {
-        long bytes = (long) rows * k * Float.BYTES;
-        if (splitInput.byteSize() < bytes) splitInput = arena.allocate(Math.max(bytes, 2 * splitInput.byteSize()), 64);
-        MemorySegment split = splitInput;
-        int full = k - k % BF16_CHUNK;
-        for (int r = 0; r < rows; r++) {
-            long base = (long) r * k * Float.BYTES;
-            for (int c = 0; c < full; c += BF16_CHUNK) {
-                long o = base + 4L * c;
-                FloatVector a = FloatVector.fromMemorySegment(F, x, o, LE);
-                FloatVector b = FloatVector.fromMemorySegment(F, x, o + 4L * L, LE);
-                a.rearrange(EVENS, b).intoMemorySegment(split, o, LE);
-                a.rearrange(ODDS, b).intoMemorySegment(split, o + 4L * L, LE);
-            }
-            MemorySegment.copy(x, base + 4L * full, split, base + 4L * full, 4L * (k - full));
-        }
-        return split;
-    }
-
-    /** One unit of a matmul: weight rows [64·unit, 64·unit + 64) against every input row. */
+    /**
+     * One unit of a matmul: weight rows [64·unit, 64·unit + 64) against every input row. A single row reads the
+     * weights in place; a batch first widens the unit's rows to floats (in bf16's split layout) and reuses them.
+     */
     private final class MatmulTask implements WorkerPool.Task {
         CpuWeight weight;
-        MemorySegment x;
         MemorySegment out;
         int n;
         int k;
         int rows;
+        boolean widen;
 
         @Override
         public void run(int unit, int worker) {
             int from = unit * MATMUL_UNIT_ROWS;
             int to = Math.min(n, from + MATMUL_UNIT_ROWS);
-            switch (weight.dtype()) {
-                case BF16 -> bf16Rows(weight.data(), (long) from * k * 2, from, to);
-                case F32 -> f32Rows(weight.data(), (long) from * k * Float.BYTES, from, to);
-                case F16 -> {
-                    MemorySegment widened = widenedRows[worker];
-                    for (int i = from; i < to; i++) widenRow(weight, i, widened, (long) (i - from) * k * Float.BYTES);
-                    f32Rows(widened, 0, from, to);
-                }
-                default -> throw new IllegalStateException("not a compute dtype: " + weight.dtype());
+            MemorySegment data = weight.data();
+            DType dtype = weight.dtype();
+            if (!widen) {
+                if (dtype == DType.BF16) bf16InPlace(data, from, to);
+                else f32InPlace(data, from, to);
+                return;
             }
+            float[] w = widened[worker];
+            for (int i = from; i < to; i++) {
+                int dst = (i - from) * k;
+                switch (dtype) {
+                    case BF16 -> MatmulKernels.widenBf16Split(data, 2L * i * k, w, dst, k);
+                    case F16 -> MatmulKernels.widenF16(data, 2L * i * k, w, dst, k);
+                    case F32 -> MemorySegment.copy(data, FLOAT, 4L * i * k, w, dst, k);
+                    default -> throw new IllegalStateException("not a compute dtype: " + dtype);
+                }
+            }
+            widenedRows(w, MatmulKernels.vectorPart(k, dtype == DType.BF16), from, to);
         }
 
-        /** Weight rows [from, to) of a bf16 matrix whose row {@code from} starts at byte {@code w0} of {@code w}. */
-        private void bf16Rows(MemorySegment w, long w0, int from, int to) {
-            long wStride = 2L * k, xStride = 4L * k, oStride = 4L * n;
-            int r = 0;
-            for (; r + 4 <= rows; r += 4) {
-                long x0 = r * xStride;
+        private void bf16InPlace(MemorySegment w, int from, int to) {
+            long wStride = 2L * k, oStride = 4L * n;
+            for (int r = 0; r < rows; r++) {
                 int i = from;
-                long wr = w0;
-                for (; i + 4 <= to; i += 4, wr += 4 * wStride) {
-                    MatmulKernels.bf16Tile4x4(w, wr, wStride, x, x0, xStride, k, out, r * oStride + 4L * i, oStride);
+                for (; i + 4 <= to; i += 4) {
+                    MatmulKernels.bf16Tile4x1(w, i * wStride, wStride, input, r * k, k, out, r * oStride + 4L * i);
                 }
-                for (; i < to; i++, wr += wStride) {
-                    for (int j = 0; j < 4; j++) {
-                        out.set(FLOAT, (r + j) * oStride + 4L * i,
-                                MatmulKernels.bf16Dot(w, wr, x, x0 + j * xStride, k));
-                    }
-                }
-            }
-            for (; r < rows; r++) {
-                long x0 = r * xStride;
-                int i = from;
-                long wr = w0;
-                for (; i + 4 <= to; i += 4, wr += 4 * wStride) {
-                    MatmulKernels.bf16Tile4x1(w, wr, wStride, x, x0, k, out, r * oStride + 4L * i);
-                }
-                for (; i < to; i++, wr += wStride) {
-                    out.set(FLOAT, r * oStride + 4L * i, MatmulKernels.bf16Dot(w, wr, x, x0, k));
+                for (; i < to; i++) {
+                    out.set(FLOAT, r * oStride + 4L * i, MatmulKernels.bf16Dot(w, i * wStride, input, r * k, k));
                 }
             }
         }
 
-        private void f32Rows(MemorySegment w, long w0, int from, int to) {
-            long wStride = 4L * k, xStride = 4L * k, oStride = 4L * n;
-            int r = 0;
-            for (; r + 4 <= rows; r += 4) {
-                long x0 = r * xStride;
+        private void f32InPlace(MemorySegment w, int from, int to) {
+            long wStride = 4L * k, oStride = 4L * n;
+            for (int r = 0; r < rows; r++) {
                 int i = from;
-                long wr = w0;
-                for (; i + 4 <= to; i += 4, wr += 4 * wStride) {
-                    MatmulKernels.f32Tile4x4(w, wr, wStride, x, x0, xStride, k, out, r * oStride + 4L * i, oStride);
+                for (; i + 4 <= to; i += 4) {
+                    MatmulKernels.f32Tile4x1(w, i * wStride, wStride, input, r * k, k, out, r * oStride + 4L * i);
                 }
-                for (; i < to; i++, wr += wStride) {
-                    for (int j = 0; j < 4; j++) {
-                        out.set(FLOAT, (r + j) * oStride + 4L * i,
-                                MatmulKernels.f32Dot(w, wr, x, x0 + j * xStride, k));
+                for (; i < to; i++) {
+                    out.set(FLOAT, r * oStride + 4L * i, MatmulKernels.f32Dot(w, i * wStride, input, r * k, k));
+                }
+            }
+        }
+
+        /** Rows [from, to) widened into w (row i at (i - from)·k) against every input row. */
+        private void widenedRows(float[] w, int full, int from, int to) {
+            int count = to - from;
+            long oStride = 4L * n;
+            int r = 0;
+            for (; r + MatmulKernels.TILE_ROWS <= rows; r += MatmulKernels.TILE_ROWS) {
+                int i = 0;
+                for (; i + 4 <= count; i += 4) {
+                    MatmulKernels.tile4x6(w, i * k, k, input, r * k, k, full, k, out, r * oStride + 4L * (from + i),
+                            oStride);
+                }
+                for (; i < count; i++) {
+                    for (int j = r; j < r + MatmulKernels.TILE_ROWS; j++) {
+                        out.set(FLOAT, j * oStride + 4L * (from + i), MatmulKernels.dot(w, i * k, input, j * k, full, k));
                     }
                 }
             }
             for (; r < rows; r++) {
-                long x0 = r * xStride;
-                int i = from;
-                long wr = w0;
-                for (; i + 4 <= to; i += 4, wr += 4 * wStride) {
-                    MatmulKernels.f32Tile4x1(w, wr, wStride, x, x0, k, out, r * oStride + 4L * i);
+                int i = 0;
+                for (; i + 4 <= count; i += 4) {
+                    MatmulKernels.tile4x1(w, i * k, k, input, r * k, full, k, out, r * oStride + 4L * (from + i));
                 }
-                for (; i < to; i++, wr += wStride) {
-                    out.set(FLOAT, r * oStride + 4L * i, MatmulKernels.f32Dot(w, wr, x, x0, k));
+                for (; i < count; i++) {
+                    out.set(FLOAT, r * oStride + 4L * (from + i), MatmulKernels.dot(w, i * k, input, r * k, full, k));
                 }
             }
         }
@@ -403,6 +387,7 @@ public final class VectorBackend implements Backend {
         for (int t = 0; t < scores.length; t++) {
             if (scores[t].length < positions) scores[t] = new float[Math.max(positions, 2 * scores[t].length)];
             if (headAccumulators[t].length < headDim) headAccumulators[t] = new float[headDim];
+            if (headQueries[t].length < headDim) headQueries[t] = new float[headDim];
         }
         AttentionTask task = attentionTask;
         task.q = segment(q);
@@ -438,9 +423,11 @@ public final class VectorBackend implements Backend {
             long step = (long) headDim * Float.BYTES;
             float scale = (float) (1.0 / Math.sqrt(headDim));
             float[] s = scores[worker];
+            float[] query = headQueries[worker];
+            MemorySegment.copy(q, FLOAT, rowOffset, query, 0, headDim);
             float max = Float.NEGATIVE_INFINITY;
             for (int p = 0; p < positions; p++) {
-                float score = MatmulKernels.f32Dot(keys, headBase + p * step, q, rowOffset, headDim) * scale;
+                float score = MatmulKernels.f32Dot(keys, headBase + p * step, query, 0, headDim) * scale;
                 s[p] = score;
                 max = Math.max(max, score);
             }
