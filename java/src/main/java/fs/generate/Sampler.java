@@ -1,0 +1,212 @@
+package fs.generate;
+
+import java.util.Arrays;
+import java.util.SplittableRandom;
+
+/**
+ * Picks the next token from a row of logits. One sampler per generation: its random stream starts from the seed, so
+ * the same seed and the same logits give the same tokens.
+ *
+ * <p>The steps, in Hugging Face's order ({@code generate}: logits processors, then the warpers temperature, top-k,
+ * top-p, min-p):
+ * <ol>
+ *   <li>repetition penalty over every distinct token of the history: a logit &gt; 0 is divided by the penalty,
+ *       any other is multiplied by it;</li>
+ *   <li>temperature 0 → argmax of the penalised logits (the first index on ties); no filter, no randomness;</li>
+ *   <li>top-k: keep the k largest logits (ties go to the lower index);</li>
+ *   <li>softmax of logit / temperature over what is left;</li>
+ *   <li>top-p: keep the smallest set of most likely tokens whose probability adds up to ≥ p (at least one);</li>
+ *   <li>min-p: drop the tokens whose probability is below min-p × the largest probability;</li>
+ *   <li>renormalise and draw.</li>
+ * </ol>
+ * llama.cpp applies the temperature last, after its filters; here top-p sees the tempered distribution, as in
+ * Hugging Face. (Top-k and min-p give the same set either way.)
+ *
+ * <p>Cost per token on a 151,936-entry vocabulary: with top-k, one pass through a k-entry heap and a sort of k keys;
+ * without top-k but with top-p, a sort of the whole vocabulary (as Hugging Face and llama.cpp do); with neither, no
+ * sort at all. Scratch arrays are allocated on the first call and reused.
+ */
+public final class Sampler {
+    private static final int[] NO_HISTORY = new int[0];
+
+    private final SamplingParams params;
+    private final SplittableRandom random;
+
+    /** Logits after the repetition penalty; the caller's array is never modified. */
+    private float[] penalized = new float[0];
+    /** Ranking keys (see {@link #rankKey}) of the candidates: a min-heap while selecting top-k, then sorted. */
+    private long[] keys = new long[0];
+    /** Token ids of the candidates, most likely first when ranked. */
+    private int[] candidates = new int[0];
+    /** Unnormalised probabilities exp((logit - max) / temperature) of the candidates; the largest is exactly 1. */
+    private double[] weights = new double[0];
+
+    public Sampler(SamplingParams params) {
+        this.params = params;
+        this.random = new SplittableRandom(params.seed());
+    }
+
+    public SamplingParams params() {
+        return params;
+    }
+
+    /** The next token, without repetition penalty (no history). */
+    public int sample(float[] logits) {
+        return sample(logits, NO_HISTORY, 0);
+    }
+
+    /**
+     * The next token given the logits of the last position and the first {@code historyLength} tokens of
+     * {@code history} (what the repetition penalty looks at; Hugging Face passes the prompt and the generated tokens).
+     */
+    public int sample(float[] logits, int[] history, int historyLength) {
+        float[] scores = logits;
+        if (params.repeatPenalty() != 1f && historyLength > 0) scores = penalize(logits, history, historyLength);
+        if (params.isGreedy()) return argmax(scores);
+
+        int vocab = scores.length;
+        int topK = params.topK();
+        boolean ranked;
+        int count;
+        if (topK > 0 && topK < vocab) {
+            count = selectTopK(scores, topK);
+            ranked = true;
+        } else if (params.topP() < 1f) {
+            count = rankAll(scores);
+            ranked = true;
+        } else {
+            count = vocab;
+            ensureCandidateCapacity(vocab);
+            for (int i = 0; i < vocab; i++) candidates[i] = i;
+            ranked = false;
+        }
+
+        float max = ranked ? scores[candidates[0]] : scores[argmax(scores)];
+        double inverseTemperature = 1.0 / params.temperature();
+        double total = 0;
+        for (int i = 0; i < count; i++) {
+            double w = Math.exp((scores[candidates[i]] - max) * inverseTemperature);
+            weights[i] = w;
+            total += w;
+        }
+
+        if (params.topP() < 1f) {
+            // Candidates are ranked here: keep the shortest prefix whose mass reaches topP of the total.
+            double target = params.topP() * total;
+            double kept = 0;
+            int keep = 0;
+            while (keep < count) {
+                kept += weights[keep++];
+                if (kept >= target) break;
+            }
+            count = keep;
+            total = kept;
+        }
+
+        if (params.minP() > 0f) {
+            // The most likely candidate has weight exactly 1 and always survives top-p, so the bar is minP itself.
+            double bar = params.minP();
+            total = 0;
+            for (int i = 0; i < count; i++) {
+                if (weights[i] < bar) weights[i] = 0;
+                total += weights[i];
+            }
+        }
+
+        double u = random.nextDouble() * total;
+        int last = -1;
+        for (int i = 0; i < count; i++) {
+            if (weights[i] == 0) continue;
+            last = i;
+            u -= weights[i];
+            if (u < 0) return candidates[i];
+        }
+        return candidates[last]; // rounding left u a hair above the sum: the last token with mass takes it
+    }
+
+    private float[] penalize(float[] logits, int[] history, int historyLength) {
+        if (penalized.length != logits.length) penalized = new float[logits.length];
+        System.arraycopy(logits, 0, penalized, 0, logits.length);
+        float penalty = params.repeatPenalty();
+        for (int i = 0; i < historyLength; i++) {
+            int token = history[i];
+            // Computed from the original logit, so a token seen many times is penalised once, as in Hugging Face.
+            float logit = logits[token];
+            penalized[token] = logit > 0 ? logit / penalty : logit * penalty;
+        }
+        return penalized;
+    }
+
+    /** Index of the largest value, the first one on ties. */
+    static int argmax(float[] values) {
+        int best = 0;
+        for (int i = 1; i < values.length; i++) {
+            if (values[i] > values[best]) best = i;
+        }
+        return best;
+    }
+
+    /**
+     * A long that orders tokens by logit, then by lower index: a larger key is a more likely token. The float's bits
+     * are made to sort as a signed int (negative floats have their magnitude bits flipped) and go in the high half.
+     */
+    private static long rankKey(float logit, int token) {
+        int bits = Float.floatToIntBits(logit);
+        bits ^= (bits >> 31) & 0x7fffffff;
+        return ((long) bits << 32) | (Integer.MAX_VALUE - token);
+    }
+
+    private static int tokenOf(long key) {
+        return Integer.MAX_VALUE - (int) key;
+    }
+
+    /** Fills candidates[0..k) with the k most likely tokens, most likely first; a single pass through a k-heap. */
+    private int selectTopK(float[] scores, int k) {
+        ensureCandidateCapacity(k);
+        long[] heap = keys;
+        for (int i = 0; i < k; i++) heap[i] = rankKey(scores[i], i);
+        for (int i = k / 2 - 1; i >= 0; i--) siftDown(heap, i, k);
+        for (int i = k; i < scores.length; i++) {
+            long key = rankKey(scores[i], i);
+            if (key > heap[0]) {
+                heap[0] = key;
+                siftDown(heap, 0, k);
+            }
+        }
+        Arrays.sort(heap, 0, k);
+        for (int i = 0; i < k; i++) candidates[i] = tokenOf(heap[k - 1 - i]);
+        return k;
+    }
+
+    /** Fills candidates with every token, most likely first. */
+    private int rankAll(float[] scores) {
+        int n = scores.length;
+        ensureCandidateCapacity(n);
+        for (int i = 0; i < n; i++) keys[i] = rankKey(scores[i], i);
+        Arrays.sort(keys, 0, n);
+        for (int i = 0; i < n; i++) candidates[i] = tokenOf(keys[n - 1 - i]);
+        return n;
+    }
+
+    /** Restores the min-heap property below {@code i} in heap[0..size). */
+    private static void siftDown(long[] heap, int i, int size) {
+        long key = heap[i];
+        while (true) {
+            int child = 2 * i + 1;
+            if (child >= size) break;
+            if (child + 1 < size && heap[child + 1] < heap[child]) child++;
+            if (heap[child] >= key) break;
+            heap[i] = heap[child];
+            i = child;
+        }
+        heap[i] = key;
+    }
+
+    private void ensureCandidateCapacity(int n) {
+        if (candidates.length < n) {
+            candidates = new int[n];
+            weights = new double[n];
+            keys = new long[n];
+        }
+    }
+}

@@ -1,0 +1,57 @@
+package fs.generate;
+
+import fs.FsException;
+import java.security.SecureRandom;
+
+/**
+ * How the next token is chosen from the logits; see {@link Sampler} for the order the steps are applied in.
+ *
+ * @param temperature   0 means greedy (argmax); otherwise logits are divided by it before the softmax
+ * @param topK          keep only the k most likely tokens; 0 disables it
+ * @param topP          nucleus: keep the smallest set of most likely tokens whose probability adds up to ≥ topP;
+ *                      1 disables it
+ * @param minP          drop tokens whose probability is below minP × the largest probability; 0 disables it
+ * @param repeatPenalty Hugging Face's repetition penalty over the tokens already seen; 1 disables it
+ * @param seed          seeds the random draws, so a run with the same seed and logits picks the same tokens
+ */
+public record SamplingParams(float temperature, int topK, float topP, float minP, float repeatPenalty, long seed) {
+
+    public SamplingParams {
+        // Negated comparisons so that NaN fails every check.
+        if (!(temperature >= 0) || Float.isInfinite(temperature)) {
+            throw new FsException("temperature must be a finite number ≥ 0, got " + temperature);
+        }
+        if (topK < 0) throw new FsException("top-k must be ≥ 0 (0 disables it), got " + topK);
+        if (!(topP > 0 && topP <= 1)) throw new FsException("top-p must be in (0, 1] (1 disables it), got " + topP);
+        if (!(minP >= 0 && minP <= 1)) throw new FsException("min-p must be in [0, 1] (0 disables it), got " + minP);
+        if (!(repeatPenalty > 0) || Float.isInfinite(repeatPenalty)) {
+            throw new FsException("repeat penalty must be a finite number > 0 (1 disables it), got " + repeatPenalty);
+        }
+    }
+
+    /** Always the most likely token: no randomness, no filters, no penalty. */
+    public static SamplingParams greedy() {
+        return new SamplingParams(0f, 0, 1f, 0f, 1f, 0L);
+    }
+
+    /** A seed nobody chose; callers print it so that the run can be repeated with {@code --seed}. */
+    public static long randomSeed() {
+        return new SecureRandom().nextLong();
+    }
+
+    public boolean isGreedy() {
+        return temperature == 0f;
+    }
+
+    /** These parameters with every non-null argument (a flag the user gave) replacing the field of the same name. */
+    public SamplingParams withOverrides(
+            Float temperature, Integer topK, Float topP, Float minP, Float repeatPenalty, Long seed) {
+        return new SamplingParams(
+                temperature != null ? temperature : this.temperature,
+                topK != null ? topK : this.topK,
+                topP != null ? topP : this.topP,
+                minP != null ? minP : this.minP,
+                repeatPenalty != null ? repeatPenalty : this.repeatPenalty,
+                seed != null ? seed : this.seed);
+    }
+}

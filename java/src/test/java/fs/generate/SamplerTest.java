@@ -1,0 +1,230 @@
+package fs.generate;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.Random;
+import java.util.Set;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.Test;
+
+class SamplerTest {
+    /** Logits whose plain softmax is exactly these probabilities (they sum to 1), most likely first. */
+    private static final double[] P = {0.40, 0.25, 0.15, 0.10, 0.05, 0.03, 0.02};
+
+    private static final int DRAWS = 200_000;
+
+    private static float[] logitsOf(double[] probabilities) {
+        float[] logits = new float[probabilities.length];
+        for (int i = 0; i < logits.length; i++) logits[i] = (float) Math.log(probabilities[i]);
+        return logits;
+    }
+
+    private static SamplingParams sampling(float temperature, int topK, float topP, float minP, float penalty) {
+        return new SamplingParams(temperature, topK, topP, minP, penalty, 12345L);
+    }
+
+    /** Expected probabilities: {@code weights} (unnormalised, 0 = excluded) divided by their sum. */
+    private static double[] normalised(double... weights) {
+        double sum = Arrays.stream(weights).sum();
+        return Arrays.stream(weights).map(w -> w / sum).toArray();
+    }
+
+    /**
+     * Draws {@link #DRAWS} tokens and checks each frequency against its expected probability within 5 binomial
+     * standard deviations; a token with probability 0 must never be drawn.
+     */
+    private static void assertDistribution(double[] expected, Sampler sampler, float[] logits, int[] history) {
+        float[] original = logits.clone();
+        long[] counts = new long[logits.length];
+        for (int i = 0; i < DRAWS; i++) counts[sampler.sample(logits, history, history.length)]++;
+        assertArrayEquals(original, logits, "the caller's logits must not change");
+        for (int t = 0; t < logits.length; t++) {
+            double p = expected[t];
+            if (p == 0) {
+                assertEquals(0, counts[t], "token " + t + " is excluded but was drawn " + counts[t] + " times");
+                continue;
+            }
+            double mean = DRAWS * p;
+            double sigma = Math.sqrt(DRAWS * p * (1 - p));
+            assertTrue(Math.abs(counts[t] - mean) <= 5 * sigma + 1,
+                    "token " + t + ": drawn " + counts[t] + " times, expected " + mean + " ± " + 5 * sigma);
+        }
+    }
+
+    private static void assertDistribution(double[] expected, SamplingParams params, float[] logits) {
+        assertDistribution(expected, new Sampler(params), logits, new int[0]);
+    }
+
+    @Test
+    void plainSamplingFollowsTheSoftmax() {
+        assertDistribution(P, sampling(1f, 0, 1f, 0f, 1f), logitsOf(P));
+    }
+
+    @Test
+    void temperatureSharpensAndFlattens() {
+        // softmax(logit / T) is proportional to p^(1/T).
+        double[] half = Arrays.stream(P).map(p -> p * p).toArray();
+        assertDistribution(normalised(half), sampling(0.5f, 0, 1f, 0f, 1f), logitsOf(P));
+        double[] twice = Arrays.stream(P).map(Math::sqrt).toArray();
+        assertDistribution(normalised(twice), sampling(2f, 0, 1f, 0f, 1f), logitsOf(P));
+    }
+
+    @Test
+    void topKKeepsTheKMostLikely() {
+        assertDistribution(normalised(0.40, 0.25, 0.15, 0, 0, 0, 0), sampling(1f, 3, 1f, 0f, 1f), logitsOf(P));
+    }
+
+    @Test
+    void topKFindsTheLargestWhereverTheyAre() {
+        double[] shuffled = {0.03, 0.25, 0.02, 0.40, 0.05, 0.15, 0.10};
+        assertDistribution(normalised(0, 0.25, 0, 0.40, 0, 0.15, 0.10), sampling(1f, 4, 1f, 0f, 1f),
+                logitsOf(shuffled));
+    }
+
+    @Test
+    void topPKeepsTheSmallestSetReachingP() {
+        // 0.40 + 0.25 = 0.65 < 0.7, + 0.15 = 0.80 ≥ 0.7: three tokens.
+        assertDistribution(normalised(0.40, 0.25, 0.15, 0, 0, 0, 0), sampling(1f, 0, 0.7f, 0f, 1f), logitsOf(P));
+        // 0.40 < 0.41 but 0.65 ≥ 0.41: two tokens.
+        assertDistribution(normalised(0.40, 0.25, 0, 0, 0, 0, 0), sampling(1f, 0, 0.41f, 0f, 1f), logitsOf(P));
+        // Below the top probability: only the top token.
+        assertDistribution(normalised(1, 0, 0, 0, 0, 0, 0), sampling(1f, 0, 0.1f, 0f, 1f), logitsOf(P));
+    }
+
+    @Test
+    void topPSeesTheTemperedDistribution() {
+        // At T = 0.5: p² / Σp² = 0.619, 0.242, 0.087, ...: 0.619 < 0.8 ≤ 0.861, so two tokens survive.
+        assertDistribution(normalised(0.16, 0.0625, 0, 0, 0, 0, 0), sampling(0.5f, 0, 0.8f, 0f, 1f), logitsOf(P));
+    }
+
+    @Test
+    void topPAppliesAfterTopK() {
+        // Top-3 renormalised: 0.5, 0.3125, 0.1875; 0.5 < 0.6 ≤ 0.8125: two tokens.
+        assertDistribution(normalised(0.40, 0.25, 0, 0, 0, 0, 0), sampling(1f, 3, 0.6f, 0f, 1f), logitsOf(P));
+    }
+
+    @Test
+    void minPDropsTokensBelowAFractionOfTheTop() {
+        // 0.3 × 0.40 = 0.12: 0.40, 0.25 and 0.15 stay.
+        assertDistribution(normalised(0.40, 0.25, 0.15, 0, 0, 0, 0), sampling(1f, 0, 1f, 0.3f, 1f), logitsOf(P));
+        // 0.1 × 0.40 = 0.04: 0.05 stays, 0.03 goes.
+        assertDistribution(normalised(0.40, 0.25, 0.15, 0.10, 0.05, 0, 0), sampling(1f, 0, 1f, 0.1f, 1f),
+                logitsOf(P));
+    }
+
+    @Test
+    void minPCombinesWithTopKAndTopP() {
+        // Top-5, then top-p 0.95 of {0.421, 0.263, 0.158, 0.105, 0.053} keeps all five, then min-p 0.2 (bar 0.08
+        // of the original scale) drops 0.05.
+        assertDistribution(normalised(0.40, 0.25, 0.15, 0.10, 0, 0, 0), sampling(1f, 5, 0.95f, 0.2f, 1f),
+                logitsOf(P));
+    }
+
+    @Test
+    void repetitionPenaltyDividesPositiveAndMultipliesNegativeLogits() {
+        float[] logits = {2f, -1f, 0.5f, 1f};
+        // Seen tokens 0 and 1 (token 1 three times, penalised once): 2 / 2 = 1, -1 × 2 = -2.
+        int[] history = {1, 0, 1, 1};
+        double[] expected = normalised(Math.exp(1), Math.exp(-2), Math.exp(0.5), Math.exp(1));
+        assertDistribution(expected, new Sampler(sampling(1f, 0, 1f, 0f, 2f)), logits, history);
+    }
+
+    @Test
+    void repetitionPenaltyLooksOnlyAtTheGivenHistoryLength() {
+        float[] logits = {3f, 2f};
+        int[] history = {0, 1};
+        Sampler greedy = new Sampler(new SamplingParams(0f, 0, 1f, 0f, 4f, 0L));
+        assertEquals(1, greedy.sample(logits, history, 1), "only token 0 is penalised: 3 / 4 < 2");
+        assertEquals(0, greedy.sample(logits, history, 2), "both are penalised: 3 / 4 > 2 / 4");
+    }
+
+    @Test
+    void greedyAppliesThePenaltyBeforeTheArgmax() {
+        Sampler greedy = new Sampler(new SamplingParams(0f, 0, 1f, 0f, 2f, 0L));
+        assertEquals(1, greedy.sample(new float[] {2f, 1.5f, -1f}, new int[] {0}, 1), "2 / 2 = 1 < 1.5");
+        assertEquals(1, greedy.sample(new float[] {-1f, -1.5f}, new int[] {0}, 1), "-1 × 2 = -2 < -1.5");
+        assertEquals(0, greedy.sample(new float[] {2f, 1.5f, -1f}), "without history there is no penalty");
+    }
+
+    @Test
+    void greedyTakesTheFirstOfTiedMaxima() {
+        Sampler greedy = new Sampler(SamplingParams.greedy());
+        assertEquals(1, greedy.sample(new float[] {1f, 3f, 3f, 2f}));
+        assertEquals(0, greedy.sample(new float[] {5f, 5f, 5f}));
+        assertEquals(2, greedy.sample(new float[] {Float.NEGATIVE_INFINITY, -3f, 7f, 7f}));
+    }
+
+    @Test
+    void topOneIsGreedyWithTiesToTheLowerIndex() {
+        Sampler topOne = new Sampler(sampling(1f, 1, 1f, 0f, 1f));
+        for (int i = 0; i < 100; i++) assertEquals(1, topOne.sample(new float[] {1f, 3f, 3f, 2f}));
+    }
+
+    private static float[] randomLogits(int vocab, long seed) {
+        Random random = new Random(seed);
+        float[] logits = new float[vocab];
+        for (int i = 0; i < vocab; i++) logits[i] = (float) (random.nextGaussian() * 3);
+        return logits;
+    }
+
+    private static int[] generate(SamplingParams params, int steps) {
+        Sampler sampler = new Sampler(params);
+        int[] tokens = new int[steps];
+        for (int i = 0; i < steps; i++) tokens[i] = sampler.sample(randomLogits(1000, i), tokens, i);
+        return tokens;
+    }
+
+    @Test
+    void theSameSeedReproducesTheSequenceAndAnotherSeedDoesNot() {
+        SamplingParams params = new SamplingParams(1f, 0, 0.95f, 0.01f, 1.1f, 42L);
+        int[] first = generate(params, 200);
+        assertArrayEquals(first, generate(params, 200));
+        assertFalse(Arrays.equals(first, generate(params.withOverrides(null, null, null, null, null, 43L), 200)));
+    }
+
+    @Test
+    void topKOnAFullVocabularyNeverLeavesTheTopK() {
+        int vocab = 151_936;
+        float[] logits = randomLogits(vocab, 7);
+        Set<Integer> top20 = IntStream.range(0, vocab).boxed()
+                .sorted(Comparator.comparingDouble((Integer i) -> logits[i]).reversed())
+                .limit(20)
+                .collect(Collectors.toSet());
+        Sampler sampler = new Sampler(new SamplingParams(5f, 20, 1f, 0f, 1f, 3L));
+        Set<Integer> drawn = new java.util.HashSet<>();
+        for (int i = 0; i < 2_000; i++) drawn.add(sampler.sample(logits));
+        assertTrue(top20.containsAll(drawn), "drew outside the top 20: " + drawn);
+        assertEquals(top20, drawn, "at temperature 5 each of the top 20 should show up in 2,000 draws");
+    }
+
+    @Test
+    void topPOnAFullVocabularyMatchesASortedReference() {
+        int vocab = 151_936;
+        float[] logits = randomLogits(vocab, 11);
+        // Reference: sort all tokens by probability and take the smallest prefix reaching 0.5.
+        double max = Double.NEGATIVE_INFINITY;
+        for (float l : logits) max = Math.max(max, l);
+        double[] w = new double[vocab];
+        double total = 0;
+        for (int i = 0; i < vocab; i++) total += w[i] = Math.exp(logits[i] - max);
+        Integer[] order = IntStream.range(0, vocab).boxed().sorted((a, b) -> Double.compare(w[b], w[a]))
+                .toArray(Integer[]::new);
+        Set<Integer> nucleus = new java.util.HashSet<>();
+        double mass = 0;
+        for (int i = 0; mass < 0.5 * total; i++) {
+            nucleus.add(order[i]);
+            mass += w[order[i]];
+        }
+        Sampler sampler = new Sampler(new SamplingParams(1f, 0, 0.5f, 0f, 1f, 5L));
+        for (int i = 0; i < 200; i++) {
+            int token = sampler.sample(logits);
+            assertTrue(nucleus.contains(token), "token " + token + " is outside the nucleus of " + nucleus.size());
+        }
+    }
+}
