@@ -23,11 +23,14 @@ import java.util.SplittableRandom;
  * Hugging Face. (Top-k and min-p give the same set either way.)
  *
  * <p>Cost per token on a 151,936-entry vocabulary: with top-k, one pass through a k-entry heap and a sort of k keys;
- * without top-k but with top-p, a sort of the whole vocabulary (as Hugging Face and llama.cpp do); with neither, no
- * sort at all. Scratch arrays are allocated on the first call and reused.
+ * without top-k but with top-p, a few passes and a sort of the tokens that can be in the nucleus (the whole vocabulary
+ * only for very flat distributions); with neither, no sort at all. Scratch arrays are allocated on the first call and
+ * reused.
  */
 public final class Sampler {
     private static final int[] NO_HISTORY = new int[0];
+    /** Probability ratios to the top token tried as the floor of the nucleus candidates, before taking all. */
+    private static final double[] NUCLEUS_FLOORS = {1e-4, 1e-8};
 
     private final SamplingParams params;
     private final SplittableRandom random;
@@ -40,6 +43,8 @@ public final class Sampler {
     private int[] candidates = new int[0];
     /** Unnormalised probabilities exp((logit - max) / temperature) of the candidates; the largest is exactly 1. */
     private double[] weights = new double[0];
+    /** Set by {@link #rankNucleusCandidates}. */
+    private double nucleusLeftOutMass;
 
     public Sampler(SamplingParams params) {
         this.params = params;
@@ -68,11 +73,13 @@ public final class Sampler {
         int topK = params.topK();
         boolean ranked;
         int count;
+        double leftOutMass = 0; // weight of the tokens top-p cannot keep, which were not ranked
         if (topK > 0 && topK < vocab) {
             count = selectTopK(scores, topK);
             ranked = true;
         } else if (params.topP() < 1f) {
-            count = rankAll(scores);
+            count = rankNucleusCandidates(scores);
+            leftOutMass = nucleusLeftOutMass;
             ranked = true;
         } else {
             count = vocab;
@@ -92,7 +99,7 @@ public final class Sampler {
 
         if (params.topP() < 1f) {
             // Candidates are ranked here: keep the shortest prefix whose mass reaches topP of the total.
-            double target = params.topP() * total;
+            double target = params.topP() * (total + leftOutMass);
             double kept = 0;
             int keep = 0;
             while (keep < count) {
@@ -166,11 +173,15 @@ public final class Sampler {
         long[] heap = keys;
         for (int i = 0; i < k; i++) heap[i] = rankKey(scores[i], i);
         for (int i = k / 2 - 1; i >= 0; i--) siftDown(heap, i, k);
+        // Most tokens lose to the heap's weakest entry on the logit alone; only they skip the key.
+        float weakest = scores[tokenOf(heap[0])];
         for (int i = k; i < scores.length; i++) {
+            if (scores[i] < weakest) continue;
             long key = rankKey(scores[i], i);
             if (key > heap[0]) {
                 heap[0] = key;
                 siftDown(heap, 0, k);
+                weakest = scores[tokenOf(heap[0])];
             }
         }
         Arrays.sort(heap, 0, k);
@@ -178,13 +189,40 @@ public final class Sampler {
         return k;
     }
 
-    /** Fills candidates with every token, most likely first. */
-    private int rankAll(float[] scores) {
-        int n = scores.length;
-        ensureCandidateCapacity(n);
-        for (int i = 0; i < n; i++) keys[i] = rankKey(scores[i], i);
+    /**
+     * For top-p without top-k: fills candidates, most likely first, with every token that can be in the nucleus,
+     * and sets {@link #nucleusLeftOutMass} to the weight of the others. The nucleus is a prefix of the ranking, so
+     * any prefix that already holds topP of the mass contains it: the tokens within a factor 10⁻⁴ of the most likely
+     * one usually do, and then only those (a few thousand, not the whole vocabulary) are sorted.
+     */
+    private int rankNucleusCandidates(float[] scores) {
+        ensureCandidateCapacity(scores.length);
+        float max = scores[argmax(scores)];
+        double inverseTemperature = 1.0 / params.temperature();
+        double total = 0;
+        for (float score : scores) total += Math.exp((score - max) * inverseTemperature);
+        double target = params.topP() * total;
+        float floor = Float.NEGATIVE_INFINITY;
+        double mass = total;
+        for (double ratio : NUCLEUS_FLOORS) {
+            float candidateFloor = (float) (max + Math.log(ratio) * params.temperature());
+            double above = 0;
+            for (float score : scores) {
+                if (score >= candidateFloor) above += Math.exp((score - max) * inverseTemperature);
+            }
+            if (above >= target) {
+                floor = candidateFloor;
+                mass = above;
+                break;
+            }
+        }
+        int n = 0;
+        for (int i = 0; i < scores.length; i++) {
+            if (scores[i] >= floor) keys[n++] = rankKey(scores[i], i);
+        }
         Arrays.sort(keys, 0, n);
         for (int i = 0; i < n; i++) candidates[i] = tokenOf(keys[n - 1 - i]);
+        nucleusLeftOutMass = total - mass;
         return n;
     }
 

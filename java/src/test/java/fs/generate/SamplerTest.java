@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.Arrays;
-import java.util.Comparator;
 import java.util.Random;
 import java.util.Set;
 import java.util.stream.Collectors;
@@ -192,39 +191,84 @@ class SamplerTest {
     void topKOnAFullVocabularyNeverLeavesTheTopK() {
         int vocab = 151_936;
         float[] logits = randomLogits(vocab, 7);
-        Set<Integer> top20 = IntStream.range(0, vocab).boxed()
-                .sorted(Comparator.comparingDouble((Integer i) -> logits[i]).reversed())
-                .limit(20)
+        float[] sorted = logits.clone();
+        Arrays.sort(sorted);
+        float twentieth = sorted[vocab - 20]; // Gaussian logits: no ties
+        Set<Integer> top20 = IntStream.range(0, vocab).filter(i -> logits[i] >= twentieth).boxed()
                 .collect(Collectors.toSet());
+        assertEquals(20, top20.size());
         Sampler sampler = new Sampler(new SamplingParams(5f, 20, 1f, 0f, 1f, 3L));
         Set<Integer> drawn = new java.util.HashSet<>();
-        for (int i = 0; i < 2_000; i++) drawn.add(sampler.sample(logits));
+        for (int i = 0; i < 1_000; i++) drawn.add(sampler.sample(logits));
         assertTrue(top20.containsAll(drawn), "drew outside the top 20: " + drawn);
-        assertEquals(top20, drawn, "at temperature 5 each of the top 20 should show up in 2,000 draws");
+        assertEquals(top20, drawn, "at temperature 5 each of the top 20 should show up in 1,000 draws");
     }
 
     @Test
     void topPOnAFullVocabularyMatchesASortedReference() {
         int vocab = 151_936;
-        float[] logits = randomLogits(vocab, 11);
-        // Reference: sort all tokens by probability and take the smallest prefix reaching 0.5.
-        double max = Double.NEGATIVE_INFINITY;
-        for (float l : logits) max = Math.max(max, l);
+        Random random = new Random(11);
+        // Peaked (few tokens hold the mass), flat (nearly all tokens are in the nucleus), and one strong token over a
+        // long tail that holds most of the mass: each takes a different way to the nucleus candidates.
+        float[] peaked = randomLogits(vocab, 11);
+        float[] flat = new float[vocab];
+        float[] longTail = new float[vocab];
+        for (int i = 0; i < vocab; i++) {
+            flat[i] = (float) (random.nextGaussian() * 0.01);
+            longTail[i] = (float) (-10 + random.nextGaussian() * 0.01);
+        }
+        longTail[1234] = 0f;
+        assertSamplesStayInTheNucleus(peaked, 0.5f, 1f);
+        assertSamplesStayInTheNucleus(flat, 0.5f, 0.7f);
+        assertSamplesStayInTheNucleus(longTail, 0.5f, 1f);
+    }
+
+    private static void assertSamplesStayInTheNucleus(float[] logits, float topP, float temperature) {
+        // Reference: sort the probabilities, add them up from the largest until they reach topP of the mass; the
+        // nucleus is every token at least as likely as the last one added (Gaussian noise: no ties).
+        int vocab = logits.length;
         double[] w = new double[vocab];
         double total = 0;
-        for (int i = 0; i < vocab; i++) total += w[i] = Math.exp(logits[i] - max);
-        Integer[] order = IntStream.range(0, vocab).boxed().sorted((a, b) -> Double.compare(w[b], w[a]))
-                .toArray(Integer[]::new);
-        Set<Integer> nucleus = new java.util.HashSet<>();
+        for (int i = 0; i < vocab; i++) total += w[i] = Math.exp(logits[i] / temperature);
+        double[] sorted = w.clone();
+        Arrays.sort(sorted);
         double mass = 0;
-        for (int i = 0; mass < 0.5 * total; i++) {
-            nucleus.add(order[i]);
-            mass += w[order[i]];
+        int last = vocab;
+        while (mass < topP * total) mass += sorted[--last];
+        double smallest = sorted[last];
+        boolean[] nucleus = new boolean[vocab];
+        int size = 0;
+        for (int i = 0; i < vocab; i++) {
+            if (w[i] >= smallest) {
+                nucleus[i] = true;
+                size++;
+            }
         }
-        Sampler sampler = new Sampler(new SamplingParams(1f, 0, 0.5f, 0f, 1f, 5L));
-        for (int i = 0; i < 200; i++) {
+        assertTrue(size > 100, "a wide nucleus makes the test meaningful: " + size);
+        Sampler sampler = new Sampler(new SamplingParams(temperature, 0, topP, 0f, 1f, 5L));
+        Set<Integer> drawn = new java.util.HashSet<>();
+        for (int i = 0; i < 20; i++) {
             int token = sampler.sample(logits);
-            assertTrue(nucleus.contains(token), "token " + token + " is outside the nucleus of " + nucleus.size());
+            assertTrue(nucleus[token], "token " + token + " is outside the nucleus of " + size);
+            drawn.add(token);
         }
+        assertTrue(drawn.size() > 5, "draws spread over the nucleus: " + drawn.size());
+    }
+
+    @Test
+    void topPCountsTheMassOfTokensTooUnlikelyToRank() {
+        // Ten tokens of weight 1 and 19,990 of weight e^-9.5 ≈ 7.5e-5 (together 1.5): a total of 11.5, so top-p 0.75
+        // needs 8.63, i.e. nine of the ten (the lower indices on ties). Forgetting the tail's mass would keep eight.
+        float[] logits = new float[20_000];
+        Arrays.fill(logits, -9.5f);
+        Arrays.fill(logits, 0, 10, 0f);
+        Sampler sampler = new Sampler(new SamplingParams(1f, 0, 0.75f, 0f, 1f, 9L));
+        long[] counts = new long[10];
+        for (int i = 0; i < 1_000; i++) {
+            int token = sampler.sample(logits);
+            assertTrue(token < 9, "token " + token + " is outside the nucleus {0..8}");
+            counts[token]++;
+        }
+        for (int t = 0; t < 9; t++) assertTrue(counts[t] > 50, "token " + t + " drawn " + counts[t] + " times of ~111");
     }
 }
