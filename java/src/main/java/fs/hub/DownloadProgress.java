@@ -1,0 +1,106 @@
+package fs.hub;
+
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+
+import java.io.PrintWriter;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.invoke.MethodHandle;
+import java.util.Locale;
+
+/**
+ * Reports one file's download on stderr: on a terminal a bar redrawn in place at most ten times a second (bytes, %,
+ * MB/s); otherwise, so that logs stay readable, one line when the file is done.
+ */
+final class DownloadProgress {
+    private static final long REDRAW_NANOS = 100_000_000L;
+    private static final int BAR_WIDTH = 24;
+
+    private final PrintWriter log;
+    private final boolean terminal;
+
+    private String file;
+    private long total;
+    private long resumedFrom;
+    private long done;
+    private long startNanos;
+    private long lastDrawNanos;
+
+    DownloadProgress(PrintWriter log, boolean terminal) {
+        this.log = log;
+        this.terminal = terminal;
+    }
+
+    /** Whether file descriptor 2 is a terminal (isatty); false where that cannot be asked. */
+    static boolean stderrIsTerminal() {
+        try {
+            Linker linker = Linker.nativeLinker();
+            MethodHandle isatty = linker.downcallHandle(
+                    linker.defaultLookup().find("isatty").orElseThrow(), FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+            return (int) isatty.invokeExact(2) == 1;
+        } catch (Throwable e) {
+            return false;
+        }
+    }
+
+    /** A file starts; {@code total} is its size (-1 if unknown), {@code resumedFrom} the bytes already on disk. */
+    void start(String file, long total, long resumedFrom) {
+        this.file = file;
+        this.total = total;
+        this.resumedFrom = resumedFrom;
+        this.done = resumedFrom;
+        this.startNanos = System.nanoTime();
+        this.lastDrawNanos = 0;
+        if (terminal) draw(startNanos);
+    }
+
+    void advance(long bytes) {
+        done += bytes;
+        if (!terminal) return;
+        long now = System.nanoTime();
+        if (now - lastDrawNanos >= REDRAW_NANOS) draw(now);
+    }
+
+    /** The file is complete (or failed, when {@code ok} is false: the bar is ended so that the error starts a line). */
+    void finish(boolean ok) {
+        long now = System.nanoTime();
+        if (terminal) {
+            draw(now);
+            log.println();
+        } else if (ok) {
+            double seconds = (now - startNanos) / 1e9;
+            String resumed = resumedFrom > 0 ? ", resumed at " + bytes(resumedFrom) : "";
+            log.printf(Locale.ROOT, "downloaded %s: %s in %.1f s (%s%s)%n",
+                    file, bytes(done), seconds, rate(done - resumedFrom, seconds), resumed);
+        }
+        log.flush();
+    }
+
+    private void draw(long now) {
+        lastDrawNanos = now;
+        double seconds = Math.max((now - startNanos) / 1e9, 1e-3);
+        StringBuilder line = new StringBuilder("\r").append(file).append(' ');
+        if (total > 0) {
+            int filled = (int) (BAR_WIDTH * Math.min(done, total) / total);
+            line.append(String.format(Locale.ROOT, "%3d%% [", 100 * done / total))
+                    .append("#".repeat(filled)).append("-".repeat(BAR_WIDTH - filled)).append("] ")
+                    .append(bytes(done)).append(" / ").append(bytes(total));
+        } else {
+            line.append(bytes(done));
+        }
+        line.append("  ").append(rate(done - resumedFrom, seconds)).append("\u001b[K");
+        log.print(line);
+        log.flush();
+    }
+
+    private static String rate(long bytes, double seconds) {
+        return String.format(Locale.ROOT, "%.1f MB/s", bytes / 1e6 / Math.max(seconds, 1e-3));
+    }
+
+    static String bytes(long n) {
+        if (n < 1_000) return n + " B";
+        if (n < 1_000_000) return String.format(Locale.ROOT, "%.1f kB", n / 1e3);
+        if (n < 1_000_000_000) return String.format(Locale.ROOT, "%.1f MB", n / 1e6);
+        return String.format(Locale.ROOT, "%.2f GB", n / 1e9);
+    }
+}

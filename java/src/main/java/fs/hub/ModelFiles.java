@@ -1,0 +1,71 @@
+package fs.hub;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import fs.FsException;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.regex.Pattern;
+
+/** The files of a model repo that fs reads, and whether a folder has them all. */
+final class ModelFiles {
+    static final String CONFIG = "config.json";
+    static final String GENERATION_CONFIG = "generation_config.json";
+    static final String TOKENIZER = "tokenizer.json";
+    static final String TOKENIZER_CONFIG = "tokenizer_config.json";
+    static final String WEIGHTS = "model.safetensors";
+    static final String WEIGHTS_INDEX = "model.safetensors.index.json";
+
+    /** Needed besides the weights; generation_config.json is optional (defaults apply without it). */
+    static final List<String> REQUIRED = List.of(CONFIG, TOKENIZER, TOKENIZER_CONFIG);
+
+    // A shard name comes from a downloaded file and becomes a path: no separators, no leading dot, no "..".
+    private static final Pattern SHARD_NAME = Pattern.compile("[A-Za-z0-9_-][A-Za-z0-9_.-]*");
+
+    private ModelFiles() {}
+
+    /** The shard files an index's weight_map names, each once, in order of first mention. */
+    static List<String> shards(Path index) {
+        JsonNode weightMap;
+        try {
+            weightMap = new ObjectMapper().readTree(index.toFile()).get("weight_map");
+        } catch (IOException e) {
+            throw new FsException(index + ": not a readable safetensors index (" + e.getMessage() + ")", e);
+        }
+        if (weightMap == null || !weightMap.isObject() || weightMap.isEmpty()) {
+            throw new FsException(index + ": has no weight_map naming the shard files");
+        }
+        Set<String> shards = new LinkedHashSet<>();
+        for (JsonNode shard : weightMap) {
+            String name = shard.asText();
+            if (!SHARD_NAME.matcher(name).matches() || name.contains("..")) {
+                throw new FsException(index + ": weight_map names a shard that is not a plain file name: " + shard);
+            }
+            shards.add(name);
+        }
+        return List.copyOf(shards);
+    }
+
+    /** The files {@code dir} still lacks to be a complete model (broken links count as missing); empty if none. */
+    static List<String> missing(Path dir) {
+        List<String> missing = new ArrayList<>();
+        for (String file : REQUIRED) {
+            if (!Files.isRegularFile(dir.resolve(file))) missing.add(file);
+        }
+        if (Files.isRegularFile(dir.resolve(WEIGHTS))) return missing;
+        Path index = dir.resolve(WEIGHTS_INDEX);
+        if (!Files.isRegularFile(index)) {
+            missing.add(WEIGHTS);
+            return missing;
+        }
+        for (String shard : shards(index)) {
+            if (!Files.isRegularFile(dir.resolve(shard))) missing.add(shard);
+        }
+        return missing;
+    }
+}
