@@ -90,9 +90,14 @@ public final class Sampler {
 
         float max = ranked ? scores[candidates[0]] : scores[argmax(scores)];
         double inverseTemperature = 1.0 / params.temperature();
+        // Without top-p, min-p is the next filter: tokens clearly below its bar need no exp (the exact cut is below).
+        double skipBelow = params.topP() >= 1f && params.minP() > 0f
+                ? max + (Math.log(params.minP()) - 1e-3) * params.temperature()
+                : Double.NEGATIVE_INFINITY;
         double total = 0;
         for (int i = 0; i < count; i++) {
-            double w = Math.exp((scores[candidates[i]] - max) * inverseTemperature);
+            float score = scores[candidates[i]];
+            double w = score < skipBelow ? 0 : Math.exp((score - max) * inverseTemperature);
             weights[i] = w;
             total += w;
         }
