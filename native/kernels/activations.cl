@@ -93,8 +93,16 @@ __kernel void attention_gpu(__global const float* q, __global const float* k_cac
 }
 
 #define MAX_HEAD_DIM 256
+#define POSITION_BLOCK 8
 
-// CPU design: one work-item per (head, row), online softmax over positions, no barriers. head_dim <= MAX_HEAD_DIM.
+static float sum8(float8 v) {
+    float4 a = v.lo + v.hi;
+    return (a.x + a.y) + (a.z + a.w);
+}
+
+// CPU design: one work-item per (head, row), no barriers. Positions go in blocks of POSITION_BLOCK: their scores
+// first, then one online-softmax rescale per block and one pass over the accumulator that adds all their values, so
+// the accumulator is loaded and stored once per block. head_dim <= MAX_HEAD_DIM.
 __kernel void attention_cpu(__global const float* q, __global const float* k_cache, __global const float* v_cache,
                             __global float* out, int heads, int kv_heads, int head_dim, int start_pos, float scale) {
     int h = get_global_id(0);
@@ -102,29 +110,51 @@ __kernel void attention_cpu(__global const float* q, __global const float* k_cac
     int kv_dim = kv_heads * head_dim;
     size_t kv_base = (size_t)(h / (heads / kv_heads)) * head_dim;
     __global const float* qr = q + ((size_t)r * heads + h) * head_dim;
+    int chunks = head_dim / 8;
     float acc[MAX_HEAD_DIM];
     for (int d = 0; d < head_dim; d++) acc[d] = 0.0f;
     float running_max = -INFINITY;
     float running_sum = 0.0f;
     int length = start_pos + r + 1;
-    for (int p = 0; p < length; p++) {
-        __global const float* kr = k_cache + (size_t)p * kv_dim + kv_base;
-        __global const float* vr = v_cache + (size_t)p * kv_dim + kv_base;
-        float dot = 0.0f;
-        for (int d = 0; d < head_dim; d++) dot += qr[d] * kr[d];
-        float score = dot * scale;
-        if (score > running_max) {
-            float correction = exp(running_max - score);
-            running_sum *= correction;
-            for (int d = 0; d < head_dim; d++) acc[d] *= correction;
-            running_max = score;
+    for (int p0 = 0; p0 < length; p0 += POSITION_BLOCK) {
+        int count = min(POSITION_BLOCK, length - p0);
+        float probs[POSITION_BLOCK];
+        float block_max = -INFINITY;
+        for (int j = 0; j < count; j++) {
+            __global const float* kr = k_cache + (size_t)(p0 + j) * kv_dim + kv_base;
+            float8 dots = 0.0f;
+            for (int c = 0; c < chunks; c++) dots += vload8(c, qr) * vload8(c, kr);
+            float dot = sum8(dots);
+            for (int d = chunks * 8; d < head_dim; d++) dot += qr[d] * kr[d];
+            probs[j] = dot * scale;
+            block_max = fmax(block_max, probs[j]);
         }
-        float prob = exp(score - running_max);
-        running_sum += prob;
-        for (int d = 0; d < head_dim; d++) acc[d] += prob * vr[d];
+        if (block_max > running_max) {
+            float correction = exp(running_max - block_max);
+            running_sum *= correction;
+            for (int c = 0; c < chunks; c++) vstore8(vload8(c, acc) * correction, c, acc);
+            for (int d = chunks * 8; d < head_dim; d++) acc[d] *= correction;
+            running_max = block_max;
+        }
+        for (int j = 0; j < count; j++) {
+            probs[j] = exp(probs[j] - running_max);
+            running_sum += probs[j];
+        }
+        __global const float* vb = v_cache + (size_t)p0 * kv_dim + kv_base;
+        for (int c = 0; c < chunks; c++) {
+            float8 a = vload8(c, acc);
+            for (int j = 0; j < count; j++) a += probs[j] * vload8(c, vb + (size_t)j * kv_dim);
+            vstore8(a, c, acc);
+        }
+        for (int d = chunks * 8; d < head_dim; d++) {
+            float a = acc[d];
+            for (int j = 0; j < count; j++) a += probs[j] * vb[(size_t)j * kv_dim + d];
+            acc[d] = a;
+        }
     }
     __global float* outr = out + ((size_t)r * heads + h) * head_dim;
-    for (int d = 0; d < head_dim; d++) outr[d] = acc[d] / running_sum;
+    float inverse = 1.0f / running_sum;
+    for (int d = 0; d < head_dim; d++) outr[d] = acc[d] * inverse;
 }
 
 __kernel void silu_mul(__global const float* gate, __global const float* up, __global float* out, long length) {

@@ -151,9 +151,9 @@ class OpenClBackendTest {
     @EnumSource(KernelDesign.class)
     void storeKvAndAttentionMatchOracle(KernelDesign design) {
         // (heads, kvHeads, headDim, startPos, rows): GQA prefill continuing after hundreds of cached positions, decode
-        // steps of Qwen3-0.6B's shape, and a first prefill from position 0
+        // steps of Qwen3-0.6B's shape, a first prefill from position 0 and a head_dim that is no multiple of 8
         int[][] shapes = {{6, 2, 24, 300, 5}, {16, 8, 128, 437, 1}, {16, 8, 128, 700, 3}, {4, 4, 64, 0, 9},
-            {8, 1, 40, 129, 1}};
+            {8, 1, 40, 129, 1}, {4, 2, 20, 33, 2}};
         int context = 720;
         for (int[] shape : shapes) {
             int heads = shape[0], kvHeads = shape[1], headDim = shape[2], startPos = shape[3], rows = shape[4];
