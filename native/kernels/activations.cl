@@ -28,9 +28,40 @@ __kernel void store_kv(__global const float* k, __global const float* v, __globa
 
 #define MAX_DIMS_PER_ITEM 4
 
-// Causal GQA, one work-group per (head, row), online softmax over chunks of L positions: each work-item scores one
-// position of the chunk, the group reduces max and sum in local memory, and work-item t accumulates output dims
-// t, t + L, ... (head_dim <= MAX_DIMS_PER_ITEM * L). L must be a power of two.
+// Tree reductions of one value per work-item over the work-group (size a power of two); every work-item gets the
+// result and must call them.
+static float local_max(__local float* scratch, float value) {
+    int lid = get_local_id(0);
+    scratch[lid] = value;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int half_size = get_local_size(0) / 2; half_size > 0; half_size >>= 1) {
+        if (lid < half_size) scratch[lid] = fmax(scratch[lid], scratch[lid + half_size]);
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    float result = scratch[0];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return result;
+}
+
+static float local_sum(__local float* scratch, float value) {
+    int lid = get_local_id(0);
+    scratch[lid] = value;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int half_size = get_local_size(0) / 2; half_size > 0; half_size >>= 1) {
+        if (lid < half_size) scratch[lid] += scratch[lid + half_size];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    float result = scratch[0];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return result;
+}
+
+// Causal GQA, one work-group of L work-items per (head, row), over chunks of L positions with an online softmax:
+// - scores: work-item t scores position p0 + t (q staged in local memory); one max reduction per chunk; each work-item
+//   keeps the running sum of its own probabilities, reduced once at the end;
+// - values: the work-group is split into L / lanes slices of lanes = min(head_dim, L) work-items; slice s adds the
+//   positions s, s + slices, ... of the chunk, lane l owns dims l, l + lanes, ... (at most MAX_DIMS_PER_ITEM), so
+//   consecutive work-items read consecutive floats of a value row; the slices' accumulators are summed at the end.
 __kernel void attention_gpu(__global const float* q, __global const float* k_cache, __global const float* v_cache,
                             __global float* out, int heads, int kv_heads, int head_dim, int start_pos, float scale,
                             __local float* qs, __local float* probs, __local float* scratch) {
@@ -44,9 +75,14 @@ __kernel void attention_gpu(__global const float* q, __global const float* k_cac
     for (int d = lid; d < head_dim; d += size) qs[d] = q[q_base + d];
     barrier(CLK_LOCAL_MEM_FENCE);
 
+    int lanes = min(head_dim, size);
+    int slices = size / lanes;
+    int lane = lid % lanes;
+    int slice = lid / lanes;
+    int dims = (head_dim + lanes - 1) / lanes;
     int length = start_pos + r + 1;
     float running_max = -INFINITY;
-    float running_sum = 0.0f;
+    float own_sum = 0.0f;
     float acc[MAX_DIMS_PER_ITEM] = {0.0f, 0.0f, 0.0f, 0.0f};
     for (int p0 = 0; p0 < length; p0 += size) {
         int p = p0 + lid;
@@ -57,38 +93,37 @@ __kernel void attention_gpu(__global const float* q, __global const float* k_cac
             for (int d = 0; d < head_dim; d++) dot += qs[d] * kr[d];
             score = dot * scale;
         }
-        scratch[lid] = score;
-        barrier(CLK_LOCAL_MEM_FENCE);
-        for (int half_size = size / 2; half_size > 0; half_size >>= 1) {
-            if (lid < half_size) scratch[lid] = fmax(scratch[lid], scratch[lid + half_size]);
-            barrier(CLK_LOCAL_MEM_FENCE);
-        }
-        float new_max = fmax(running_max, scratch[0]);
-        barrier(CLK_LOCAL_MEM_FENCE);
-        float prob = p < length ? exp(score - new_max) : 0.0f;
-        probs[lid] = prob;
-        scratch[lid] = prob;
-        barrier(CLK_LOCAL_MEM_FENCE);
-        for (int half_size = size / 2; half_size > 0; half_size >>= 1) {
-            if (lid < half_size) scratch[lid] += scratch[lid + half_size];
-            barrier(CLK_LOCAL_MEM_FENCE);
-        }
+        float new_max = fmax(running_max, local_max(scratch, score));
         float correction = exp(running_max - new_max);
-        running_sum = running_sum * correction + scratch[0];
+        float prob = p < length ? exp(score - new_max) : 0.0f;
+        own_sum = own_sum * correction + prob;
         running_max = new_max;
-        int count = min(size, length - p0);
-        for (int j = 0; j < MAX_DIMS_PER_ITEM; j++) {
-            int d = lid + j * size;
-            if (d >= head_dim) break;
-            float a = acc[j] * correction;
-            for (int t = 0; t < count; t++) a += probs[t] * v_cache[(size_t)(p0 + t) * kv_dim + kv_base + d];
-            acc[j] = a;
+        probs[lid] = prob;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (slice < slices) {
+            int count = min(size, length - p0);
+            __global const float* vb = v_cache + (size_t)p0 * kv_dim + kv_base;
+            for (int j = 0; j < dims; j++) {
+                int d = lane + j * lanes;
+                if (d >= head_dim) break;
+                float a = acc[j] * correction;
+                for (int t = slice; t < count; t += slices) a += probs[t] * vb[(size_t)t * kv_dim + d];
+                acc[j] = a;
+            }
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
-    for (int j = 0; j < MAX_DIMS_PER_ITEM; j++) {
-        int d = lid + j * size;
-        if (d < head_dim) out[q_base + d] = acc[j] / running_sum;
+    float total = local_sum(scratch, own_sum);
+    for (int j = 0; j < dims; j++) {
+        int d = lane + j * lanes;
+        scratch[lid] = slice < slices && d < head_dim ? acc[j] : 0.0f;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (slice == 0 && d < head_dim) {
+            float sum = 0.0f;
+            for (int s = 0; s < slices; s++) sum += scratch[s * lanes + lane];
+            out[q_base + d] = sum / total;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
     }
 }
 

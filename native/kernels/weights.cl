@@ -6,14 +6,17 @@
 #if defined(W_F32)
 typedef float wtype;
 #define LOAD1(p, i) ((p)[i])
+#define LOAD4(p, i) vload4((i), (p))
 #define LOAD8(p, i) vload8((i), (p))
 #elif defined(W_F16)
 typedef half wtype; // storage only: vload_half needs no cl_khr_fp16
 #define LOAD1(p, i) vload_half((i), (p))
+#define LOAD4(p, i) vload_half4((i), (p))
 #define LOAD8(p, i) vload_half8((i), (p))
 #elif defined(W_BF16)
 typedef ushort wtype; // bfloat16 is the high half of a float32
 #define LOAD1(p, i) as_float((uint)(p)[i] << 16)
+#define LOAD4(p, i) as_float4(convert_uint4(vload4((i), (p))) << 16)
 #define LOAD8(p, i) as_float8(convert_uint8(vload8((i), (p))) << 16)
 #else
 #error "build with -D W_F32, -D W_F16 or -D W_BF16"
@@ -90,26 +93,84 @@ __kernel void matmul_decode_gpu(__global const float* x, __global const wtype* w
     if (lid == 0) out[n] = total;
 }
 
-// Prefill (many input rows): TILE×TILE outputs per work-group, both operands staged in local memory per K-step.
-#define TILE 16
-__kernel __attribute__((reqd_work_group_size(TILE, TILE, 1)))
+// Prefill (many input rows): each work-group computes a TILE×TILE block of out (rows × outputs) with WG×WG work-items
+// of 4×4 outputs each: rows tr + WG·i and outputs tn + WG·j, so that local reads are broadcasts (xs) or hit distinct
+// banks (ws, rows padded to TK + 1). Per K-step of TK the group stages TILE×TK inputs and TILE×TK weights in local
+// memory, each weight converted to float once, as it is loaded; every work-item loads 4-element chunks, consecutive
+// work-items consecutive chunks of a row.
+#define TILE 64
+#define TK 32
+#define WG 16
+#define PER_ITEM (TILE / WG)
+
+// Elements k..k+3 of a row of length K (k a multiple of 4), zero past the end.
+static float4 load4_input(__global const float* row, int k, int K) {
+    if (k + 4 <= K) return vload4(k / 4, row);
+    float4 v = 0.0f;
+    if (k < K) v.s0 = row[k];
+    if (k + 1 < K) v.s1 = row[k + 1];
+    if (k + 2 < K) v.s2 = row[k + 2];
+    return v;
+}
+
+static float4 load4_weight(__global const wtype* row, int k, int K) {
+    if (k + 4 <= K) return LOAD4(row, k / 4);
+    float4 v = 0.0f;
+    if (k < K) v.s0 = LOAD1(row, k);
+    if (k + 1 < K) v.s1 = LOAD1(row, k + 1);
+    if (k + 2 < K) v.s2 = LOAD1(row, k + 2);
+    return v;
+}
+
+static void store4(__local float* p, float4 v) {
+    p[0] = v.s0;
+    p[1] = v.s1;
+    p[2] = v.s2;
+    p[3] = v.s3;
+}
+
+__kernel __attribute__((reqd_work_group_size(WG, WG, 1)))
 void matmul_tiled_gpu(__global const float* x, __global const wtype* w, __global float* out, int rows, int K, int N) {
     int tn = get_local_id(0);
     int tr = get_local_id(1);
+    int lid = tr * WG + tn;
+    int r0 = get_group_id(1) * TILE;
     int n0 = get_group_id(0) * TILE;
-    int r = get_group_id(1) * TILE + tr;
-    __local float xs[TILE][TILE + 1];
-    __local float ws[TILE][TILE + 1];
-    float acc = 0.0f;
-    for (int k0 = 0; k0 < K; k0 += TILE) {
-        int k = k0 + tn;
-        xs[tr][tn] = (r < rows && k < K) ? x[(size_t)r * K + k] : 0.0f;
-        ws[tr][tn] = (n0 + tr < N && k < K) ? LOAD1(w, (size_t)(n0 + tr) * K + k) : 0.0f;
+    __local float xs[TILE * (TK + 1)];
+    __local float ws[TILE * (TK + 1)];
+    float acc[PER_ITEM][PER_ITEM];
+    for (int i = 0; i < PER_ITEM; i++) {
+        for (int j = 0; j < PER_ITEM; j++) acc[i][j] = 0.0f;
+    }
+    for (int k0 = 0; k0 < K; k0 += TK) {
+        for (int slot = lid; slot < TILE * TK / 4; slot += WG * WG) {
+            int row = slot / (TK / 4);
+            int k = (slot % (TK / 4)) * 4;
+            float4 xv = r0 + row < rows ? load4_input(x + (size_t)(r0 + row) * K, k0 + k, K) : 0.0f;
+            float4 wv = n0 + row < N ? load4_weight(w + (size_t)(n0 + row) * K, k0 + k, K) : 0.0f;
+            store4(xs + row * (TK + 1) + k, xv);
+            store4(ws + row * (TK + 1) + k, wv);
+        }
         barrier(CLK_LOCAL_MEM_FENCE);
-        for (int j = 0; j < TILE; j++) acc += xs[tr][j] * ws[tn][j];
+        for (int k = 0; k < TK; k++) {
+            float a[PER_ITEM];
+            float b[PER_ITEM];
+            for (int i = 0; i < PER_ITEM; i++) a[i] = xs[(tr + WG * i) * (TK + 1) + k];
+            for (int j = 0; j < PER_ITEM; j++) b[j] = ws[(tn + WG * j) * (TK + 1) + k];
+            for (int i = 0; i < PER_ITEM; i++) {
+                for (int j = 0; j < PER_ITEM; j++) acc[i][j] = fma(a[i], b[j], acc[i][j]);
+            }
+        }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
-    if (r < rows && n0 + tn < N) out[(size_t)r * N + n0 + tn] = acc;
+    for (int i = 0; i < PER_ITEM; i++) {
+        int r = r0 + tr + WG * i;
+        if (r >= rows) break;
+        for (int j = 0; j < PER_ITEM; j++) {
+            int n = n0 + tn + WG * j;
+            if (n < N) out[(size_t)r * N + n] = acc[i][j];
+        }
+    }
 }
 
 // CPU design, one input row: work-item n computes out[n] with two independent 8-wide accumulators; no barriers.

@@ -14,7 +14,6 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.EnumMap;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -29,7 +28,11 @@ public final class OpenClBackend implements Backend {
     private static final int GPU_GROUP = 256;
     /** Work-items per work-group of the CPU design: enough groups to spread over the device's cores. */
     private static final int CPU_GROUP = 16;
-    private static final int TILE = 16;
+    /** matmul_tiled_gpu: TILE×TILE outputs per work-group of WG×WG work-items. */
+    private static final int TILE = 64;
+    private static final int WG = 16;
+    /** matmul_decode_gpu: a work-item's share of a weight row is 8-element chunks. */
+    private static final int DECODE_CHUNK = 8;
     private static final int ROW_BLOCK = 4;
     /** attention_gpu gives each work-item at most this many output dims, attention_cpu handles at most 256. */
     private static final int ATTENTION_DIMS_PER_ITEM = 4;
@@ -39,6 +42,8 @@ public final class OpenClBackend implements Backend {
 
     record ClWeight(String name, DType dtype, long rows, long columns, MemorySegment handle, OpenClBackend owner)
             implements Weight, ClMemory {}
+
+    private record RopeFrequencies(int headDim, float theta, ClBuffer inverse) {}
 
     record ClKvCache(int layers, int contextLength, int kvHeads, int headDim, List<ClBuffer> keys, List<ClBuffer> values,
             OpenClBackend owner) implements KvCache {}
@@ -54,7 +59,7 @@ public final class OpenClBackend implements Backend {
     private final List<MemorySegment> memObjects = new ArrayList<>();
     private final List<ClKernel> kernels = new ArrayList<>();
     private final Map<DType, WeightKernels> weightKernels = new EnumMap<>(DType.class);
-    private final Map<String, ClBuffer> ropeFrequencies = new HashMap<>();
+    private final List<RopeFrequencies> ropeFrequencies = new ArrayList<>();
     private final ClKernel rope;
     private final ClKernel storeKv;
     private final ClKernel attention;
@@ -65,6 +70,9 @@ public final class OpenClBackend implements Backend {
     private final MemorySegment scratch;
     private ClBuffer tokens;
     private final ClBuffer argmaxResult;
+    /** Host memory for token ids and reads, grown as needed (the previous one freed). */
+    private Arena stagingArena = Arena.ofShared();
+    private MemorySegment staging = MemorySegment.NULL;
     private boolean closed;
 
     /** A backend on {@code device} (from {@link OpenCl#select}), with the kernel design that suits its type. */
@@ -157,29 +165,26 @@ public final class OpenClBackend implements Backend {
             tokens = buffer("token ids", Math.max(tokenIds.length, 256));
         }
         // A blocking write: the queue is idle here anyway (the previous step ended with read or argmax).
-        try (Arena staging = Arena.ofConfined()) {
-            MemorySegment ids = staging.allocateFrom(ValueLayout.JAVA_INT, tokenIds);
-            ClStatus.check(clEnqueueWriteBuffer(queue, tokens.handle(), CL_TRUE(), 0, ids.byteSize(), ids, 0,
-                    MemorySegment.NULL, MemorySegment.NULL), "clEnqueueWriteBuffer(token ids)");
-        }
-        kernelsFor(t.dtype()).embed().args(t, tokens, o, (int) t.columns())
-                .run(queue, new long[] {t.columns(), tokenIds.length}, null);
+        MemorySegment ids = staging((long) tokenIds.length * Integer.BYTES);
+        MemorySegment.copy(tokenIds, 0, ids, ValueLayout.JAVA_INT, 0, tokenIds.length);
+        ClStatus.check(clEnqueueWriteBuffer(queue, tokens.handle(), CL_TRUE(), 0, (long) tokenIds.length * Integer.BYTES,
+                ids, 0, MemorySegment.NULL, MemorySegment.NULL), "clEnqueueWriteBuffer(token ids)");
+        kernelsFor(t.dtype()).embed().arg(0, t).arg(1, tokens).arg(2, o).arg(3, (int) t.columns())
+                .run(queue, t.columns(), tokenIds.length, 0, 0);
     }
 
     @Override
     public void rmsNorm(Buffer x, Weight gamma, Buffer out, int rows, float eps) {
         ClWeight g = own(gamma);
         int width = (int) g.columns();
-        require(own(x).length() >= (long) rows * width && own(out).length() >= (long) rows * width,
-                "rmsNorm buffers too small");
+        ClBuffer in = own(x), o = own(out);
+        require(in.length() >= (long) rows * width && o.length() >= (long) rows * width, "rmsNorm buffers too small");
         if (rows == 0) return;
-        ClKernel kernel = kernelsFor(g.dtype()).rmsNorm();
+        ClKernel kernel = kernelsFor(g.dtype()).rmsNorm().arg(0, in).arg(1, g).arg(2, o).arg(3, width).arg(4, eps);
         if (design == KernelDesign.GPU) {
-            kernel.args(x, g, out, width, eps, new ClKernel.Local((long) group * Float.BYTES))
-                    .run(queue, new long[] {(long) rows * group}, new long[] {group});
+            kernel.local(5, (long) group * Float.BYTES).run(queue, (long) rows * group, group);
         } else {
-            kernel.args(x, g, out, width, eps, rows).run(queue, new long[] {roundUp(rows, CPU_GROUP)},
-                    new long[] {CPU_GROUP});
+            kernel.arg(5, rows).run(queue, roundUp(rows, CPU_GROUP), CPU_GROUP);
         }
     }
 
@@ -188,31 +193,34 @@ public final class OpenClBackend implements Backend {
         ClWeight weight = own(w);
         int n = Math.toIntExact(weight.rows());
         int k = Math.toIntExact(weight.columns());
-        require(own(x).length() >= (long) rows * k && own(out).length() >= (long) rows * n, "matmul buffers too small");
+        ClBuffer in = own(x), o = own(out);
+        require(in.length() >= (long) rows * k && o.length() >= (long) rows * n, "matmul buffers too small");
         if (rows == 0) return;
         WeightKernels kernels = kernelsFor(weight.dtype());
         if (design == KernelDesign.GPU && rows == 1) {
-            kernels.matmulDecode().args(x, weight, out, k, new ClKernel.Local((long) group * Float.BYTES))
-                    .run(queue, new long[] {(long) n * group}, new long[] {group});
+            // one work-group per output, no wider than the row has chunks (K = 1024 gives 128 of 8 bf16)
+            long width = Math.min(group, Math.max(32, Long.highestOneBit((k + DECODE_CHUNK - 1) / DECODE_CHUNK)));
+            kernels.matmulDecode().arg(0, in).arg(1, weight).arg(2, o).arg(3, k).local(4, width * Float.BYTES)
+                    .run(queue, n * width, width);
         } else if (design == KernelDesign.GPU) {
-            kernels.matmulRows().args(x, weight, out, rows, k, n)
-                    .run(queue, new long[] {roundUp(n, TILE), roundUp(rows, TILE)}, new long[] {TILE, TILE});
+            kernels.matmulRows().arg(0, in).arg(1, weight).arg(2, o).arg(3, rows).arg(4, k).arg(5, n)
+                    .run(queue, roundUp(n, TILE) / TILE * WG, roundUp(rows, TILE) / TILE * WG, WG, WG);
         } else if (rows == 1) {
-            kernels.matmulDecode().args(x, weight, out, k, n)
-                    .run(queue, new long[] {roundUp(n, CPU_GROUP)}, new long[] {CPU_GROUP});
+            kernels.matmulDecode().arg(0, in).arg(1, weight).arg(2, o).arg(3, k).arg(4, n)
+                    .run(queue, roundUp(n, CPU_GROUP), CPU_GROUP);
         } else {
-            kernels.matmulRows().args(x, weight, out, rows, k, n)
-                    .run(queue, new long[] {roundUp(n, CPU_GROUP), (rows + ROW_BLOCK - 1) / ROW_BLOCK},
-                            new long[] {CPU_GROUP, 1});
+            kernels.matmulRows().arg(0, in).arg(1, weight).arg(2, o).arg(3, rows).arg(4, k).arg(5, n)
+                    .run(queue, roundUp(n, CPU_GROUP), (rows + ROW_BLOCK - 1) / ROW_BLOCK, CPU_GROUP, 1);
         }
     }
 
     @Override
     public void rope(Buffer x, int rows, int heads, int headDim, int startPos, float theta) {
-        require(own(x).length() >= (long) rows * heads * headDim && headDim % 2 == 0, "rope: bad shape");
+        ClBuffer in = own(x);
+        require(in.length() >= (long) rows * heads * headDim && headDim % 2 == 0, "rope: bad shape");
         if (rows == 0) return;
-        rope.args(x, ropeFrequencies(headDim, theta), heads, headDim, startPos)
-                .run(queue, new long[] {headDim / 2, heads, rows}, null);
+        rope.arg(0, in).arg(1, ropeFrequencies(headDim, theta)).arg(2, heads).arg(3, headDim).arg(4, startPos)
+                .run(queue, headDim / 2, heads, rows);
     }
 
     @Override
@@ -220,52 +228,57 @@ public final class OpenClBackend implements Backend {
         ClKvCache c = own(cache);
         long kvDim = (long) c.kvHeads() * c.headDim();
         long length = rows * kvDim;
-        require(startPos >= 0 && startPos + rows <= c.contextLength(), "storeKv: positions " + startPos + ".."
-                + (startPos + rows - 1) + " are outside the cache of " + c.contextLength());
-        require(own(k).length() >= length && own(v).length() >= length, "storeKv buffers too small");
+        if (startPos < 0 || startPos + rows > c.contextLength()) {
+            throw new IllegalArgumentException("storeKv: positions " + startPos + ".." + (startPos + rows - 1)
+                    + " are outside the cache of " + c.contextLength());
+        }
+        ClBuffer keys = own(k), values = own(v);
+        require(keys.length() >= length && values.length() >= length, "storeKv buffers too small");
         if (rows == 0) return;
-        storeKv.args(k, v, c.keys().get(layer), c.values().get(layer), startPos * kvDim, Math.toIntExact(length))
-                .run(queue, new long[] {length}, null);
+        storeKv.arg(0, keys).arg(1, values).arg(2, c.keys().get(layer)).arg(3, c.values().get(layer))
+                .arg(4, startPos * kvDim).arg(5, Math.toIntExact(length)).run(queue, length, 0);
     }
 
     @Override
     public void attention(Buffer q, KvCache cache, int layer, Buffer out, int rows, int startPos, int heads) {
         ClKvCache c = own(cache);
         int headDim = c.headDim();
-        require(heads % c.kvHeads() == 0, "attention: " + heads + " heads is not a multiple of " + c.kvHeads());
-        require(startPos + rows <= c.contextLength(), "attention: positions beyond the cache");
-        require(own(q).length() >= (long) rows * heads * headDim && own(out).length() >= (long) rows * heads * headDim,
+        if (heads % c.kvHeads() != 0) {
+            throw new IllegalArgumentException("attention: " + heads + " heads is not a multiple of " + c.kvHeads());
+        }
+        require(startPos >= 0 && startPos + rows <= c.contextLength(), "attention: positions beyond the cache");
+        ClBuffer queries = own(q), o = own(out);
+        require(queries.length() >= (long) rows * heads * headDim && o.length() >= (long) rows * heads * headDim,
                 "attention buffers too small");
+        if (headDim > (design == KernelDesign.GPU ? ATTENTION_DIMS_PER_ITEM * group : CPU_MAX_HEAD_DIM)) {
+            throw new IllegalArgumentException("attention: head_dim " + headDim + " is too large");
+        }
         if (rows == 0) return;
         float scale = (float) (1.0 / Math.sqrt(headDim));
-        ClBuffer keys = c.keys().get(layer);
-        ClBuffer values = c.values().get(layer);
+        attention.arg(0, queries).arg(1, c.keys().get(layer)).arg(2, c.values().get(layer)).arg(3, o).arg(4, heads)
+                .arg(5, c.kvHeads()).arg(6, headDim).arg(7, startPos).arg(8, scale);
         if (design == KernelDesign.GPU) {
-            require(headDim <= ATTENTION_DIMS_PER_ITEM * group, "attention: head_dim " + headDim + " is too large");
-            attention.args(q, keys, values, out, heads, c.kvHeads(), headDim, startPos, scale,
-                    new ClKernel.Local((long) headDim * Float.BYTES), new ClKernel.Local((long) group * Float.BYTES),
-                    new ClKernel.Local((long) group * Float.BYTES))
-                    .run(queue, new long[] {(long) heads * group, rows}, new long[] {group, 1});
+            attention.local(9, (long) headDim * Float.BYTES).local(10, (long) group * Float.BYTES)
+                    .local(11, (long) group * Float.BYTES).run(queue, (long) heads * group, rows, group, 1);
         } else {
-            require(headDim <= CPU_MAX_HEAD_DIM, "attention: head_dim " + headDim + " is too large");
-            attention.args(q, keys, values, out, heads, c.kvHeads(), headDim, startPos, scale)
-                    .run(queue, new long[] {heads, rows}, new long[] {1, 1});
+            attention.run(queue, heads, rows, 1, 1);
         }
     }
 
     @Override
     public void siluMul(Buffer gate, Buffer up, Buffer out, long length) {
-        require(own(gate).length() >= length && own(up).length() >= length && own(out).length() >= length,
-                "siluMul buffers too small");
+        ClBuffer g = own(gate), u = own(up), o = own(out);
+        require(g.length() >= length && u.length() >= length && o.length() >= length, "siluMul buffers too small");
         if (length == 0) return;
-        siluMul.args(gate, up, out, length).run(queue, new long[] {length}, null);
+        siluMul.arg(0, g).arg(1, u).arg(2, o).arg(3, length).run(queue, length, 0);
     }
 
     @Override
     public void add(Buffer x, Buffer y, long length) {
-        require(own(x).length() >= length && own(y).length() >= length, "add buffers too small");
+        ClBuffer a = own(x), b = own(y);
+        require(a.length() >= length && b.length() >= length, "add buffers too small");
         if (length == 0) return;
-        add.args(x, y, length).run(queue, new long[] {length}, null);
+        add.arg(0, a).arg(1, b).arg(2, length).run(queue, length, 0);
     }
 
     @Override
@@ -279,21 +292,22 @@ public final class OpenClBackend implements Backend {
 
     @Override
     public void read(Buffer src, long offset, float[] dst) {
-        require(offset + dst.length <= own(src).length(), "read out of bounds");
+        ClBuffer from = own(src);
+        require(offset + dst.length <= from.length(), "read out of bounds");
         if (dst.length == 0) return;
-        try (Arena staging = Arena.ofConfined()) {
-            MemorySegment host = staging.allocate(ValueLayout.JAVA_FLOAT, dst.length);
-            ClStatus.check(clEnqueueReadBuffer(queue, own(src).handle(), CL_TRUE(), offset * Float.BYTES,
-                    host.byteSize(), host, 0, MemorySegment.NULL, MemorySegment.NULL), "clEnqueueReadBuffer");
-            MemorySegment.copy(host, ValueLayout.JAVA_FLOAT, 0, dst, 0, dst.length);
-        }
+        long bytes = (long) dst.length * Float.BYTES;
+        MemorySegment host = staging(bytes);
+        ClStatus.check(clEnqueueReadBuffer(queue, from.handle(), CL_TRUE(), offset * Float.BYTES, bytes, host, 0,
+                MemorySegment.NULL, MemorySegment.NULL), "clEnqueueReadBuffer");
+        MemorySegment.copy(host, ValueLayout.JAVA_FLOAT, 0, dst, 0, dst.length);
     }
 
     @Override
     public int argmax(Buffer x, long offset, int length) {
-        require(length > 0 && offset + length <= own(x).length(), "argmax out of bounds");
-        argmax.args(x, offset, length, argmaxResult, new ClKernel.Local((long) group * Float.BYTES),
-                new ClKernel.Local((long) group * Integer.BYTES)).run(queue, new long[] {group}, new long[] {group});
+        ClBuffer in = own(x);
+        require(length > 0 && offset + length <= in.length(), "argmax out of bounds");
+        argmax.arg(0, in).arg(1, offset).arg(2, length).arg(3, argmaxResult).local(4, (long) group * Float.BYTES)
+                .local(5, (long) group * Integer.BYTES).run(queue, group, group);
         ClStatus.check(clEnqueueReadBuffer(queue, argmaxResult.handle(), CL_TRUE(), 0, Integer.BYTES, scratch, 0,
                 MemorySegment.NULL, MemorySegment.NULL), "clEnqueueReadBuffer(argmax)");
         return scratch.get(ValueLayout.JAVA_INT, 0);
@@ -309,17 +323,30 @@ public final class OpenClBackend implements Backend {
         memObjects.forEach(m -> clReleaseMemObject(m));
         memObjects.clear();
         clReleaseCommandQueue(queue);
+        stagingArena.close();
         arena.close();
     }
 
     private WeightKernels kernelsFor(DType dtype) {
-        return weightKernels.computeIfAbsent(dtype, d -> {
-            MemorySegment program = device.program("weights.cl", BUILD_OPTIONS + " -D W_" + d.name());
-            boolean gpu = design == KernelDesign.GPU;
-            return new WeightKernels(kernel(program, "embed"), kernel(program, gpu ? "rmsnorm_gpu" : "rmsnorm_cpu"),
-                    kernel(program, gpu ? "matmul_decode_gpu" : "matmul_decode_cpu"),
-                    kernel(program, gpu ? "matmul_tiled_gpu" : "matmul_cpu"));
-        });
+        WeightKernels built = weightKernels.get(dtype);
+        if (built != null) return built;
+        MemorySegment program = device.program("weights.cl", BUILD_OPTIONS + " -D W_" + dtype.name());
+        boolean gpu = design == KernelDesign.GPU;
+        built = new WeightKernels(kernel(program, "embed"), kernel(program, gpu ? "rmsnorm_gpu" : "rmsnorm_cpu"),
+                kernel(program, gpu ? "matmul_decode_gpu" : "matmul_decode_cpu"),
+                kernel(program, gpu ? "matmul_tiled_gpu" : "matmul_cpu"));
+        weightKernels.put(dtype, built);
+        return built;
+    }
+
+    /** At least {@code bytes} of host memory for a transfer; the previous contents are not kept. */
+    private MemorySegment staging(long bytes) {
+        if (staging.byteSize() < bytes) {
+            stagingArena.close();
+            stagingArena = Arena.ofShared();
+            staging = stagingArena.allocate(Math.max(bytes, 2 * staging.byteSize()), 64);
+        }
+        return staging;
     }
 
     private ClKernel kernel(MemorySegment program, String name) {
@@ -336,17 +363,19 @@ public final class OpenClBackend implements Backend {
     }
 
     private ClBuffer ropeFrequencies(int headDim, float theta) {
-        return ropeFrequencies.computeIfAbsent(headDim + "/" + theta, key -> {
-            float[] inverse = new float[headDim / 2];
-            for (int i = 0; i < inverse.length; i++) inverse[i] = (float) (1.0 / Math.pow(theta, 2.0 * i / headDim));
-            ClBuffer buffer = buffer("RoPE frequencies", inverse.length);
-            try (Arena staging = Arena.ofConfined()) {
-                MemorySegment host = staging.allocateFrom(ValueLayout.JAVA_FLOAT, inverse);
-                ClStatus.check(clEnqueueWriteBuffer(queue, buffer.handle(), CL_TRUE(), 0, host.byteSize(), host, 0,
-                        MemorySegment.NULL, MemorySegment.NULL), "clEnqueueWriteBuffer(RoPE frequencies)");
-            }
-            return buffer;
-        });
+        for (RopeFrequencies f : ropeFrequencies) {
+            if (f.headDim() == headDim && f.theta() == theta) return f.inverse();
+        }
+        float[] inverse = new float[headDim / 2];
+        for (int i = 0; i < inverse.length; i++) inverse[i] = (float) (1.0 / Math.pow(theta, 2.0 * i / headDim));
+        ClBuffer buffer = buffer("RoPE frequencies", inverse.length);
+        try (Arena host = Arena.ofConfined()) {
+            MemorySegment values = host.allocateFrom(ValueLayout.JAVA_FLOAT, inverse);
+            ClStatus.check(clEnqueueWriteBuffer(queue, buffer.handle(), CL_TRUE(), 0, values.byteSize(), values, 0,
+                    MemorySegment.NULL, MemorySegment.NULL), "clEnqueueWriteBuffer(RoPE frequencies)");
+        }
+        ropeFrequencies.add(new RopeFrequencies(headDim, theta, buffer));
+        return buffer;
     }
 
     /** A zero-filled float buffer, counted against the device's memory. */
