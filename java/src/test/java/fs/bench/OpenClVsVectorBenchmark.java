@@ -24,8 +24,9 @@ import java.util.function.Function;
 /**
  * The OpenCL backend on an OpenCL CPU device (PoCL) against the Vector API backend on the same cores, op by op at
  * Qwen3-0.6B's shapes: bf16 matvecs (decode), 128-row bf16 matmuls (prefill) and GQA attention (16 query heads on 8
- * KV heads of 128). Prints the median wall and process CPU time per op of each backend; the machine may be shared,
- * so /proc/loadavg is printed before and after.
+ * KV heads of 128). Prints the median wall and process CPU time per op of each backend (the machine may be shared,
+ * so /proc/loadavg is printed before and after) and the bytes the OpenCL backend allocates on the Java heap per op,
+ * which should be none.
  *
  * <p>Run (not a test): {@code java --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED -cp
  * java/target/classes:java/target/test-classes:bindings/target/classes fs.bench.OpenClVsVectorBenchmark [threads]
@@ -44,6 +45,8 @@ public final class OpenClVsVectorBenchmark {
 
     private static final long WARMUP_NANOS = 2_000_000_000L;
     private static final float[] SINK = new float[1];
+    private static final com.sun.management.ThreadMXBean THREAD =
+            (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
     /** Only ops whose name contains this run (the third argument). */
     private static String filter = "";
 
@@ -62,8 +65,8 @@ public final class OpenClVsVectorBenchmark {
                 OpenClBackend opencl = new OpenClBackend(device)) {
             System.out.println("A: " + vector.description());
             System.out.println("B: " + opencl.description());
-            System.out.printf(Locale.ROOT, "%-34s %10s %10s %10s %10s %7s%n", "op (ms per op, median)", "A wall",
-                    "A cpu", "B wall", "B cpu", "B/A");
+            System.out.printf(Locale.ROOT, "%-34s %10s %10s %10s %10s %7s %9s%n", "op (ms per op)", "A wall",
+                    "A cpu", "B wall", "B cpu", "B/A", "B alloc");
             SplittableRandom random = new SplittableRandom(1);
             for (int[] shape : SHAPES) {
                 Tensor w = bf16(arena, random, shape[0], shape[1]);
@@ -113,19 +116,21 @@ public final class OpenClVsVectorBenchmark {
         warmUp(opA, a, probeA, perSample);
         warmUp(opB, b, probeB, perSample);
         double[] wallA = new double[samples], wallB = new double[samples];
-        long cpuA = 0, cpuB = 0;
+        long cpuA = 0, cpuB = 0, allocatedB = 0;
         for (int s = 0; s < samples; s++) {
             long cpu0 = processCpuNanos();
             wallA[s] = sample(opA, a, probeA, perSample);
             long cpu1 = processCpuNanos();
+            long allocated = THREAD.getCurrentThreadAllocatedBytes();
             wallB[s] = sample(opB, b, probeB, perSample);
-            cpuA += cpu1 - cpu0;
+            allocatedB += THREAD.getCurrentThreadAllocatedBytes() - allocated;
             cpuB += processCpuNanos() - cpu1;
+            cpuA += cpu1 - cpu0;
         }
         double ops = (double) samples * perSample;
         double medianA = median(wallA), medianB = median(wallB);
-        System.out.printf(Locale.ROOT, "%-34s %10.3f %10.3f %10.3f %10.3f %7.2f%n", name, medianA, cpuA / 1e6 / ops,
-                medianB, cpuB / 1e6 / ops, medianB / medianA);
+        System.out.printf(Locale.ROOT, "%-34s %10.3f %10.3f %10.3f %10.3f %7.2f %9.0f%n", name, medianA,
+                cpuA / 1e6 / ops, medianB, cpuB / 1e6 / ops, medianB / medianA, allocatedB / ops);
     }
 
     private static void warmUp(Op op, Backend backend, Buffer probe, int perSample) {
