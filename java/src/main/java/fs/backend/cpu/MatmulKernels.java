@@ -37,16 +37,11 @@ final class MatmulKernels {
     static final int TILE_ROWS = 6;
 
     private static final int ODD_BF16 = 0xFFFF0000;
-    private static final VectorShuffle<Float> SWAP_8 = F.shuffleFromOp(i -> (i ^ 8) & (L - 1));
-    private static final VectorShuffle<Float> SWAP_4 = F.shuffleFromOp(i -> (i ^ 4) & (L - 1));
-    private static final VectorShuffle<Float> SWAP_2 = F.shuffleFromOp(i -> (i ^ 2) & (L - 1));
-    private static final VectorShuffle<Float> SWAP_1 = F.shuffleFromOp(i -> (i ^ 1) & (L - 1));
     private static final VectorShuffle<Float> EVENS = VectorShuffle.fromOp(F, j -> 2 * j);
     private static final VectorShuffle<Float> ODDS = VectorShuffle.fromOp(F, j -> 2 * j + 1);
 
-    static {
-        if (L > 16) throw new IllegalStateException("vector width " + L + " floats is not supported");
-    }
+    /** Floats of the lane scratch every tile needs: one vector per accumulator of the largest tile. */
+    static final int LANES_SCRATCH = 4 * TILE_ROWS * L;
 
     private MatmulKernels() {}
 
@@ -55,13 +50,25 @@ final class MatmulKernels {
         return k - k % (bf16 ? BF16_CHUNK : L);
     }
 
-    /** The lanes' sum in one fixed pairwise order. */
-    static float sumLanes(FloatVector v) {
-        if (L >= 16) v = v.add(v.rearrange(SWAP_8));
-        if (L >= 8) v = v.add(v.rearrange(SWAP_4));
-        if (L >= 4) v = v.add(v.rearrange(SWAP_2));
-        if (L >= 2) v = v.add(v.rearrange(SWAP_1));
-        return v.lane(0);
+    /**
+     * The sum of the L lanes at {@code lanes[from..]} in one fixed pairwise order (lane i plus lane i + L/2, and so on
+     * down to one); may overwrite them. Kernels store their accumulators to an array and sum them here rather than
+     * pass vectors to a method (a vector argument of a call C2 does not inline gets boxed, and the boxing spreads
+     * into the hot loop: measured 8× slower) or reduce with shuffles (measured 2× slower for a 4×6 tile).
+     */
+    static float sumLanes(float[] lanes, int from) {
+        if (L == 16) {
+            float u0 = lanes[from] + lanes[from + 8], u1 = lanes[from + 1] + lanes[from + 9];
+            float u2 = lanes[from + 2] + lanes[from + 10], u3 = lanes[from + 3] + lanes[from + 11];
+            float u4 = lanes[from + 4] + lanes[from + 12], u5 = lanes[from + 5] + lanes[from + 13];
+            float u6 = lanes[from + 6] + lanes[from + 14], u7 = lanes[from + 7] + lanes[from + 15];
+            float w0 = u0 + u4, w1 = u1 + u5, w2 = u2 + u6, w3 = u3 + u7;
+            return (w0 + w2) + (w1 + w3);
+        }
+        for (int half = L / 2; half >= 1; half /= 2) {
+            for (int i = from; i < from + half; i++) lanes[i] += lanes[i + half];
+        }
+        return lanes[from];
     }
 
     static float bf16ToFloat(short bits) {
@@ -108,14 +115,14 @@ final class MatmulKernels {
 
     // ---------------------------------------------------------------- bf16 weights in place, x split
 
-    private static float bf16Finish(FloatVector acc, MemorySegment w, long wRow, float[] x, int xRow, int from, int k) {
-        float s = sumLanes(acc);
+    /** Adds the tail [from, k) of a row's dot product to the sum of its vector part. */
+    private static float bf16Finish(float s, MemorySegment w, long wRow, float[] x, int xRow, int from, int k) {
         for (int i = from; i < k; i++) s = Math.fma(bf16ToFloat(w.get(SHORT, wRow + 2L * i)), x[xRow + i], s);
         return s;
     }
 
-    /** One weight row (byte offset wRow) against one split input row. */
-    static float bf16Dot(MemorySegment w, long wRow, float[] x, int xRow, int k) {
+    /** One weight row (byte offset wRow) against one split input row; lanes is scratch of L floats or more. */
+    static float bf16Dot(MemorySegment w, long wRow, float[] x, int xRow, int k, float[] lanes) {
         int full = vectorPart(k, true);
         FloatVector acc = FloatVector.zero(F);
         for (int c = 0; c < full; c += BF16_CHUNK) {
@@ -123,12 +130,13 @@ final class MatmulKernels {
             acc = even(p).fma(FloatVector.fromArray(F, x, xRow + c), acc);
             acc = odd(p).fma(FloatVector.fromArray(F, x, xRow + c + L), acc);
         }
-        return bf16Finish(acc, w, wRow, x, xRow, full, k);
+        acc.intoArray(lanes, 0);
+        return bf16Finish(sumLanes(lanes, 0), w, wRow, x, xRow, full, k);
     }
 
     /** Four weight rows against one split input row; the four outputs go to {@code out + o0 + 4·i}. */
     static void bf16Tile4x1(MemorySegment w, long w0, long wStride, float[] x, int xRow, int k,
-                            MemorySegment out, long o0) {
+                            MemorySegment out, long o0, float[] lanes) {
         int full = vectorPart(k, true);
         long w1 = w0 + wStride, w2 = w1 + wStride, w3 = w2 + wStride;
         FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0;
@@ -145,31 +153,34 @@ final class MatmulKernels {
             a2 = odd(p2).fma(xd, even(p2).fma(xe, a2));
             a3 = odd(p3).fma(xd, even(p3).fma(xe, a3));
         }
-        out.set(FLOAT, o0, bf16Finish(a0, w, w0, x, xRow, full, k));
-        out.set(FLOAT, o0 + 4, bf16Finish(a1, w, w1, x, xRow, full, k));
-        out.set(FLOAT, o0 + 8, bf16Finish(a2, w, w2, x, xRow, full, k));
-        out.set(FLOAT, o0 + 12, bf16Finish(a3, w, w3, x, xRow, full, k));
+        a0.intoArray(lanes, 0);
+        a1.intoArray(lanes, L);
+        a2.intoArray(lanes, 2 * L);
+        a3.intoArray(lanes, 3 * L);
+        for (int i = 0; i < 4; i++) {
+            out.set(FLOAT, o0 + 4L * i, bf16Finish(sumLanes(lanes, i * L), w, w0 + i * wStride, x, xRow, full, k));
+        }
     }
 
     // ---------------------------------------------------------------- f32 weights in place
 
-    private static float f32Finish(FloatVector acc, MemorySegment w, long wRow, float[] x, int xRow, int from, int k) {
-        float s = sumLanes(acc);
+    private static float f32Finish(float s, MemorySegment w, long wRow, float[] x, int xRow, int from, int k) {
         for (int i = from; i < k; i++) s = Math.fma(w.get(FLOAT, wRow + 4L * i), x[xRow + i], s);
         return s;
     }
 
-    static float f32Dot(MemorySegment w, long wRow, float[] x, int xRow, int k) {
+    static float f32Dot(MemorySegment w, long wRow, float[] x, int xRow, int k, float[] lanes) {
         int full = vectorPart(k, false);
         FloatVector acc = FloatVector.zero(F);
         for (int c = 0; c < full; c += L) {
             acc = FloatVector.fromMemorySegment(F, w, wRow + 4L * c, LE).fma(FloatVector.fromArray(F, x, xRow + c), acc);
         }
-        return f32Finish(acc, w, wRow, x, xRow, full, k);
+        acc.intoArray(lanes, 0);
+        return f32Finish(sumLanes(lanes, 0), w, wRow, x, xRow, full, k);
     }
 
     static void f32Tile4x1(MemorySegment w, long w0, long wStride, float[] x, int xRow, int k,
-                           MemorySegment out, long o0) {
+                           MemorySegment out, long o0, float[] lanes) {
         int full = vectorPart(k, false);
         long w1 = w0 + wStride, w2 = w1 + wStride, w3 = w2 + wStride;
         FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0;
@@ -181,31 +192,34 @@ final class MatmulKernels {
             a2 = FloatVector.fromMemorySegment(F, w, w2 + o, LE).fma(xv, a2);
             a3 = FloatVector.fromMemorySegment(F, w, w3 + o, LE).fma(xv, a3);
         }
-        out.set(FLOAT, o0, f32Finish(a0, w, w0, x, xRow, full, k));
-        out.set(FLOAT, o0 + 4, f32Finish(a1, w, w1, x, xRow, full, k));
-        out.set(FLOAT, o0 + 8, f32Finish(a2, w, w2, x, xRow, full, k));
-        out.set(FLOAT, o0 + 12, f32Finish(a3, w, w3, x, xRow, full, k));
+        a0.intoArray(lanes, 0);
+        a1.intoArray(lanes, L);
+        a2.intoArray(lanes, 2 * L);
+        a3.intoArray(lanes, 3 * L);
+        for (int i = 0; i < 4; i++) {
+            out.set(FLOAT, o0 + 4L * i, f32Finish(sumLanes(lanes, i * L), w, w0 + i * wStride, x, xRow, full, k));
+        }
     }
 
     // ---------------------------------------------------------------- widened weights (float arrays)
 
-    private static float finish(FloatVector acc, float[] w, int wRow, float[] x, int xRow, int from, int k) {
-        float s = sumLanes(acc);
+    private static float finish(float s, float[] w, int wRow, float[] x, int xRow, int from, int k) {
         for (int i = from; i < k; i++) s = Math.fma(w[wRow + i], x[xRow + i], s);
         return s;
     }
 
     /** One widened weight row against one input row, vectors over the first {@code full} elements. */
-    static float dot(float[] w, int wRow, float[] x, int xRow, int full, int k) {
+    static float dot(float[] w, int wRow, float[] x, int xRow, int full, int k, float[] lanes) {
         FloatVector acc = FloatVector.zero(F);
         for (int c = 0; c < full; c += L) {
             acc = FloatVector.fromArray(F, w, wRow + c).fma(FloatVector.fromArray(F, x, xRow + c), acc);
         }
-        return finish(acc, w, wRow, x, xRow, full, k);
+        acc.intoArray(lanes, 0);
+        return finish(sumLanes(lanes, 0), w, wRow, x, xRow, full, k);
     }
 
     static void tile4x1(float[] w, int w0, int wStride, float[] x, int xRow, int full, int k,
-                        MemorySegment out, long o0) {
+                        MemorySegment out, long o0, float[] lanes) {
         int w1 = w0 + wStride, w2 = w1 + wStride, w3 = w2 + wStride;
         FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0;
         for (int c = 0; c < full; c += L) {
@@ -215,10 +229,11 @@ final class MatmulKernels {
             a2 = FloatVector.fromArray(F, w, w2 + c).fma(xv, a2);
             a3 = FloatVector.fromArray(F, w, w3 + c).fma(xv, a3);
         }
-        out.set(FLOAT, o0, finish(a0, w, w0, x, xRow, full, k));
-        out.set(FLOAT, o0 + 4, finish(a1, w, w1, x, xRow, full, k));
-        out.set(FLOAT, o0 + 8, finish(a2, w, w2, x, xRow, full, k));
-        out.set(FLOAT, o0 + 12, finish(a3, w, w3, x, xRow, full, k));
+        a0.intoArray(lanes, 0);
+        a1.intoArray(lanes, L);
+        a2.intoArray(lanes, 2 * L);
+        a3.intoArray(lanes, 3 * L);
+        for (int i = 0; i < 4; i++) out.set(FLOAT, o0 + 4L * i, finish(sumLanes(lanes, i * L), w, w0 + i * wStride, x, xRow, full, k));
     }
 
     /**
@@ -226,7 +241,7 @@ final class MatmulKernels {
      * is loaded once for six FMAs. Output for input row j and weight row i goes to {@code out + o0 + j·oStride + 4·i}.
      */
     static void tile4x6(float[] w, int w0, int wStride, float[] x, int x0, int xStride, int full, int k,
-                        MemorySegment out, long o0, long oStride) {
+                        MemorySegment out, long o0, long oStride, float[] lanes) {
         int w1 = w0 + wStride, w2 = w1 + wStride, w3 = w2 + wStride;
         int x1 = x0 + xStride, x2 = x1 + xStride, x3 = x2 + xStride, x4 = x3 + xStride, x5 = x4 + xStride;
         FloatVector a00 = FloatVector.zero(F), a01 = a00, a02 = a00, a03 = a00, a04 = a00, a05 = a00;
@@ -269,19 +284,36 @@ final class MatmulKernels {
             a25 = v2.fma(xv, a25);
             a35 = v3.fma(xv, a35);
         }
-        store4(out, o0, w, w0, wStride, x, x0, full, k, a00, a10, a20, a30);
-        store4(out, o0 + oStride, w, w0, wStride, x, x1, full, k, a01, a11, a21, a31);
-        store4(out, o0 + 2 * oStride, w, w0, wStride, x, x2, full, k, a02, a12, a22, a32);
-        store4(out, o0 + 3 * oStride, w, w0, wStride, x, x3, full, k, a03, a13, a23, a33);
-        store4(out, o0 + 4 * oStride, w, w0, wStride, x, x4, full, k, a04, a14, a24, a34);
-        store4(out, o0 + 5 * oStride, w, w0, wStride, x, x5, full, k, a05, a15, a25, a35);
-    }
-
-    private static void store4(MemorySegment out, long o, float[] w, int w0, int wStride, float[] x, int xRow,
-                               int full, int k, FloatVector a0, FloatVector a1, FloatVector a2, FloatVector a3) {
-        out.set(FLOAT, o, finish(a0, w, w0, x, xRow, full, k));
-        out.set(FLOAT, o + 4, finish(a1, w, w0 + wStride, x, xRow, full, k));
-        out.set(FLOAT, o + 8, finish(a2, w, w0 + 2 * wStride, x, xRow, full, k));
-        out.set(FLOAT, o + 12, finish(a3, w, w0 + 3 * wStride, x, xRow, full, k));
+        // Accumulator of input row j, weight row i at lanes[(4j + i)·L].
+        a00.intoArray(lanes, 0);
+        a10.intoArray(lanes, L);
+        a20.intoArray(lanes, 2 * L);
+        a30.intoArray(lanes, 3 * L);
+        a01.intoArray(lanes, 4 * L);
+        a11.intoArray(lanes, 5 * L);
+        a21.intoArray(lanes, 6 * L);
+        a31.intoArray(lanes, 7 * L);
+        a02.intoArray(lanes, 8 * L);
+        a12.intoArray(lanes, 9 * L);
+        a22.intoArray(lanes, 10 * L);
+        a32.intoArray(lanes, 11 * L);
+        a03.intoArray(lanes, 12 * L);
+        a13.intoArray(lanes, 13 * L);
+        a23.intoArray(lanes, 14 * L);
+        a33.intoArray(lanes, 15 * L);
+        a04.intoArray(lanes, 16 * L);
+        a14.intoArray(lanes, 17 * L);
+        a24.intoArray(lanes, 18 * L);
+        a34.intoArray(lanes, 19 * L);
+        a05.intoArray(lanes, 20 * L);
+        a15.intoArray(lanes, 21 * L);
+        a25.intoArray(lanes, 22 * L);
+        a35.intoArray(lanes, 23 * L);
+        for (int j = 0; j < TILE_ROWS; j++) {
+            for (int i = 0; i < 4; i++) {
+                out.set(FLOAT, o0 + j * oStride + 4L * i,
+                        finish(sumLanes(lanes, (4 * j + i) * L), w, w0 + i * wStride, x, x0 + j * xStride, full, k));
+            }
+        }
     }
 }

@@ -47,6 +47,8 @@ public final class VectorBackend implements Backend {
     private final float[][] scores;
     private final float[][] headAccumulators;
     private final float[][] headQueries;
+    /** Per thread: where kernels spill their accumulators to sum the lanes. */
+    private final float[][] laneScratch;
     private float[] gamma = new float[0];
     private boolean closed;
 
@@ -57,6 +59,7 @@ public final class VectorBackend implements Backend {
         scores = new float[threads][0];
         headAccumulators = new float[threads][0];
         headQueries = new float[threads][0];
+        laneScratch = new float[threads][MatmulKernels.LANES_SCRATCH];
     }
 
     @Override
@@ -169,7 +172,8 @@ public final class VectorBackend implements Backend {
                 FloatVector v = FloatVector.fromMemorySegment(F, xs, base + 4L * i, LE);
                 acc = v.fma(v, acc);
             }
-            float sumSquares = MatmulKernels.sumLanes(acc);
+            acc.intoArray(laneScratch[0], 0);
+            float sumSquares = MatmulKernels.sumLanes(laneScratch[0], 0);
             for (int i = full; i < width; i++) {
                 float v = xs.get(FLOAT, base + 4L * i);
                 sumSquares = Math.fma(v, v, sumSquares);
@@ -236,9 +240,10 @@ public final class VectorBackend implements Backend {
             int to = Math.min(n, from + MATMUL_UNIT_ROWS);
             MemorySegment data = weight.data();
             DType dtype = weight.dtype();
+            float[] lanes = laneScratch[worker];
             if (!widen) {
-                if (dtype == DType.BF16) bf16InPlace(data, from, to);
-                else f32InPlace(data, from, to);
+                if (dtype == DType.BF16) bf16InPlace(data, from, to, lanes);
+                else f32InPlace(data, from, to, lanes);
                 return;
             }
             float[] w = widened[worker];
@@ -251,37 +256,37 @@ public final class VectorBackend implements Backend {
                     default -> throw new IllegalStateException("not a compute dtype: " + dtype);
                 }
             }
-            widenedRows(w, MatmulKernels.vectorPart(k, dtype == DType.BF16), from, to);
+            widenedRows(w, MatmulKernels.vectorPart(k, dtype == DType.BF16), from, to, lanes);
         }
 
-        private void bf16InPlace(MemorySegment w, int from, int to) {
+        private void bf16InPlace(MemorySegment w, int from, int to, float[] lanes) {
             long wStride = 2L * k, oStride = 4L * n;
             for (int r = 0; r < rows; r++) {
                 int i = from;
                 for (; i + 4 <= to; i += 4) {
-                    MatmulKernels.bf16Tile4x1(w, i * wStride, wStride, input, r * k, k, out, r * oStride + 4L * i);
+                    MatmulKernels.bf16Tile4x1(w, i * wStride, wStride, input, r * k, k, out, r * oStride + 4L * i, lanes);
                 }
                 for (; i < to; i++) {
-                    out.set(FLOAT, r * oStride + 4L * i, MatmulKernels.bf16Dot(w, i * wStride, input, r * k, k));
+                    out.set(FLOAT, r * oStride + 4L * i, MatmulKernels.bf16Dot(w, i * wStride, input, r * k, k, lanes));
                 }
             }
         }
 
-        private void f32InPlace(MemorySegment w, int from, int to) {
+        private void f32InPlace(MemorySegment w, int from, int to, float[] lanes) {
             long wStride = 4L * k, oStride = 4L * n;
             for (int r = 0; r < rows; r++) {
                 int i = from;
                 for (; i + 4 <= to; i += 4) {
-                    MatmulKernels.f32Tile4x1(w, i * wStride, wStride, input, r * k, k, out, r * oStride + 4L * i);
+                    MatmulKernels.f32Tile4x1(w, i * wStride, wStride, input, r * k, k, out, r * oStride + 4L * i, lanes);
                 }
                 for (; i < to; i++) {
-                    out.set(FLOAT, r * oStride + 4L * i, MatmulKernels.f32Dot(w, i * wStride, input, r * k, k));
+                    out.set(FLOAT, r * oStride + 4L * i, MatmulKernels.f32Dot(w, i * wStride, input, r * k, k, lanes));
                 }
             }
         }
 
         /** Rows [from, to) widened into w (row i at (i - from)·k) against every input row. */
-        private void widenedRows(float[] w, int full, int from, int to) {
+        private void widenedRows(float[] w, int full, int from, int to, float[] lanes) {
             int count = to - from;
             long oStride = 4L * n;
             int r = 0;
@@ -289,21 +294,21 @@ public final class VectorBackend implements Backend {
                 int i = 0;
                 for (; i + 4 <= count; i += 4) {
                     MatmulKernels.tile4x6(w, i * k, k, input, r * k, k, full, k, out, r * oStride + 4L * (from + i),
-                            oStride);
+                            oStride, lanes);
                 }
                 for (; i < count; i++) {
                     for (int j = r; j < r + MatmulKernels.TILE_ROWS; j++) {
-                        out.set(FLOAT, j * oStride + 4L * (from + i), MatmulKernels.dot(w, i * k, input, j * k, full, k));
+                        out.set(FLOAT, j * oStride + 4L * (from + i), MatmulKernels.dot(w, i * k, input, j * k, full, k, lanes));
                     }
                 }
             }
             for (; r < rows; r++) {
                 int i = 0;
                 for (; i + 4 <= count; i += 4) {
-                    MatmulKernels.tile4x1(w, i * k, k, input, r * k, full, k, out, r * oStride + 4L * (from + i));
+                    MatmulKernels.tile4x1(w, i * k, k, input, r * k, full, k, out, r * oStride + 4L * (from + i), lanes);
                 }
                 for (; i < count; i++) {
-                    out.set(FLOAT, r * oStride + 4L * (from + i), MatmulKernels.dot(w, i * k, input, r * k, full, k));
+                    out.set(FLOAT, r * oStride + 4L * (from + i), MatmulKernels.dot(w, i * k, input, r * k, full, k, lanes));
                 }
             }
         }
@@ -427,7 +432,7 @@ public final class VectorBackend implements Backend {
             MemorySegment.copy(q, FLOAT, rowOffset, query, 0, headDim);
             float max = Float.NEGATIVE_INFINITY;
             for (int p = 0; p < positions; p++) {
-                float score = MatmulKernels.f32Dot(keys, headBase + p * step, query, 0, headDim) * scale;
+                float score = MatmulKernels.f32Dot(keys, headBase + p * step, query, 0, headDim, laneScratch[worker]) * scale;
                 s[p] = score;
                 max = Math.max(max, score);
             }
