@@ -2,6 +2,7 @@ package fs.backend.cpu;
 
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -9,9 +10,10 @@ import java.util.concurrent.locks.LockSupport;
  *
  * <p>Decode issues a couple of hundred small matvecs per token, so the hand-off must cost far less than a thread
  * wake-up: workers spin for a short while after each task (the next one usually arrives within microseconds) and
- * only then park. Units are taken from a shared counter, so a core stolen by another process slows the task down
- * instead of stalling it. Nothing is allocated per task. Which thread runs a unit never changes its result: callers
- * make every unit's arithmetic independent of the others.
+ * only then park. Units are claimed from one shared word, so a thread that the OS has descheduled, or a worker still
+ * waking up, never holds the task back: the caller waits only for units that were actually claimed. Nothing is
+ * allocated per task. Which thread runs a unit never changes its result: callers make every unit's arithmetic
+ * independent of the others.
  */
 final class WorkerPool implements AutoCloseable {
 
@@ -22,14 +24,22 @@ final class WorkerPool implements AutoCloseable {
     }
 
     private static final long SPIN_NANOS = TimeUnit.MICROSECONDS.toNanos(500);
+    private static final int UNIT_BITS = 20;
+    private static final long UNIT_MASK = (1L << UNIT_BITS) - 1;
+    /** Most units one task may have. */
+    static final int MAX_UNITS = (int) UNIT_MASK;
 
     private final Worker[] workers;
-    private final AtomicInteger nextUnit = new AtomicInteger();
-    private final AtomicInteger busyWorkers = new AtomicInteger();
-    private volatile long generation;
+    /**
+     * The current task's claim word: generation (high 24 bits), unit count and next unclaimed unit (20 bits each).
+     * A claim is a compare-and-set on the whole word, so a thread holding a stale word can never take a unit of a
+     * later task; the count in the word keeps the bound consistent with the generation.
+     */
+    private final AtomicLong claim = new AtomicLong();
+    private final AtomicInteger completed = new AtomicInteger();
     private volatile boolean closed;
+    /** Written before the claim word that publishes it; read after reading that word. */
     private Task task;
-    private int units;
     private volatile Throwable failure;
 
     WorkerPool(int threads) {
@@ -46,43 +56,51 @@ final class WorkerPool implements AutoCloseable {
         return workers.length + 1;
     }
 
-    /** Runs units 0 until {@code unitCount} of the task on every thread and returns when all are done. */
-    void run(Task task, int unitCount) {
+    /** Runs units 0 until {@code units} of the task on every thread and returns when all are done. */
+    void run(Task task, int units) {
         if (closed) throw new IllegalStateException("the backend is closed");
-        if (workers.length == 0 || unitCount <= 1) {
-            for (int u = 0; u < unitCount; u++) task.run(u, 0);
+        if (units < 0 || units > MAX_UNITS) throw new IllegalArgumentException("bad unit count " + units);
+        if (workers.length == 0 || units <= 1) {
+            for (int u = 0; u < units; u++) task.run(u, 0);
             return;
         }
         this.task = task;
-        this.units = unitCount;
-        nextUnit.set(0);
-        busyWorkers.set(workers.length);
-        generation = generation + 1; // publishes task and units to the workers
+        completed.set(0);
+        long generation = (claim.get() >>> (2 * UNIT_BITS)) + 1;
+        claim.set(generation << (2 * UNIT_BITS) | (long) units << UNIT_BITS); // publishes task
         for (Worker w : workers) if (w.parked) LockSupport.unpark(w);
-        Throwable callerFailure = null;
-        try {
-            work(0);
-        } catch (Throwable t) {
-            callerFailure = t;
-        }
-        // Every worker must check in before the next task may reset the shared counter.
-        for (int spins = 0; busyWorkers.get() != 0; spins++) {
-            if (spins < 1 << 16) Thread.onSpinWait();
+        work(0);
+        for (int spins = 0; completed.get() != units; spins++) {
+            if (spins < 1 << 12) Thread.onSpinWait();
             else Thread.yield();
         }
         this.task = null;
-        Throwable workerFailure = failure;
+        Throwable thrown = failure;
         failure = null;
-        Throwable thrown = callerFailure != null ? callerFailure : workerFailure;
         if (thrown instanceof RuntimeException e) throw e;
         if (thrown instanceof Error e) throw e;
         if (thrown != null) throw new IllegalStateException(thrown);
     }
 
+    /** Claims and runs units of the current task until none is left or a later task has begun. */
     private void work(int worker) {
-        Task t = task;
-        int n = units;
-        for (int u = nextUnit.getAndIncrement(); u < n; u = nextUnit.getAndIncrement()) t.run(u, worker);
+        long c = claim.get();
+        long generation = c >>> (2 * UNIT_BITS);
+        Task t = task; // read after the claim word that published it
+        while (c >>> (2 * UNIT_BITS) == generation) {
+            long next = c & UNIT_MASK;
+            if (next >= ((c >>> UNIT_BITS) & UNIT_MASK)) return;
+            if (claim.compareAndSet(c, c + 1)) {
+                try {
+                    t.run((int) next, worker);
+                } catch (Throwable e) {
+                    failure = e;
+                } finally {
+                    completed.incrementAndGet();
+                }
+            }
+            c = claim.get();
+        }
     }
 
     @Override
@@ -111,29 +129,24 @@ final class WorkerPool implements AutoCloseable {
 
         @Override
         public void run() {
-            long seen = generation;
+            long seen = claim.get() >>> (2 * UNIT_BITS);
             while (true) {
                 long spinStart = System.nanoTime();
                 int spins = 0;
-                while (generation == seen && !closed) {
+                while (claim.get() >>> (2 * UNIT_BITS) == seen && !closed) {
                     if ((++spins & 255) != 0 || System.nanoTime() - spinStart < SPIN_NANOS) {
                         Thread.onSpinWait();
                         continue;
                     }
                     // Announce the park before the last look: the caller unparks after publishing, so either this
-                    // look sees the new generation or the caller sees the flag.
+                    // look sees the new task or the caller sees the flag.
                     parked = true;
-                    if (generation == seen && !closed) LockSupport.park(this);
+                    if (claim.get() >>> (2 * UNIT_BITS) == seen && !closed) LockSupport.park(this);
                     parked = false;
                 }
                 if (closed) return;
-                seen = generation;
-                try {
-                    work(index);
-                } catch (Throwable t) {
-                    failure = t;
-                }
-                busyWorkers.decrementAndGet();
+                seen = claim.get() >>> (2 * UNIT_BITS);
+                work(index);
             }
         }
     }
