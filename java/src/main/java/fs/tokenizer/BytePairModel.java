@@ -1,6 +1,5 @@
 package fs.tokenizer;
 
-import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -15,7 +14,7 @@ final class BytePairModel {
 
     private final int[] byteIds;
     private final MergeTable merges;
-    private final Map<String, Integer> wholeWords;
+    private final TokenIds wholeWords;
     private final ConcurrentHashMap<String, int[]> cache = new ConcurrentHashMap<>();
 
     /**
@@ -23,7 +22,7 @@ final class BytePairModel {
      *     dropped, as Hugging Face does without an unknown token)
      * @param wholeWords when not null (ignore_merges), a pre-token that is itself in the vocabulary is taken whole
      */
-    BytePairModel(int[] byteIds, MergeTable merges, Map<String, Integer> wholeWords) {
+    BytePairModel(int[] byteIds, MergeTable merges, TokenIds wholeWords) {
         this.byteIds = byteIds;
         this.merges = merges;
         this.wholeWords = wholeWords;
@@ -39,8 +38,8 @@ final class BytePairModel {
         byte[] bytes = piece.getBytes(java.nio.charset.StandardCharsets.UTF_8);
         int[] ids = null;
         if (wholeWords != null) {
-            Integer whole = wholeWords.get(ByteLevel.spell(bytes, 0, bytes.length));
-            if (whole != null) ids = new int[] {whole};
+            int whole = wholeWords.id(ByteLevel.spell(bytes, 0, bytes.length));
+            if (whole >= 0) ids = new int[] {whole};
         }
         if (ids == null) ids = merge(bytes);
         if (cacheable && cache.size() < CACHE_CAPACITY) cache.put(piece, ids);

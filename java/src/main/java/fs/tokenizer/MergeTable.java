@@ -6,25 +6,32 @@ package fs.tokenizer;
  */
 final class MergeTable {
     private static final long EMPTY = -1L;
-    private final long[] keys;
-    private final int[] ranks;
-    private final int[] merged;
-    private final int mask;
+    private long[] keys;
+    private int[] ranks;
+    private int[] merged;
+    private int mask;
+    private int size;
 
     MergeTable(int expectedMerges) {
-        int capacity = Integer.highestOneBit(Math.max(4, expectedMerges * 2) - 1) << 1;
+        allocate(Integer.highestOneBit(Math.max(4, expectedMerges * 2) - 1) << 1);
+    }
+
+    private void allocate(int capacity) {
         keys = new long[capacity];
         java.util.Arrays.fill(keys, EMPTY);
         ranks = new int[capacity];
         merged = new int[capacity];
         mask = capacity - 1;
+        size = 0;
     }
 
     /** Adds a merge; a pair listed twice keeps its later rank, as Hugging Face's map does. */
     void put(int left, int right, int rank, int mergedId) {
+        if (size * 2 >= keys.length) grow();
         long key = key(left, right);
         int slot = slot(key);
         while (keys[slot] != EMPTY && keys[slot] != key) slot = (slot + 1) & mask;
+        if (keys[slot] == EMPTY) size++;
         keys[slot] = key;
         ranks[slot] = rank;
         merged[slot] = mergedId;
@@ -48,6 +55,16 @@ final class MergeTable {
 
     int mergedId(int slot) {
         return merged[slot];
+    }
+
+    private void grow() {
+        long[] oldKeys = keys;
+        int[] oldRanks = ranks;
+        int[] oldMerged = merged;
+        allocate(keys.length * 2);
+        for (int i = 0; i < oldKeys.length; i++) {
+            if (oldKeys[i] != EMPTY) put((int) (oldKeys[i] >>> 32), (int) oldKeys[i], oldRanks[i], oldMerged[i]);
+        }
     }
 
     private static long key(int left, int right) {

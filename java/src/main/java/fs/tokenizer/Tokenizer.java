@@ -7,7 +7,6 @@ import java.text.Normalizer;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Map;
 import java.util.OptionalInt;
 
 /**
@@ -17,16 +16,16 @@ import java.util.OptionalInt;
  */
 public final class Tokenizer {
     private final String[] tokens;
-    private final Map<String, Integer> vocab;
+    private final TokenIds vocab;
     private final AddedToken[] addedById;
-    private final Map<String, AddedToken> addedByContent = new java.util.HashMap<>();
+    private final java.util.Map<String, AddedToken> addedByContent = new java.util.HashMap<>();
     private final AddedTokenMatcher rawTokens;
     private final AddedTokenMatcher normalizedTokens;
     private final List<Normalizer.Form> normalizerForms;
     private final PreTokenizer preTokenizer;
     private final BytePairModel model;
 
-    Tokenizer(String[] tokens, Map<String, Integer> vocab, List<AddedToken> added, List<Normalizer.Form> normalizerForms,
+    Tokenizer(String[] tokens, TokenIds vocab, List<AddedToken> added, List<Normalizer.Form> normalizerForms,
             PreTokenizer preTokenizer, BytePairModel model) {
         this.tokens = tokens;
         this.vocab = vocab;
@@ -130,8 +129,8 @@ public final class Tokenizer {
     public OptionalInt tokenId(String token) {
         AddedToken added = addedByContent.get(token);
         if (added != null) return OptionalInt.of(added.id());
-        Integer id = vocab.get(token);
-        return id == null ? OptionalInt.empty() : OptionalInt.of(id);
+        int id = vocab.id(token);
+        return id < 0 ? OptionalInt.empty() : OptionalInt.of(id);
     }
 
     /** Whether the id is a special added token (left out by a decode that skips specials). */

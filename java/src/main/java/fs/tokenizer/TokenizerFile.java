@@ -11,7 +11,6 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.text.Normalizer;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -28,9 +27,13 @@ final class TokenizerFile {
     private static final String GPT2_PATTERN = "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+";
 
     private final Path file;
-    private final Map<String, Integer> vocab = new HashMap<>(300_000);
-    private final List<String> mergeLefts = new ArrayList<>(200_000);
-    private final List<String> mergeRights = new ArrayList<>(200_000);
+    private final TokenIds vocab = new TokenIds(200_000);
+    private int maxVocabId = -1;
+    private int vocabSize;
+    private final MergeTable merges = new MergeTable(200_000);
+    private int mergeCount;
+    /** Merges met before the vocabulary (not the order Hugging Face writes), resolved once it is read. */
+    private final List<String[]> unresolvedMerges = new ArrayList<>();
     private final Map<String, Object> modelSettings = new LinkedHashMap<>();
     private Object addedTokens;
     private Object normalizer;
@@ -52,7 +55,9 @@ final class TokenizerFile {
             throw new FsException("cannot read " + file + ": " + e.getMessage());
         }
         TokenizerFile reader = new TokenizerFile(file);
-        JsonFactory factory = JsonFactory.builder().disable(JsonFactory.Feature.CANONICALIZE_FIELD_NAMES).build();
+        // Interning 150k distinct vocabulary strings would be wasted work. (Turning canonicalization off as well makes
+        // Jackson fall back to its slower char-based parser.)
+        JsonFactory factory = JsonFactory.builder().disable(JsonFactory.Feature.INTERN_FIELD_NAMES).build();
         try (JsonParser parser = factory.createParser(json)) {
             reader.readTop(parser);
         } catch (JsonProcessingException e) {
@@ -104,33 +109,61 @@ final class TokenizerFile {
             int id = p.getIntValue();
             if (id < 0) throw error("model.vocab[\"" + token + "\"] has negative id " + id);
             vocab.put(token, id);
+            vocabSize++;
+            maxVocabId = Math.max(maxVocabId, id);
         }
     }
 
     private void readMerges(JsonParser p) throws IOException {
         expect(p.currentToken(), JsonToken.START_ARRAY, "model.merges");
+        boolean vocabFirst = vocabSize > 0; // then each merge is resolved as it is read, without making strings
+        char[] left = new char[64];
         JsonToken t;
         while ((t = p.nextToken()) != JsonToken.END_ARRAY) {
+            int rank = mergeCount++;
             if (t == JsonToken.VALUE_STRING) {
-                String merge = p.getText();
-                int space = merge.indexOf(' ');
-                if (space < 0 || merge.indexOf(' ', space + 1) >= 0) {
-                    throw error("merge " + mergeLefts.size() + " \"" + merge + "\" is not two tokens separated by a space");
+                char[] text = p.getTextCharacters();
+                int from = p.getTextOffset();
+                int length = p.getTextLength();
+                int space = indexOf(text, from, length, ' ');
+                if (space < 0 || indexOf(text, space + 1, from + length - space - 1, ' ') >= 0) {
+                    throw error("merge " + rank + " \"" + p.getText() + "\" is not two tokens separated by a space");
                 }
-                mergeLefts.add(merge.substring(0, space));
-                mergeRights.add(merge.substring(space + 1));
+                addMerge(rank, vocabFirst, text, from, space - from, text, space + 1, from + length - space - 1);
             } else if (t == JsonToken.START_ARRAY) {
-                String left = p.nextToken() == JsonToken.VALUE_STRING ? p.getText() : null;
-                String right = p.nextToken() == JsonToken.VALUE_STRING ? p.getText() : null;
-                if (left == null || right == null || p.nextToken() != JsonToken.END_ARRAY) {
-                    throw error("merge " + mergeLefts.size() + " is not an array of two strings");
-                }
-                mergeLefts.add(left);
-                mergeRights.add(right);
+                if (p.nextToken() != JsonToken.VALUE_STRING) throw error("merge " + rank + " is not an array of two strings");
+                int leftLength = p.getTextLength();
+                if (leftLength > left.length) left = new char[leftLength * 2];
+                System.arraycopy(p.getTextCharacters(), p.getTextOffset(), left, 0, leftLength);
+                if (p.nextToken() != JsonToken.VALUE_STRING) throw error("merge " + rank + " is not an array of two strings");
+                addMerge(rank, vocabFirst, left, 0, leftLength, p.getTextCharacters(), p.getTextOffset(), p.getTextLength());
+                if (p.nextToken() != JsonToken.END_ARRAY) throw error("merge " + rank + " is not an array of two strings");
             } else {
-                throw error("merge " + mergeLefts.size() + " is neither \"a b\" nor [\"a\", \"b\"]");
+                throw error("merge " + rank + " is neither \"a b\" nor [\"a\", \"b\"]");
             }
         }
+    }
+
+    private void addMerge(int rank, boolean resolveNow, char[] a, int aFrom, int aLength, char[] b, int bFrom, int bLength) {
+        if (resolveNow) {
+            int leftHash = TokenIds.hash(a, aFrom, aLength);
+            int rightHash = TokenIds.hash(b, bFrom, bLength);
+            int leftId = vocab.id(leftHash, a, aFrom, aLength, b, bFrom, 0);
+            int rightId = vocab.id(rightHash, b, bFrom, bLength, a, aFrom, 0);
+            int mergedId = vocab.id(TokenIds.hashOfConcat(leftHash, rightHash, bLength), a, aFrom, aLength, b, bFrom, bLength);
+            if (leftId < 0 || rightId < 0 || mergedId < 0) {
+                throw error("merge " + rank + " (\"" + new String(a, aFrom, aLength) + "\", \"" + new String(b, bFrom, bLength)
+                        + "\") uses a token missing from model.vocab");
+            }
+            merges.put(leftId, rightId, rank, mergedId);
+        } else {
+            unresolvedMerges.add(new String[] {new String(a, aFrom, aLength), new String(b, bFrom, bLength)});
+        }
+    }
+
+    private static int indexOf(char[] chars, int from, int length, char c) {
+        for (int i = from; i < from + length; i++) if (chars[i] == c) return i;
+        return -1;
     }
 
     /** A small section as maps, lists, strings, numbers, booleans and nulls. */
@@ -164,25 +197,16 @@ final class TokenizerFile {
         if (!sawModel) throw error("no \"model\" section");
         checkModel();
         List<AddedToken> added = addedTokens();
-        int maxId = -1;
-        for (int id : vocab.values()) maxId = Math.max(maxId, id);
+        int maxId = maxVocabId;
         for (AddedToken token : added) maxId = Math.max(maxId, token.id());
         String[] tokens = new String[maxId + 1];
         vocab.forEach((token, id) -> tokens[id] = token);
 
         int[] byteIds = new int[256];
-        for (int b = 0; b < 256; b++) byteIds[b] = vocab.getOrDefault(String.valueOf(ByteLevel.charOf(b)), -1);
-        MergeTable merges = new MergeTable(mergeLefts.size());
-        for (int rank = 0; rank < mergeLefts.size(); rank++) {
-            String left = mergeLefts.get(rank);
-            String right = mergeRights.get(rank);
-            Integer leftId = vocab.get(left);
-            Integer rightId = vocab.get(right);
-            Integer mergedId = vocab.get(left + right);
-            if (leftId == null || rightId == null || mergedId == null) {
-                throw error("merge " + rank + " (\"" + left + "\", \"" + right + "\") uses a token missing from model.vocab");
-            }
-            merges.put(leftId, rightId, rank, mergedId);
+        for (int b = 0; b < 256; b++) byteIds[b] = vocab.id(String.valueOf(ByteLevel.charOf(b)));
+        for (int rank = 0; rank < unresolvedMerges.size(); rank++) {
+            String[] pair = unresolvedMerges.get(rank);
+            addMerge(rank, true, pair[0].toCharArray(), 0, pair[0].length(), pair[1].toCharArray(), 0, pair[1].length());
         }
         boolean ignoreMerges = Boolean.TRUE.equals(modelSettings.get("ignore_merges"));
         BytePairModel model = new BytePairModel(byteIds, merges, ignoreMerges ? vocab : null);
