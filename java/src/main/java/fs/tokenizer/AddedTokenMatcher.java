@@ -1,7 +1,6 @@
 package fs.tokenizer;
 
 import java.util.ArrayList;
-import java.util.BitSet;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
@@ -11,7 +10,7 @@ import java.util.Map;
 final class AddedTokenMatcher {
     private final Map<Character, AddedToken[]> byFirstChar = new HashMap<>();
     /** The first characters of the tokens: a cheap test for the common case of no token at a position. */
-    private final BitSet firstChars = new BitSet(Character.MAX_VALUE + 1);
+    private final boolean[] firstChars = new boolean[Character.MAX_VALUE + 1];
 
     AddedTokenMatcher(List<AddedToken> tokens) {
         Map<Character, List<AddedToken>> groups = new HashMap<>();
@@ -22,7 +21,7 @@ final class AddedTokenMatcher {
         groups.forEach((c, group) -> {
             group.sort(Comparator.comparingInt((AddedToken t) -> t.content().length()).reversed());
             byFirstChar.put(c, group.toArray(AddedToken[]::new));
-            firstChars.set(c);
+            firstChars[c] = true;
         });
     }
 
@@ -56,7 +55,7 @@ final class AddedTokenMatcher {
 
     private AddedToken matchAt(String text, int i) {
         char c = text.charAt(i);
-        if (!firstChars.get(c)) return null;
+        if (!firstChars[c]) return null;
         AddedToken[] candidates = byFirstChar.get(c);
         for (AddedToken candidate : candidates) {
             if (text.startsWith(candidate.content(), i)) return candidate;

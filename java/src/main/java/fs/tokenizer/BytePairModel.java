@@ -1,21 +1,22 @@
 package fs.tokenizer;
 
-import java.util.concurrent.ConcurrentHashMap;
-
 /**
  * Byte-level BPE over one pre-token: starts from one token per byte and applies merges lowest rank first (leftmost
  * first among equal ranks), with a heap of candidate pairs over a linked list of symbols, as Hugging Face's BPE does, so
  * a long word costs O(n log n) rather than O(n^2).
  */
 final class BytePairModel {
-    /** Pre-tokens repeat a lot in text; Hugging Face also caches this many. */
-    private static final int CACHE_CAPACITY = 10_000;
-    private static final int CACHEABLE_LENGTH = 256;
+    /** Pre-tokens repeat a lot in text: a direct-mapped cache of this many recent ones (Hugging Face keeps 10k). */
+    private static final int CACHE_SLOTS = 1 << 14;
+    private static final int CACHEABLE_LENGTH = 64;
 
     private final int[] byteIds;
     private final MergeTable merges;
     private final TokenIds wholeWords;
-    private final ConcurrentHashMap<String, int[]> cache = new ConcurrentHashMap<>();
+    /** Immutable entries, so threads sharing the tokenizer see either an old entry or a new one, never a torn one. */
+    private final CacheEntry[] cache = new CacheEntry[CACHE_SLOTS];
+
+    private record CacheEntry(String piece, int[] ids) {}
 
     /**
      * @param byteIds the id of each byte's one-character token, -1 where the vocabulary lacks it (that byte is then
@@ -28,22 +29,40 @@ final class BytePairModel {
         this.wholeWords = wholeWords;
     }
 
-    /** The token ids of one pre-token. */
-    int[] encode(String piece) {
-        boolean cacheable = piece.length() <= CACHEABLE_LENGTH;
-        if (cacheable) {
-            int[] cached = cache.get(piece);
-            if (cached != null) return cached;
+    /** The token ids of the pre-token {@code text[start, end)}. */
+    int[] encode(String text, int start, int end) {
+        int length = end - start;
+        int slot = -1;
+        if (length <= CACHEABLE_LENGTH) {
+            int hash = 0;
+            for (int i = start; i < end; i++) hash = 31 * hash + text.charAt(i);
+            slot = (hash * 0x9E3779B9) >>> (32 - Integer.numberOfTrailingZeros(CACHE_SLOTS));
+            CacheEntry entry = cache[slot];
+            if (entry != null && entry.piece.length() == length && text.regionMatches(start, entry.piece, 0, length)) {
+                return entry.ids;
+            }
         }
-        byte[] bytes = piece.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        byte[] bytes = utf8(text, start, end);
         int[] ids = null;
         if (wholeWords != null) {
             int whole = wholeWords.id(ByteLevel.spell(bytes, 0, bytes.length));
             if (whole >= 0) ids = new int[] {whole};
         }
         if (ids == null) ids = merge(bytes);
-        if (cacheable && cache.size() < CACHE_CAPACITY) cache.put(piece, ids);
+        if (slot >= 0) cache[slot] = new CacheEntry(text.substring(start, end), ids);
         return ids;
+    }
+
+    /** UTF-8 of a range of a string, as String.getBytes would give it ('?' for a lone surrogate). */
+    private static byte[] utf8(String text, int start, int end) {
+        boolean ascii = true;
+        for (int i = start; i < end && ascii; i++) ascii = text.charAt(i) < 0x80;
+        if (ascii) {
+            byte[] bytes = new byte[end - start];
+            for (int i = start; i < end; i++) bytes[i - start] = (byte) text.charAt(i);
+            return bytes;
+        }
+        return text.substring(start, end).getBytes(java.nio.charset.StandardCharsets.UTF_8);
     }
 
     private int[] merge(byte[] bytes) {

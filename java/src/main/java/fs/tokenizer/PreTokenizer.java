@@ -1,19 +1,19 @@
 package fs.tokenizer;
 
 import java.util.List;
-import java.util.function.Consumer;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * Splits normalized text into the pieces BPE encodes, applying each Split pattern of tokenizer.json in turn with the
+ * Splits normalized text into the pieces BPE encodes, applying each Split regex of tokenizer.json in turn with the
  * "Isolated" behaviour: every match is a piece and so is every stretch of text between matches.
  */
 final class PreTokenizer {
+    /** One Split step: java.util.regex, or null where {@link QwenSplitPattern} stands in for the regex. */
     private final List<Pattern> patterns;
 
     PreTokenizer(List<Pattern> patterns) {
-        this.patterns = List.copyOf(patterns);
+        this.patterns = patterns.stream().map(p -> p.pattern().equals(QwenSplitPattern.REGEX) ? null : p).toList();
     }
 
     /**
@@ -24,25 +24,45 @@ final class PreTokenizer {
         return Pattern.compile(regex, Pattern.UNICODE_CHARACTER_CLASS | Pattern.UNICODE_CASE);
     }
 
-    void split(String text, Consumer<String> pieces) {
+    /** Receives each piece as a range of a text, so that no substring is made for a piece the cache knows. */
+    interface PieceSink {
+        void piece(String text, int start, int end);
+    }
+
+    void split(String text, PieceSink pieces) {
         split(text, 0, pieces);
     }
 
-    private void split(String text, int level, Consumer<String> pieces) {
+    private void split(String text, int level, PieceSink pieces) {
         if (level == patterns.size()) {
-            pieces.accept(text);
+            pieces.piece(text, 0, text.length());
             return;
         }
-        Matcher matcher = patterns.get(level).matcher(text);
-        int last = 0;
+        boolean last = level == patterns.size() - 1;
+        Pattern pattern = patterns.get(level);
+        if (pattern == null) {
+            for (int start = 0, end; start < text.length(); start = end) {
+                end = QwenSplitPattern.pieceEnd(text, start);
+                if (last) pieces.piece(text, start, end);
+                else split(text.substring(start, end), level + 1, pieces);
+            }
+            return;
+        }
+        Matcher matcher = pattern.matcher(text);
+        int previousEnd = 0;
         while (matcher.find()) {
             int start = matcher.start();
             int end = matcher.end();
             if (end == start) continue;
-            if (start > last) split(text.substring(last, start), level + 1, pieces);
-            split(text.substring(start, end), level + 1, pieces);
-            last = end;
+            if (start > previousEnd) emit(text, previousEnd, start, level, pieces);
+            emit(text, start, end, level, pieces);
+            previousEnd = end;
         }
-        if (last < text.length()) split(last == 0 ? text : text.substring(last), level + 1, pieces);
+        if (previousEnd < text.length()) emit(text, previousEnd, text.length(), level, pieces);
+    }
+
+    private void emit(String text, int start, int end, int level, PieceSink pieces) {
+        if (level == patterns.size() - 1) pieces.piece(text, start, end);
+        else split(text.substring(start, end), level + 1, pieces);
     }
 }

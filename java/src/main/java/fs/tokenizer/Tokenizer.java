@@ -18,6 +18,8 @@ public final class Tokenizer {
     private final String[] tokens;
     private final TokenIds vocab;
     private final AddedToken[] addedById;
+    /** Each token's bytes for decoding, filled in as tokens are first decoded. */
+    private final byte[][] tokenBytes;
     private final java.util.Map<String, AddedToken> addedByContent = new java.util.HashMap<>();
     private final AddedTokenMatcher rawTokens;
     private final AddedTokenMatcher normalizedTokens;
@@ -30,6 +32,7 @@ public final class Tokenizer {
         this.tokens = tokens;
         this.vocab = vocab;
         this.addedById = new AddedToken[tokens.length];
+        this.tokenBytes = new byte[tokens.length][];
         List<AddedToken> raw = new ArrayList<>();
         List<AddedToken> normalized = new ArrayList<>();
         for (AddedToken token : added) {
@@ -69,13 +72,13 @@ public final class Tokenizer {
 
     private void encodeNormalized(String text, IntList ids) {
         if (normalizedTokens.isEmpty()) {
-            preTokenizer.split(text, piece -> ids.addAll(model.encode(piece)));
+            preTokenizer.split(text, (t, start, end) -> ids.addAll(model.encode(t, start, end)));
             return;
         }
         normalizedTokens.split(text, new AddedTokenMatcher.Sink() {
             @Override
             public void text(String segment) {
-                preTokenizer.split(segment, piece -> ids.addAll(model.encode(piece)));
+                preTokenizer.split(segment, (t, start, end) -> ids.addAll(model.encode(t, start, end)));
             }
 
             @Override
@@ -86,10 +89,26 @@ public final class Tokenizer {
     }
 
     private String normalize(String text) {
+        if (normalizerForms.isEmpty() || unaffectedByNormalization(text)) return text;
         for (Normalizer.Form form : normalizerForms) {
             if (!Normalizer.isNormalized(text, form)) text = Normalizer.normalize(text, form);
         }
         return text;
+    }
+
+    /**
+     * Whether no Unicode normalization form can change the text: a quick test for the common case (ASCII and CJK
+     * ideographs) that saves the normalizer's slower check. These characters are their own decompositions in every
+     * form; one that could compose with them (a combining mark) is outside these ranges and sends the text to the
+     * normalizer.
+     */
+    private static boolean unaffectedByNormalization(String text) {
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            if (c < 0xA0 || (c >= 0x4E00 && c < 0xA000)) continue;
+            return false;
+        }
+        return true;
     }
 
     /**
@@ -117,7 +136,12 @@ public final class Tokenizer {
         }
         AddedToken added = addedById[id];
         if (added != null && added.special() && skipSpecial) return;
-        out.add(ByteLevel.bytesOf(added != null ? added.content() : tokens[id]));
+        byte[] bytes = tokenBytes[id];
+        if (bytes == null) {
+            bytes = ByteLevel.bytesOf(added != null ? added.content() : tokens[id]);
+            tokenBytes[id] = bytes; // a benign race: every thread computes the same bytes
+        }
+        out.add(bytes);
     }
 
     /** One more than the highest id, added tokens included (151,669 for Qwen3). */
@@ -153,8 +177,8 @@ public final class Tokenizer {
         rawTokens.split(text, new AddedTokenMatcher.Sink() {
             @Override
             public void text(String segment) {
-                preTokenizer.split(normalize(segment), piece -> {
-                    byte[] utf8 = piece.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+                preTokenizer.split(normalize(segment), (t, start, end) -> {
+                    byte[] utf8 = t.substring(start, end).getBytes(java.nio.charset.StandardCharsets.UTF_8);
                     pieces.add(ByteLevel.spell(utf8, 0, utf8.length));
                 });
             }

@@ -9,6 +9,15 @@ final class Utf8 {
     private Utf8() {}
 
     static String decodeLossy(byte[] bytes, int length) {
+        // Valid UTF-8, the usual case, reads the same either way, and Java's decoder is much faster.
+        try {
+            return java.nio.charset.StandardCharsets.UTF_8.newDecoder()
+                    .onMalformedInput(java.nio.charset.CodingErrorAction.REPORT)
+                    .decode(java.nio.ByteBuffer.wrap(bytes, 0, length))
+                    .toString();
+        } catch (java.nio.charset.CharacterCodingException invalid) {
+            // fall through to the exact replacement rules
+        }
         StringBuilder out = new StringBuilder(length);
         decode(bytes, length, out, true);
         return out.toString();
