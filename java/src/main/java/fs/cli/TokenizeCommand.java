@@ -42,12 +42,13 @@ final class TokenizeCommand implements Callable<Integer> {
     @Override
     public Integer call() throws IOException {
         if (jsonl && text != null) throw new FsException("--jsonl reads its texts from stdin; give no TEXT with it");
-        Tokenizer tokenizer = Tokenizer.load(modelDirectory(model));
+        Path dir = modelDirectory(model);
         PrintWriter out = spec.commandLine().getOut();
         if (jsonl) {
-            tokenizeJsonLines(tokenizer, System.in, out);
+            tokenizeJsonLines(Tokenizer.load(dir), System.in, out);
         } else {
-            out.println(joined(tokenizer.encode(text != null ? text : readUtf8(System.in.readAllBytes(), "stdin")), " "));
+            String input = text != null ? text : readUtf8(System.in.readAllBytes(), "stdin");
+            out.println(joined(Tokenizer.load(dir).encode(input), " "));
         }
         return 0;
     }

@@ -60,6 +60,9 @@ class HuggingFaceOracleTest {
         List<String> texts = new ArrayList<>();
         for (int i = 0; i < 4000; i++) texts.add(generator.text(1 + random.nextInt(40)));
         for (int i = 0; i < 20; i++) texts.add(generator.text(2000));
+        // Long runs: BPE over one long word, and the split pattern's backtracking alternatives.
+        texts.addAll(List.of("ab".repeat(5000), "a".repeat(10_000), " ".repeat(5000) + "x", "1".repeat(3000),
+                "\n\r ".repeat(1000) + "y", "!?".repeat(3000) + "\n\n", "日本".repeat(3000)));
         assertSameIds(texts);
     }
 

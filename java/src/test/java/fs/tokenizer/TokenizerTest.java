@@ -1,0 +1,158 @@
+package fs.tokenizer;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import fs.FsException;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.OptionalInt;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The tokenizer's API on Qwen3, streaming decode, and tokenizer.json variants and errors on small made-up files. */
+class TokenizerTest {
+    private final Tokenizer qwen = Qwen3Files.tokenizer();
+
+    @Test
+    void knowsQwen3sVocabularyAndSpecialTokens() {
+        assertEquals(151_669, qwen.vocabSize());
+        assertEquals(OptionalInt.of(151_645), qwen.tokenId("<|im_end|>"));
+        assertEquals(OptionalInt.of(151_643), qwen.tokenId("<|endoftext|>"));
+        assertEquals(OptionalInt.of(151_667), qwen.tokenId("<think>"));
+        assertEquals(OptionalInt.of(1879), qwen.tokenId("\u0120world"));
+        assertEquals(OptionalInt.empty(), qwen.tokenId("<|no_such_token|>"));
+        assertTrue(qwen.isSpecial(151_645));
+        assertFalse(qwen.isSpecial(151_667)); // <think> is added but not special
+        assertFalse(qwen.isSpecial(1879));
+        assertFalse(qwen.isSpecial(-1));
+    }
+
+    @Test
+    void refusesUnknownIds() {
+        FsException e = assertThrows(FsException.class, () -> qwen.decode(new int[] {9707, 151_669}, false));
+        assertEquals("unknown token id 151669 (the vocabulary has ids 0..151668)", e.getMessage());
+        assertThrows(FsException.class, () -> qwen.decode(new int[] {-3}, true));
+        assertThrows(FsException.class, () -> qwen.streamingDecoder().push(200_000));
+    }
+
+    @Test
+    void streamsWholeCharactersOnly() {
+        for (JsonNode c : Qwen3Files.jsonLines("qwen3_decode_golden.jsonl")) {
+            int[] ids = Qwen3Files.ints(c.get("ids"));
+            StreamingDecoder stream = qwen.streamingDecoder();
+            StringBuilder text = new StringBuilder();
+            for (int id : ids) {
+                String piece = stream.push(id);
+                // A piece never ends inside a surrogate pair, nor with U+FFFD for bytes a later id could complete.
+                assertFalse(!piece.isEmpty() && Character.isHighSurrogate(piece.charAt(piece.length() - 1)));
+                text.append(piece);
+            }
+            text.append(stream.flush());
+            assertEquals(c.get("decoded").asText(), text.toString());
+        }
+        // 🦙 is F0 9F A6 99 over three ids: nothing comes out until its last byte.
+        StreamingDecoder stream = qwen.streamingDecoder();
+        assertEquals(" ", stream.push(11162));
+        assertEquals("", stream.push(99));
+        assertEquals("\uD83E\uDD99", stream.push(247));
+        assertEquals("", stream.flush());
+        // Cut short, the pending bytes become one U+FFFD at the end, as in a whole decode.
+        assertEquals(" ", stream.push(11162));
+        assertEquals("\uFFFD", stream.flush());
+        StreamingDecoder skipping = qwen.streamingDecoder(true);
+        assertEquals("", skipping.push(151_644));
+        assertEquals("user", skipping.push(872));
+    }
+
+    @Test
+    void encodesLongWordsAndRepeatedText() {
+        String word = "ab".repeat(20_000);
+        int[] ids = qwen.encode(word);
+        assertEquals(word, qwen.decode(ids, false));
+        assertArrayEquals(ids, qwen.encode(word), "a second encode, through the piece cache");
+        assertArrayEquals(new int[0], qwen.encode(""));
+    }
+
+    /** A byte-level BPE file small enough to work out by hand: bytes a, b, c, space, merges a+b, ab+c, space+ab. */
+    private static String tinyTokenizer(String merges, String extra) {
+        return """
+                {"version": "1.0", "added_tokens": [
+                   {"id": 9, "content": "<x>", "single_word": false, "lstrip": false, "rstrip": false, "normalized": false, "special": true}],
+                 "normalizer": null,
+                 "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": true},
+                 "post_processor": null,
+                 "decoder": {"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": true, "use_regex": true},
+                 "model": {"type": "BPE", "dropout": null, "unk_token": null, "continuing_subword_prefix": null,
+                   "end_of_word_suffix": null, "fuse_unk": false, "byte_fallback": false%s,
+                   "vocab": {"a": 0, "b": 1, "c": 2, "\\u0120": 3, "ab": 4, "abc": 5, "\\u0120ab": 6},
+                   "merges": %s}}
+                """.formatted(extra, merges);
+    }
+
+    private static Tokenizer load(Path dir, String json) throws IOException {
+        Files.writeString(dir.resolve("tokenizer.json"), json);
+        return Tokenizer.load(dir);
+    }
+
+    @Test
+    void readsMergesAsStringsOrArrays(@TempDir Path dir) throws IOException {
+        Tokenizer strings = load(dir, tinyTokenizer("[\"a b\", \"ab c\", \"\\u0120 ab\"]", ""));
+        Tokenizer arrays = load(dir, tinyTokenizer("[[\"a\", \"b\"], [\"ab\", \"c\"], [\"\\u0120\", \"ab\"]]", ""));
+        // GPT-2 split: "abc", " ab", "<x>" (added), "c", "a"; then BPE: abc | Ġab | <x> | c | a
+        int[] expected = {5, 6, 9, 2, 0};
+        assertArrayEquals(expected, strings.encode("abc ab<x>ca"));
+        assertArrayEquals(expected, arrays.encode("abc ab<x>ca"));
+        assertEquals("abc ab<x>ca", strings.decode(expected, false));
+        assertEquals("abc abca", strings.decode(expected, true));
+        assertEquals(10, strings.vocabSize());
+        // Hugging Face writes the vocabulary first, but JSON does not require it.
+        String mergesFirst = tinyTokenizer("[\"a b\", \"ab c\", \"\\u0120 ab\"]", "")
+                .replaceFirst("(\"vocab\": \\{[^}]*\\}),\\s*(\"merges\": \\[[^\\]]*\\])", "$2, $1");
+        assertTrue(mergesFirst.indexOf("\"merges\"") < mergesFirst.indexOf("\"vocab\""), mergesFirst);
+        assertArrayEquals(expected, load(dir, mergesFirst).encode("abc ab<x>ca"));
+    }
+
+    @Test
+    void appliesMergesByRankNotByPosition(@TempDir Path dir) throws IOException {
+        // With "b c" ranked first, "abc" becomes a + bc, not ab + c.
+        String json = tinyTokenizer("[\"b c\", \"a b\"]", "").replace("\"abc\": 5", "\"bc\": 5");
+        assertArrayEquals(new int[] {0, 5}, load(dir, json).encode("abc"));
+    }
+
+    @Test
+    void takesWholeWordsWithIgnoreMerges(@TempDir Path dir) throws IOException {
+        // "abc" is in the vocabulary, so ignore_merges takes it whole although no merge leads there.
+        assertArrayEquals(new int[] {5}, load(dir, tinyTokenizer("[]", ", \"ignore_merges\": true")).encode("abc"));
+        assertArrayEquals(new int[] {0, 1, 2}, load(dir, tinyTokenizer("[]", "")).encode("abc"));
+    }
+
+    @Test
+    void refusesWhatItCannotDoExactly(@TempDir Path dir) throws IOException {
+        assertError(dir, tinyTokenizer("[\"a z\"]", ""), "merge 0 (\"a\", \"z\") uses a token missing from model.vocab");
+        assertError(dir, tinyTokenizer("[\"a b c\"]", ""), "is not two tokens separated by a space");
+        assertError(dir, tinyTokenizer("[]", "").replace("\"BPE\"", "\"WordPiece\""), "model type WordPiece is not supported");
+        assertError(dir, tinyTokenizer("[]", "").replace("\"normalizer\": null", "\"normalizer\": {\"type\": \"Lowercase\"}"),
+                "normalizer Lowercase is not supported");
+        assertError(dir, tinyTokenizer("[]", "").replace("\"lstrip\": false", "\"lstrip\": true"), "sets lstrip");
+        assertError(dir, tinyTokenizer("[]", "").replace("\"add_prefix_space\": false", "\"add_prefix_space\": true"),
+                "add_prefix_space is not supported");
+        assertError(dir, "{\"model\": ", "malformed JSON");
+        assertError(dir, "[1, 2]", "malformed");
+        FsException missing = assertThrows(FsException.class, () -> Tokenizer.load(dir.resolve("absent")));
+        assertTrue(missing.getMessage().startsWith("model directory not found"), missing.getMessage());
+    }
+
+    private static void assertError(Path dir, String json, String expected) throws IOException {
+        Files.writeString(dir.resolve("tokenizer.json"), json);
+        FsException e = assertThrows(FsException.class, () -> Tokenizer.load(dir));
+        assertTrue(e.getMessage().contains(expected), e.getMessage());
+        assertTrue(e.getMessage().startsWith("tokenizer " + dir.resolve("tokenizer.json")), e.getMessage());
+        assertEquals(1, e.getMessage().lines().count());
+    }
+}
