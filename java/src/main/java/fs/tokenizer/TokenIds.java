@@ -1,46 +1,78 @@
 package fs.tokenizer;
 
+import java.util.Arrays;
+
 /**
- * The vocabulary as an open-addressing table from token to id. The merges (150k of them, each naming three tokens: a,
- * b and a+b) are looked up straight from the JSON parser's character buffers, without making a string for any of
- * them; that is most of the time of loading tokenizer.json.
+ * The vocabulary as an open-addressing table from token to id, built for loading speed. The merges (150k of them, each
+ * naming three tokens: a, b and a+b) are looked up straight from the JSON parser's character buffers, without making a
+ * string for any of them. Lookups are bound by memory latency, so a slot holds the token's hash and the place of its
+ * entry in one character arena ([id, length, characters]): a hit costs two cache misses, not the four of a table of
+ * String keys and boxed ids.
  */
 final class TokenIds {
-    private String[] keys;
-    private int[] ids;
-    private int mask;
+    private static final int HEADER = 4; // id and length, two chars each
+
+    /** 0 for empty, else hash << 32 | (arena offset + 1). */
+    private long[] slots;
     private int shift;
     private int size;
+    private char[] arena = new char[1 << 16];
+    private int arenaLength;
 
     TokenIds(int expected) {
         allocate(Integer.highestOneBit(Math.max(4, expected * 2) - 1) << 1);
     }
 
     private void allocate(int capacity) {
-        keys = new String[capacity];
-        ids = new int[capacity];
-        mask = capacity - 1;
+        slots = new long[capacity];
         shift = 32 - Integer.numberOfTrailingZeros(capacity);
         size = 0;
     }
 
     /** Sets the id of a token; a token listed twice keeps its later id. */
     void put(String token, int id) {
-        if (size * 2 >= keys.length) grow();
-        int slot = spread(token.hashCode());
-        while (keys[slot] != null && !keys[slot].equals(token)) slot = (slot + 1) & mask;
-        if (keys[slot] == null) size++;
-        keys[slot] = token;
-        ids[slot] = id;
+        if (size * 2 >= slots.length) grow();
+        int hash = token.hashCode();
+        int mask = slots.length - 1;
+        for (int slot = spread(hash); ; slot = (slot + 1) & mask) {
+            long entry = slots[slot];
+            if (entry == 0) {
+                slots[slot] = ((long) hash << 32) | (append(token, id) + 1L);
+                size++;
+                return;
+            }
+            int offset = (int) entry - 1;
+            if ((int) (entry >>> 32) == hash && equals(offset, token)) {
+                arena[offset] = (char) (id >>> 16);
+                arena[offset + 1] = (char) id;
+                return;
+            }
+        }
+    }
+
+    private int append(String token, int id) {
+        int length = token.length();
+        if (arenaLength + HEADER + length > arena.length) arena = Arrays.copyOf(arena, Math.max(arena.length * 2, arenaLength + HEADER + length));
+        int offset = arenaLength;
+        arena[offset] = (char) (id >>> 16);
+        arena[offset + 1] = (char) id;
+        arena[offset + 2] = (char) (length >>> 16);
+        arena[offset + 3] = (char) length;
+        token.getChars(0, length, arena, offset + HEADER);
+        arenaLength += HEADER + length;
+        return offset;
     }
 
     /** The id of a token, or -1. */
     int id(String token) {
-        int slot = spread(token.hashCode());
-        for (String key; (key = keys[slot]) != null; slot = (slot + 1) & mask) {
-            if (key.equals(token)) return ids[slot];
+        int hash = token.hashCode();
+        int mask = slots.length - 1;
+        for (int slot = spread(hash); ; slot = (slot + 1) & mask) {
+            long entry = slots[slot];
+            if (entry == 0) return -1;
+            int offset = (int) entry - 1;
+            if ((int) (entry >>> 32) == hash && equals(offset, token)) return idAt(offset);
         }
-        return -1;
     }
 
     /** String.hashCode of the token spelled by {@code chars[from, from + length)}. */
@@ -59,32 +91,48 @@ final class TokenIds {
 
     /**
      * The id of the token spelled by {@code a[aFrom, aFrom + aLength)} followed by {@code b[bFrom, bFrom + bLength)},
-     * whose String.hashCode is {@code hash}, or -1: merges are looked up straight from the parser's buffers.
+     * whose String.hashCode is {@code hash}, or -1.
      */
     int id(int hash, char[] a, int aFrom, int aLength, char[] b, int bFrom, int bLength) {
-        int slot = spread(hash);
-        for (String key; (key = keys[slot]) != null; slot = (slot + 1) & mask) {
-            if (key.length() == aLength + bLength && matches(key, a, aFrom, aLength, b, bFrom, bLength)) return ids[slot];
+        int mask = slots.length - 1;
+        for (int slot = spread(hash); ; slot = (slot + 1) & mask) {
+            long entry = slots[slot];
+            if (entry == 0) return -1;
+            if ((int) (entry >>> 32) != hash) continue;
+            int offset = (int) entry - 1;
+            if (lengthAt(offset) == aLength + bLength
+                    && Arrays.equals(arena, offset + HEADER, offset + HEADER + aLength, a, aFrom, aFrom + aLength)
+                    && Arrays.equals(arena, offset + HEADER + aLength, offset + HEADER + aLength + bLength, b, bFrom, bFrom + bLength)) {
+                return idAt(offset);
+            }
         }
-        return -1;
     }
 
-    private static boolean matches(String key, char[] a, int aFrom, int aLength, char[] b, int bFrom, int bLength) {
-        for (int i = 0; i < aLength; i++) if (key.charAt(i) != a[aFrom + i]) return false;
-        for (int i = 0; i < bLength; i++) if (key.charAt(aLength + i) != b[bFrom + i]) return false;
+    private boolean equals(int offset, String token) {
+        if (lengthAt(offset) != token.length()) return false;
+        for (int i = 0; i < token.length(); i++) if (arena[offset + HEADER + i] != token.charAt(i)) return false;
         return true;
     }
 
-    /** Calls {@code action} for every token and its id. */
-    void forEach(java.util.function.ObjIntConsumer<String> action) {
-        for (int i = 0; i < keys.length; i++) if (keys[i] != null) action.accept(keys[i], ids[i]);
+    private int idAt(int offset) {
+        return arena[offset] << 16 | arena[offset + 1];
+    }
+
+    private int lengthAt(int offset) {
+        return arena[offset + 2] << 16 | arena[offset + 3];
     }
 
     private void grow() {
-        String[] oldKeys = keys;
-        int[] oldIds = ids;
-        allocate(keys.length * 2);
-        for (int i = 0; i < oldKeys.length; i++) if (oldKeys[i] != null) put(oldKeys[i], oldIds[i]);
+        long[] old = slots;
+        allocate(old.length * 2);
+        int mask = slots.length - 1;
+        for (long entry : old) {
+            if (entry == 0) continue;
+            int slot = spread((int) (entry >>> 32));
+            while (slots[slot] != 0) slot = (slot + 1) & mask;
+            slots[slot] = entry;
+            size++;
+        }
     }
 
     /** A slot from the hash's high bits after a multiplicative mix (String hashes of short tokens are clustered). */

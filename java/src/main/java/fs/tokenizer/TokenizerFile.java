@@ -29,6 +29,7 @@ final class TokenizerFile {
     private final Path file;
     private final TokenIds vocab = new TokenIds(200_000);
     private int maxVocabId = -1;
+    private String[] tokensById = new String[1 << 16];
     private int vocabSize;
     private final MergeTable merges = new MergeTable(200_000);
     private int mergeCount;
@@ -109,6 +110,8 @@ final class TokenizerFile {
             int id = p.getIntValue();
             if (id < 0) throw error("model.vocab[\"" + token + "\"] has negative id " + id);
             vocab.put(token, id);
+            if (id >= tokensById.length) tokensById = java.util.Arrays.copyOf(tokensById, Math.max(id + 1, tokensById.length * 2));
+            tokensById[id] = token;
             vocabSize++;
             maxVocabId = Math.max(maxVocabId, id);
         }
@@ -199,8 +202,7 @@ final class TokenizerFile {
         List<AddedToken> added = addedTokens();
         int maxId = maxVocabId;
         for (AddedToken token : added) maxId = Math.max(maxId, token.id());
-        String[] tokens = new String[maxId + 1];
-        vocab.forEach((token, id) -> tokens[id] = token);
+        String[] tokens = java.util.Arrays.copyOf(tokensById, maxId + 1);
 
         int[] byteIds = new int[256];
         for (int b = 0; b < 256; b++) byteIds[b] = vocab.id(String.valueOf(ByteLevel.charOf(b)));
