@@ -6,17 +6,24 @@ package fs.tokenizer;
  * a long word costs O(n log n) rather than O(n^2).
  */
 final class BytePairModel {
-    /** Pre-tokens repeat a lot in text: a direct-mapped cache of this many recent ones (Hugging Face keeps 10k). */
-    private static final int CACHE_SLOTS = 1 << 14;
+    /**
+     * Pre-tokens repeat a lot in text, so their ids are cached: up to this many (Hugging Face keeps 10k), never evicted,
+     * so that a working set that fits is never thrashed.
+     */
+    private static final int CACHE_ENTRIES = 1 << 14;
     private static final int CACHEABLE_LENGTH = 64;
 
     private final int[] byteIds;
     private final MergeTable merges;
     private final TokenIds wholeWords;
-    /** Immutable entries, so threads sharing the tokenizer see either an old entry or a new one, never a torn one. */
-    private final CacheEntry[] cache = new CacheEntry[CACHE_SLOTS];
+    /**
+     * Open addressing, filled to half at most. Entries are immutable and never removed, so threads sharing the
+     * tokenizer see a slot either empty or complete; two threads filling one slot at once only lose a cache entry.
+     */
+    private final CacheEntry[] cache = new CacheEntry[CACHE_ENTRIES * 2];
+    private final java.util.concurrent.atomic.AtomicInteger cached = new java.util.concurrent.atomic.AtomicInteger();
 
-    private record CacheEntry(String piece, int[] ids) {}
+    private record CacheEntry(int hash, String piece, int[] ids) {}
 
     /**
      * @param byteIds the id of each byte's one-character token, -1 where the vocabulary lacks it (that byte is then
@@ -32,25 +39,31 @@ final class BytePairModel {
     /** The token ids of the pre-token {@code text[start, end)}. */
     int[] encode(String text, int start, int end) {
         int length = end - start;
-        int slot = -1;
-        if (length <= CACHEABLE_LENGTH) {
-            int hash = 0;
-            for (int i = start; i < end; i++) hash = 31 * hash + text.charAt(i);
-            slot = (hash * 0x9E3779B9) >>> (32 - Integer.numberOfTrailingZeros(CACHE_SLOTS));
-            CacheEntry entry = cache[slot];
-            if (entry != null && entry.piece.length() == length && text.regionMatches(start, entry.piece, 0, length)) {
+        if (length > CACHEABLE_LENGTH) return encodeUncached(text, start, end);
+        int hash = 0;
+        for (int i = start; i < end; i++) hash = 31 * hash + text.charAt(i);
+        int mask = cache.length - 1;
+        int slot = (hash * 0x9E3779B9) >>> (32 - Integer.numberOfTrailingZeros(cache.length));
+        for (CacheEntry entry; (entry = cache[slot]) != null; slot = (slot + 1) & mask) {
+            if (entry.hash == hash && entry.piece.length() == length && text.regionMatches(start, entry.piece, 0, length)) {
                 return entry.ids;
             }
         }
+        int[] ids = encodeUncached(text, start, end);
+        if (cached.get() < CACHE_ENTRIES) {
+            cached.incrementAndGet();
+            cache[slot] = new CacheEntry(hash, text.substring(start, end), ids);
+        }
+        return ids;
+    }
+
+    private int[] encodeUncached(String text, int start, int end) {
         byte[] bytes = utf8(text, start, end);
-        int[] ids = null;
         if (wholeWords != null) {
             int whole = wholeWords.id(ByteLevel.spell(bytes, 0, bytes.length));
-            if (whole >= 0) ids = new int[] {whole};
+            if (whole >= 0) return new int[] {whole};
         }
-        if (ids == null) ids = merge(bytes);
-        if (slot >= 0) cache[slot] = new CacheEntry(text.substring(start, end), ids);
-        return ids;
+        return merge(bytes);
     }
 
     /** UTF-8 of a range of a string, as String.getBytes would give it ('?' for a lone surrogate). */
