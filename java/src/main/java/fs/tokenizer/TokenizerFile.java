@@ -61,14 +61,20 @@ final class TokenizerFile {
         JsonFactory factory = JsonFactory.builder().disable(JsonFactory.Feature.INTERN_FIELD_NAMES).build();
         try (JsonParser parser = factory.createParser(json)) {
             reader.readTop(parser);
+            return reader.build();
         } catch (JsonProcessingException e) {
-            throw reader.error("malformed JSON: " + e.getOriginalMessage() + " at " + e.getLocation().offsetDescription());
+            String where = e.getLocation() == null ? "" : " at " + e.getLocation().offsetDescription();
+            throw reader.error("malformed JSON: " + oneLine(e.getOriginalMessage()) + where);
         } catch (IOException e) {
-            throw reader.error("malformed: " + e.getMessage());
+            throw reader.error("malformed: " + oneLine(e.getMessage()));
         } catch (ClassCastException | NullPointerException e) {
-            throw reader.error("unexpected structure (" + e.getMessage() + ")");
+            // A section of an unexpected shape, e.g. "added_tokens": {} or a Split without a pattern.
+            throw reader.error("unexpected structure (" + oneLine(e.getMessage()) + ")");
         }
-        return reader.build();
+    }
+
+    private static String oneLine(String message) {
+        return message == null ? "" : message.replaceAll("\\s*\\R\\s*", " ");
     }
 
     private void readTop(JsonParser p) throws IOException {

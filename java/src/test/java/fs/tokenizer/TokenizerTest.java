@@ -144,6 +144,7 @@ class TokenizerTest {
                 "add_prefix_space is not supported");
         assertError(dir, "{\"model\": ", "malformed JSON");
         assertError(dir, "[1, 2]", "malformed");
+        assertError(dir, tinyTokenizer("[]", "").replace("\"added_tokens\": [", "\"added_tokens\": [7, "), "unexpected structure");
         FsException missing = assertThrows(FsException.class, () -> Tokenizer.load(dir.resolve("absent")));
         assertTrue(missing.getMessage().startsWith("model directory not found"), missing.getMessage());
     }
