@@ -40,5 +40,7 @@ if [[ ! -f "$jar" ]] || [[ -n "$(find "$root/pom.xml" "$root/java/pom.xml" "$roo
   fi
 fi
 
+# The JVM announces the incubating Vector API on every start; that line is noise, so it is the one line dropped.
 exec "$JAVA_HOME/bin/java" --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED \
-  -XX:+UseParallelGC -Xss4m ${FS_JAVA_OPTS:-} -jar "$jar" "$@"
+  -XX:+UseParallelGC -Xss4m ${FS_JAVA_OPTS:-} -jar "$jar" "$@" \
+  2> >(grep --line-buffered -v '^WARNING: Using incubator modules: jdk.incubator.vector$' >&2)

@@ -1,7 +1,9 @@
 package fs.cli;
 
 import fs.FsException;
+import java.io.OutputStreamWriter;
 import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -25,7 +27,10 @@ import picocli.CommandLine.Command;
 public final class Main implements Runnable {
 
     public static void main(String[] args) {
-        int exit = execute(new PrintWriter(System.out, true), new PrintWriter(System.err, true), args);
+        // UTF-8 whatever the locale: generated text and token pieces are Unicode, and '?' would lose them.
+        PrintWriter out = new PrintWriter(new OutputStreamWriter(System.out, StandardCharsets.UTF_8), true);
+        PrintWriter err = new PrintWriter(new OutputStreamWriter(System.err, StandardCharsets.UTF_8), true);
+        int exit = execute(out, err, args);
         System.exit(exit);
     }
 
