@@ -15,6 +15,7 @@ import fs.tensor.DType;
 import fs.tensor.Tensor;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
 import jdk.incubator.vector.FloatVector;
@@ -28,7 +29,10 @@ import jdk.incubator.vector.FloatVector;
  * results are bitwise reproducible across both.
  */
 public final class VectorBackend implements Backend {
-    /** Weight rows per unit of matmul work: 64 rows of K = 1024 bf16 are 128 KiB, an L2-sized block for prefill. */
+    /**
+     * Weight rows per unit of matmul work. Prefill widens a unit to floats once and sweeps every input row over it:
+     * 64 rows of K = 1024 are 256 KiB, well inside L2.
+     */
     private static final int MATMUL_UNIT_ROWS = 64;
     /** Elements per unit of element-wise work. */
     private static final int ELEMENTWISE_UNIT = 1 << 14;
@@ -82,7 +86,7 @@ public final class VectorBackend implements Backend {
         long columns = tensor.dim(tensor.rank() - 1);
         if (tensor.data().byteSize() != tensor.elementCount() * tensor.dtype().byteSize()) {
             throw new FsException("tensor " + tensor.name() + " holds " + tensor.data().byteSize() + " bytes, its shape "
-                    + tensor.dtype() + java.util.Arrays.toString(tensor.shape()) + " needs "
+                    + tensor.dtype() + Arrays.toString(tensor.shape()) + " needs "
                     + tensor.elementCount() * tensor.dtype().byteSize());
         }
         if (columns > Integer.MAX_VALUE || rows > Integer.MAX_VALUE) {
@@ -444,7 +448,7 @@ public final class VectorBackend implements Backend {
             }
             float inverseSum = 1f / sum;
             float[] acc = headAccumulators[worker];
-            java.util.Arrays.fill(acc, 0, headDim, 0f);
+            Arrays.fill(acc, 0, headDim, 0f);
             int full = headDim - headDim % L;
             for (int p = 0; p < positions; p++) {
                 float weight = s[p] * inverseSum;

@@ -388,6 +388,22 @@ class VectorBackendTest {
     }
 
     @Test
+    void rejectsShapesThatDoNotFit() {
+        Weight w = one.upload(randomTensor("w", DType.BF16, new Random(13), 8, 16));
+        Buffer x = one.allocate(16), out = one.allocate(8);
+        assertThrows(IllegalArgumentException.class, () -> one.matmul(x, w, out, 2), "input of one row, two asked");
+        KvCache cache = one.allocateKvCache(1, 4, 2, 8);
+        Buffer kv = one.allocate(2 * 16);
+        assertThrows(IllegalArgumentException.class, () -> one.storeKv(cache, 0, kv, kv, 2, 3), "past the context");
+        assertThrows(IllegalArgumentException.class, () -> one.storeKv(cache, 1, kv, kv, 1, 0), "no layer 1");
+        Buffer q = one.allocate(3 * 8);
+        assertThrows(IllegalArgumentException.class, () -> one.attention(q, cache, 0, q, 1, 0, 3),
+                "3 query heads over 2 kv heads");
+        assertThrows(IllegalArgumentException.class, () -> one.copy(x, 10, out, 0, 8), "source overrun");
+        assertThrows(IllegalArgumentException.class, () -> one.argmax(x, 0, 0), "no elements");
+    }
+
+    @Test
     void rejectsABufferOfAnotherBackend() {
         Buffer foreign = two.allocate(4);
         assertThrows(IllegalArgumentException.class, () -> one.read(foreign, 0, new float[4]));
