@@ -28,6 +28,7 @@ final class MatmulKernels {
     static final VectorSpecies<Float> F = FloatVector.SPECIES_PREFERRED;
     static final VectorSpecies<Integer> I = VectorSpecies.of(int.class, F.vectorShape());
     static final int L = F.length();
+    private static final VectorSpecies<Float> HALF = FloatVector.SPECIES_256;
     static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
     static final ValueLayout.OfFloat FLOAT = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(LE);
     static final ValueLayout.OfShort SHORT = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(LE);
@@ -58,11 +59,11 @@ final class MatmulKernels {
      */
     static float sumLanes(float[] lanes, int from) {
         if (L == 16) {
-            float u0 = lanes[from] + lanes[from + 8], u1 = lanes[from + 1] + lanes[from + 9];
-            float u2 = lanes[from + 2] + lanes[from + 10], u3 = lanes[from + 3] + lanes[from + 11];
-            float u4 = lanes[from + 4] + lanes[from + 12], u5 = lanes[from + 5] + lanes[from + 13];
-            float u6 = lanes[from + 6] + lanes[from + 14], u7 = lanes[from + 7] + lanes[from + 15];
-            float w0 = u0 + u4, w1 = u1 + u5, w2 = u2 + u6, w3 = u3 + u7;
+            // The first level as one 8-lane add of the two halves.
+            FloatVector.fromArray(HALF, lanes, from).add(FloatVector.fromArray(HALF, lanes, from + 8))
+                    .intoArray(lanes, from);
+            float w0 = lanes[from] + lanes[from + 4], w1 = lanes[from + 1] + lanes[from + 5];
+            float w2 = lanes[from + 2] + lanes[from + 6], w3 = lanes[from + 3] + lanes[from + 7];
             return (w0 + w2) + (w1 + w3);
         }
         for (int half = L / 2; half >= 1; half /= 2) {
