@@ -405,13 +405,16 @@ public final class VectorBackend implements Backend {
         task.layer = layer;
         task.startPos = startPos;
         task.heads = heads;
-        pool.run(task, rows * heads);
+        int pairs = rows * heads;
+        task.pairs = pairs;
+        task.pairsPerUnit = (pairs + WorkerPool.MAX_UNITS - 1) / WorkerPool.MAX_UNITS;
+        pool.run(task, (pairs + task.pairsPerUnit - 1) / task.pairsPerUnit);
         task.q = null;
         task.out = null;
         task.cache = null;
     }
 
-    /** One unit of attention: one query head of one row. */
+    /** A unit of attention: one (row, query head) pair, or a run of them when a long prompt has too many pairs. */
     private final class AttentionTask implements WorkerPool.Task {
         MemorySegment q;
         MemorySegment out;
@@ -419,14 +422,22 @@ public final class VectorBackend implements Backend {
         int layer;
         int startPos;
         int heads;
+        int pairs;
+        int pairsPerUnit;
 
         @Override
         public void run(int unit, int worker) {
-            int r = unit / heads, h = unit % heads;
+            int from = unit * pairsPerUnit;
+            for (int pair = from; pair < Math.min(pairs, from + pairsPerUnit); pair++) attend(pair, worker);
+        }
+
+        /** Attention of query head {@code pair % heads} of row {@code pair / heads}. */
+        private void attend(int pair, int worker) {
+            int r = pair / heads, h = pair % heads;
             int headDim = cache.headDim();
             int kvHead = h / (heads / cache.kvHeads());
             int positions = startPos + r + 1;
-            long rowOffset = (long) unit * headDim * Float.BYTES;
+            long rowOffset = (long) pair * headDim * Float.BYTES;
             MemorySegment keys = cache.keys()[layer], values = cache.values()[layer];
             long headBase = cache.offset(kvHead, 0);
             long step = (long) headDim * Float.BYTES;
