@@ -16,7 +16,8 @@ import jdk.incubator.vector.VectorSpecies;
  * <p>Every output is computed by one fixed chain of operations whatever tile computes it: one vector accumulator fed
  * by FMAs over the first {@code full} elements in steps of L, a fixed tree sum of its lanes, then scalar FMAs over
  * the rest. So a row of a batch gives exactly the floats it gives alone, and the thread that ran it does not matter.
- * (The Vector API's own {@code reduceLanes(ADD)} leaves the order open, and the interpreter and C2 do differ.)
+ * (The Vector API's own {@code reduceLanes(ADD)} leaves the order open, so interpreted and compiled code, or two
+ * JDK versions, need not agree.)
  *
  * <p>bf16 rows are read as ints holding two neighbours: {@code i << 16} is the even element as a float and
  * {@code i & 0xFFFF0000} the odd one, which is far cheaper than widening shorts (the Vector API does not compile
