@@ -1,13 +1,184 @@
 package fs.cli;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import fs.FsException;
+import fs.model.Probe;
+import fs.model.Qwen3Model;
+import fs.tensor.Tensor;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Random;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
+/**
+ * Speed as llama-bench measures it: pp (one batched forward of p prompt tokens into an empty cache) and tg (n
+ * single-token forwards from an empty cache), each after a warm-up run, repeated r times; mean ± sample stddev of
+ * tokens per second.
+ */
 @Command(name = "bench", mixinStandardHelpOptions = true, description = "Measures prompt processing and generation speed.")
 final class BenchCommand implements Callable<Integer> {
+    @Spec
+    CommandSpec spec;
+
+    @Mixin
+    ModelOptions modelOptions;
+
+    @Option(names = {"-p", "--n-prompt"}, paramLabel = "N", defaultValue = "128",
+            description = "Prompt tokens of the pp test; 0 skips it (default: ${DEFAULT-VALUE}).")
+    int promptTokens;
+
+    @Option(names = {"-n", "--n-gen"}, paramLabel = "N", defaultValue = "64",
+            description = "Generated tokens of the tg test; 0 skips it (default: ${DEFAULT-VALUE}).")
+    int genTokens;
+
+    @Option(names = {"-r", "--repetitions"}, paramLabel = "N", defaultValue = "3",
+            description = "Repetitions of each test (default: ${DEFAULT-VALUE}).")
+    int repetitions;
+
+    @Option(names = "--json", description = "Print a JSON array with llama-bench's field names instead of a table.")
+    boolean json;
+
+    /** One test's timings: {@code nPrompt} tokens in one forward, or {@code nGen} one-token forwards. */
+    private record Result(int nPrompt, int nGen, long[] samplesNs) {
+        String name() {
+            return nPrompt > 0 ? "pp" + nPrompt : "tg" + nGen;
+        }
+
+        double[] samplesTs() {
+            double[] ts = new double[samplesNs.length];
+            for (int i = 0; i < ts.length; i++) ts[i] = (nPrompt + nGen) / (samplesNs[i] / 1e9);
+            return ts;
+        }
+    }
+
     @Override
     public Integer call() {
-        throw new FsException("bench is not implemented yet");
+        if (promptTokens < 0 || genTokens < 0 || promptTokens + genTokens == 0) {
+            throw new FsException("-p and -n must be ≥ 0 and not both 0; got -p " + promptTokens + " -n " + genTokens);
+        }
+        if (repetitions < 1) throw new FsException("-r must be at least 1, got " + repetitions);
+        PrintWriter err = spec.commandLine().getErr();
+        try (LoadedModel loaded = modelOptions.load(
+                context -> new Qwen3Model.Shape(context, Math.max(1, Math.min(promptTokens, context)), 1), err)) {
+            Qwen3Model model = loaded.model();
+            model.checkFits(0, Math.max(promptTokens, genTokens));
+            Random random = new Random(42);
+            int[] prompt = random.ints(promptTokens, 0, model.config().vocabSize()).toArray();
+            int[] oneToken = {random.nextInt(model.config().vocabSize())};
+
+            List<Result> results = new ArrayList<>();
+            String started = Instant.now().toString();
+            if (promptTokens > 0) results.add(measure(promptTokens, 0, () -> {
+                model.forward(prompt, 0, Probe.NONE);
+                model.argmax(0); // waits for the device
+            }));
+            if (genTokens > 0) results.add(measure(0, genTokens, () -> {
+                for (int position = 0; position < genTokens; position++) {
+                    model.forward(oneToken, position, Probe.NONE);
+                    oneToken[0] = model.argmax(0);
+                }
+            }));
+            PrintWriter out = spec.commandLine().getOut();
+            out.print(json ? json(loaded, results, started) : table(loaded, results));
+            out.flush();
+        }
+        return 0;
+    }
+
+    private Result measure(int nPrompt, int nGen, Runnable test) {
+        test.run(); // warm-up: JIT compilation, first-touch of the weights
+        long[] samples = new long[repetitions];
+        for (int i = 0; i < repetitions; i++) {
+            long start = System.nanoTime();
+            test.run();
+            samples[i] = System.nanoTime() - start;
+        }
+        return new Result(nPrompt, nGen, samples);
+    }
+
+    private String table(LoadedModel loaded, List<Result> results) {
+        StringBuilder s = new StringBuilder();
+        String format = "| %-30s | %10s | %10s | %-24s | %7s | %13s | %20s |%n";
+        s.append(String.format(Locale.ROOT, format, "model", "size", "params", "backend", "threads", "test", "t/s"));
+        s.append("| ------------------------------ | ---------: | ---------: | ------------------------ | ------: "
+                + "| ------------: | -------------------: |\n");
+        for (Result r : results) {
+            double[] ts = r.samplesTs();
+            s.append(String.format(Locale.ROOT, format, modelName(loaded),
+                    String.format(Locale.ROOT, "%.2f GiB", modelBytes(loaded) / (double) (1L << 30)),
+                    String.format(Locale.ROOT, "%.2f M", modelParams(loaded) / 1e6),
+                    loaded.backend().description(), modelOptions.threadCount(), r.name(),
+                    String.format(Locale.ROOT, "%.2f ± %.2f", mean(ts), stddev(ts))));
+        }
+        return s.toString();
+    }
+
+    private String json(LoadedModel loaded, List<Result> results, String started) {
+        ObjectMapper mapper = new ObjectMapper();
+        ArrayNode array = mapper.createArrayNode();
+        for (Result r : results) {
+            double[] ts = r.samplesTs();
+            double[] ns = new double[r.samplesNs().length];
+            for (int i = 0; i < ns.length; i++) ns[i] = r.samplesNs()[i];
+            ObjectNode o = array.addObject();
+            o.put("model_filename", loaded.directory().toString());
+            o.put("model_type", modelName(loaded));
+            o.put("model_size", modelBytes(loaded));
+            o.put("model_n_params", modelParams(loaded));
+            o.put("backends", loaded.backend().description());
+            o.put("n_threads", modelOptions.threadCount());
+            o.put("n_batch", loaded.model().shape().batchRows());
+            o.put("n_ctx", loaded.model().shape().contextLength());
+            o.put("n_prompt", r.nPrompt());
+            o.put("n_gen", r.nGen());
+            o.put("test_time", started);
+            o.put("avg_ns", Math.round(mean(ns)));
+            o.put("stddev_ns", Math.round(stddev(ns)));
+            o.put("avg_ts", mean(ts));
+            o.put("stddev_ts", stddev(ts));
+            ArrayNode samplesNs = o.putArray("samples_ns");
+            for (long n : r.samplesNs()) samplesNs.add(n);
+            ArrayNode samplesTs = o.putArray("samples_ts");
+            for (double t : ts) samplesTs.add(t);
+        }
+        return array.toPrettyString() + System.lineSeparator();
+    }
+
+    /** The name the user gave (a repo id's or directory's last part) and the stored dtype, e.g. "Qwen3-0.6B bfloat16". */
+    private String modelName(LoadedModel loaded) {
+        return Path.of(modelOptions.model).getFileName() + " " + loaded.model().config().torchDtype();
+    }
+
+    private static long modelBytes(LoadedModel loaded) {
+        return loaded.checkpoint().tensors().stream().mapToLong(t -> t.data().byteSize()).sum();
+    }
+
+    private static long modelParams(LoadedModel loaded) {
+        return loaded.checkpoint().tensors().stream().mapToLong(Tensor::elementCount).sum();
+    }
+
+    private static double mean(double[] values) {
+        double sum = 0;
+        for (double v : values) sum += v;
+        return sum / values.length;
+    }
+
+    /** Sample standard deviation (n - 1), 0 for a single value, as llama-bench reports it. */
+    private static double stddev(double[] values) {
+        if (values.length < 2) return 0;
+        double mean = mean(values), sum = 0;
+        for (double v : values) sum += (v - mean) * (v - mean);
+        return Math.sqrt(sum / (values.length - 1));
     }
 }

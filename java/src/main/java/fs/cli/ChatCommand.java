@@ -1,13 +1,96 @@
 package fs.cli;
 
 import fs.FsException;
+import fs.chat.ChatTemplate;
+import fs.generate.Conversation;
+import fs.generate.Generator;
+import fs.generate.SamplingParams;
+import fs.generate.StopReason;
+import fs.generate.TextStream;
+import fs.model.Qwen3Model;
+import fs.tokenizer.Tokenizer;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
-@Command(name = "chat", mixinStandardHelpOptions = true, description = "Chats with a model, turn by turn.")
+@Command(name = "chat", mixinStandardHelpOptions = true,
+        description = "Chats with the model, one message per line on stdin: /reset starts over, /exit or Ctrl-D quits.")
 final class ChatCommand implements Callable<Integer> {
+    @Spec
+    CommandSpec spec;
+
+    @Mixin
+    ModelOptions modelOptions;
+
+    @Mixin
+    SamplingOptions samplingOptions;
+
+    @Option(names = "-n", paramLabel = "N", defaultValue = "-1",
+            description = "Tokens per answer at most; -1: until the end of the answer or the context.")
+    int maxNewTokens;
+
+    @Option(names = "--system", paramLabel = "TEXT", description = "A system message that starts the conversation.")
+    String system;
+
+    @Option(names = "--no-think", description = "Ask the model not to think (enable_thinking=false in the template).")
+    boolean noThink;
+
+    @Option(names = "--hide-think", description = "Leave the <think>…</think> block out of the printed answers.")
+    boolean hideThink;
+
     @Override
-    public Integer call() {
-        throw new FsException("chat is not implemented yet");
+    public Integer call() throws IOException {
+        PrintWriter out = spec.commandLine().getOut();
+        PrintWriter err = spec.commandLine().getErr();
+        if (maxNewTokens < -1) throw new FsException("-n must be ≥ 0, or -1 for no limit; got " + maxNewTokens);
+
+        try (LoadedModel loaded = modelOptions.load(
+                context -> Qwen3Model.Shape.forGeneration(context, ModelOptions.PREFILL_BATCH), err)) {
+            Tokenizer tokenizer = Tokenizer.load(loaded.directory());
+            SamplingParams params = samplingOptions.resolve(loaded.generationConfig());
+            if (!params.isGreedy() && samplingOptions.seed == null) err.println("fs: seed " + params.seed());
+            Generator generator = new Generator(loaded.model(), loaded.stopIds(), params);
+            Conversation conversation = new Conversation(generator, tokenizer, ChatTemplate.load(loaded.directory()),
+                    system, noThink ? Boolean.FALSE : null, maxNewTokens);
+
+            BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+            err.println("fs: chat: one message per line; /reset starts over, /exit or Ctrl-D quits");
+            while (true) {
+                err.print("> ");
+                err.flush();
+                String line = in.readLine();
+                if (line == null || line.strip().equals("/exit")) break;
+                if (line.isBlank()) continue;
+                if (line.strip().equals("/reset")) {
+                    conversation.reset();
+                    err.println("fs: the conversation starts over");
+                    continue;
+                }
+                TextStream answer = new TextStream(tokenizer.streamingDecoder(), hideThink, out);
+                Generator.Generation generation;
+                try {
+                    generation = conversation.reply(line, answer);
+                } catch (FsException e) {
+                    err.println("fs: " + e.getMessage()); // the turn is dropped; the conversation goes on
+                    continue;
+                }
+                answer.finish();
+                out.println();
+                out.flush();
+                if (generation.stopReason() == StopReason.CONTEXT_FULL) {
+                    err.println("fs: the answer stopped: the context is full (/reset starts a new conversation)");
+                }
+                err.println(generation.stats().summary());
+            }
+        }
+        return 0;
     }
 }

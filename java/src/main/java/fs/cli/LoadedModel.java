@@ -1,0 +1,46 @@
+package fs.cli;
+
+import fs.FsException;
+import fs.backend.Backend;
+import fs.generate.GenerationConfig;
+import fs.model.Qwen3Model;
+import fs.safetensors.Checkpoint;
+import java.nio.file.Path;
+import java.util.stream.IntStream;
+
+/**
+ * A model ready to run and what keeps it alive: the mapped checkpoint (weights may be read from it directly) and the
+ * backend that owns its buffers. Closing frees both.
+ */
+record LoadedModel(
+        Path directory, GenerationConfig generationConfig, Checkpoint checkpoint, Backend backend, Qwen3Model model)
+        implements AutoCloseable {
+
+    /** The ids that end generation: config.json's eos ids and generation_config.json's. */
+    int[] stopIds() {
+        return IntStream.concat(
+                        model.config().eosTokenIds().stream().mapToInt(Integer::intValue),
+                        generationConfig.eosTokenIds().stream().mapToInt(Integer::intValue))
+                .distinct()
+                .toArray();
+    }
+
+    /** Throws the user-facing error for an id outside the vocabulary, naming the option it came from. */
+    void checkTokenIds(int[] ids, String option) {
+        int vocab = model.config().vocabSize();
+        for (int id : ids) {
+            if (id < 0 || id >= vocab) {
+                throw new FsException(option + ": token id " + id + " is outside the vocabulary (0.." + (vocab - 1) + ")");
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        try {
+            backend.close();
+        } finally {
+            checkpoint.close();
+        }
+    }
+}
