@@ -1,0 +1,12 @@
+package fs.model;
+
+import fs.backend.Backend;
+import fs.backend.cpu.VectorBackend;
+
+/** The golden checks on the Vector API backend with two threads. */
+class CpuModelGoldenTest extends ModelGoldenTest {
+    @Override
+    protected Backend createBackend() {
+        return new VectorBackend(2);
+    }
+}

@@ -1,0 +1,26 @@
+package fs.model;
+
+import fs.backend.Backend;
+import fs.safetensors.Checkpoint;
+import java.nio.file.Path;
+
+/** A checkpoint built into a {@link Qwen3Model} on a backend, for tests; closing frees the backend and the mapping. */
+public record TestModel(Checkpoint checkpoint, Backend backend, Qwen3Model model) implements AutoCloseable {
+
+    public static TestModel open(Path dir, Backend backend, int contextLength, int batchRows, int logitRows) {
+        Checkpoint checkpoint = Checkpoint.open(dir);
+        Qwen3Config config = Qwen3Config.read(dir.resolve("config.json"));
+        Qwen3Model model = new Qwen3Model(config, Qwen3Weights.bind(config, checkpoint), backend,
+                new Qwen3Model.Shape(contextLength, batchRows, logitRows));
+        return new TestModel(checkpoint, backend, model);
+    }
+
+    @Override
+    public void close() {
+        try {
+            backend.close();
+        } finally {
+            checkpoint.close();
+        }
+    }
+}
