@@ -1,0 +1,50 @@
+package fs.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import fs.model.Golden;
+import java.io.IOException;
+import org.junit.jupiter.api.Test;
+
+class BenchCommandTest {
+    private final String model = Golden.modelDir("tiny-tied").toString();
+
+    @Test
+    void jsonHasOneObjectPerTestWithLlamaBenchFields() throws IOException {
+        CliRun run = CliRun.of("bench", model, "-p", "8", "-n", "4", "-r", "2", "-t", "2", "--json");
+        assertEquals(0, run.exitCode(), run.err());
+        JsonNode tests = new ObjectMapper().readTree(run.out());
+        assertTrue(tests.isArray());
+        assertEquals(2, tests.size());
+        JsonNode pp = tests.get(0);
+        JsonNode tg = tests.get(1);
+        assertEquals(8, pp.get("n_prompt").intValue());
+        assertEquals(0, pp.get("n_gen").intValue());
+        assertEquals(0, tg.get("n_prompt").intValue());
+        assertEquals(4, tg.get("n_gen").intValue());
+        for (JsonNode test : tests) {
+            assertEquals(2, test.get("n_threads").intValue());
+            assertEquals(2, test.get("samples_ts").size());
+            double mean = (test.get("samples_ts").get(0).doubleValue() + test.get("samples_ts").get(1).doubleValue()) / 2;
+            assertEquals(mean, test.get("avg_ts").doubleValue(), 1e-9 * mean);
+            assertTrue(test.get("avg_ts").doubleValue() > 0);
+            assertTrue(test.get("stddev_ts").doubleValue() >= 0);
+            assertTrue(test.get("model_filename").textValue().endsWith("tiny-tied"));
+            assertTrue(test.get("model_n_params").longValue() > 0 && test.get("model_size").longValue() > 0);
+            assertTrue(test.hasNonNull("backends"));
+        }
+    }
+
+    @Test
+    void tableHasARowPerTest() {
+        CliRun run = CliRun.of("bench", model, "-p", "8", "-n", "4", "-r", "1", "-t", "2");
+        assertEquals(0, run.exitCode(), run.err());
+        String[] lines = run.out().strip().split("\n");
+        assertEquals(4, lines.length, run.out());
+        assertTrue(lines[0].contains(" test |") && lines[0].contains("t/s"), lines[0]);
+        assertTrue(lines[2].contains("pp8") && lines[3].contains("tg4"), run.out());
+    }
+}

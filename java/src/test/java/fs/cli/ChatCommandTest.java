@@ -1,0 +1,48 @@
+package fs.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import fs.model.Golden;
+import fs.tokenizer.Tokenizer;
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import org.junit.jupiter.api.Test;
+
+class ChatCommandTest {
+
+    private static CliRun chat(String stdin, String... args) {
+        InputStream original = System.in;
+        System.setIn(new ByteArrayInputStream(stdin.getBytes(StandardCharsets.UTF_8)));
+        try {
+            return CliRun.of(args);
+        } finally {
+            System.setIn(original);
+        }
+    }
+
+    @Test
+    void answersEachLineReusesTheCacheResetsAndEndsAtEof() throws IOException {
+        Golden golden = Golden.load("tiny-untied");
+        String model = golden.modelDir().toString();
+        // "Hello" as the first message renders to the reference's greedy prompt.
+        String answer = Tokenizer.load(golden.modelDir()).decode(golden.greedyGeneratedIds(), false);
+        CliRun run = chat("Hello\nHow are you?\n/reset\nHello\n", "chat", model, "-n", "16", "--temp", "0", "-t", "2");
+        assertEquals(0, run.exitCode(), run.err());
+        String[] answers = run.out().split(System.lineSeparator(), -1);
+        assertEquals(4, answers.length, run.out()); // three answers, each ending a line, then nothing
+        assertEquals(answer, answers[0]);
+        assertEquals(answer, answers[2], "after /reset the first answer comes again");
+        assertEquals("", answers[3]);
+        assertTrue(run.err().contains("reused from the cache"), run.err());
+    }
+
+    @Test
+    void exitCommandEndsTheChat() {
+        CliRun run = chat("/exit\nHello\n", "chat", Golden.modelDir("tiny-tied").toString(), "-n", "4", "-t", "2");
+        assertEquals(0, run.exitCode(), run.err());
+        assertEquals("", run.out());
+    }
+}

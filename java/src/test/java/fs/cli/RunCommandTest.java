@@ -1,0 +1,77 @@
+package fs.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import fs.model.Golden;
+import fs.tokenizer.Tokenizer;
+import java.io.IOException;
+import java.util.Arrays;
+import java.util.List;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.FieldSource;
+
+class RunCommandTest {
+    static final List<String> CHECKPOINTS = Golden.CHECKPOINTS;
+
+    private static String spaced(int[] ids) {
+        return Arrays.stream(ids).mapToObj(Integer::toString).collect(Collectors.joining(" "));
+    }
+
+    @ParameterizedTest
+    @FieldSource("CHECKPOINTS")
+    void greedyIdsFromTokensMatchTheReference(String checkpoint) throws IOException {
+        Golden golden = Golden.load(checkpoint);
+        CliRun run = CliRun.of("run", golden.modelDir().toString(), "--tokens", CliRun.ids(golden.greedyPromptIds()),
+                "-n", "16", "--temp", "0", "--print-ids", "-t", "2");
+        assertEquals(0, run.exitCode(), run.err());
+        assertEquals(spaced(golden.greedyGeneratedIds()), run.out().strip());
+    }
+
+    @Test
+    void aPromptGoesThroughTheChatTemplate() throws IOException {
+        // The reference's greedy prompt is the template's rendering of one user message "Hello".
+        Golden golden = Golden.load("tiny-untied");
+        String model = golden.modelDir().toString();
+        CliRun ids = CliRun.of("run", model, "-p", "Hello", "-n", "16", "--temp", "0", "--print-ids", "-t", "2");
+        assertEquals(0, ids.exitCode(), ids.err());
+        assertEquals(spaced(golden.greedyGeneratedIds()), ids.out().strip());
+
+        CliRun text = CliRun.of("run", model, "-p", "Hello", "-n", "16", "--temp", "0", "-t", "2");
+        assertEquals(0, text.exitCode(), text.err());
+        String expected = Tokenizer.load(golden.modelDir()).decode(golden.greedyGeneratedIds(), false);
+        assertEquals(expected + System.lineSeparator(), text.out());
+        assertTrue(text.err().contains("prompt:") && text.err().contains("generation:"), text.err());
+    }
+
+    @Test
+    void aPromptThatCannotFitTheContextIsOneErrorLine() throws IOException {
+        Golden golden = Golden.load("tiny-tied");
+        CliRun run = CliRun.of("run", golden.modelDir().toString(), "--tokens", CliRun.ids(golden.greedyPromptIds()),
+                "-n", "8", "--ctx", "12", "--print-ids", "-t", "2");
+        assertEquals(1, run.exitCode());
+        assertEquals("", run.out());
+        String lastLine = run.err().strip().lines().reduce((a, b) -> b).orElse("");
+        assertTrue(lastLine.startsWith("fs: ") && lastLine.contains("do not fit the context of 12"), run.err());
+        assertTrue(run.err().lines().allMatch(line -> line.startsWith("fs: ")), "no stack trace: " + run.err());
+    }
+
+    @Test
+    void badArgumentsAreOneErrorLine() {
+        String model = Golden.modelDir("tiny-tied").toString();
+        CliRun neither = CliRun.of("run", model);
+        assertEquals(1, neither.exitCode());
+        assertEquals("fs: give either -p PROMPT or --tokens IDS", neither.err().strip());
+
+        CliRun outside = CliRun.of("run", model, "--tokens", "1,999999", "--print-ids", "-t", "2");
+        assertEquals(1, outside.exitCode());
+        assertTrue(outside.err().strip().endsWith("--tokens: token id 999999 is outside the vocabulary (0..151935)"),
+                outside.err());
+
+        CliRun ctx = CliRun.of("run", model, "--tokens", "1", "--ctx", "50000", "-t", "2");
+        assertEquals(1, ctx.exitCode());
+        assertTrue(ctx.err().contains("--ctx 50000 is out of range"), ctx.err());
+    }
+}
