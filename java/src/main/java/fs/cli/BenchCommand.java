@@ -108,17 +108,21 @@ final class BenchCommand implements Callable<Integer> {
     }
 
     private String table(LoadedModel loaded, List<Result> results) {
+        String model = modelName(loaded);
+        String backend = loaded.backend().description();
+        int modelWidth = Math.max(30, model.length());
+        int backendWidth = Math.max(10, backend.length());
+        String format = "| %-" + modelWidth + "s | %10s | %10s | %-" + backendWidth + "s | %7s | %13s | %20s |%n";
         StringBuilder s = new StringBuilder();
-        String format = "| %-30s | %10s | %10s | %-24s | %7s | %13s | %20s |%n";
         s.append(String.format(Locale.ROOT, format, "model", "size", "params", "backend", "threads", "test", "t/s"));
-        s.append("| ------------------------------ | ---------: | ---------: | ------------------------ | ------: "
-                + "| ------------: | -------------------: |\n");
+        s.append("| ").append("-".repeat(modelWidth)).append(" | ---------: | ---------: | ")
+                .append("-".repeat(backendWidth)).append(" | ------: | ------------: | -------------------: |\n");
         for (Result r : results) {
             double[] ts = r.samplesTs();
-            s.append(String.format(Locale.ROOT, format, modelName(loaded),
+            s.append(String.format(Locale.ROOT, format, model,
                     String.format(Locale.ROOT, "%.2f GiB", modelBytes(loaded) / (double) (1L << 30)),
                     String.format(Locale.ROOT, "%.2f M", modelParams(loaded) / 1e6),
-                    loaded.backend().description(), modelOptions.threadCount(), r.name(),
+                    backend, modelOptions.threadCount(), r.name(),
                     String.format(Locale.ROOT, "%.2f ± %.2f", mean(ts), stddev(ts))));
         }
         return s.toString();

@@ -52,7 +52,7 @@ final class ModelOptions {
      */
     LoadedModel load(IntFunction<Qwen3Model.Shape> shapeFor, PrintWriter err) {
         long start = System.nanoTime();
-        Path dir = ModelResolver.resolve(model);
+        Path dir = ModelResolver.resolve(model, err);
         Qwen3Config config = Qwen3Config.read(dir.resolve("config.json"));
         int contextLength = contextLength(config);
         GenerationConfig generationConfig = GenerationConfig.read(dir);

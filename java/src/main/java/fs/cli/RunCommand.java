@@ -64,6 +64,9 @@ final class RunCommand implements Callable<Integer> {
         PrintWriter err = spec.commandLine().getErr();
         if ((prompt == null) == (tokens == null)) throw new FsException("give either -p PROMPT or --tokens IDS");
         if (maxNewTokens < -1) throw new FsException("-n must be ≥ 0, or -1 for no limit; got " + maxNewTokens);
+        if (system != null && (raw || tokens != null)) {
+            throw new FsException("--system goes through the chat template: it cannot be used with --raw or --tokens");
+        }
 
         try (LoadedModel loaded = modelOptions.load(
                 context -> Qwen3Model.Shape.forGeneration(context, ModelOptions.PREFILL_BATCH), err)) {
