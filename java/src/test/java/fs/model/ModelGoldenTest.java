@@ -23,8 +23,14 @@ public abstract class ModelGoldenTest {
 
     /** Logits are compared with the float64 reference to this absolute tolerance. */
     private static final double REFERENCE_TOLERANCE = 1e-3;
-    /** Batched and one-token forwards on the same backend agree to this absolute tolerance. */
-    private static final double BATCHING_TOLERANCE = 1e-4;
+    /**
+     * Batched and one-token forwards on the same backend agree to 1e-4 plus a few float32 ulps of the logit: a
+     * backend may sum in a different order for one row than for many, and these models' top logits reach ~400,
+     * where one ulp is 3e-5.
+     */
+    private static double batchingTolerance(float logit) {
+        return 1e-4 + 2e-6 * Math.abs(logit);
+    }
 
     /** A fresh backend; the test closes it. */
     protected abstract Backend createBackend();
@@ -89,7 +95,7 @@ public abstract class ModelGoldenTest {
             float[][] batched = sampledLogits(golden, prompt, batch);
             for (int position = 0; position < prompt.length; position++) {
                 for (int i = 0; i < oneByOne[position].length; i++) {
-                    assertEquals(oneByOne[position][i], batched[position][i], BATCHING_TOLERANCE,
+                    assertEquals(oneByOne[position][i], batched[position][i], batchingTolerance(oneByOne[position][i]),
                             checkpoint + " batch " + batch + " position " + position + " sample " + i);
                 }
             }
