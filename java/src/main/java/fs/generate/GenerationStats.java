@@ -5,7 +5,8 @@ import java.util.Locale;
 /**
  * Timings of one generation, counted as llama.cpp counts them: the prompt phase is the batched forward of the prompt
  * tokens that were not already in the cache; the generation phase is the single-token forwards that followed, with
- * their sampling.
+ * their sampling. The last generated token is chosen but never run, so n tokens take n - 1 forwards; the speed is
+ * forwards per second, as llama.cpp's "eval" rate.
  */
 public record GenerationStats(
         int promptTokens, int cachedTokens, long promptNanos, int generatedTokens, int decodeSteps, long decodeNanos) {
@@ -26,8 +27,8 @@ public record GenerationStats(
     public String summary() {
         String cached = cachedTokens > 0 ? ", " + cachedTokens + " reused from the cache" : "";
         return String.format(Locale.ROOT, "prompt:     %d tokens in %.3f s (%.2f tok/s%s)%n"
-                        + "generation: %d tokens in %.3f s (%.2f tok/s)",
+                        + "generation: %d tokens (%d forwards) in %.3f s (%.2f tok/s)",
                 promptTokens, promptNanos / 1e9, promptTokensPerSecond(), cached,
-                decodeSteps, decodeNanos / 1e9, decodeTokensPerSecond());
+                generatedTokens, decodeSteps, decodeNanos / 1e9, decodeTokensPerSecond());
     }
 }
