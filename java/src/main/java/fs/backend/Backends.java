@@ -2,6 +2,9 @@ package fs.backend;
 
 import fs.FsException;
 import fs.backend.cpu.VectorBackend;
+import fs.backend.opencl.OpenCl;
+import fs.backend.opencl.OpenClBackend;
+import java.io.PrintWriter;
 
 /** Creates the backend the user asked for with {@code --backend}, {@code --device} and {@code --threads}. */
 public final class Backends {
@@ -11,13 +14,26 @@ public final class Backends {
     public static final String KINDS = "auto, cpu, opencl";
 
     /**
-     * {@code kind} is auto, cpu or opencl; {@code device} (null: the first) picks an OpenCL device; {@code threads}
-     * is the CPU backend's thread count.
+     * {@code kind} is auto, cpu or opencl; {@code device} (null: auto's pick) picks an OpenCL device; {@code threads}
+     * is the CPU backend's thread count. auto takes an OpenCL GPU when there is one and otherwise the CPU, saying why
+     * on {@code log}; opencl also accepts OpenCL CPU devices (PoCL) and fails when there is none.
      */
-    public static Backend create(String kind, Integer device, int threads) {
+    public static Backend create(String kind, Integer device, int threads, PrintWriter log) {
         return switch (kind) {
-            case "auto", "cpu" -> new VectorBackend(threads);
-            case "opencl" -> throw new FsException("--backend opencl is not available in this build yet; use --backend cpu");
+            case "cpu" -> new VectorBackend(threads);
+            case "opencl" -> switch (OpenCl.select(true, device)) {
+                case OpenCl.Selection.Selected selected -> new OpenClBackend(selected.device());
+                case OpenCl.Selection.NotSelected notSelected ->
+                        throw new FsException("--backend opencl: " + notSelected.reason());
+            };
+            case "auto" -> switch (OpenCl.select(false, device)) {
+                case OpenCl.Selection.Selected selected -> new OpenClBackend(selected.device());
+                case OpenCl.Selection.NotSelected notSelected -> {
+                    log.println("fs: running on the CPU: " + notSelected.reason());
+                    log.flush();
+                    yield new VectorBackend(threads);
+                }
+            };
             default -> throw new FsException("--backend " + kind + " is unknown; choose one of " + KINDS);
         };
     }

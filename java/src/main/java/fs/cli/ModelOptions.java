@@ -3,6 +3,7 @@ package fs.cli;
 import fs.FsException;
 import fs.backend.Backend;
 import fs.backend.Backends;
+import fs.backend.cpu.VectorBackend;
 import fs.generate.GenerationConfig;
 import fs.hub.ModelResolver;
 import fs.model.Qwen3Config;
@@ -60,8 +61,20 @@ final class ModelOptions {
         Backend created = null;
         try {
             Qwen3Weights weights = Qwen3Weights.bind(config, checkpoint);
-            created = Backends.create(backend, device, threadCount());
-            Qwen3Model loaded = new Qwen3Model(config, weights, created, shapeFor.apply(contextLength));
+            Qwen3Model.Shape shape = shapeFor.apply(contextLength);
+            created = Backends.create(backend, device, threadCount(), err);
+            Qwen3Model loaded;
+            try {
+                loaded = new Qwen3Model(config, weights, created, shape);
+            } catch (FsException e) {
+                // auto promises to run: a device that cannot hold the model (or build its kernels) means the CPU.
+                if (!backend.equals("auto") || created instanceof VectorBackend) throw e;
+                created.close();
+                created = null;
+                err.println("fs: running on the CPU: " + e.getMessage());
+                created = new VectorBackend(threadCount());
+                loaded = new Qwen3Model(config, weights, created, shape);
+            }
             err.printf(Locale.ROOT, "fs: %s: %d layers, context %d, on %s (%.2f s)%n", dir, config.numHiddenLayers(),
                     contextLength, created.description(), (System.nanoTime() - start) / 1e9);
             err.flush();

@@ -24,12 +24,12 @@ public abstract class ModelGoldenTest {
     /** Logits are compared with the float64 reference to this absolute tolerance. */
     private static final double REFERENCE_TOLERANCE = 1e-3;
     /**
-     * Batched and one-token forwards on the same backend agree to 1e-4 plus a few float32 ulps of the logit: a
-     * backend may sum in a different order for one row than for many, and these models' top logits reach ~400,
-     * where one ulp is 3e-5.
+     * Batched and one-token forwards on the same backend agree to 1e-4. The CPU backend sums every output in one order
+     * whatever the batch, so it meets this bitwise; a backend whose one-row and many-row kernels sum in different
+     * orders widens it by overriding.
      */
-    private static double batchingTolerance(float logit) {
-        return 1e-4 + 2e-6 * Math.abs(logit);
+    protected double batchingTolerance(float logit) {
+        return 1e-4;
     }
 
     /** A fresh backend; the test closes it. */
