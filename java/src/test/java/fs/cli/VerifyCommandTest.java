@@ -1,0 +1,64 @@
+package fs.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+
+/** fs verify on PoCL (CI's OpenCL) against the Vector API path. */
+class VerifyCommandTest {
+    private static final String MODEL = Path.of(System.getProperty("fs.repo"), "models", "tiny-tied").toString();
+
+    private record Result(int exit, String out, String err) {}
+
+    private static Result verify(String... args) {
+        StringWriter out = new StringWriter(), err = new StringWriter();
+        String[] all = new String[args.length + 1];
+        all[0] = "verify";
+        System.arraycopy(args, 0, all, 1, args.length);
+        int exit = Main.execute(new PrintWriter(out), new PrintWriter(err), all);
+        return new Result(exit, out.toString(), err.toString());
+    }
+
+    @Test
+    void openClAgreesWithTheCpuOpByOp() throws Exception {
+        Result result = verify(MODEL, "--tokens", "9707,11,1879,0,151644", "--json");
+        assertEquals(0, result.exit(), result.err());
+        JsonNode report = new ObjectMapper().readTree(result.out());
+        assertTrue(report.get("agree").asBoolean());
+        assertTrue(report.get("first_over_threshold").isNull());
+        assertEquals(6, report.get("top1_agreement").asInt()); // 5 prefill positions + the decode pass
+        double worst = 0;
+        for (JsonNode op : report.get("ops")) worst = Math.max(worst, op.get("nmse").asDouble());
+        assertTrue(worst < 1e-9, "largest NMSE " + worst);
+        assertEquals(2 * (1 + 17 * 2 + 2), report.get("ops").size());
+    }
+
+    @Test
+    void textReportEndsWithTheVerdict() {
+        Result result = verify(MODEL, "-p", "Hello world");
+        assertEquals(0, result.exit(), result.err());
+        assertTrue(result.out().contains("every op within the threshold"), result.out());
+        assertTrue(result.out().strip().endsWith("OK: the backends agree"), result.out());
+    }
+
+    @Test
+    void aThresholdNoFloat32PathCanMeetFailsWithTheFirstOpNamed() {
+        Result result = verify(MODEL, "--tokens", "1,2,3", "--threshold", "0");
+        assertEquals(1, result.exit());
+        assertTrue(result.out().contains("first op over the threshold: prefill layer 0 "), result.out());
+    }
+
+    @Test
+    void badInputIsOneLine() {
+        Result result = verify(MODEL, "--tokens", "1,999999");
+        assertEquals(1, result.exit());
+        assertEquals(1, result.err().strip().lines().count(), result.err());
+        assertTrue(result.err().contains("999999"), result.err());
+    }
+}
