@@ -74,7 +74,7 @@ final class ChatCommand implements Callable<Integer> {
                     err.println("fs: the conversation starts over");
                     continue;
                 }
-                TextStream answer = new TextStream(tokenizer.streamingDecoder(), hideThink, out);
+                TextStream answer = new TextStream(tokenizer, hideThink, out);
                 Generator.Generation generation;
                 try {
                     generation = conversation.reply(line, answer);

@@ -78,7 +78,7 @@ final class RunCommand implements Callable<Integer> {
 
             Generator generator = new Generator(loaded.model(), loaded.stopIds(), params);
             generator.checkFits(ids.length, maxNewTokens);
-            TextStream text = printIds ? null : new TextStream(tokenizer.streamingDecoder(), hideThink, out);
+            TextStream text = printIds ? null : new TextStream(tokenizer, hideThink, out);
             Generator.Generation generation = generator.generate(ids, maxNewTokens, text != null ? text : id -> {});
             if (text != null) {
                 text.finish();
