@@ -24,7 +24,7 @@ final class DetokenizeCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        Tokenizer tokenizer = Tokenizer.load(TokenizeCommand.modelDirectory(model));
+        Tokenizer tokenizer = Tokenizer.load(TokenizeCommand.modelDirectory(model, spec.commandLine().getErr()));
         spec.commandLine().getOut().println(tokenizer.decode(ids, skipSpecial));
         return 0;
     }

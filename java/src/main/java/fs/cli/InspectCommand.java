@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import fs.FsException;
+import fs.hub.ModelResolver;
 import fs.model.Qwen3Config;
 import fs.model.Qwen3Weights;
 import fs.safetensors.Checkpoint;
@@ -12,8 +13,6 @@ import fs.safetensors.SafetensorsFile;
 import fs.tensor.Tensor;
 import java.io.PrintWriter;
 import java.math.BigDecimal;
-import java.nio.file.Files;
-import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -41,7 +40,7 @@ final class InspectCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws JsonProcessingException {
-        Path directory = modelDirectory(model);
+        Path directory = modelDirectory(model, spec.commandLine().getErr());
         Qwen3Config config = Qwen3Config.read(directory.resolve("config.json"));
         try (Checkpoint checkpoint = Checkpoint.open(directory)) {
             List<Row> rows = rows(checkpoint);
@@ -58,17 +57,9 @@ final class InspectCommand implements Callable<Integer> {
         return 0;
     }
 
-    /** Where MODEL's files are: for now MODEL must be a local directory. */
-    static Path modelDirectory(String model) {
-        Path directory;
-        try {
-            directory = Path.of(model);
-        } catch (InvalidPathException e) {
-            throw new FsException(model + ": not a valid path (" + e.getReason() + ")");
-        }
-        if (!Files.exists(directory)) throw new FsException(model + ": no such model directory");
-        if (!Files.isDirectory(directory)) throw new FsException(model + ": not a directory (expected a model directory)");
-        return directory;
+    /** Where MODEL's files are: a local directory, or a Hugging Face repo id through the cache or the hub. */
+    static Path modelDirectory(String model, PrintWriter log) {
+        return ModelResolver.resolve(model, log);
     }
 
     /** One tensor as listed: {@code file} relative to the model directory. */

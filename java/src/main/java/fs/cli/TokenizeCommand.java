@@ -3,6 +3,7 @@ package fs.cli;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import fs.FsException;
+import fs.hub.ModelResolver;
 import fs.tokenizer.Tokenizer;
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -42,7 +43,7 @@ final class TokenizeCommand implements Callable<Integer> {
     @Override
     public Integer call() throws IOException {
         if (jsonl && text != null) throw new FsException("--jsonl reads its texts from stdin; give no TEXT with it");
-        Path dir = modelDirectory(model);
+        Path dir = modelDirectory(model, spec.commandLine().getErr());
         PrintWriter out = spec.commandLine().getOut();
         if (jsonl) {
             tokenizeJsonLines(Tokenizer.load(dir), System.in, out);
@@ -53,11 +54,13 @@ final class TokenizeCommand implements Callable<Integer> {
         return 0;
     }
 
-    /** Where a MODEL argument leads: for now a directory; the one place to change when models come from elsewhere. */
-    static Path modelDirectory(String model) {
+    /**
+     * Where a MODEL argument leads: a local directory as it is (only the tokenizer files are needed, so no
+     * config.json is required), anything else through the Hugging Face cache or hub.
+     */
+    static Path modelDirectory(String model, PrintWriter log) {
         Path dir = Path.of(model);
-        if (!Files.isDirectory(dir)) throw new FsException("model directory not found: " + model);
-        return dir;
+        return Files.isDirectory(dir) ? dir : ModelResolver.resolve(model, log);
     }
 
     private static void tokenizeJsonLines(Tokenizer tokenizer, InputStream in, PrintWriter out) throws IOException {
