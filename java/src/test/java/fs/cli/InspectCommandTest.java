@@ -148,6 +148,6 @@ class InspectCommandTest {
         Files.delete(model.resolve("config.json"));
         Result noConfig = fs("inspect", model.toString(), "--json");
         assertEquals(1, noConfig.exit());
-        assertEquals("fs: " + model.resolve("config.json") + ": no such file", noConfig.err().strip());
+        assertEquals("fs: " + model + " has no config.json: not a Hugging Face model directory", noConfig.err().strip());
     }
 }
