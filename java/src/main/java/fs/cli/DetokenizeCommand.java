@@ -13,7 +13,7 @@ final class DetokenizeCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Parameters(index = "0", paramLabel = "MODEL", description = "Model directory holding tokenizer.json.")
+    @Parameters(index = "0", paramLabel = "MODEL", description = "A directory holding tokenizer.json, or a Hugging Face repo id.")
     String model;
 
     @Parameters(index = "1..*", arity = "1..*", paramLabel = "ID", description = "Token ids.")

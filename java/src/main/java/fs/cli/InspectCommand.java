@@ -32,7 +32,7 @@ final class InspectCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Parameters(index = "0", paramLabel = "MODEL", description = "model directory (config.json and *.safetensors)")
+    @Parameters(index = "0", paramLabel = "MODEL", description = "A model directory (config.json and *.safetensors) or a Hugging Face repo id.")
     String model;
 
     @Option(names = "--json", description = "Print one JSON object instead of text.")

@@ -31,7 +31,7 @@ final class TokenizeCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Parameters(index = "0", paramLabel = "MODEL", description = "Model directory holding tokenizer.json.")
+    @Parameters(index = "0", paramLabel = "MODEL", description = "A directory holding tokenizer.json, or a Hugging Face repo id.")
     String model;
 
     @Parameters(index = "1", arity = "0..1", paramLabel = "TEXT", description = "The text; without it, stdin is read to the end as UTF-8.")
