@@ -34,6 +34,12 @@ public final class VectorBackend implements Backend {
      * 64 rows of K = 1024 are 256 KiB, well inside L2.
      */
     private static final int MATMUL_UNIT_ROWS = 64;
+    /**
+     * Floats of padding after each row of the matmul input and of a widened unit. Rows whose byte stride is a
+     * multiple of 4 KiB (K = 1024, 3072) all map to the same L1 sets, so the ten rows a prefill tile streams would
+     * evict each other; one extra cache line per row spreads them.
+     */
+    private static final int ROW_PADDING = 16;
     /** Elements per unit of element-wise work. */
     private static final int ELEMENTWISE_UNIT = 1 << 14;
 
@@ -49,6 +55,8 @@ public final class VectorBackend implements Backend {
     private final float[][] widened;
     /** Per thread: attention scores over the positions, one head's query and its output accumulator. */
     private final float[][] scores;
+    /** Per thread: {@link #scores} as a segment, for the kernels that write their outputs to one. */
+    private final MemorySegment[] scoreSegments;
     private final float[][] headAccumulators;
     private final float[][] headQueries;
     /** Per thread: where kernels spill their accumulators to sum the lanes. */
@@ -61,6 +69,7 @@ public final class VectorBackend implements Backend {
         pool = new WorkerPool(threads);
         widened = new float[threads][0];
         scores = new float[threads][0];
+        scoreSegments = new MemorySegment[threads];
         headAccumulators = new float[threads][0];
         headQueries = new float[threads][0];
         laneScratch = new float[threads][MatmulKernels.LANES_SCRATCH];
@@ -201,24 +210,26 @@ public final class VectorBackend implements Backend {
         requireLength(x, (long) rows * k, "matmul input");
         requireLength(out, (long) rows * n, "matmul output");
         if (rows <= 0) return;
-        long inputLength = (long) rows * k;
+        int stride = k + ROW_PADDING;
+        long inputLength = (long) rows * stride;
         if (inputLength > Integer.MAX_VALUE - 64) throw new IllegalArgumentException("matmul input too large: " + inputLength);
         if (input.length < inputLength) input = new float[(int) Math.max(inputLength, Math.min(2L * input.length, Integer.MAX_VALUE - 64))];
         boolean bf16 = weight.dtype() == DType.BF16;
         for (int r = 0; r < rows; r++) {
             long from = (long) r * k * Float.BYTES;
-            if (bf16) MatmulKernels.splitEvenOdd(xs, from, input, r * k, k);
-            else MemorySegment.copy(xs, FLOAT, from, input, r * k, k);
+            if (bf16) MatmulKernels.splitEvenOdd(xs, from, input, r * stride, k);
+            else MemorySegment.copy(xs, FLOAT, from, input, r * stride, k);
         }
         MatmulTask task = matmulTask;
         task.weight = weight;
         task.n = n;
         task.k = k;
+        task.stride = stride;
         task.rows = rows;
         task.out = os;
         task.widen = rows >= 2 || weight.dtype() == DType.F16;
         if (task.widen) {
-            int needed = MATMUL_UNIT_ROWS * k;
+            int needed = MATMUL_UNIT_ROWS * stride;
             for (int t = 0; t < widened.length; t++) if (widened[t].length < needed) widened[t] = new float[needed];
         }
         pool.run(task, (n + MATMUL_UNIT_ROWS - 1) / MATMUL_UNIT_ROWS);
@@ -235,6 +246,8 @@ public final class VectorBackend implements Backend {
         MemorySegment out;
         int n;
         int k;
+        /** Floats between consecutive rows of the input array and of a widened unit. */
+        int stride;
         int rows;
         boolean widen;
 
@@ -252,7 +265,7 @@ public final class VectorBackend implements Backend {
             }
             float[] w = widened[worker];
             for (int i = from; i < to; i++) {
-                int dst = (i - from) * k;
+                int dst = (i - from) * stride;
                 switch (dtype) {
                     case BF16 -> MatmulKernels.widenBf16Split(data, 2L * i * k, w, dst, k);
                     case F16 -> MatmulKernels.widenF16(data, 2L * i * k, w, dst, k);
@@ -268,10 +281,10 @@ public final class VectorBackend implements Backend {
             for (int r = 0; r < rows; r++) {
                 int i = from;
                 for (; i + 4 <= to; i += 4) {
-                    MatmulKernels.bf16Tile4x1(w, i * wStride, wStride, input, r * k, k, out, r * oStride + 4L * i, lanes);
+                    MatmulKernels.bf16Tile4x1(w, i * wStride, wStride, input, r * stride, k, out, r * oStride + 4L * i, lanes);
                 }
                 for (; i < to; i++) {
-                    out.set(FLOAT, r * oStride + 4L * i, MatmulKernels.bf16Dot(w, i * wStride, input, r * k, k, lanes));
+                    out.set(FLOAT, r * oStride + 4L * i, MatmulKernels.bf16Dot(w, i * wStride, input, r * stride, k, lanes));
                 }
             }
         }
@@ -281,10 +294,10 @@ public final class VectorBackend implements Backend {
             for (int r = 0; r < rows; r++) {
                 int i = from;
                 for (; i + 4 <= to; i += 4) {
-                    MatmulKernels.f32Tile4x1(w, i * wStride, wStride, input, r * k, k, out, r * oStride + 4L * i, lanes);
+                    MatmulKernels.f32Tile4x1(w, i * wStride, wStride, input, r * stride, k, out, r * oStride + 4L * i, lanes);
                 }
                 for (; i < to; i++) {
-                    out.set(FLOAT, r * oStride + 4L * i, MatmulKernels.f32Dot(w, i * wStride, input, r * k, k, lanes));
+                    out.set(FLOAT, r * oStride + 4L * i, MatmulKernels.f32Dot(w, i * wStride, input, r * stride, k, lanes));
                 }
             }
         }
@@ -297,22 +310,22 @@ public final class VectorBackend implements Backend {
             for (; r + MatmulKernels.TILE_ROWS <= rows; r += MatmulKernels.TILE_ROWS) {
                 int i = 0;
                 for (; i + 4 <= count; i += 4) {
-                    MatmulKernels.tile4x6(w, i * k, k, input, r * k, k, full, k, out, r * oStride + 4L * (from + i),
+                    MatmulKernels.tile4x6(w, i * stride, stride, input, r * stride, stride, full, k, out, r * oStride + 4L * (from + i),
                             oStride, lanes);
                 }
                 for (; i < count; i++) {
                     for (int j = r; j < r + MatmulKernels.TILE_ROWS; j++) {
-                        out.set(FLOAT, j * oStride + 4L * (from + i), MatmulKernels.dot(w, i * k, input, j * k, full, k, lanes));
+                        out.set(FLOAT, j * oStride + 4L * (from + i), MatmulKernels.dot(w, i * stride, input, j * stride, full, k, lanes));
                     }
                 }
             }
             for (; r < rows; r++) {
                 int i = 0;
                 for (; i + 4 <= count; i += 4) {
-                    MatmulKernels.tile4x1(w, i * k, k, input, r * k, full, k, out, r * oStride + 4L * (from + i), lanes);
+                    MatmulKernels.tile4x1(w, i * stride, stride, input, r * stride, full, k, out, r * oStride + 4L * (from + i), lanes);
                 }
                 for (; i < count; i++) {
-                    out.set(FLOAT, r * oStride + 4L * (from + i), MatmulKernels.dot(w, i * k, input, r * k, full, k, lanes));
+                    out.set(FLOAT, r * oStride + 4L * (from + i), MatmulKernels.dot(w, i * stride, input, r * stride, full, k, lanes));
                 }
             }
         }
@@ -394,7 +407,10 @@ public final class VectorBackend implements Backend {
         }
         int positions = startPos + rows;
         for (int t = 0; t < scores.length; t++) {
-            if (scores[t].length < positions) scores[t] = new float[Math.max(positions, 2 * scores[t].length)];
+            if (scores[t].length < positions) {
+                scores[t] = new float[Math.max(positions, 2 * scores[t].length)];
+                scoreSegments[t] = MemorySegment.ofArray(scores[t]);
+            }
             if (headAccumulators[t].length < headDim) headAccumulators[t] = new float[headDim];
             if (headQueries[t].length < headDim) headQueries[t] = new float[headDim];
         }
@@ -445,33 +461,68 @@ public final class VectorBackend implements Backend {
             float[] s = scores[worker];
             float[] query = headQueries[worker];
             MemorySegment.copy(q, FLOAT, rowOffset, query, 0, headDim);
+            float[] lanes = laneScratch[worker];
+            // Four keys at a time: each score is the same chain of operations as a lone f32Dot.
+            int p = 0;
+            for (; p + 4 <= positions; p += 4) {
+                MatmulKernels.f32Tile4x1(keys, headBase + p * step, step, query, 0, headDim, scoreSegments[worker],
+                        4L * p, lanes);
+            }
+            for (; p < positions; p++) s[p] = MatmulKernels.f32Dot(keys, headBase + p * step, query, 0, headDim, lanes);
             float max = Float.NEGATIVE_INFINITY;
-            for (int p = 0; p < positions; p++) {
-                float score = MatmulKernels.f32Dot(keys, headBase + p * step, query, 0, headDim, laneScratch[worker]) * scale;
-                s[p] = score;
-                max = Math.max(max, score);
+            for (p = 0; p < positions; p++) {
+                s[p] *= scale;
+                max = Math.max(max, s[p]);
             }
             float sum = 0;
-            for (int p = 0; p < positions; p++) {
+            for (p = 0; p < positions; p++) {
                 float e = (float) Math.exp(s[p] - max);
                 s[p] = e;
                 sum += e;
             }
             float inverseSum = 1f / sum;
+            for (p = 0; p < positions; p++) s[p] *= inverseSum;
             float[] acc = headAccumulators[worker];
-            Arrays.fill(acc, 0, headDim, 0f);
-            int full = headDim - headDim % L;
-            for (int p = 0; p < positions; p++) {
-                float weight = s[p] * inverseSum;
-                FloatVector weights = FloatVector.broadcast(F, weight);
-                long v = headBase + p * step;
-                for (int d = 0; d < full; d += L) {
-                    FloatVector.fromMemorySegment(F, values, v + 4L * d, LE)
-                            .fma(weights, FloatVector.fromArray(F, acc, d)).intoArray(acc, d);
-                }
-                for (int d = full; d < headDim; d++) acc[d] = Math.fma(values.get(FLOAT, v + 4L * d), weight, acc[d]);
-            }
+            weightedValues(values, headBase, step, s, positions, headDim, acc);
             MemorySegment.copy(acc, 0, out, FLOAT, rowOffset, headDim);
+        }
+
+        /**
+         * acc = Σ_p weights[p] · value[p], each element summed in position order. Four vectors of the head at a time
+         * stay in registers across all positions, so the values are read once and acc is written once.
+         */
+        private static void weightedValues(MemorySegment values, long headBase, long step, float[] weights,
+                                           int positions, int headDim, float[] acc) {
+            int full = headDim - headDim % L;
+            int d = 0;
+            for (; d + 4 * L <= full; d += 4 * L) {
+                FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0;
+                for (int p = 0; p < positions; p++) {
+                    FloatVector wv = FloatVector.broadcast(F, weights[p]);
+                    long v = headBase + p * step + 4L * d;
+                    a0 = FloatVector.fromMemorySegment(F, values, v, LE).fma(wv, a0);
+                    a1 = FloatVector.fromMemorySegment(F, values, v + 4L * L, LE).fma(wv, a1);
+                    a2 = FloatVector.fromMemorySegment(F, values, v + 8L * L, LE).fma(wv, a2);
+                    a3 = FloatVector.fromMemorySegment(F, values, v + 12L * L, LE).fma(wv, a3);
+                }
+                a0.intoArray(acc, d);
+                a1.intoArray(acc, d + L);
+                a2.intoArray(acc, d + 2 * L);
+                a3.intoArray(acc, d + 3 * L);
+            }
+            for (; d < full; d += L) {
+                FloatVector a = FloatVector.zero(F);
+                for (int p = 0; p < positions; p++) {
+                    a = FloatVector.fromMemorySegment(F, values, headBase + p * step + 4L * d, LE)
+                            .fma(FloatVector.broadcast(F, weights[p]), a);
+                }
+                a.intoArray(acc, d);
+            }
+            for (; d < headDim; d++) {
+                float a = 0;
+                for (int p = 0; p < positions; p++) a = Math.fma(values.get(FLOAT, headBase + p * step + 4L * d), weights[p], a);
+                acc[d] = a;
+            }
         }
     }
 
@@ -501,10 +552,17 @@ public final class VectorBackend implements Backend {
         public void run(int unit, int worker) {
             long from = (long) unit * ELEMENTWISE_UNIT;
             long to = Math.min(length, from + ELEMENTWISE_UNIT);
-            for (long i = from; i < to; i++) {
+            // Units are whole vectors (ELEMENTWISE_UNIT is a multiple of L), so an element is in the vector or the
+            // scalar part by its index alone; both compute the same operations.
+            long i = from;
+            for (; i + L <= to; i += L) {
+                FloatVector g = FloatVector.fromMemorySegment(F, gate, 4 * i, LE);
+                FloatVector e = FastExp.exp(g.neg());
+                g.div(e.add(1f)).mul(FloatVector.fromMemorySegment(F, up, 4 * i, LE)).intoMemorySegment(out, 4 * i, LE);
+            }
+            for (; i < to; i++) {
                 float g = gate.getAtIndex(FLOAT, i);
-                float silu = g / (1f + (float) Math.exp(-g));
-                out.setAtIndex(FLOAT, i, silu * up.getAtIndex(FLOAT, i));
+                out.setAtIndex(FLOAT, i, g / (FastExp.exp(-g) + 1f) * up.getAtIndex(FLOAT, i));
             }
         }
     }
