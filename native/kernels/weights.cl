@@ -190,26 +190,65 @@ __kernel void matmul_decode_cpu(__global const float* x, __global const wtype* w
     out[n] = total;
 }
 
-// CPU design: work-item (n, b) computes out[r, n] for the ROW_BLOCK input rows r of block b, so a weight row is read
-// once per block; no barriers.
-#define ROW_BLOCK 4
+// CPU design, many input rows: work-item b computes outputs 4b..4b+3 for every input row, four rows at a time, as a
+// 4×4 register tile of 8-wide partial sums; no barriers. Its four weight rows stay in L1 while the input rows stream
+// from L2, so every weight is read from memory once per matmul. The tile is spelled out in named variables because
+// PoCL does not unroll loops over small arrays and would keep them on the stack. Outputs past N and rows past the
+// last are computed on clamped (valid) indices and not stored, so the inner loop has no branches.
+#define TILE_ROW(i, xv) \
+    acc##i##0 += xv * w0v; \
+    acc##i##1 += xv * w1v; \
+    acc##i##2 += xv * w2v; \
+    acc##i##3 += xv * w3v;
+
+static void store_tile_row(__global float* out, __global const float* xr, float8 a0, float8 a1, float8 a2,
+                           float8 a3, __global const wtype* w0, __global const wtype* w1, __global const wtype* w2,
+                           __global const wtype* w3, int tail, int K, int outputs) {
+    float t[4] = {sum8(a0), sum8(a1), sum8(a2), sum8(a3)};
+    for (int k = tail; k < K; k++) {
+        t[0] += xr[k] * LOAD1(w0, k);
+        t[1] += xr[k] * LOAD1(w1, k);
+        t[2] += xr[k] * LOAD1(w2, k);
+        t[3] += xr[k] * LOAD1(w3, k);
+    }
+    for (int j = 0; j < outputs; j++) out[j] = t[j];
+}
+
 __kernel void matmul_cpu(__global const float* x, __global const wtype* w, __global float* out, int rows, int K,
                          int N) {
-    int n = get_global_id(0);
-    int r0 = get_global_id(1) * ROW_BLOCK;
-    if (n >= N) return;
-    int block = min(ROW_BLOCK, rows - r0);
-    __global const wtype* wr = w + (size_t)n * K;
-    __global const float* xb = x + (size_t)r0 * K;
+    int n0 = get_global_id(0) * 4;
+    if (n0 >= N) return;
+    int outputs = min(4, N - n0);
+    __global const wtype* w0 = w + (size_t)n0 * K;
+    __global const wtype* w1 = w + (size_t)min(n0 + 1, N - 1) * K;
+    __global const wtype* w2 = w + (size_t)min(n0 + 2, N - 1) * K;
+    __global const wtype* w3 = w + (size_t)min(n0 + 3, N - 1) * K;
     int chunks = K / 8;
-    float8 acc[ROW_BLOCK] = {0.0f, 0.0f, 0.0f, 0.0f};
-    for (int i = 0; i < chunks; i++) {
-        float8 wv = LOAD8(wr, i);
-        for (int j = 0; j < block; j++) acc[j] += vload8(i, xb + (size_t)j * K) * wv;
-    }
-    for (int j = 0; j < block; j++) {
-        float total = sum8(acc[j]);
-        for (int k = chunks * 8; k < K; k++) total += xb[(size_t)j * K + k] * LOAD1(wr, k);
-        out[(size_t)(r0 + j) * N + n] = total;
+    for (int r0 = 0; r0 < rows; r0 += 4) {
+        __global const float* x0 = x + (size_t)r0 * K;
+        __global const float* x1 = x + (size_t)min(r0 + 1, rows - 1) * K;
+        __global const float* x2 = x + (size_t)min(r0 + 2, rows - 1) * K;
+        __global const float* x3 = x + (size_t)min(r0 + 3, rows - 1) * K;
+        float8 acc00 = 0.0f, acc01 = 0.0f, acc02 = 0.0f, acc03 = 0.0f;
+        float8 acc10 = 0.0f, acc11 = 0.0f, acc12 = 0.0f, acc13 = 0.0f;
+        float8 acc20 = 0.0f, acc21 = 0.0f, acc22 = 0.0f, acc23 = 0.0f;
+        float8 acc30 = 0.0f, acc31 = 0.0f, acc32 = 0.0f, acc33 = 0.0f;
+        for (int c = 0; c < chunks; c++) {
+            float8 w0v = LOAD8(w0, c), w1v = LOAD8(w1, c), w2v = LOAD8(w2, c), w3v = LOAD8(w3, c);
+            float8 xv = vload8(c, x0);
+            TILE_ROW(0, xv)
+            xv = vload8(c, x1);
+            TILE_ROW(1, xv)
+            xv = vload8(c, x2);
+            TILE_ROW(2, xv)
+            xv = vload8(c, x3);
+            TILE_ROW(3, xv)
+        }
+        int tail = chunks * 8;
+        __global float* o = out + (size_t)r0 * N + n0;
+        store_tile_row(o, x0, acc00, acc01, acc02, acc03, w0, w1, w2, w3, tail, K, outputs);
+        if (r0 + 1 < rows) store_tile_row(o + N, x1, acc10, acc11, acc12, acc13, w0, w1, w2, w3, tail, K, outputs);
+        if (r0 + 2 < rows) store_tile_row(o + 2 * N, x2, acc20, acc21, acc22, acc23, w0, w1, w2, w3, tail, K, outputs);
+        if (r0 + 3 < rows) store_tile_row(o + 3 * N, x3, acc30, acc31, acc32, acc33, w0, w1, w2, w3, tail, K, outputs);
     }
 }

@@ -33,7 +33,8 @@ public final class OpenClBackend implements Backend {
     private static final int WG = 16;
     /** matmul_decode_gpu: a work-item's share of a weight row is 8-element chunks. */
     private static final int DECODE_CHUNK = 8;
-    private static final int ROW_BLOCK = 4;
+    /** matmul_cpu: outputs per work-item (each over every input row). */
+    private static final int OUT_BLOCK = 4;
     /** attention_gpu gives each work-item at most this many output dims, attention_cpu handles at most 256. */
     private static final int ATTENTION_DIMS_PER_ITEM = 4;
     private static final int CPU_MAX_HEAD_DIM = 256;
@@ -210,7 +211,7 @@ public final class OpenClBackend implements Backend {
                     .run(queue, roundUp(n, CPU_GROUP), CPU_GROUP);
         } else {
             kernels.matmulRows().arg(0, in).arg(1, weight).arg(2, o).arg(3, rows).arg(4, k).arg(5, n)
-                    .run(queue, roundUp(n, CPU_GROUP), (rows + ROW_BLOCK - 1) / ROW_BLOCK, CPU_GROUP, 1);
+                    .run(queue, (n + OUT_BLOCK - 1) / OUT_BLOCK, 1);
         }
     }
 
