@@ -1,6 +1,6 @@
 // Kernels on float32 activations and the float32 KV cache (no weights). Cache layout per layer: [position][kv_dim].
 
-// Rotate-half RoPE in place; global size (head_dim / 2, heads, rows). inv_freq[i] = theta^(-2i / head_dim).
+// Rotate-half RoPE in place (GPU design); global size (head_dim / 2, heads, rows). inv_freq[i] = theta^(-2i / head_dim).
 __kernel void rope(__global float* x, __global const float* inv_freq, int heads, int head_dim, int start_pos) {
     int i = get_global_id(0);
     int half_dim = head_dim / 2;
@@ -15,6 +15,26 @@ __kernel void rope(__global float* x, __global const float* inv_freq, int heads,
     float b = p[i + half_dim];
     p[i] = a * c - b * s;
     p[i + half_dim] = b * c + a * s;
+}
+
+// CPU design: work-item r rotates every head of row r, so each angle's cos and sin are computed once per row, not
+// once per head; global size rows.
+__kernel void rope_cpu(__global float* x, __global const float* inv_freq, int heads, int head_dim, int start_pos) {
+    size_t r = get_global_id(0);
+    int half_dim = head_dim / 2;
+    __global float* row = x + r * heads * head_dim;
+    for (int i = 0; i < half_dim; i++) {
+        float angle = (float)(start_pos + (int)r) * inv_freq[i];
+        float c = cos(angle);
+        float s = sin(angle);
+        for (int h = 0; h < heads; h++) {
+            __global float* p = row + h * head_dim;
+            float a = p[i];
+            float b = p[i + half_dim];
+            p[i] = a * c - b * s;
+            p[i + half_dim] = b * c + a * s;
+        }
+    }
 }
 
 // cache[offset + i] = new[i] for keys and values in one launch.

@@ -91,7 +91,7 @@ public final class OpenClBackend implements Backend {
         this.queue = clCreateCommandQueue(this.device.context, this.device.deviceId, 0, status);
         ClStatus.check(status.get(ValueLayout.JAVA_INT, 0), "clCreateCommandQueue(" + device.name() + ")");
         MemorySegment program = this.device.program("activations.cl", BUILD_OPTIONS);
-        this.rope = kernel(program, "rope");
+        this.rope = kernel(program, design == KernelDesign.GPU ? "rope" : "rope_cpu");
         this.storeKv = kernel(program, "store_kv");
         this.attention = kernel(program, design == KernelDesign.GPU ? "attention_gpu" : "attention_cpu");
         this.siluMul = kernel(program, "silu_mul");
@@ -220,8 +220,12 @@ public final class OpenClBackend implements Backend {
         ClBuffer in = own(x);
         require(in.length() >= (long) rows * heads * headDim && headDim % 2 == 0, "rope: bad shape");
         if (rows == 0) return;
-        rope.arg(0, in).arg(1, ropeFrequencies(headDim, theta)).arg(2, heads).arg(3, headDim).arg(4, startPos)
-                .run(queue, headDim / 2, heads, rows);
+        rope.arg(0, in).arg(1, ropeFrequencies(headDim, theta)).arg(2, heads).arg(3, headDim).arg(4, startPos);
+        if (design == KernelDesign.GPU) {
+            rope.run(queue, headDim / 2, heads, rows);
+        } else {
+            rope.run(queue, rows, 1);
+        }
     }
 
     @Override
