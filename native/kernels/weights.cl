@@ -8,16 +8,19 @@ typedef float wtype;
 #define LOAD1(p, i) ((p)[i])
 #define LOAD4(p, i) vload4((i), (p))
 #define LOAD8(p, i) vload8((i), (p))
+#define LOAD16(p, i) vload16((i), (p))
 #elif defined(W_F16)
 typedef half wtype; // storage only: vload_half needs no cl_khr_fp16
 #define LOAD1(p, i) vload_half((i), (p))
 #define LOAD4(p, i) vload_half4((i), (p))
 #define LOAD8(p, i) vload_half8((i), (p))
+#define LOAD16(p, i) vload_half16((i), (p))
 #elif defined(W_BF16)
 typedef ushort wtype; // bfloat16 is the high half of a float32
 #define LOAD1(p, i) as_float((uint)(p)[i] << 16)
 #define LOAD4(p, i) as_float4(convert_uint4(vload4((i), (p))) << 16)
 #define LOAD8(p, i) as_float8(convert_uint8(vload8((i), (p))) << 16)
+#define LOAD16(p, i) as_float16(convert_uint16(vload16((i), (p))) << 16)
 #else
 #error "build with -D W_F32, -D W_F16 or -D W_BF16"
 #endif
@@ -191,20 +194,25 @@ __kernel void matmul_decode_cpu(__global const float* x, __global const wtype* w
 }
 
 // CPU design, many input rows: work-item b computes outputs 4b..4b+3 for every input row, four rows at a time, as a
-// 4×4 register tile of 8-wide partial sums; no barriers. Its four weight rows stay in L1 while the input rows stream
-// from L2, so every weight is read from memory once per matmul. The tile is spelled out in named variables because
-// PoCL does not unroll loops over small arrays and would keep them on the stack. Outputs past N and rows past the
-// last are computed on clamped (valid) indices and not stored, so the inner loop has no branches.
+// 4×4 register tile of 16-wide partial sums (one AVX-512 register each); no barriers. Its four weight rows stay in L1
+// while the input rows stream from L2, so every weight is read from memory once per matmul. The tile is spelled out
+// in named variables because PoCL does not unroll loops over small arrays and would keep them on the stack. Outputs
+// past N and rows past the last are computed on clamped (valid) indices and not stored, so the inner loop has no
+// branches.
 #define TILE_ROW(i, xv) \
     acc##i##0 += xv * w0v; \
     acc##i##1 += xv * w1v; \
     acc##i##2 += xv * w2v; \
     acc##i##3 += xv * w3v;
 
-static void store_tile_row(__global float* out, __global const float* xr, float8 a0, float8 a1, float8 a2,
-                           float8 a3, __global const wtype* w0, __global const wtype* w1, __global const wtype* w2,
+static float sum16(float16 v) {
+    return sum8(v.lo + v.hi);
+}
+
+static void store_tile_row(__global float* out, __global const float* xr, float16 a0, float16 a1, float16 a2,
+                           float16 a3, __global const wtype* w0, __global const wtype* w1, __global const wtype* w2,
                            __global const wtype* w3, int tail, int K, int outputs) {
-    float t[4] = {sum8(a0), sum8(a1), sum8(a2), sum8(a3)};
+    float t[4] = {sum16(a0), sum16(a1), sum16(a2), sum16(a3)};
     for (int k = tail; k < K; k++) {
         t[0] += xr[k] * LOAD1(w0, k);
         t[1] += xr[k] * LOAD1(w1, k);
@@ -223,28 +231,28 @@ __kernel void matmul_cpu(__global const float* x, __global const wtype* w, __glo
     __global const wtype* w1 = w + (size_t)min(n0 + 1, N - 1) * K;
     __global const wtype* w2 = w + (size_t)min(n0 + 2, N - 1) * K;
     __global const wtype* w3 = w + (size_t)min(n0 + 3, N - 1) * K;
-    int chunks = K / 8;
+    int chunks = K / 16;
     for (int r0 = 0; r0 < rows; r0 += 4) {
         __global const float* x0 = x + (size_t)r0 * K;
         __global const float* x1 = x + (size_t)min(r0 + 1, rows - 1) * K;
         __global const float* x2 = x + (size_t)min(r0 + 2, rows - 1) * K;
         __global const float* x3 = x + (size_t)min(r0 + 3, rows - 1) * K;
-        float8 acc00 = 0.0f, acc01 = 0.0f, acc02 = 0.0f, acc03 = 0.0f;
-        float8 acc10 = 0.0f, acc11 = 0.0f, acc12 = 0.0f, acc13 = 0.0f;
-        float8 acc20 = 0.0f, acc21 = 0.0f, acc22 = 0.0f, acc23 = 0.0f;
-        float8 acc30 = 0.0f, acc31 = 0.0f, acc32 = 0.0f, acc33 = 0.0f;
+        float16 acc00 = 0.0f, acc01 = 0.0f, acc02 = 0.0f, acc03 = 0.0f;
+        float16 acc10 = 0.0f, acc11 = 0.0f, acc12 = 0.0f, acc13 = 0.0f;
+        float16 acc20 = 0.0f, acc21 = 0.0f, acc22 = 0.0f, acc23 = 0.0f;
+        float16 acc30 = 0.0f, acc31 = 0.0f, acc32 = 0.0f, acc33 = 0.0f;
         for (int c = 0; c < chunks; c++) {
-            float8 w0v = LOAD8(w0, c), w1v = LOAD8(w1, c), w2v = LOAD8(w2, c), w3v = LOAD8(w3, c);
-            float8 xv = vload8(c, x0);
+            float16 w0v = LOAD16(w0, c), w1v = LOAD16(w1, c), w2v = LOAD16(w2, c), w3v = LOAD16(w3, c);
+            float16 xv = vload16(c, x0);
             TILE_ROW(0, xv)
-            xv = vload8(c, x1);
+            xv = vload16(c, x1);
             TILE_ROW(1, xv)
-            xv = vload8(c, x2);
+            xv = vload16(c, x2);
             TILE_ROW(2, xv)
-            xv = vload8(c, x3);
+            xv = vload16(c, x3);
             TILE_ROW(3, xv)
         }
-        int tail = chunks * 8;
+        int tail = chunks * 16;
         __global float* o = out + (size_t)r0 * N + n0;
         store_tile_row(o, x0, acc00, acc01, acc02, acc03, w0, w1, w2, w3, tail, K, outputs);
         if (r0 + 1 < rows) store_tile_row(o + N, x1, acc10, acc11, acc12, acc13, w0, w1, w2, w3, tail, K, outputs);
