@@ -23,10 +23,10 @@ import java.util.function.Function;
 
 /**
  * The OpenCL backend on an OpenCL CPU device (PoCL) against the Vector API backend on the same cores, op by op at
- * Qwen3-0.6B's shapes: bf16 matvecs (decode), 128-row bf16 matmuls (prefill) and GQA attention (16 query heads on 8
- * KV heads of 128). Prints the median wall and process CPU time per op of each backend (the machine may be shared,
- * so /proc/loadavg is printed before and after) and the bytes the OpenCL backend allocates on the Java heap per op,
- * which should be none.
+ * Qwen3-0.6B's shapes: bf16 matvecs (decode), 128-row bf16 matmuls (prefill), GQA attention (16 query heads on 8
+ * KV heads of 128) and RoPE of q. Prints the median wall and process CPU time per op of each backend (the machine may
+ * be shared, so /proc/loadavg is printed before and after) and the bytes the OpenCL backend allocates on the Java heap
+ * per op, which should be none.
  *
  * <p>Run (not a test): {@code java --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED -cp
  * java/target/classes:java/target/test-classes:bindings/target/classes fs.bench.OpenClVsVectorBenchmark [threads]
@@ -35,8 +35,8 @@ import java.util.function.Function;
 public final class OpenClVsVectorBenchmark {
     private static final int PREFILL_ROWS = 128;
     private static final int HEADS = 16, KV_HEADS = 8, HEAD_DIM = 128;
-    /** [N, K] of the matmuls: q-sized square, gate/up, down. */
-    private static final int[][] SHAPES = {{1024, 1024}, {3072, 1024}, {1024, 3072}};
+    /** [N, K] of the matmuls: k/v, q, o, gate/up, down. */
+    private static final int[][] SHAPES = {{1024, 1024}, {2048, 1024}, {1024, 2048}, {3072, 1024}, {1024, 3072}};
 
     /** One op, set up on one backend with its inputs; it may only enqueue the work. */
     private interface Op {
@@ -83,7 +83,7 @@ public final class OpenClVsVectorBenchmark {
                 }
             }
             int kvDim = KV_HEADS * HEAD_DIM;
-            for (int[] attention : new int[][] {{1, 1023}, {PREFILL_ROWS, 512}}) {
+            for (int[] attention : new int[][] {{1, 1023}, {PREFILL_ROWS, 0}, {PREFILL_ROWS, 512}}) {
                 int rows = attention[0], startPos = attention[1];
                 int positions = startPos + rows;
                 float[] keys = floats(random, positions * kvDim);
@@ -96,6 +96,13 @@ public final class OpenClVsVectorBenchmark {
                     Buffer qs = input(backend, arena, q);
                     Buffer out = backend.allocate(q.length);
                     return () -> backend.attention(qs, cache, 0, out, rows, startPos, HEADS);
+                });
+            }
+            float[] queries = floats(random, PREFILL_ROWS * HEADS * HEAD_DIM);
+            for (int rows : new int[] {1, PREFILL_ROWS}) {
+                report("rope q " + rows + " rows", samples, rows == 1 ? 20 : 1, vector, opencl, backend -> {
+                    Buffer x = input(backend, arena, queries);
+                    return () -> backend.rope(x, rows, HEADS, HEAD_DIM, 0, 1_000_000f);
                 });
             }
         }
