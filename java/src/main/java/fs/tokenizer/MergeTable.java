@@ -16,6 +16,48 @@ final class MergeTable {
         allocate(Integer.highestOneBit(Math.max(4, expectedMerges * 2) - 1) << 1);
     }
 
+    private MergeTable(long[] keys, int[] ranks, int[] merged, int size) {
+        this.keys = keys;
+        this.ranks = ranks;
+        this.merged = merged;
+        this.mask = keys.length - 1;
+        this.size = size;
+    }
+
+    /** The table as it is, for {@link TokenizerCache}: reading it back costs no hashing. */
+    void writeTo(java.io.DataOutputStream out) throws java.io.IOException {
+        out.writeInt(size);
+        BinaryArrays.writeLongs(out, keys, keys.length);
+        BinaryArrays.writeInts(out, ranks, ranks.length);
+        BinaryArrays.writeInts(out, merged, merged.length);
+    }
+
+    static MergeTable readFrom(java.nio.ByteBuffer in) {
+        int size = in.getInt();
+        long[] keys = BinaryArrays.readLongs(in);
+        int[] ranks = BinaryArrays.readInts(in);
+        int[] merged = BinaryArrays.readInts(in);
+        if (Integer.bitCount(keys.length) != 1 || ranks.length != keys.length || merged.length != keys.length
+                || size < 0 || size * 2 > keys.length) {
+            throw new IllegalArgumentException("bad merge table");
+        }
+        return new MergeTable(keys, ranks, merged, size);
+    }
+
+    /**
+     * Whether the first merges in the table are found where their keys say: a check that a table read back was
+     * hashed the way this class hashes now (a changed hash would misplace nearly all of them).
+     */
+    boolean findsMerges(int count) {
+        for (int slot = 0; slot < keys.length && count > 0; slot++) {
+            long key = keys[slot];
+            if (key == EMPTY) continue;
+            if (find((int) (key >>> 32), (int) key) != slot) return false;
+            count--;
+        }
+        return true;
+    }
+
     private void allocate(int capacity) {
         keys = new long[capacity];
         java.util.Arrays.fill(keys, EMPTY);

@@ -3,7 +3,7 @@ package fs.tokenizer;
 import java.util.Arrays;
 
 /**
- * The vocabulary as an open-addressing table from token to id, built for loading speed. The merges (150k of them, each
+ * The vocabulary both ways: an open-addressing table from token to id, built for loading speed, and each id's entry. The merges (150k of them, each
  * naming three tokens: a, b and a+b) are looked up straight from the JSON parser's character buffers, without making a
  * string for any of them. Lookups are bound by memory latency, so a slot holds the token's hash and the place of its
  * entry in one character arena ([id, length, characters]): a hit costs two cache misses, not the four of a table of
@@ -18,9 +18,22 @@ final class TokenIds {
     private int size;
     private char[] arena = new char[1 << 16];
     private int arenaLength;
+    /** Each id's arena offset, -1 where no token has the id; an id's token is made into a string only when asked for. */
+    private int[] offsetById = new int[0];
+    private int idLimit;
 
     TokenIds(int expected) {
         allocate(Integer.highestOneBit(Math.max(4, expected * 2) - 1) << 1);
+    }
+
+    private TokenIds(long[] slots, int size, char[] arena, int[] offsetById) {
+        this.slots = slots;
+        this.shift = 32 - Integer.numberOfTrailingZeros(slots.length);
+        this.size = size;
+        this.arena = arena;
+        this.arenaLength = arena.length;
+        this.offsetById = offsetById;
+        this.idLimit = offsetById.length;
     }
 
     private void allocate(int capacity) {
@@ -37,17 +50,42 @@ final class TokenIds {
         for (int slot = spread(hash); ; slot = (slot + 1) & mask) {
             long entry = slots[slot];
             if (entry == 0) {
-                slots[slot] = ((long) hash << 32) | (append(token, id) + 1L);
+                int offset = append(token, id);
+                slots[slot] = ((long) hash << 32) | (offset + 1L);
                 size++;
+                setOffset(id, offset);
                 return;
             }
             int offset = (int) entry - 1;
             if ((int) (entry >>> 32) == hash && equals(offset, token)) {
                 arena[offset] = (char) (id >>> 16);
                 arena[offset + 1] = (char) id;
+                setOffset(id, offset);
                 return;
             }
         }
+    }
+
+    private void setOffset(int id, int offset) {
+        if (id >= offsetById.length) {
+            int old = offsetById.length;
+            offsetById = Arrays.copyOf(offsetById, Math.max(id + 1, old * 2));
+            Arrays.fill(offsetById, old, offsetById.length, -1);
+        }
+        offsetById[id] = offset;
+        idLimit = Math.max(idLimit, id + 1);
+    }
+
+    /** One more than the highest id. */
+    int idLimit() {
+        return idLimit;
+    }
+
+    /** The token with this id (a token listed under two ids has both), or null. */
+    String token(int id) {
+        if (id < 0 || id >= idLimit || offsetById[id] < 0) return null;
+        int offset = offsetById[id];
+        return new String(arena, offset + HEADER, lengthAt(offset));
     }
 
     private int append(String token, int id) {
@@ -133,6 +171,24 @@ final class TokenIds {
             slots[slot] = entry;
             size++;
         }
+    }
+
+    /** The tables as they are, for {@link TokenizerCache}: reading them back costs no hashing. */
+    void writeTo(java.io.DataOutputStream out) throws java.io.IOException {
+        out.writeInt(size);
+        BinaryArrays.writeLongs(out, slots, slots.length);
+        BinaryArrays.writeChars(out, arena, arenaLength);
+        BinaryArrays.writeInts(out, offsetById, idLimit);
+    }
+
+    static TokenIds readFrom(java.nio.ByteBuffer in) {
+        int size = in.getInt();
+        long[] slots = BinaryArrays.readLongs(in);
+        if (Integer.bitCount(slots.length) != 1 || size < 0 || size * 2 > slots.length) throw new IllegalArgumentException("bad vocabulary table");
+        char[] arena = BinaryArrays.readChars(in);
+        int[] offsetById = BinaryArrays.readInts(in);
+        for (int offset : offsetById) if (offset < -1 || offset > arena.length - HEADER) throw new IllegalArgumentException("bad token offset");
+        return new TokenIds(slots, size, arena, offsetById);
     }
 
     /** A slot from the hash's high bits after a multiplicative mix (String hashes of short tokens are clustered). */

@@ -15,8 +15,9 @@ import java.util.OptionalInt;
  * threads.
  */
 public final class Tokenizer {
-    private final String[] tokens;
     private final TokenIds vocab;
+    /** One more than the highest id, added tokens included. */
+    private final int idLimit;
     private final AddedToken[] addedById;
     /** Each token's bytes for decoding, filled in as tokens are first decoded. */
     private final byte[][] tokenBytes;
@@ -27,15 +28,17 @@ public final class Tokenizer {
     private final PreTokenizer preTokenizer;
     private final BytePairModel model;
 
-    Tokenizer(String[] tokens, TokenIds vocab, List<AddedToken> added, List<Normalizer.Form> normalizerForms,
-            PreTokenizer preTokenizer, BytePairModel model) {
-        this.tokens = tokens;
-        this.vocab = vocab;
-        this.addedById = new AddedToken[tokens.length];
-        this.tokenBytes = new byte[tokens.length][];
+    Tokenizer(TokenizerData data) {
+        this.vocab = data.vocab();
+        List<Normalizer.Form> normalizerForms = data.normalizerForms();
+        int limit = vocab.idLimit();
+        for (AddedToken token : data.added()) limit = Math.max(limit, token.id() + 1);
+        this.idLimit = limit;
+        this.addedById = new AddedToken[limit];
+        this.tokenBytes = new byte[limit][];
         List<AddedToken> raw = new ArrayList<>();
         List<AddedToken> normalized = new ArrayList<>();
-        for (AddedToken token : added) {
+        for (AddedToken token : data.added()) {
             addedById[token.id()] = token;
             addedByContent.put(token.content(), token);
             (token.normalized() && !normalizerForms.isEmpty() ? normalized : raw).add(token);
@@ -43,14 +46,21 @@ public final class Tokenizer {
         this.rawTokens = new AddedTokenMatcher(raw);
         this.normalizedTokens = new AddedTokenMatcher(normalized);
         this.normalizerForms = List.copyOf(normalizerForms);
-        this.preTokenizer = preTokenizer;
-        this.model = model;
+        this.preTokenizer = new PreTokenizer(data.splitPatterns());
+        this.model = new BytePairModel(data.byteIds(), data.merges(), data.ignoreMerges() ? vocab : null);
     }
 
-    /** Reads {@code modelDir/tokenizer.json}. */
+    /**
+     * Reads {@code modelDir/tokenizer.json}, through the user's tokenizer cache ({@link TokenizerCache#forUser}): the
+     * first load of a file parses its JSON, later ones read the tables back in a fraction of the time.
+     */
     public static Tokenizer load(Path modelDir) {
+        return load(modelDir, TokenizerCache.forUser());
+    }
+
+    static Tokenizer load(Path modelDir, TokenizerCache cache) {
         if (!Files.isDirectory(modelDir)) throw new FsException("model directory not found: " + modelDir);
-        return TokenizerFile.read(modelDir.resolve("tokenizer.json"));
+        return new Tokenizer(cache.read(modelDir.resolve("tokenizer.json")));
     }
 
     /** The ids of a text; like Hugging Face with add_special_tokens=false, nothing is added around it. */
@@ -131,22 +141,26 @@ public final class Tokenizer {
     }
 
     void appendBytes(int id, boolean skipSpecial, ByteSink out) {
-        if (id < 0 || id >= tokens.length || (tokens[id] == null && addedById[id] == null)) {
-            throw new FsException("unknown token id " + id + " (the vocabulary has ids 0.." + (tokens.length - 1) + ")");
-        }
+        if (id < 0 || id >= idLimit) throw unknownId(id);
         AddedToken added = addedById[id];
         if (added != null && added.special() && skipSpecial) return;
         byte[] bytes = tokenBytes[id];
         if (bytes == null) {
-            bytes = ByteLevel.bytesOf(added != null ? added.content() : tokens[id]);
+            String token = added != null ? added.content() : vocab.token(id);
+            if (token == null) throw unknownId(id);
+            bytes = ByteLevel.bytesOf(token);
             tokenBytes[id] = bytes; // a benign race: every thread computes the same bytes
         }
         out.add(bytes);
     }
 
+    private FsException unknownId(int id) {
+        return new FsException("unknown token id " + id + " (the vocabulary has ids 0.." + (idLimit - 1) + ")");
+    }
+
     /** One more than the highest id, added tokens included (151,669 for Qwen3). */
     public int vocabSize() {
-        return tokens.length;
+        return idLimit;
     }
 
     /** The id of a token as tokenizer.json spells it: an added token such as "&lt;|im_end|&gt;" or a vocabulary entry. */
@@ -164,11 +178,12 @@ public final class Tokenizer {
 
     /** The token of an id as tokenizer.json spells it (byte alphabet for vocabulary entries). */
     public String token(int id) {
-        if (id >= 0 && id < tokens.length) {
+        if (id >= 0 && id < idLimit) {
             if (addedById[id] != null) return addedById[id].content();
-            if (tokens[id] != null) return tokens[id];
+            String token = vocab.token(id);
+            if (token != null) return token;
         }
-        throw new FsException("unknown token id " + id + " (the vocabulary has ids 0.." + (tokens.length - 1) + ")");
+        throw unknownId(id);
     }
 
     /** The pieces the pre-tokenizer cuts a text into, in the byte alphabet, as Hugging Face reports them. */

@@ -18,7 +18,7 @@ import java.util.regex.Pattern;
 import java.util.regex.PatternSyntaxException;
 
 /**
- * Reads a Hugging Face tokenizer.json into a {@link Tokenizer}. The vocabulary and merges (most of the 11 MB) are
+ * Reads a Hugging Face tokenizer.json into {@link TokenizerData}. The vocabulary and merges (most of the 11 MB) are
  * streamed straight into their tables; the small sections are read as plain maps and lists. Anything the tokenizer
  * would have to guess at (another model type, a normalizer or pre-tokenizer it does not implement) is refused.
  */
@@ -28,8 +28,6 @@ final class TokenizerFile {
 
     private final Path file;
     private final TokenIds vocab = new TokenIds(200_000);
-    private int maxVocabId = -1;
-    private String[] tokensById = new String[1 << 16];
     private int vocabSize;
     private final MergeTable merges = new MergeTable(200_000);
     private int mergeCount;
@@ -46,7 +44,7 @@ final class TokenizerFile {
         this.file = file;
     }
 
-    static Tokenizer read(Path file) {
+    static TokenizerData read(Path file) {
         byte[] json;
         try {
             json = Files.readAllBytes(file);
@@ -116,10 +114,7 @@ final class TokenizerFile {
             int id = p.getIntValue();
             if (id < 0) throw error("model.vocab[\"" + token + "\"] has negative id " + id);
             vocab.put(token, id);
-            if (id >= tokensById.length) tokensById = java.util.Arrays.copyOf(tokensById, Math.max(id + 1, tokensById.length * 2));
-            tokensById[id] = token;
             vocabSize++;
-            maxVocabId = Math.max(maxVocabId, id);
         }
     }
 
@@ -202,14 +197,10 @@ final class TokenizerFile {
         };
     }
 
-    private Tokenizer build() {
+    private TokenizerData build() {
         if (!sawModel) throw error("no \"model\" section");
         checkModel();
         List<AddedToken> added = addedTokens();
-        int maxId = maxVocabId;
-        for (AddedToken token : added) maxId = Math.max(maxId, token.id());
-        String[] tokens = java.util.Arrays.copyOf(tokensById, maxId + 1);
-
         int[] byteIds = new int[256];
         for (int b = 0; b < 256; b++) byteIds[b] = vocab.id(String.valueOf(ByteLevel.charOf(b)));
         for (int rank = 0; rank < unresolvedMerges.size(); rank++) {
@@ -217,8 +208,7 @@ final class TokenizerFile {
             addMerge(rank, true, pair[0].toCharArray(), 0, pair[0].length(), pair[1].toCharArray(), 0, pair[1].length());
         }
         boolean ignoreMerges = Boolean.TRUE.equals(modelSettings.get("ignore_merges"));
-        BytePairModel model = new BytePairModel(byteIds, merges, ignoreMerges ? vocab : null);
-        return new Tokenizer(tokens, vocab, added, normalizerForms(), preTokenizer(), model);
+        return new TokenizerData(vocab, merges, byteIds, ignoreMerges, added, normalizerForms(), splitPatterns());
     }
 
     private void checkModel() {
@@ -273,12 +263,12 @@ final class TokenizerFile {
         }
     }
 
-    private PreTokenizer preTokenizer() {
+    private List<Pattern> splitPatterns() {
         List<Pattern> patterns = new ArrayList<>();
         if (preTokenizer == null || !addPreTokenizer((Map<?, ?>) preTokenizer, patterns)) {
             throw error("pre_tokenizer has no ByteLevel step; only byte-level BPE tokenizers are supported");
         }
-        return new PreTokenizer(patterns);
+        return patterns;
     }
 
     /** Adds the step's patterns and says whether it contained the ByteLevel step. */

@@ -10,7 +10,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 
-/** The Qwen3 tokenizer files and goldens in the test resources, and the tokenizer loaded once for all tests. */
+/**
+ * The Qwen3 tokenizer files and goldens in the test resources, and the tokenizer loaded once for all tests: read back
+ * from a {@link TokenizerCache}, so that every golden checks the cached tables as well as the parser that made them.
+ */
 public final class Qwen3Files {
     private static Tokenizer tokenizer;
 
@@ -25,7 +28,14 @@ public final class Qwen3Files {
     }
 
     public static synchronized Tokenizer tokenizer() {
-        if (tokenizer == null) tokenizer = Tokenizer.load(dir());
+        if (tokenizer == null) {
+            TokenizerCache cache = new TokenizerCache(Path.of(System.getProperty("fs.repo"), "java", "target", "test-tokenizer-cache"));
+            Path json = dir().resolve("tokenizer.json");
+            cache.read(json); // parses, and writes the cache file unless it is already there
+            TokenizerData cached = cache.cached(json);
+            if (cached == null) throw new IllegalStateException("the tokenizer cache did not keep " + json);
+            tokenizer = new Tokenizer(cached);
+        }
         return tokenizer;
     }
 
