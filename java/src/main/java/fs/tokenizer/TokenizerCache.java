@@ -6,7 +6,6 @@ import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.ByteBuffer;
-import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
@@ -92,14 +91,21 @@ final class TokenizerCache {
     }
 
     private static TokenizerData readCached(Path cacheFile, Source source) {
+        // Read onto the heap rather than mapped: page-faulting a mapping in costs more than one bulk read.
         try (FileChannel channel = FileChannel.open(cacheFile, StandardOpenOption.READ)) {
-            MappedByteBuffer in = channel.map(FileChannel.MapMode.READ_ONLY, 0, channel.size());
+            long size = channel.size();
+            if (size > Integer.MAX_VALUE) return null;
+            ByteBuffer in = ByteBuffer.allocate((int) size);
+            while (in.hasRemaining() && channel.read(in) >= 0) {
+                // until the buffer is full or the file ends
+            }
+            in.flip();
             if (in.getLong() != MAGIC || in.getInt() != FORMAT || !source.equals(readSource(in))) return null;
             long bodyLength = in.getLong();
             int checksum = in.getInt();
             if (bodyLength != in.remaining()) return null;
             CRC32 crc = new CRC32();
-            crc.update(in.slice());
+            crc.update(in.array(), in.position(), in.remaining());
             if ((int) crc.getValue() != checksum) return null;
             return readBody(in);
         } catch (IOException | RuntimeException e) {
