@@ -34,8 +34,9 @@ if ! JDK="$(find_jdk)"; then
 fi
 export JAVA_HOME="$JDK"
 
-if [[ ! -f "$jar" ]] || [[ -n "$(find "$root/pom.xml" "$root/java/pom.xml" "$root/java/src/main" "$root/bindings" "$root/native/kernels" \
-      -newer "$jar" -type f -print -quit 2>/dev/null)" ]]; then
+# Sources only: a build output (bindings/target) is rewritten by every Maven run, and would ask for a build each time.
+if [[ ! -f "$jar" ]] || [[ -n "$(find "$root/pom.xml" "$root/java/pom.xml" "$root/java/src/main" "$root/bindings/pom.xml" \
+      "$root/bindings/src" "$root/native/kernels" -newer "$jar" -type f -print -quit 2>/dev/null)" ]]; then
   if ! command -v mvn >/dev/null 2>&1; then
     echo "fs: the jar needs building and Maven is not installed (install maven, then run ./fs again)" >&2
     exit 1
@@ -45,6 +46,7 @@ if [[ ! -f "$jar" ]] || [[ -n "$(find "$root/pom.xml" "$root/java/pom.xml" "$roo
     echo "fs: the build failed (see above)" >&2
     exit 1
   fi
+  touch "$jar"  # Maven leaves an up-to-date jar as it was, which would leave it older than the sources that were newer
 fi
 
 jvm_flags=(--add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED -XX:+UseParallelGC -Xss4m)
