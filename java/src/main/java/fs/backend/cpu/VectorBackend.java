@@ -122,8 +122,8 @@ public final class VectorBackend implements Backend {
         MemorySegment[] keys = new MemorySegment[layers];
         MemorySegment[] values = new MemorySegment[layers];
         for (int l = 0; l < layers; l++) {
-            keys[l] = arena.allocate(bytes, 64);
-            values[l] = arena.allocate(bytes, 64);
+            keys[l] = LazyZeroMemory.allocate(bytes, arena);
+            values[l] = LazyZeroMemory.allocate(bytes, arena);
         }
         return new CpuKvCache(this, layers, contextLength, kvHeads, headDim, keys, values);
     }
