@@ -74,10 +74,9 @@ final class RunCommand implements Callable<Integer> {
             int[] ids = tokens != null ? tokens : tokenizer.encode(promptText(loaded));
             loaded.checkTokenIds(ids, tokens != null ? "--tokens" : "the prompt");
             SamplingParams params = samplingOptions.resolve(loaded.generationConfig());
-            if (!params.isGreedy() && samplingOptions.seed == null) err.println("fs: seed " + params.seed());
-
             Generator generator = new Generator(loaded.model(), loaded.stopIds(), params);
             generator.checkFits(ids.length, maxNewTokens);
+            if (!params.isGreedy() && samplingOptions.seed == null) err.println("fs: seed " + params.seed());
             TextStream text = printIds ? null : new TextStream(tokenizer, hideThink, out);
             Generator.Generation generation = generator.generate(ids, maxNewTokens, text != null ? text : id -> {});
             if (text != null) {
