@@ -27,7 +27,15 @@ public final class Backends {
                         throw new FsException("--backend opencl: " + notSelected.reason());
             };
             case "auto" -> switch (OpenCl.select(false, device)) {
-                case OpenCl.Selection.Selected selected -> new OpenClBackend(selected.device());
+                case OpenCl.Selection.Selected selected -> {
+                    try {
+                        yield new OpenClBackend(selected.device());
+                    } catch (FsException e) { // e.g. the kernels do not build on this driver: the log says why
+                        log.println("fs: running on the CPU: " + e.getMessage());
+                        log.flush();
+                        yield new VectorBackend(threads);
+                    }
+                }
                 case OpenCl.Selection.NotSelected notSelected -> {
                     log.println("fs: running on the CPU: " + notSelected.reason());
                     log.flush();
