@@ -42,7 +42,7 @@ if [[ ! -f "$jar" ]] || [[ -n "$(find "$root/pom.xml" "$root/java/pom.xml" "$roo
     exit 1
   fi
   echo "fs: building (mvn package)…" >&2
-  if ! (cd "$root" && mvn -B -q package -DskipTests -Dmaven.test.skip=true 1>&2); then
+  if ! (cd "$root" && mvn -B -q -Dstyle.color=never package -DskipTests -Dmaven.test.skip=true 1>&2); then
     echo "fs: the build failed (see above)" >&2
     exit 1
   fi
