@@ -44,7 +44,8 @@ static float local_sum(__local float* scratch, float value) {
     return total;
 }
 
-// out[r, c] = table[tokens[r], c]; global size (columns, rows).
+// The dequantize kernel: rows of a weight table to float32, out[r, c] = table[tokens[r], c] (for the embedding, the
+// rows of the tokens); global size (columns, rows). A block-quantized format only adds its LOAD1 above.
 __kernel void embed(__global const wtype* table, __global const int* tokens, __global float* out, int columns) {
     size_t c = get_global_id(0);
     size_t r = get_global_id(1);
