@@ -136,9 +136,12 @@ final class MatmulKernels {
         return bf16Finish(sumLanes(lanes, 0), w, wRow, x, xRow, full, k);
     }
 
-    /** Four weight rows against one split input row; the four outputs go to {@code out + o0 + 4·i}. */
+    /**
+     * Four weight rows (byte offsets {@code w0 + i·wStride}) against one split input row; the four outputs go to
+     * {@code out + o0 + i·oStride}.
+     */
     static void bf16Tile4x1(MemorySegment w, long w0, long wStride, float[] x, int xRow, int k,
-                            MemorySegment out, long o0, float[] lanes) {
+                            MemorySegment out, long o0, long oStride, float[] lanes) {
         int full = vectorPart(k, true);
         long w1 = w0 + wStride, w2 = w1 + wStride, w3 = w2 + wStride;
         FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0;
@@ -160,7 +163,7 @@ final class MatmulKernels {
         a2.intoArray(lanes, 2 * L);
         a3.intoArray(lanes, 3 * L);
         for (int i = 0; i < 4; i++) {
-            out.set(FLOAT, o0 + 4L * i, bf16Finish(sumLanes(lanes, i * L), w, w0 + i * wStride, x, xRow, full, k));
+            out.set(FLOAT, o0 + i * oStride, bf16Finish(sumLanes(lanes, i * L), w, w0 + i * wStride, x, xRow, full, k));
         }
     }
 
