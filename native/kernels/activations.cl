@@ -1,5 +1,7 @@
 // Kernels on float32 activations and the float32 KV cache (no weights). Cache layout per layer: [position][kv_dim].
 
+#include "reductions.h"
+
 // Rotate-half RoPE in place (GPU design); global size (head_dim / 2, heads, rows). inv_freq[i] = theta^(-2i / head_dim).
 __kernel void rope(__global float* x, __global const float* inv_freq, int heads, int head_dim, int start_pos) {
     int i = get_global_id(0);
@@ -47,34 +49,6 @@ __kernel void store_kv(__global const float* k, __global const float* v, __globa
 }
 
 #define MAX_DIMS_PER_ITEM 4
-
-// Tree reductions of one value per work-item over the work-group (size a power of two); every work-item gets the
-// result and must call them.
-static float local_max(__local float* scratch, float value) {
-    int lid = get_local_id(0);
-    scratch[lid] = value;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int half_size = get_local_size(0) / 2; half_size > 0; half_size >>= 1) {
-        if (lid < half_size) scratch[lid] = fmax(scratch[lid], scratch[lid + half_size]);
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-    float result = scratch[0];
-    barrier(CLK_LOCAL_MEM_FENCE);
-    return result;
-}
-
-static float local_sum(__local float* scratch, float value) {
-    int lid = get_local_id(0);
-    scratch[lid] = value;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int half_size = get_local_size(0) / 2; half_size > 0; half_size >>= 1) {
-        if (lid < half_size) scratch[lid] += scratch[lid + half_size];
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-    float result = scratch[0];
-    barrier(CLK_LOCAL_MEM_FENCE);
-    return result;
-}
 
 // Causal GQA, one work-group of L work-items per (head, row), over chunks of L positions with an online softmax:
 // - scores: work-item t scores position p0 + t (q staged in local memory); one max reduction per chunk; each work-item
@@ -149,11 +123,6 @@ __kernel void attention_gpu(__global const float* q, __global const float* k_cac
 
 #define MAX_HEAD_DIM 256
 #define POSITION_BLOCK 8
-
-static float sum8(float8 v) {
-    float4 a = v.lo + v.hi;
-    return (a.x + a.y) + (a.z + a.w);
-}
 
 // CPU design: one work-item per (head, row), no barriers. Positions go in blocks of POSITION_BLOCK: their scores
 // first, then one online-softmax rescale per block and one pass over the accumulator that adds all their values, so

@@ -3,6 +3,8 @@
 // Two designs: *_gpu kernels use work-groups with local-memory reductions; *_cpu kernels give each work-item whole
 // rows and no barriers, which suits CPU devices (PoCL) where a barrier costs a work-item loop split.
 
+#include "reductions.h"
+
 #if defined(W_F32)
 typedef float wtype;
 #define LOAD1(p, i) ((p)[i])
@@ -25,24 +27,6 @@ typedef ushort wtype; // bfloat16 is the high half of a float32
 #error "build with -D W_F32, -D W_F16 or -D W_BF16"
 #endif
 
-static float sum8(float8 v) {
-    float4 a = v.lo + v.hi;
-    return (a.x + a.y) + (a.z + a.w);
-}
-
-// Tree reduction of scratch[0..L) (L a power of two) into scratch[0]; every work-item must call it.
-static float local_sum(__local float* scratch, float value) {
-    int lid = get_local_id(0);
-    scratch[lid] = value;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int half_size = get_local_size(0) / 2; half_size > 0; half_size >>= 1) {
-        if (lid < half_size) scratch[lid] += scratch[lid + half_size];
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-    float total = scratch[0];
-    barrier(CLK_LOCAL_MEM_FENCE);
-    return total;
-}
 
 // The dequantize kernel: rows of a weight table to float32, out[r, c] = table[tokens[r], c] (for the embedding, the
 // rows of the tokens); global size (columns, rows). A block-quantized format only adds its LOAD1 above.

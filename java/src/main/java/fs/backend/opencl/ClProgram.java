@@ -9,6 +9,8 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.charset.StandardCharsets;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.Arrays;
 import java.util.stream.Collectors;
 
@@ -16,11 +18,24 @@ import java.util.stream.Collectors;
 final class ClProgram {
     /** How many lines of a failed build's log the error message quotes. */
     private static final int LOG_LINES = 6;
+    /** {@code #include "file"} of a header in the kernels' own folder. */
+    private static final Pattern INCLUDE = Pattern.compile("\\s*#\\s*include\\s+\"([A-Za-z0-9_.]+)\"\\s*");
 
     private ClProgram() {}
 
-    /** The text of a kernel file on the classpath, e.g. {@code weights.cl} from {@code /kernels/weights.cl}. */
+    /** The text of a kernel file on the classpath ({@code weights.cl} is {@code /kernels/weights.cl}), includes inlined. */
     static String source(String file) {
+        StringBuilder source = new StringBuilder();
+        for (String line : resource(file).split("\n", -1)) {
+            Matcher include = INCLUDE.matcher(line);
+            // clCreateProgramWithSource has no folder to search, so a kernel file's #include "x" is inlined from the
+            // same classpath folder; the header's own include guard keeps a second inclusion harmless.
+            source.append(include.matches() ? resource(include.group(1)) : line).append('\n');
+        }
+        return source.toString();
+    }
+
+    private static String resource(String file) {
         try (InputStream in = ClProgram.class.getResourceAsStream("/kernels/" + file)) {
             if (in == null) throw new FsException("OpenCL kernel source /kernels/" + file + " is missing from the classpath");
             return new String(in.readAllBytes(), StandardCharsets.UTF_8);
