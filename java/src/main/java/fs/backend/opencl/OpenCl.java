@@ -219,18 +219,26 @@ public final class OpenCl {
     }
 
     private static String platformString(Arena arena, MemorySegment platform, int param) {
-        MemorySegment size = arena.allocate(ValueLayout.JAVA_LONG);
-        ClStatus.check(clGetPlatformInfo(platform, param, 0, MemorySegment.NULL, size), "clGetPlatformInfo");
-        MemorySegment value = arena.allocate(Math.max(1, size.get(ValueLayout.JAVA_LONG, 0)));
-        ClStatus.check(clGetPlatformInfo(platform, param, value.byteSize(), value, MemorySegment.NULL), "clGetPlatformInfo");
-        return value.getString(0);
+        return infoString(arena, (size, value, sizeOut) -> clGetPlatformInfo(platform, param, size, value, sizeOut),
+                "clGetPlatformInfo");
     }
 
     private static String deviceString(Arena arena, MemorySegment device, int param) {
+        return infoString(arena, (size, value, sizeOut) -> clGetDeviceInfo(device, param, size, value, sizeOut),
+                "clGetDeviceInfo");
+    }
+
+    /** One clGet*Info call for a string: the first call asks its length, the second fills it. */
+    @FunctionalInterface
+    private interface InfoQuery {
+        int get(long size, MemorySegment value, MemorySegment sizeOut);
+    }
+
+    private static String infoString(Arena arena, InfoQuery query, String function) {
         MemorySegment size = arena.allocate(ValueLayout.JAVA_LONG);
-        ClStatus.check(clGetDeviceInfo(device, param, 0, MemorySegment.NULL, size), "clGetDeviceInfo");
+        ClStatus.check(query.get(0, MemorySegment.NULL, size), function);
         MemorySegment value = arena.allocate(Math.max(1, size.get(ValueLayout.JAVA_LONG, 0)));
-        ClStatus.check(clGetDeviceInfo(device, param, value.byteSize(), value, MemorySegment.NULL), "clGetDeviceInfo");
+        ClStatus.check(query.get(value.byteSize(), value, MemorySegment.NULL), function);
         return value.getString(0);
     }
 
