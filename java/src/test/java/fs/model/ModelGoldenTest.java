@@ -24,9 +24,8 @@ public abstract class ModelGoldenTest {
     /** Logits are compared with the float64 reference to this absolute tolerance. */
     private static final double REFERENCE_TOLERANCE = 1e-3;
     /**
-     * Batched and one-token forwards on the same backend agree to 1e-4. The CPU backend sums every output in one order
-     * whatever the batch, so it meets this bitwise; a backend whose one-row and many-row kernels sum in different
-     * orders widens it by overriding.
+     * Batched and one-token forwards on the same backend agree to 1e-4. A backend whose one-row and many-row kernels
+     * sum in different orders widens it by overriding, in proportion to the logit (a float's rounding is relative).
      */
     protected double batchingTolerance(float logit) {
         return 1e-4;

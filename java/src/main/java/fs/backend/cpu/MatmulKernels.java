@@ -10,20 +10,25 @@ import jdk.incubator.vector.VectorShuffle;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
- * Dot-product tiles of {@code out = x · wᵀ}. Decode reads the weights in place (bf16 or f32 rows of the checkpoint's
- * memory); prefill first widens a block of weight rows to a float array and reuses it across the batch.
+ * The kernels of {@code out = x · wᵀ}, in two forms with two fixed orders of arithmetic.
  *
- * <p>Every output is computed by one fixed chain of operations whatever tile computes it: one vector accumulator fed
- * by FMAs over the first {@code full} elements in steps of L, a fixed tree sum of its lanes, then scalar FMAs over
- * the rest. So a row of a batch gives exactly the floats it gives alone, and the thread that ran it does not matter.
- * (The Vector API's own {@code reduceLanes(ADD)} leaves the order open, so interpreted and compiled code, or two
- * JDK versions, need not agree.)
+ * <p><b>One row (decode)</b> reads the weights in place (bf16 or f32 rows of the checkpoint's memory), and is bound
+ * by memory: each output is one vector accumulator fed by FMAs over the first {@code full} elements in steps of L, a
+ * fixed tree sum of its lanes, then scalar FMAs over the rest, so whichever tile computes it and whichever thread
+ * runs it, an output is the same float. (The Vector API's own {@code reduceLanes(ADD)} leaves the order open, so
+ * interpreted and compiled code, or two JDK versions, need not agree.) bf16 rows are read as ints holding two
+ * neighbours: {@code i << 16} is the even element as a float and {@code i & 0xFFFF0000} the odd one, which is far
+ * cheaper than widening shorts (the Vector API does not compile that conversion well). The input row must then come
+ * split the same way: each chunk of 2L elements laid out as its L even elements then its L odd ones
+ * ({@link #splitEvenOdd}); the tail past the last full chunk stays in order.
  *
- * <p>bf16 rows are read as ints holding two neighbours: {@code i << 16} is the even element as a float and
- * {@code i & 0xFFFF0000} the odd one, which is far cheaper than widening shorts (the Vector API does not compile
- * that conversion well). The input row (and a widened weight row) must then come split the same way: each chunk of
- * 2L elements laid out as its L even elements then its L odd ones ({@link #splitEvenOdd}); the tail past the last
- * full chunk stays in order. A plain f32 dot over split rows then performs exactly the bf16 kernel's operations.
+ * <p><b>A batch (prefill)</b> is bound by arithmetic. A panel of {@link #PANEL} weight rows is widened and packed
+ * k-major once ({@link #packBf16}, {@link #packFloats}), then swept by tiles of {@link #TILE_ROWS} input rows: per k,
+ * four weight vectors are loaded and each input row's element is broadcast into four FMAs, 24 accumulators in
+ * registers and no sum of lanes at the end (a lane sum per output cost as much as the FMAs at K = 1024). Each output
+ * is the plain sequential chain {@code s = fma(w[k], x[k], s)} for k = 0, 1, …, K − 1 from s = 0: exactly what a
+ * scalar loop computes, whatever the tile, thread or batch size. A row of a batch and the same row alone therefore
+ * differ by float rounding only (the two orders of summation), which the model tests bound.
  */
 final class MatmulKernels {
     static final VectorSpecies<Float> F = FloatVector.SPECIES_PREFERRED;
@@ -33,17 +38,20 @@ final class MatmulKernels {
     static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
     static final ValueLayout.OfFloat FLOAT = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(LE);
     static final ValueLayout.OfShort SHORT = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(LE);
+    static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT_UNALIGNED.withOrder(LE);
     /** Elements of one bf16 chunk: one int vector of weights. */
     static final int BF16_CHUNK = 2 * L;
-    /** Input rows of a prefill tile. */
+    /** Input rows of a batched tile. */
     static final int TILE_ROWS = 6;
+    /** Weight rows of a packed panel: the four vectors of outputs a batched tile computes per input row. */
+    static final int PANEL = 4 * L;
 
     private static final int ODD_BF16 = 0xFFFF0000;
     private static final VectorShuffle<Float> EVENS = VectorShuffle.fromOp(F, j -> 2 * j);
     private static final VectorShuffle<Float> ODDS = VectorShuffle.fromOp(F, j -> 2 * j + 1);
 
-    /** Floats of the lane scratch every tile needs: one vector per accumulator of the largest tile. */
-    static final int LANES_SCRATCH = 4 * TILE_ROWS * L;
+    /** Floats of the lane scratch the one-row tiles need: one vector per accumulator. */
+    static final int LANES_SCRATCH = 4 * L;
 
     private MatmulKernels() {}
 
@@ -97,22 +105,6 @@ final class MatmulKernels {
             a.rearrange(ODDS, b).intoArray(dst, dstOffset + c + L);
         }
         MemorySegment.copy(src, FLOAT, srcOffset + 4L * full, dst, dstOffset + full, k - full);
-    }
-
-    /** Widens a bf16 row of k (bytes at w + offset) to floats in dst, split as {@link #splitEvenOdd} splits. */
-    static void widenBf16Split(MemorySegment w, long offset, float[] dst, int dstOffset, int k) {
-        int full = vectorPart(k, true);
-        for (int c = 0; c < full; c += BF16_CHUNK) {
-            IntVector p = IntVector.fromMemorySegment(I, w, offset + 2L * c, LE);
-            even(p).intoArray(dst, dstOffset + c);
-            odd(p).intoArray(dst, dstOffset + c + L);
-        }
-        for (int i = full; i < k; i++) dst[dstOffset + i] = bf16ToFloat(w.get(SHORT, offset + 2L * i));
-    }
-
-    /** Widens an f16 row of k to floats in dst, in order. */
-    static void widenF16(MemorySegment w, long offset, float[] dst, int dstOffset, int k) {
-        for (int i = 0; i < k; i++) dst[dstOffset + i] = Float.float16ToFloat(w.get(SHORT, offset + 2L * i));
     }
 
     // ---------------------------------------------------------------- bf16 weights in place, x split
@@ -206,119 +198,133 @@ final class MatmulKernels {
         }
     }
 
-    // ---------------------------------------------------------------- widened weights (float arrays)
+    // ---------------------------------------------------------------- batched: packed panels
 
-    private static float finish(float s, float[] w, int wRow, float[] x, int xRow, int from, int k) {
-        for (int i = from; i < k; i++) s = Math.fma(w[wRow + i], x[xRow + i], s);
-        return s;
-    }
-
-    /** One widened weight row against one input row, vectors over the first {@code full} elements. */
-    static float dot(float[] w, int wRow, float[] x, int xRow, int full, int k, float[] lanes) {
-        FloatVector acc = FloatVector.zero(F);
-        for (int c = 0; c < full; c += L) {
-            acc = FloatVector.fromArray(F, w, wRow + c).fma(FloatVector.fromArray(F, x, xRow + c), acc);
+    /**
+     * Packs bf16 weight rows [row0, row0 + count) of a matrix with k columns (count ≤ PANEL) into {@code panel}:
+     * element k of row row0 + j at {@code panel[k·PANEL + j]} as a float; rows j ≥ count are zero. The rows are first
+     * copied as ints (pairs of neighbours) to {@code pairs}, {@code pairStride} ints apart, then gathered L rows at a
+     * time: one gather yields two columns of the panel. {@code gatherIndex} holds j·pairStride for j < L.
+     */
+    static void packBf16(MemorySegment w, int k, int row0, int count, int[] pairs, int pairStride, int[] gatherIndex,
+                         float[] panel) {
+        int halfK = k / 2;
+        for (int j = 0; j < PANEL; j++) {
+            if (j < count) MemorySegment.copy(w, INT, 2L * (row0 + j) * k, pairs, j * pairStride, halfK);
+            else java.util.Arrays.fill(pairs, j * pairStride, j * pairStride + halfK, 0);
         }
-        acc.intoArray(lanes, 0);
-        return finish(sumLanes(lanes, 0), w, wRow, x, xRow, full, k);
-    }
-
-    static void tile4x1(float[] w, int w0, int wStride, float[] x, int xRow, int full, int k,
-                        MemorySegment out, long o0, float[] lanes) {
-        int w1 = w0 + wStride, w2 = w1 + wStride, w3 = w2 + wStride;
-        FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0;
-        for (int c = 0; c < full; c += L) {
-            FloatVector xv = FloatVector.fromArray(F, x, xRow + c);
-            a0 = FloatVector.fromArray(F, w, w0 + c).fma(xv, a0);
-            a1 = FloatVector.fromArray(F, w, w1 + c).fma(xv, a1);
-            a2 = FloatVector.fromArray(F, w, w2 + c).fma(xv, a2);
-            a3 = FloatVector.fromArray(F, w, w3 + c).fma(xv, a3);
+        for (int g = 0; g < PANEL; g += L) {
+            int base = g * pairStride;
+            for (int c = 0; c < halfK; c++) {
+                IntVector p = IntVector.fromArray(I, pairs, base + c, gatherIndex, 0);
+                even(p).intoArray(panel, 2 * c * PANEL + g);
+                odd(p).intoArray(panel, (2 * c + 1) * PANEL + g);
+            }
         }
-        a0.intoArray(lanes, 0);
-        a1.intoArray(lanes, L);
-        a2.intoArray(lanes, 2 * L);
-        a3.intoArray(lanes, 3 * L);
-        for (int i = 0; i < 4; i++) out.set(FLOAT, o0 + 4L * i, finish(sumLanes(lanes, i * L), w, w0 + i * wStride, x, xRow, full, k));
+        if (k % 2 != 0) {
+            for (int j = 0; j < PANEL; j++) {
+                panel[(k - 1) * PANEL + j] = j < count ? bf16ToFloat(w.get(SHORT, 2L * ((long) (row0 + j) * k + k - 1))) : 0f;
+            }
+        }
     }
 
     /**
-     * Four widened weight rows against {@link #TILE_ROWS} input rows, 24 accumulators in registers: each weight vector
-     * is loaded once for six FMAs. Output for input row j and weight row i goes to {@code out + o0 + j·oStride + 4·i}.
+     * Packs rows [row0, row0 + count) of an f32 or f16 matrix as {@link #packBf16} does, through {@code rows} (PANEL
+     * rows of floats, {@code rowStride} apart) and a gather per column; {@code gatherIndex} holds j·rowStride.
      */
-    static void tile4x6(float[] w, int w0, int wStride, float[] x, int x0, int xStride, int full, int k,
-                        MemorySegment out, long o0, long oStride, float[] lanes) {
-        int w1 = w0 + wStride, w2 = w1 + wStride, w3 = w2 + wStride;
-        int x1 = x0 + xStride, x2 = x1 + xStride, x3 = x2 + xStride, x4 = x3 + xStride, x5 = x4 + xStride;
-        FloatVector a00 = FloatVector.zero(F), a01 = a00, a02 = a00, a03 = a00, a04 = a00, a05 = a00;
-        FloatVector a10 = a00, a11 = a00, a12 = a00, a13 = a00, a14 = a00, a15 = a00;
-        FloatVector a20 = a00, a21 = a00, a22 = a00, a23 = a00, a24 = a00, a25 = a00;
-        FloatVector a30 = a00, a31 = a00, a32 = a00, a33 = a00, a34 = a00, a35 = a00;
-        for (int c = 0; c < full; c += L) {
-            FloatVector v0 = FloatVector.fromArray(F, w, w0 + c);
-            FloatVector v1 = FloatVector.fromArray(F, w, w1 + c);
-            FloatVector v2 = FloatVector.fromArray(F, w, w2 + c);
-            FloatVector v3 = FloatVector.fromArray(F, w, w3 + c);
-            FloatVector xv = FloatVector.fromArray(F, x, x0 + c);
-            a00 = v0.fma(xv, a00);
-            a10 = v1.fma(xv, a10);
-            a20 = v2.fma(xv, a20);
-            a30 = v3.fma(xv, a30);
-            xv = FloatVector.fromArray(F, x, x1 + c);
-            a01 = v0.fma(xv, a01);
-            a11 = v1.fma(xv, a11);
-            a21 = v2.fma(xv, a21);
-            a31 = v3.fma(xv, a31);
-            xv = FloatVector.fromArray(F, x, x2 + c);
-            a02 = v0.fma(xv, a02);
-            a12 = v1.fma(xv, a12);
-            a22 = v2.fma(xv, a22);
-            a32 = v3.fma(xv, a32);
-            xv = FloatVector.fromArray(F, x, x3 + c);
-            a03 = v0.fma(xv, a03);
-            a13 = v1.fma(xv, a13);
-            a23 = v2.fma(xv, a23);
-            a33 = v3.fma(xv, a33);
-            xv = FloatVector.fromArray(F, x, x4 + c);
-            a04 = v0.fma(xv, a04);
-            a14 = v1.fma(xv, a14);
-            a24 = v2.fma(xv, a24);
-            a34 = v3.fma(xv, a34);
-            xv = FloatVector.fromArray(F, x, x5 + c);
-            a05 = v0.fma(xv, a05);
-            a15 = v1.fma(xv, a15);
-            a25 = v2.fma(xv, a25);
-            a35 = v3.fma(xv, a35);
+    static void packFloats(MemorySegment w, boolean f16, int k, int row0, int count, float[] rows, int rowStride,
+                           int[] gatherIndex, float[] panel) {
+        for (int j = 0; j < PANEL; j++) {
+            int dst = j * rowStride;
+            if (j >= count) java.util.Arrays.fill(rows, dst, dst + k, 0f);
+            else if (!f16) MemorySegment.copy(w, FLOAT, 4L * (row0 + j) * k, rows, dst, k);
+            else for (int i = 0; i < k; i++) rows[dst + i] = Float.float16ToFloat(w.get(SHORT, 2L * ((long) (row0 + j) * k + i)));
         }
-        // Accumulator of input row j, weight row i at lanes[(4j + i)·L].
-        a00.intoArray(lanes, 0);
-        a10.intoArray(lanes, L);
-        a20.intoArray(lanes, 2 * L);
-        a30.intoArray(lanes, 3 * L);
-        a01.intoArray(lanes, 4 * L);
-        a11.intoArray(lanes, 5 * L);
-        a21.intoArray(lanes, 6 * L);
-        a31.intoArray(lanes, 7 * L);
-        a02.intoArray(lanes, 8 * L);
-        a12.intoArray(lanes, 9 * L);
-        a22.intoArray(lanes, 10 * L);
-        a32.intoArray(lanes, 11 * L);
-        a03.intoArray(lanes, 12 * L);
-        a13.intoArray(lanes, 13 * L);
-        a23.intoArray(lanes, 14 * L);
-        a33.intoArray(lanes, 15 * L);
-        a04.intoArray(lanes, 16 * L);
-        a14.intoArray(lanes, 17 * L);
-        a24.intoArray(lanes, 18 * L);
-        a34.intoArray(lanes, 19 * L);
-        a05.intoArray(lanes, 20 * L);
-        a15.intoArray(lanes, 21 * L);
-        a25.intoArray(lanes, 22 * L);
-        a35.intoArray(lanes, 23 * L);
-        for (int j = 0; j < TILE_ROWS; j++) {
-            for (int i = 0; i < 4; i++) {
-                out.set(FLOAT, o0 + j * oStride + 4L * i,
-                        finish(sumLanes(lanes, (4 * j + i) * L), w, w0 + i * wStride, x, x0 + j * xStride, full, k));
+        for (int g = 0; g < PANEL; g += L) {
+            for (int c = 0; c < k; c++) {
+                FloatVector.fromArray(F, rows, g * rowStride + c, gatherIndex, 0).intoArray(panel, c * PANEL + g);
             }
         }
+    }
+
+    /**
+     * {@link #TILE_ROWS} input rows ({@code x0 + i·xStride}) against a packed panel over k: the PANEL outputs of input
+     * row i go to {@code out + o0 + i·oStride}. Each output is the sequential FMA chain over k.
+     */
+    static void tile6(float[] panel, int k, float[] x, int x0, int xStride, MemorySegment out, long o0, long oStride) {
+        int x1 = x0 + xStride, x2 = x1 + xStride, x3 = x2 + xStride, x4 = x3 + xStride, x5 = x4 + xStride;
+        FloatVector a00 = FloatVector.zero(F), a01 = a00, a02 = a00, a03 = a00;
+        FloatVector a10 = a00, a11 = a00, a12 = a00, a13 = a00;
+        FloatVector a20 = a00, a21 = a00, a22 = a00, a23 = a00;
+        FloatVector a30 = a00, a31 = a00, a32 = a00, a33 = a00;
+        FloatVector a40 = a00, a41 = a00, a42 = a00, a43 = a00;
+        FloatVector a50 = a00, a51 = a00, a52 = a00, a53 = a00;
+        for (int c = 0; c < k; c++) {
+            int p = c * PANEL;
+            FloatVector w0 = FloatVector.fromArray(F, panel, p);
+            FloatVector w1 = FloatVector.fromArray(F, panel, p + L);
+            FloatVector w2 = FloatVector.fromArray(F, panel, p + 2 * L);
+            FloatVector w3 = FloatVector.fromArray(F, panel, p + 3 * L);
+            FloatVector b = FloatVector.broadcast(F, x[x0 + c]);
+            a00 = w0.fma(b, a00);
+            a01 = w1.fma(b, a01);
+            a02 = w2.fma(b, a02);
+            a03 = w3.fma(b, a03);
+            b = FloatVector.broadcast(F, x[x1 + c]);
+            a10 = w0.fma(b, a10);
+            a11 = w1.fma(b, a11);
+            a12 = w2.fma(b, a12);
+            a13 = w3.fma(b, a13);
+            b = FloatVector.broadcast(F, x[x2 + c]);
+            a20 = w0.fma(b, a20);
+            a21 = w1.fma(b, a21);
+            a22 = w2.fma(b, a22);
+            a23 = w3.fma(b, a23);
+            b = FloatVector.broadcast(F, x[x3 + c]);
+            a30 = w0.fma(b, a30);
+            a31 = w1.fma(b, a31);
+            a32 = w2.fma(b, a32);
+            a33 = w3.fma(b, a33);
+            b = FloatVector.broadcast(F, x[x4 + c]);
+            a40 = w0.fma(b, a40);
+            a41 = w1.fma(b, a41);
+            a42 = w2.fma(b, a42);
+            a43 = w3.fma(b, a43);
+            b = FloatVector.broadcast(F, x[x5 + c]);
+            a50 = w0.fma(b, a50);
+            a51 = w1.fma(b, a51);
+            a52 = w2.fma(b, a52);
+            a53 = w3.fma(b, a53);
+        }
+        long v = 4L * L, o = o0;
+        a00.intoMemorySegment(out, o, LE);
+        a01.intoMemorySegment(out, o + v, LE);
+        a02.intoMemorySegment(out, o + 2 * v, LE);
+        a03.intoMemorySegment(out, o + 3 * v, LE);
+        o += oStride;
+        a10.intoMemorySegment(out, o, LE);
+        a11.intoMemorySegment(out, o + v, LE);
+        a12.intoMemorySegment(out, o + 2 * v, LE);
+        a13.intoMemorySegment(out, o + 3 * v, LE);
+        o += oStride;
+        a20.intoMemorySegment(out, o, LE);
+        a21.intoMemorySegment(out, o + v, LE);
+        a22.intoMemorySegment(out, o + 2 * v, LE);
+        a23.intoMemorySegment(out, o + 3 * v, LE);
+        o += oStride;
+        a30.intoMemorySegment(out, o, LE);
+        a31.intoMemorySegment(out, o + v, LE);
+        a32.intoMemorySegment(out, o + 2 * v, LE);
+        a33.intoMemorySegment(out, o + 3 * v, LE);
+        o += oStride;
+        a40.intoMemorySegment(out, o, LE);
+        a41.intoMemorySegment(out, o + v, LE);
+        a42.intoMemorySegment(out, o + 2 * v, LE);
+        a43.intoMemorySegment(out, o + 3 * v, LE);
+        o += oStride;
+        a50.intoMemorySegment(out, o, LE);
+        a51.intoMemorySegment(out, o + v, LE);
+        a52.intoMemorySegment(out, o + 2 * v, LE);
+        a53.intoMemorySegment(out, o + 3 * v, LE);
     }
 }

@@ -30,14 +30,14 @@ import jdk.incubator.vector.FloatVector;
  */
 public final class VectorBackend implements Backend {
     /**
-     * Weight rows per unit of matmul work. Prefill widens a unit to floats once and sweeps every input row over it:
-     * 64 rows of K = 1024 are 256 KiB, well inside L2.
+     * Weight rows per unit of matmul work: a multiple of {@link MatmulKernels#PANEL}. A batch packs a panel to floats
+     * once and sweeps every input row over it: a panel of K = 3072 is 768 KiB, inside L2.
      */
     private static final int MATMUL_UNIT_ROWS = 64;
     /**
-     * Floats of padding after each row of the matmul input and of a widened unit. Rows whose byte stride is a
-     * multiple of 4 KiB (K = 1024, 3072) all map to the same L1 sets, so the ten rows a prefill tile streams would
-     * evict each other; one extra cache line per row spreads them.
+     * Floats of padding after each row of the matmul input. Rows whose byte stride is a multiple of 4 KiB (K = 1024,
+     * 3072) all map to the same L1 sets, so the six rows a batched tile reads would evict each other; one extra cache
+     * line per row spreads them.
      */
     private static final int ROW_PADDING = 16;
     /** Elements per unit of element-wise work. */
@@ -51,8 +51,8 @@ public final class VectorBackend implements Backend {
     private final SiluMulTask siluMulTask = new SiluMulTask();
     /** The input of the current matmul on the heap; for bf16 weights split into evens and odds per chunk. */
     private float[] input = new float[0];
-    /** Per thread: a unit of weight rows widened to float32. */
-    private final float[][] widened;
+    /** Per thread: the packing space of batched matmuls. */
+    private final PackScratch[] packScratch;
     /** Per thread: attention scores over the positions, one head's query and its output accumulator. */
     private final float[][] scores;
     /** Per thread: {@link #scores} as a segment, for the kernels that write their outputs to one. */
@@ -67,7 +67,8 @@ public final class VectorBackend implements Backend {
     /** A backend that runs its ops on {@code threads} threads (the calling thread included). */
     public VectorBackend(int threads) {
         pool = new WorkerPool(threads);
-        widened = new float[threads][0];
+        packScratch = new PackScratch[threads];
+        for (int t = 0; t < threads; t++) packScratch[t] = new PackScratch();
         scores = new float[threads][0];
         scoreSegments = new MemorySegment[threads];
         headAccumulators = new float[threads][0];
@@ -210,16 +211,20 @@ public final class VectorBackend implements Backend {
         requireLength(x, (long) rows * k, "matmul input");
         requireLength(out, (long) rows * n, "matmul output");
         if (rows <= 0) return;
+        // f16 has no in-place kernel: one row of it takes the batched path too.
+        boolean batched = rows >= 2 || weight.dtype() == DType.F16;
         int stride = k + ROW_PADDING;
-        long inputLength = (long) rows * stride;
+        // A batch is padded with zero rows to whole tiles; their outputs are never written out.
+        int inputRows = batched ? roundUp(rows, MatmulKernels.TILE_ROWS) : rows;
+        long inputLength = (long) inputRows * stride;
         if (inputLength > Integer.MAX_VALUE - 64) throw new IllegalArgumentException("matmul input too large: " + inputLength);
         if (input.length < inputLength) input = new float[(int) Math.max(inputLength, Math.min(2L * input.length, Integer.MAX_VALUE - 64))];
-        boolean bf16 = weight.dtype() == DType.BF16;
         for (int r = 0; r < rows; r++) {
             long from = (long) r * k * Float.BYTES;
-            if (bf16) MatmulKernels.splitEvenOdd(xs, from, input, r * stride, k);
+            if (!batched && weight.dtype() == DType.BF16) MatmulKernels.splitEvenOdd(xs, from, input, r * stride, k);
             else MemorySegment.copy(xs, FLOAT, from, input, r * stride, k);
         }
+        if (batched) Arrays.fill(input, rows * stride, inputRows * stride, 0f);
         MatmulTask task = matmulTask;
         task.weight = weight;
         task.n = n;
@@ -227,29 +232,60 @@ public final class VectorBackend implements Backend {
         task.stride = stride;
         task.rows = rows;
         task.out = os;
-        task.widen = rows >= 2 || weight.dtype() == DType.F16;
-        if (task.widen) {
-            int needed = MATMUL_UNIT_ROWS * stride;
-            for (int t = 0; t < widened.length; t++) if (widened[t].length < needed) widened[t] = new float[needed];
+        task.batched = batched;
+        if (batched) {
+            for (PackScratch p : packScratch) p.fit(k);
         }
         pool.run(task, (n + MATMUL_UNIT_ROWS - 1) / MATMUL_UNIT_ROWS);
         task.weight = null;
         task.out = null;
     }
 
+    private static int roundUp(int value, int multiple) {
+        return (value + multiple - 1) / multiple * multiple;
+    }
+
+    /** Per thread: where a batched matmul packs its panel of weights, sized for the current K. */
+    private final class PackScratch {
+        float[] panel = new float[0];
+        int[] pairs = new int[0];
+        float[] rows = new float[0];
+        final int[] gatherIndex = new int[L];
+        int pairStride;
+        int rowStride;
+        /** Outputs of a tile that overhangs the batch or the matrix; only the valid part is copied out. */
+        final MemorySegment edge = arena.allocate((long) MatmulKernels.TILE_ROWS * MatmulKernels.PANEL * Float.BYTES, 64);
+
+        void fit(int k) {
+            if (panel.length < k * MatmulKernels.PANEL) panel = new float[k * MatmulKernels.PANEL];
+            // Odd strides keep the rows a gather reads off the same cache sets.
+            pairStride = k / 2 + 1 - (k / 2) % 2 + 16;
+            rowStride = k + 1 - k % 2 + 16;
+            if (pairs.length < MatmulKernels.PANEL * pairStride) pairs = new int[MatmulKernels.PANEL * pairStride];
+        }
+
+        void fitRows() {
+            if (rows.length < MatmulKernels.PANEL * rowStride) rows = new float[MatmulKernels.PANEL * rowStride];
+        }
+
+        void indexRows(int stride) {
+            for (int j = 0; j < L; j++) gatherIndex[j] = j * stride;
+        }
+    }
+
     /**
      * One unit of a matmul: weight rows [64·unit, 64·unit + 64) against every input row. A single row reads the
-     * weights in place; a batch first widens the unit's rows to floats (in bf16's split layout) and reuses them.
+     * weights in place; a batch packs the unit a panel at a time and sweeps every input row over each panel.
      */
     private final class MatmulTask implements WorkerPool.Task {
         CpuWeight weight;
         MemorySegment out;
         int n;
         int k;
-        /** Floats between consecutive rows of the input array and of a widened unit. */
+        /** Floats between consecutive rows of the input array. */
         int stride;
         int rows;
-        boolean widen;
+        boolean batched;
 
         @Override
         public void run(int unit, int worker) {
@@ -257,23 +293,44 @@ public final class VectorBackend implements Backend {
             int to = Math.min(n, from + MATMUL_UNIT_ROWS);
             MemorySegment data = weight.data();
             DType dtype = weight.dtype();
-            float[] lanes = laneScratch[worker];
-            if (!widen) {
+            if (!batched) {
+                float[] lanes = laneScratch[worker];
                 if (dtype == DType.BF16) bf16InPlace(data, from, to, lanes);
                 else f32InPlace(data, from, to, lanes);
                 return;
             }
-            float[] w = widened[worker];
-            for (int i = from; i < to; i++) {
-                int dst = (i - from) * stride;
-                switch (dtype) {
-                    case BF16 -> MatmulKernels.widenBf16Split(data, 2L * i * k, w, dst, k);
-                    case F16 -> MatmulKernels.widenF16(data, 2L * i * k, w, dst, k);
-                    case F32 -> MemorySegment.copy(data, FLOAT, 4L * i * k, w, dst, k);
-                    default -> throw new IllegalStateException("not a compute dtype: " + dtype);
+            PackScratch scratch = packScratch[worker];
+            for (int row0 = from; row0 < to; row0 += MatmulKernels.PANEL) {
+                int count = Math.min(MatmulKernels.PANEL, to - row0);
+                if (dtype == DType.BF16) {
+                    scratch.indexRows(scratch.pairStride);
+                    MatmulKernels.packBf16(data, k, row0, count, scratch.pairs, scratch.pairStride, scratch.gatherIndex,
+                            scratch.panel);
+                } else {
+                    scratch.fitRows();
+                    scratch.indexRows(scratch.rowStride);
+                    MatmulKernels.packFloats(data, dtype == DType.F16, k, row0, count, scratch.rows, scratch.rowStride,
+                            scratch.gatherIndex, scratch.panel);
+                }
+                panelTimesBatch(scratch, row0, count);
+            }
+        }
+
+        /** Every input row against the packed panel of weight rows [row0, row0 + count). */
+        private void panelTimesBatch(PackScratch scratch, int row0, int count) {
+            long oStride = 4L * n;
+            int tile = MatmulKernels.TILE_ROWS;
+            for (int r = 0; r < rows; r += tile) {
+                if (count == MatmulKernels.PANEL && r + tile <= rows) {
+                    MatmulKernels.tile6(scratch.panel, k, input, r * stride, stride, out, r * oStride + 4L * row0, oStride);
+                    continue;
+                }
+                long edgeStride = 4L * MatmulKernels.PANEL;
+                MatmulKernels.tile6(scratch.panel, k, input, r * stride, stride, scratch.edge, 0, edgeStride);
+                for (int i = 0; i < Math.min(tile, rows - r); i++) {
+                    MemorySegment.copy(scratch.edge, i * edgeStride, out, (r + i) * oStride + 4L * row0, 4L * count);
                 }
             }
-            widenedRows(w, MatmulKernels.vectorPart(k, dtype == DType.BF16), from, to, lanes);
         }
 
         /**
@@ -304,34 +361,6 @@ public final class VectorBackend implements Backend {
                 }
                 for (; i < to; i++) {
                     out.set(FLOAT, r * oStride + 4L * i, MatmulKernels.f32Dot(w, i * wStride, input, r * stride, k, lanes));
-                }
-            }
-        }
-
-        /** Rows [from, to) widened into w (row i at (i - from)·k) against every input row. */
-        private void widenedRows(float[] w, int full, int from, int to, float[] lanes) {
-            int count = to - from;
-            long oStride = 4L * n;
-            int r = 0;
-            for (; r + MatmulKernels.TILE_ROWS <= rows; r += MatmulKernels.TILE_ROWS) {
-                int i = 0;
-                for (; i + 4 <= count; i += 4) {
-                    MatmulKernels.tile4x6(w, i * stride, stride, input, r * stride, stride, full, k, out, r * oStride + 4L * (from + i),
-                            oStride, lanes);
-                }
-                for (; i < count; i++) {
-                    for (int j = r; j < r + MatmulKernels.TILE_ROWS; j++) {
-                        out.set(FLOAT, j * oStride + 4L * (from + i), MatmulKernels.dot(w, i * stride, input, j * stride, full, k, lanes));
-                    }
-                }
-            }
-            for (; r < rows; r++) {
-                int i = 0;
-                for (; i + 4 <= count; i += 4) {
-                    MatmulKernels.tile4x1(w, i * stride, stride, input, r * stride, full, k, out, r * oStride + 4L * (from + i), lanes);
-                }
-                for (; i < count; i++) {
-                    out.set(FLOAT, r * oStride + 4L * (from + i), MatmulKernels.dot(w, i * stride, input, r * stride, full, k, lanes));
                 }
             }
         }
