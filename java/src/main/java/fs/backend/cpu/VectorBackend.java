@@ -55,8 +55,6 @@ public final class VectorBackend implements Backend {
     private final PackScratch[] packScratch;
     /** Per thread: attention scores over the positions, one head's query and its output accumulator. */
     private final float[][] scores;
-    /** Per thread: {@link #scores} as a segment, for the kernels that write their outputs to one. */
-    private final MemorySegment[] scoreSegments;
     private final float[][] headAccumulators;
     private final float[][] headQueries;
     /** Per thread: where kernels spill their accumulators to sum the lanes. */
@@ -70,7 +68,6 @@ public final class VectorBackend implements Backend {
         packScratch = new PackScratch[threads];
         for (int t = 0; t < threads; t++) packScratch[t] = new PackScratch();
         scores = new float[threads][0];
-        scoreSegments = new MemorySegment[threads];
         headAccumulators = new float[threads][0];
         headQueries = new float[threads][0];
         laneScratch = new float[threads][MatmulKernels.LANES_SCRATCH];
@@ -119,12 +116,13 @@ public final class VectorBackend implements Backend {
             throw new IllegalArgumentException("bad kv cache shape: layers " + layers + ", context " + contextLength
                     + ", kv heads " + kvHeads + ", head dim " + headDim);
         }
-        long bytes = (long) contextLength * kvHeads * headDim * Float.BYTES;
+        long valueBytes = (long) contextLength * kvHeads * headDim * Float.BYTES;
+        long keyBytes = CpuKvCache.keyBytes(contextLength, kvHeads, headDim);
         MemorySegment[] keys = new MemorySegment[layers];
         MemorySegment[] values = new MemorySegment[layers];
         for (int l = 0; l < layers; l++) {
-            keys[l] = LazyZeroMemory.allocate(bytes, arena);
-            values[l] = LazyZeroMemory.allocate(bytes, arena);
+            keys[l] = LazyZeroMemory.allocate(keyBytes, arena);
+            values[l] = LazyZeroMemory.allocate(valueBytes, arena);
         }
         return new CpuKvCache(this, layers, contextLength, kvHeads, headDim, keys, values);
     }
@@ -410,12 +408,16 @@ public final class VectorBackend implements Backend {
         requireLength(v, (long) rows * kvHeads * headDim, "storeKv values");
         checkPositions(cache, layer, rows, startPos);
         long headBytes = (long) headDim * Float.BYTES;
+        MemorySegment keys = cache.keys()[layer];
+        long dimensionStride = (long) CpuKvCache.KEY_BLOCK * Float.BYTES;
         for (int r = 0; r < rows; r++) {
+            int position = startPos + r;
             for (int h = 0; h < kvHeads; h++) {
                 long src = ((long) r * kvHeads + h) * headBytes;
-                long dst = cache.offset(h, startPos + r);
-                MemorySegment.copy(ks, src, cache.keys()[layer], dst, headBytes);
-                MemorySegment.copy(vs, src, cache.values()[layer], dst, headBytes);
+                MemorySegment.copy(vs, src, cache.values()[layer], cache.valueOffset(h, position), headBytes);
+                long dst = cache.keyBlockOffset(h, position / CpuKvCache.KEY_BLOCK)
+                        + (long) (position % CpuKvCache.KEY_BLOCK) * Float.BYTES;
+                for (int d = 0; d < headDim; d++) keys.set(FLOAT, dst + d * dimensionStride, ks.get(FLOAT, src + 4L * d));
             }
         }
     }
@@ -440,12 +442,10 @@ public final class VectorBackend implements Backend {
         if (heads <= 0 || heads % cache.kvHeads() != 0) {
             throw new IllegalArgumentException(heads + " query heads cannot share " + cache.kvHeads() + " kv heads");
         }
-        int positions = startPos + rows;
+        // Scores come a whole key block at a time.
+        int positions = roundUp(startPos + rows, CpuKvCache.KEY_BLOCK);
         for (int t = 0; t < scores.length; t++) {
-            if (scores[t].length < positions) {
-                scores[t] = new float[Math.max(positions, 2 * scores[t].length)];
-                scoreSegments[t] = MemorySegment.ofArray(scores[t]);
-            }
+            if (scores[t].length < positions) scores[t] = new float[Math.max(positions, 2 * scores[t].length)];
             if (headAccumulators[t].length < headDim) headAccumulators[t] = new float[headDim];
             if (headQueries[t].length < headDim) headQueries[t] = new float[headDim];
         }
@@ -490,20 +490,16 @@ public final class VectorBackend implements Backend {
             int positions = startPos + r + 1;
             long rowOffset = (long) pair * headDim * Float.BYTES;
             MemorySegment keys = cache.keys()[layer], values = cache.values()[layer];
-            long headBase = cache.offset(kvHead, 0);
             long step = (long) headDim * Float.BYTES;
             float scale = (float) (1.0 / Math.sqrt(headDim));
             float[] s = scores[worker];
             float[] query = headQueries[worker];
             MemorySegment.copy(q, FLOAT, rowOffset, query, 0, headDim);
-            float[] lanes = laneScratch[worker];
-            // Four keys at a time: each score is the same chain of operations as a lone f32Dot.
-            int p = 0;
-            for (; p + 4 <= positions; p += 4) {
-                MatmulKernels.f32Tile4x1(keys, headBase + p * step, step, query, 0, headDim, scoreSegments[worker],
-                        4L * p, lanes);
-            }
-            for (; p < positions; p++) s[p] = MatmulKernels.f32Dot(keys, headBase + p * step, query, 0, headDim, lanes);
+            int blocks = (positions + CpuKvCache.KEY_BLOCK - 1) / CpuKvCache.KEY_BLOCK;
+            int b = 0;
+            for (; b + 4 <= blocks; b += 4) keyBlockScores4(keys, cache.keyBlockOffset(kvHead, b), query, headDim, s, b * L);
+            for (; b < blocks; b++) keyBlockScores(keys, cache.keyBlockOffset(kvHead, b), query, headDim, s, b * L);
+            int p;
             float max = Float.NEGATIVE_INFINITY;
             for (p = 0; p < positions; p++) {
                 s[p] *= scale;
@@ -518,8 +514,39 @@ public final class VectorBackend implements Backend {
             float inverseSum = 1f / sum;
             for (p = 0; p < positions; p++) s[p] *= inverseSum;
             float[] acc = headAccumulators[worker];
-            weightedValues(values, headBase, step, s, positions, headDim, acc);
+            weightedValues(values, cache.valueOffset(kvHead, 0), step, s, positions, headDim, acc);
             MemorySegment.copy(acc, 0, out, FLOAT, rowOffset, headDim);
+        }
+
+        /**
+         * Scores of the L positions of the key block at {@code block} against the query, to {@code s[at..]}: each
+         * the sequential FMA chain over the head's dimensions.
+         */
+        private static void keyBlockScores(MemorySegment keys, long block, float[] query, int headDim, float[] s, int at) {
+            FloatVector a = FloatVector.zero(F);
+            long dimension = 4L * L;
+            for (int d = 0; d < headDim; d++) {
+                a = FloatVector.fromMemorySegment(F, keys, block + d * dimension, LE).fma(FloatVector.broadcast(F, query[d]), a);
+            }
+            a.intoArray(s, at);
+        }
+
+        /** {@link #keyBlockScores} of four consecutive blocks, sharing each broadcast of the query. */
+        private static void keyBlockScores4(MemorySegment keys, long block, float[] query, int headDim, float[] s, int at) {
+            FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0;
+            long dimension = 4L * L, next = (long) headDim * dimension;
+            for (int d = 0; d < headDim; d++) {
+                FloatVector qd = FloatVector.broadcast(F, query[d]);
+                long k = block + d * dimension;
+                a0 = FloatVector.fromMemorySegment(F, keys, k, LE).fma(qd, a0);
+                a1 = FloatVector.fromMemorySegment(F, keys, k + next, LE).fma(qd, a1);
+                a2 = FloatVector.fromMemorySegment(F, keys, k + 2 * next, LE).fma(qd, a2);
+                a3 = FloatVector.fromMemorySegment(F, keys, k + 3 * next, LE).fma(qd, a3);
+            }
+            a0.intoArray(s, at);
+            a1.intoArray(s, at + L);
+            a2.intoArray(s, at + 2 * L);
+            a3.intoArray(s, at + 3 * L);
         }
 
         /**
