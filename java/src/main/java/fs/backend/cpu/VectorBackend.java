@@ -53,10 +53,13 @@ public final class VectorBackend implements Backend {
     private float[] input = new float[0];
     /** Per thread: the packing space of batched matmuls. */
     private final PackScratch[] packScratch;
-    /** Per thread: attention scores over the positions, one head's query and its output accumulator. */
-    private final float[][] scores;
-    private final float[][] headAccumulators;
-    private final float[][] headQueries;
+    /** Per thread: a tile of attention queries, their scores (then weights) and their outputs. */
+    private final float[][] attentionQueries;
+    private final float[][] attentionScores;
+    private final float[][] attentionOutputs;
+    /** Per thread: the positions each query of a tile sees, and where its row lives in q and out. */
+    private final int[][] attentionPositions;
+    private final long[][] attentionRowOffsets;
     /** Per thread: where kernels spill their accumulators to sum the lanes. */
     private final float[][] laneScratch;
     private float[] gamma = new float[0];
@@ -67,9 +70,11 @@ public final class VectorBackend implements Backend {
         pool = new WorkerPool(threads);
         packScratch = new PackScratch[threads];
         for (int t = 0; t < threads; t++) packScratch[t] = new PackScratch();
-        scores = new float[threads][0];
-        headAccumulators = new float[threads][0];
-        headQueries = new float[threads][0];
+        attentionQueries = new float[threads][0];
+        attentionScores = new float[threads][0];
+        attentionOutputs = new float[threads][0];
+        attentionPositions = new int[threads][AttentionKernels.QUERIES];
+        attentionRowOffsets = new long[threads][AttentionKernels.QUERIES];
         laneScratch = new float[threads][MatmulKernels.LANES_SCRATCH];
     }
 
@@ -442,12 +447,16 @@ public final class VectorBackend implements Backend {
         if (heads <= 0 || heads % cache.kvHeads() != 0) {
             throw new IllegalArgumentException(heads + " query heads cannot share " + cache.kvHeads() + " kv heads");
         }
+        int group = heads / cache.kvHeads();
         // Scores come a whole key block at a time.
-        int positions = roundUp(startPos + rows, CpuKvCache.KEY_BLOCK);
-        for (int t = 0; t < scores.length; t++) {
-            if (scores[t].length < positions) scores[t] = new float[Math.max(positions, 2 * scores[t].length)];
-            if (headAccumulators[t].length < headDim) headAccumulators[t] = new float[headDim];
-            if (headQueries[t].length < headDim) headQueries[t] = new float[headDim];
+        int scoreStride = roundUp(startPos + rows, CpuKvCache.KEY_BLOCK);
+        int tile = AttentionKernels.QUERIES;
+        for (int t = 0; t < attentionScores.length; t++) {
+            if (attentionScores[t].length < tile * scoreStride) {
+                attentionScores[t] = new float[tile * Math.max(scoreStride, 2 * attentionScores[t].length / tile)];
+            }
+            if (attentionQueries[t].length < tile * headDim) attentionQueries[t] = new float[tile * headDim];
+            if (attentionOutputs[t].length < tile * headDim) attentionOutputs[t] = new float[tile * headDim];
         }
         AttentionTask task = attentionTask;
         task.q = segment(q);
@@ -455,136 +464,92 @@ public final class VectorBackend implements Backend {
         task.cache = cache;
         task.layer = layer;
         task.startPos = startPos;
+        task.rows = rows;
         task.heads = heads;
-        int pairs = rows * heads;
-        task.pairs = pairs;
-        task.pairsPerUnit = (pairs + WorkerPool.MAX_UNITS - 1) / WorkerPool.MAX_UNITS;
-        pool.run(task, (pairs + task.pairsPerUnit - 1) / task.pairsPerUnit);
+        task.group = group;
+        task.scoreStride = scoreStride;
+        task.tilesPerKvHead = (rows * group + tile - 1) / tile;
+        pool.run(task, cache.kvHeads() * task.tilesPerKvHead);
         task.q = null;
         task.out = null;
         task.cache = null;
     }
 
-    /** A unit of attention: one (row, query head) pair, or a run of them when a long prompt has too many pairs. */
+    /**
+     * A unit of attention: a tile of {@link AttentionKernels#QUERIES} queries of one kv head, taken in (row, head)
+     * order from its group of query heads; a tile short of queries repeats its last one, whose output is not kept.
+     */
     private final class AttentionTask implements WorkerPool.Task {
         MemorySegment q;
         MemorySegment out;
         CpuKvCache cache;
         int layer;
         int startPos;
+        int rows;
         int heads;
-        int pairs;
-        int pairsPerUnit;
+        int group;
+        int scoreStride;
+        int tilesPerKvHead;
 
         @Override
         public void run(int unit, int worker) {
-            int from = unit * pairsPerUnit;
-            for (int pair = from; pair < Math.min(pairs, from + pairsPerUnit); pair++) attend(pair, worker);
+            int kvHead = unit / tilesPerKvHead;
+            int first = (unit % tilesPerKvHead) * AttentionKernels.QUERIES;
+            int count = Math.min(AttentionKernels.QUERIES, rows * group - first);
+            int headDim = cache.headDim();
+            float[] queries = attentionQueries[worker], w = attentionScores[worker], acc = attentionOutputs[worker];
+            int[] seen = attentionPositions[worker];
+            long[] rowOffsets = attentionRowOffsets[worker];
+            int fewest = Integer.MAX_VALUE, most = 0;
+            for (int i = 0; i < AttentionKernels.QUERIES; i++) {
+                int query = first + Math.min(i, count - 1);
+                int row = query / group, head = kvHead * group + query % group;
+                seen[i] = startPos + row + 1;
+                fewest = Math.min(fewest, seen[i]);
+                most = Math.max(most, seen[i]);
+                rowOffsets[i] = ((long) row * heads + head) * headDim * Float.BYTES;
+                MemorySegment.copy(q, FLOAT, rowOffsets[i], queries, i * headDim, headDim);
+            }
+            MemorySegment keys = cache.keys()[layer], values = cache.values()[layer];
+            int blocks = (most + CpuKvCache.KEY_BLOCK - 1) / CpuKvCache.KEY_BLOCK;
+            int b = 0;
+            for (; b + 4 <= blocks; b += 4) {
+                AttentionKernels.scores4Blocks(keys, cache.keyBlockOffset(kvHead, b), queries, headDim, w, scoreStride, b * L);
+            }
+            for (; b < blocks; b++) {
+                AttentionKernels.scores1Block(keys, cache.keyBlockOffset(kvHead, b), queries, headDim, w, scoreStride, b * L);
+            }
+            float scale = (float) (1.0 / Math.sqrt(headDim));
+            for (int i = 0; i < AttentionKernels.QUERIES; i++) softmax(w, i * scoreStride, seen[i], scale);
+            long head = cache.valueOffset(kvHead, 0), step = (long) headDim * Float.BYTES;
+            int full = headDim - headDim % (4 * L);
+            for (int d = 0; d < full; d += 4 * L) {
+                AttentionKernels.values4Vectors(values, head, step, d, w, scoreStride, fewest, acc, headDim);
+            }
+            for (int i = 0; i < count; i++) {
+                int a = i * headDim;
+                AttentionKernels.continueValues(values, head, step, 0, full, w, i * scoreStride, fewest, seen[i], acc, a);
+                Arrays.fill(acc, a + full, a + headDim, 0f);
+                AttentionKernels.continueValues(values, head, step, full, headDim, w, i * scoreStride, 0, seen[i], acc, a);
+                MemorySegment.copy(acc, a, out, FLOAT, rowOffsets[i], headDim);
+            }
         }
 
-        /** Attention of query head {@code pair % heads} of row {@code pair / heads}. */
-        private void attend(int pair, int worker) {
-            int r = pair / heads, h = pair % heads;
-            int headDim = cache.headDim();
-            int kvHead = h / (heads / cache.kvHeads());
-            int positions = startPos + r + 1;
-            long rowOffset = (long) pair * headDim * Float.BYTES;
-            MemorySegment keys = cache.keys()[layer], values = cache.values()[layer];
-            long step = (long) headDim * Float.BYTES;
-            float scale = (float) (1.0 / Math.sqrt(headDim));
-            float[] s = scores[worker];
-            float[] query = headQueries[worker];
-            MemorySegment.copy(q, FLOAT, rowOffset, query, 0, headDim);
-            int blocks = (positions + CpuKvCache.KEY_BLOCK - 1) / CpuKvCache.KEY_BLOCK;
-            int b = 0;
-            for (; b + 4 <= blocks; b += 4) keyBlockScores4(keys, cache.keyBlockOffset(kvHead, b), query, headDim, s, b * L);
-            for (; b < blocks; b++) keyBlockScores(keys, cache.keyBlockOffset(kvHead, b), query, headDim, s, b * L);
-            int p;
+        /** Scales the scores s[at..at + positions) and turns them into softmax weights. */
+        private static void softmax(float[] s, int at, int positions, float scale) {
             float max = Float.NEGATIVE_INFINITY;
-            for (p = 0; p < positions; p++) {
+            for (int p = at; p < at + positions; p++) {
                 s[p] *= scale;
                 max = Math.max(max, s[p]);
             }
             float sum = 0;
-            for (p = 0; p < positions; p++) {
+            for (int p = at; p < at + positions; p++) {
                 float e = (float) Math.exp(s[p] - max);
                 s[p] = e;
                 sum += e;
             }
             float inverseSum = 1f / sum;
-            for (p = 0; p < positions; p++) s[p] *= inverseSum;
-            float[] acc = headAccumulators[worker];
-            weightedValues(values, cache.valueOffset(kvHead, 0), step, s, positions, headDim, acc);
-            MemorySegment.copy(acc, 0, out, FLOAT, rowOffset, headDim);
-        }
-
-        /**
-         * Scores of the L positions of the key block at {@code block} against the query, to {@code s[at..]}: each
-         * the sequential FMA chain over the head's dimensions.
-         */
-        private static void keyBlockScores(MemorySegment keys, long block, float[] query, int headDim, float[] s, int at) {
-            FloatVector a = FloatVector.zero(F);
-            long dimension = 4L * L;
-            for (int d = 0; d < headDim; d++) {
-                a = FloatVector.fromMemorySegment(F, keys, block + d * dimension, LE).fma(FloatVector.broadcast(F, query[d]), a);
-            }
-            a.intoArray(s, at);
-        }
-
-        /** {@link #keyBlockScores} of four consecutive blocks, sharing each broadcast of the query. */
-        private static void keyBlockScores4(MemorySegment keys, long block, float[] query, int headDim, float[] s, int at) {
-            FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0;
-            long dimension = 4L * L, next = (long) headDim * dimension;
-            for (int d = 0; d < headDim; d++) {
-                FloatVector qd = FloatVector.broadcast(F, query[d]);
-                long k = block + d * dimension;
-                a0 = FloatVector.fromMemorySegment(F, keys, k, LE).fma(qd, a0);
-                a1 = FloatVector.fromMemorySegment(F, keys, k + next, LE).fma(qd, a1);
-                a2 = FloatVector.fromMemorySegment(F, keys, k + 2 * next, LE).fma(qd, a2);
-                a3 = FloatVector.fromMemorySegment(F, keys, k + 3 * next, LE).fma(qd, a3);
-            }
-            a0.intoArray(s, at);
-            a1.intoArray(s, at + L);
-            a2.intoArray(s, at + 2 * L);
-            a3.intoArray(s, at + 3 * L);
-        }
-
-        /**
-         * acc = Σ_p weights[p] · value[p], each element summed in position order. Four vectors of the head at a time
-         * stay in registers across all positions, so the values are read once and acc is written once.
-         */
-        private static void weightedValues(MemorySegment values, long headBase, long step, float[] weights,
-                                           int positions, int headDim, float[] acc) {
-            int full = headDim - headDim % L;
-            int d = 0;
-            for (; d + 4 * L <= full; d += 4 * L) {
-                FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0;
-                for (int p = 0; p < positions; p++) {
-                    FloatVector wv = FloatVector.broadcast(F, weights[p]);
-                    long v = headBase + p * step + 4L * d;
-                    a0 = FloatVector.fromMemorySegment(F, values, v, LE).fma(wv, a0);
-                    a1 = FloatVector.fromMemorySegment(F, values, v + 4L * L, LE).fma(wv, a1);
-                    a2 = FloatVector.fromMemorySegment(F, values, v + 8L * L, LE).fma(wv, a2);
-                    a3 = FloatVector.fromMemorySegment(F, values, v + 12L * L, LE).fma(wv, a3);
-                }
-                a0.intoArray(acc, d);
-                a1.intoArray(acc, d + L);
-                a2.intoArray(acc, d + 2 * L);
-                a3.intoArray(acc, d + 3 * L);
-            }
-            for (; d < full; d += L) {
-                FloatVector a = FloatVector.zero(F);
-                for (int p = 0; p < positions; p++) {
-                    a = FloatVector.fromMemorySegment(F, values, headBase + p * step + 4L * d, LE)
-                            .fma(FloatVector.broadcast(F, weights[p]), a);
-                }
-                a.intoArray(acc, d);
-            }
-            for (; d < headDim; d++) {
-                float a = 0;
-                for (int p = 0; p < positions; p++) a = Math.fma(values.get(FLOAT, headBase + p * step + 4L * d), weights[p], a);
-                acc[d] = a;
-            }
+            for (int p = at; p < at + positions; p++) s[p] *= inverseSum;
         }
     }
 

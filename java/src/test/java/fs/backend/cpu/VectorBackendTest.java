@@ -282,7 +282,8 @@ class VectorBackendTest {
         Random random = new Random(7);
         for (int headDim : new int[] {24, 128}) {
             for (int group : new int[] {1, 2, 4}) {
-                for (int startPos : new int[] {0, 5, 40}) {
+                // Past 4L positions scores also come four key blocks at a time.
+                for (int startPos : new int[] {0, 5, 40, 70}) {
                     for (int rows : new int[] {1, 3, 17}) {
                         int kvHeads = 2, heads = kvHeads * group;
                         int total = startPos + rows;
@@ -319,17 +320,26 @@ class VectorBackendTest {
 
     @Test
     void attentionOfABatchEqualsEachRowAlone() {
+        // Tiles of six queries mix rows and heads, and a row's queries share tiles with rows that see fewer or more
+        // positions; head dims of whole tiles (64) and with a remainder (84); past 4L positions and short of them.
         Random random = new Random(8);
-        int rows = 6, startPos = 3, kvHeads = 2, heads = 8, headDim = 64, total = startPos + rows;
-        float[] keys = randomFloats(random, total * kvHeads * headDim);
-        float[] values = randomFloats(random, total * kvHeads * headDim);
-        float[] q = randomFloats(random, rows * heads * headDim);
-        float[] batched = attention(two, keys, values, q, rows, startPos, heads, kvHeads, headDim);
-        int w = heads * headDim;
-        for (int r = 0; r < rows; r++) {
-            float[] alone = attention(one, keys, values, java.util.Arrays.copyOfRange(q, r * w, (r + 1) * w), 1,
-                    startPos + r, heads, kvHeads, headDim);
-            assertArrayEquals(java.util.Arrays.copyOfRange(batched, r * w, (r + 1) * w), alone, "row " + r);
+        for (int headDim : new int[] {64, 84}) {
+            for (int group : new int[] {2, 4}) {
+                for (int startPos : new int[] {3, 60}) {
+                    int rows = 7, kvHeads = 2, heads = kvHeads * group, total = startPos + rows;
+                    float[] keys = randomFloats(random, total * kvHeads * headDim);
+                    float[] values = randomFloats(random, total * kvHeads * headDim);
+                    float[] q = randomFloats(random, rows * heads * headDim);
+                    float[] batched = attention(two, keys, values, q, rows, startPos, heads, kvHeads, headDim);
+                    int w = heads * headDim;
+                    for (int r = 0; r < rows; r++) {
+                        float[] alone = attention(one, keys, values, java.util.Arrays.copyOfRange(q, r * w, (r + 1) * w),
+                                1, startPos + r, heads, kvHeads, headDim);
+                        assertArrayEquals(java.util.Arrays.copyOfRange(batched, r * w, (r + 1) * w), alone,
+                                "headDim " + headDim + " group " + group + " startPos " + startPos + " row " + r);
+                    }
+                }
+            }
         }
     }
 

@@ -1,0 +1,236 @@
+package fs.backend.cpu;
+
+import static fs.backend.cpu.MatmulKernels.F;
+import static fs.backend.cpu.MatmulKernels.FLOAT;
+import static fs.backend.cpu.MatmulKernels.L;
+import static fs.backend.cpu.MatmulKernels.LE;
+
+import java.lang.foreign.MemorySegment;
+import jdk.incubator.vector.FloatVector;
+
+/**
+ * The kernels of causal attention over the {@link CpuKvCache}, for {@link #QUERIES} queries that share a kv head at
+ * once: every key and value vector loaded serves all of them, which is what makes prefill attention cheap (one query
+ * at a time re-read the whole cache per head and row).
+ *
+ * <p>Every score is the sequential FMA chain over the head's dimensions, and every output element the sequential FMA
+ * chain over the positions the query may see, from 0 on. A query's results therefore do not depend on which other
+ * queries share its tile, so a row of a batch gets exactly the floats it gets alone.
+ */
+final class AttentionKernels {
+    /** Queries per tile. */
+    static final int QUERIES = 6;
+
+    private AttentionKernels() {}
+
+    /**
+     * Scores of the queries (query i at {@code q[i·headDim..]}) against four consecutive key blocks starting at byte
+     * {@code block}: position j of the blocks goes to {@code s[i·sStride + at + j]}.
+     */
+    static void scores4Blocks(MemorySegment keys, long block, float[] q, int headDim, float[] s, int sStride, int at) {
+        int q1 = headDim, q2 = 2 * headDim, q3 = 3 * headDim, q4 = 4 * headDim, q5 = 5 * headDim;
+        FloatVector a00 = FloatVector.zero(F), a01 = a00, a02 = a00, a03 = a00;
+        FloatVector a10 = a00, a11 = a00, a12 = a00, a13 = a00;
+        FloatVector a20 = a00, a21 = a00, a22 = a00, a23 = a00;
+        FloatVector a30 = a00, a31 = a00, a32 = a00, a33 = a00;
+        FloatVector a40 = a00, a41 = a00, a42 = a00, a43 = a00;
+        FloatVector a50 = a00, a51 = a00, a52 = a00, a53 = a00;
+        long dimension = 4L * L, next = headDim * dimension;
+        for (int d = 0; d < headDim; d++) {
+            long k = block + d * dimension;
+            FloatVector k0 = FloatVector.fromMemorySegment(F, keys, k, LE);
+            FloatVector k1 = FloatVector.fromMemorySegment(F, keys, k + next, LE);
+            FloatVector k2 = FloatVector.fromMemorySegment(F, keys, k + 2 * next, LE);
+            FloatVector k3 = FloatVector.fromMemorySegment(F, keys, k + 3 * next, LE);
+            FloatVector b = FloatVector.broadcast(F, q[d]);
+            a00 = k0.fma(b, a00);
+            a01 = k1.fma(b, a01);
+            a02 = k2.fma(b, a02);
+            a03 = k3.fma(b, a03);
+            b = FloatVector.broadcast(F, q[q1 + d]);
+            a10 = k0.fma(b, a10);
+            a11 = k1.fma(b, a11);
+            a12 = k2.fma(b, a12);
+            a13 = k3.fma(b, a13);
+            b = FloatVector.broadcast(F, q[q2 + d]);
+            a20 = k0.fma(b, a20);
+            a21 = k1.fma(b, a21);
+            a22 = k2.fma(b, a22);
+            a23 = k3.fma(b, a23);
+            b = FloatVector.broadcast(F, q[q3 + d]);
+            a30 = k0.fma(b, a30);
+            a31 = k1.fma(b, a31);
+            a32 = k2.fma(b, a32);
+            a33 = k3.fma(b, a33);
+            b = FloatVector.broadcast(F, q[q4 + d]);
+            a40 = k0.fma(b, a40);
+            a41 = k1.fma(b, a41);
+            a42 = k2.fma(b, a42);
+            a43 = k3.fma(b, a43);
+            b = FloatVector.broadcast(F, q[q5 + d]);
+            a50 = k0.fma(b, a50);
+            a51 = k1.fma(b, a51);
+            a52 = k2.fma(b, a52);
+            a53 = k3.fma(b, a53);
+        }
+        int o = at;
+        a00.intoArray(s, o);
+        a01.intoArray(s, o + L);
+        a02.intoArray(s, o + 2 * L);
+        a03.intoArray(s, o + 3 * L);
+        o += sStride;
+        a10.intoArray(s, o);
+        a11.intoArray(s, o + L);
+        a12.intoArray(s, o + 2 * L);
+        a13.intoArray(s, o + 3 * L);
+        o += sStride;
+        a20.intoArray(s, o);
+        a21.intoArray(s, o + L);
+        a22.intoArray(s, o + 2 * L);
+        a23.intoArray(s, o + 3 * L);
+        o += sStride;
+        a30.intoArray(s, o);
+        a31.intoArray(s, o + L);
+        a32.intoArray(s, o + 2 * L);
+        a33.intoArray(s, o + 3 * L);
+        o += sStride;
+        a40.intoArray(s, o);
+        a41.intoArray(s, o + L);
+        a42.intoArray(s, o + 2 * L);
+        a43.intoArray(s, o + 3 * L);
+        o += sStride;
+        a50.intoArray(s, o);
+        a51.intoArray(s, o + L);
+        a52.intoArray(s, o + 2 * L);
+        a53.intoArray(s, o + 3 * L);
+    }
+
+    /** {@link #scores4Blocks} of a single key block. */
+    static void scores1Block(MemorySegment keys, long block, float[] q, int headDim, float[] s, int sStride, int at) {
+        int q1 = headDim, q2 = 2 * headDim, q3 = 3 * headDim, q4 = 4 * headDim, q5 = 5 * headDim;
+        FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0;
+        long dimension = 4L * L;
+        for (int d = 0; d < headDim; d++) {
+            FloatVector k = FloatVector.fromMemorySegment(F, keys, block + d * dimension, LE);
+            a0 = k.fma(FloatVector.broadcast(F, q[d]), a0);
+            a1 = k.fma(FloatVector.broadcast(F, q[q1 + d]), a1);
+            a2 = k.fma(FloatVector.broadcast(F, q[q2 + d]), a2);
+            a3 = k.fma(FloatVector.broadcast(F, q[q3 + d]), a3);
+            a4 = k.fma(FloatVector.broadcast(F, q[q4 + d]), a4);
+            a5 = k.fma(FloatVector.broadcast(F, q[q5 + d]), a5);
+        }
+        a0.intoArray(s, at);
+        a1.intoArray(s, at + sStride);
+        a2.intoArray(s, at + 2 * sStride);
+        a3.intoArray(s, at + 3 * sStride);
+        a4.intoArray(s, at + 4 * sStride);
+        a5.intoArray(s, at + 5 * sStride);
+    }
+
+    /**
+     * Starts the outputs of all queries over dimensions [d, d + 4L): acc[i·headDim + d..] = Σ_{p < positions}
+     * w[i·wStride + p] · value[p][d..], values at byte {@code head + p·step}. {@link #continueValues} carries each
+     * query on over the positions only it may see.
+     */
+    static void values4Vectors(MemorySegment values, long head, long step, int d, float[] w, int wStride, int positions,
+                               float[] acc, int headDim) {
+        int w1 = wStride, w2 = 2 * wStride, w3 = 3 * wStride, w4 = 4 * wStride, w5 = 5 * wStride;
+        FloatVector a00 = FloatVector.zero(F), a01 = a00, a02 = a00, a03 = a00;
+        FloatVector a10 = a00, a11 = a00, a12 = a00, a13 = a00;
+        FloatVector a20 = a00, a21 = a00, a22 = a00, a23 = a00;
+        FloatVector a30 = a00, a31 = a00, a32 = a00, a33 = a00;
+        FloatVector a40 = a00, a41 = a00, a42 = a00, a43 = a00;
+        FloatVector a50 = a00, a51 = a00, a52 = a00, a53 = a00;
+        long column = head + 4L * d, vector = 4L * L;
+        for (int p = 0; p < positions; p++) {
+            long v = column + p * step;
+            FloatVector v0 = FloatVector.fromMemorySegment(F, values, v, LE);
+            FloatVector v1 = FloatVector.fromMemorySegment(F, values, v + vector, LE);
+            FloatVector v2 = FloatVector.fromMemorySegment(F, values, v + 2 * vector, LE);
+            FloatVector v3 = FloatVector.fromMemorySegment(F, values, v + 3 * vector, LE);
+            FloatVector b = FloatVector.broadcast(F, w[p]);
+            a00 = v0.fma(b, a00);
+            a01 = v1.fma(b, a01);
+            a02 = v2.fma(b, a02);
+            a03 = v3.fma(b, a03);
+            b = FloatVector.broadcast(F, w[w1 + p]);
+            a10 = v0.fma(b, a10);
+            a11 = v1.fma(b, a11);
+            a12 = v2.fma(b, a12);
+            a13 = v3.fma(b, a13);
+            b = FloatVector.broadcast(F, w[w2 + p]);
+            a20 = v0.fma(b, a20);
+            a21 = v1.fma(b, a21);
+            a22 = v2.fma(b, a22);
+            a23 = v3.fma(b, a23);
+            b = FloatVector.broadcast(F, w[w3 + p]);
+            a30 = v0.fma(b, a30);
+            a31 = v1.fma(b, a31);
+            a32 = v2.fma(b, a32);
+            a33 = v3.fma(b, a33);
+            b = FloatVector.broadcast(F, w[w4 + p]);
+            a40 = v0.fma(b, a40);
+            a41 = v1.fma(b, a41);
+            a42 = v2.fma(b, a42);
+            a43 = v3.fma(b, a43);
+            b = FloatVector.broadcast(F, w[w5 + p]);
+            a50 = v0.fma(b, a50);
+            a51 = v1.fma(b, a51);
+            a52 = v2.fma(b, a52);
+            a53 = v3.fma(b, a53);
+        }
+        int o = d;
+        a00.intoArray(acc, o);
+        a01.intoArray(acc, o + L);
+        a02.intoArray(acc, o + 2 * L);
+        a03.intoArray(acc, o + 3 * L);
+        o += headDim;
+        a10.intoArray(acc, o);
+        a11.intoArray(acc, o + L);
+        a12.intoArray(acc, o + 2 * L);
+        a13.intoArray(acc, o + 3 * L);
+        o += headDim;
+        a20.intoArray(acc, o);
+        a21.intoArray(acc, o + L);
+        a22.intoArray(acc, o + 2 * L);
+        a23.intoArray(acc, o + 3 * L);
+        o += headDim;
+        a30.intoArray(acc, o);
+        a31.intoArray(acc, o + L);
+        a32.intoArray(acc, o + 2 * L);
+        a33.intoArray(acc, o + 3 * L);
+        o += headDim;
+        a40.intoArray(acc, o);
+        a41.intoArray(acc, o + L);
+        a42.intoArray(acc, o + 2 * L);
+        a43.intoArray(acc, o + 3 * L);
+        o += headDim;
+        a50.intoArray(acc, o);
+        a51.intoArray(acc, o + L);
+        a52.intoArray(acc, o + 2 * L);
+        a53.intoArray(acc, o + 3 * L);
+    }
+
+    /**
+     * Carries one query's output elements [d, to) on over positions [from, positions): acc[a + e] += Σ w[p] ·
+     * value[p][e], continuing each element's chain in position order (vectors while L elements remain, then scalars).
+     */
+    static void continueValues(MemorySegment values, long head, long step, int d, int to, float[] w, int wRow,
+                               int from, int positions, float[] acc, int a) {
+        int e = d;
+        for (; e + L <= to; e += L) {
+            FloatVector s = FloatVector.fromArray(F, acc, a + e);
+            long column = head + 4L * e;
+            for (int p = from; p < positions; p++) {
+                s = FloatVector.fromMemorySegment(F, values, column + p * step, LE).fma(FloatVector.broadcast(F, w[wRow + p]), s);
+            }
+            s.intoArray(acc, a + e);
+        }
+        for (; e < to; e++) {
+            float s = acc[a + e];
+            long column = head + 4L * e;
+            for (int p = from; p < positions; p++) s = Math.fma(values.get(FLOAT, column + p * step), w[wRow + p], s);
+            acc[a + e] = s;
+        }
+    }
+}
