@@ -27,6 +27,9 @@ final class LogitsCommand implements Callable<Integer> {
             description = "The input token ids, e.g. 1,2,3.")
     int[] tokens;
 
+    /** Tokens per forward: each keeps its row of logits (600 KB for Qwen3's vocabulary). */
+    private static final int LOGITS_BATCH = 128;
+
     @Option(names = "--top", paramLabel = "K", defaultValue = "5", description = "Logits per position (default: 5).")
     int top;
 
@@ -37,7 +40,7 @@ final class LogitsCommand implements Callable<Integer> {
         ObjectMapper json = new ObjectMapper();
         ObjectNode result = json.createObjectNode();
         try (LoadedModel loaded = modelOptions.load(
-                context -> Qwen3Model.Shape.forEveryPosition(context, ModelOptions.PREFILL_BATCH), err)) {
+                context -> Qwen3Model.Shape.forEveryPosition(context, LOGITS_BATCH), err)) {
             Qwen3Model model = loaded.model();
             loaded.checkTokenIds(tokens, "--tokens");
             model.checkFits(0, tokens.length);

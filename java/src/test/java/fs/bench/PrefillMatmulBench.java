@@ -26,7 +26,7 @@ import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * One 128-row matmul against a bf16 or f32 weight of Qwen3-0.6B's shapes (gate/up [3072, 1024], down [1024, 3072]).
+ * One batched matmul (128 or 512 rows) against a bf16 or f32 weight of Qwen3-0.6B's shapes (gate/up [3072, 1024], down [1024, 3072]).
  * The {@code flops} counter is the achieved rate in FLOP/s (2·rows·N·K per call).
  */
 @State(Scope.Benchmark)
@@ -36,7 +36,8 @@ import org.openjdk.jmh.annotations.Warmup;
 @Measurement(iterations = 3, time = 3)
 @Fork(value = 1, jvmArgsAppend = {"--add-modules", "jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED"})
 public class PrefillMatmulBench {
-    private static final int ROWS = 128;
+    @Param({"128", "512"})
+    public int rows;
 
     @Param({"1", "2"})
     public int threads;
@@ -74,9 +75,9 @@ public class PrefillMatmulBench {
             else data.set(ValueLayout.JAVA_FLOAT, 4 * i, v);
         }
         weight = backend.upload(new Tensor("w", dtype, new long[] {n, k}, data));
-        input = backend.allocate((long) ROWS * k);
-        output = backend.allocate((long) ROWS * n);
-        flopsPerCall = 2L * ROWS * n * k;
+        input = backend.allocate((long) rows * k);
+        output = backend.allocate((long) rows * n);
+        flopsPerCall = 2L * rows * n * k;
     }
 
     @TearDown(Level.Trial)
@@ -87,7 +88,7 @@ public class PrefillMatmulBench {
 
     @Benchmark
     public void matmul(Work work) {
-        backend.matmul(input, weight, output, ROWS);
+        backend.matmul(input, weight, output, rows);
         work.flops += flopsPerCall;
     }
 }

@@ -7,6 +7,7 @@ import static fs.backend.cpu.MatmulKernels.LE;
 
 import java.lang.foreign.MemorySegment;
 import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorOperators;
 
 /**
  * The kernels of causal attention over the {@link CpuKvCache}, for {@link #QUERIES} queries that share a kv head at
@@ -232,5 +233,40 @@ final class AttentionKernels {
             for (int p = from; p < positions; p++) s = Math.fma(values.get(FLOAT, column + p * step), w[wRow + p], s);
             acc[a + e] = s;
         }
+    }
+
+    /**
+     * Scales the scores s[at..at + positions) and replaces them by their softmax weights. The sum of the exponentials
+     * goes through L lane accumulators in position order and {@link MatmulKernels#sumLanes}: it depends on the number
+     * of positions only, never on the other queries. {@code lanes} is scratch of L floats or more.
+     */
+    static void softmax(float[] s, int at, int positions, float scale, float[] lanes) {
+        int full = positions - positions % L;
+        FloatVector maxima = FloatVector.broadcast(F, Float.NEGATIVE_INFINITY);
+        for (int p = at; p < at + full; p += L) {
+            FloatVector v = FloatVector.fromArray(F, s, p).mul(scale);
+            v.intoArray(s, p);
+            maxima = maxima.max(v);
+        }
+        float max = maxima.reduceLanes(VectorOperators.MAX);  // a maximum is exact in any order
+        for (int p = at + full; p < at + positions; p++) {
+            s[p] *= scale;
+            max = Math.max(max, s[p]);
+        }
+        FloatVector sums = FloatVector.zero(F);
+        for (int p = at; p < at + full; p += L) {
+            FloatVector e = FastExp.exp(FloatVector.fromArray(F, s, p).sub(max));
+            e.intoArray(s, p);
+            sums = sums.add(e);
+        }
+        sums.intoArray(lanes, 0);
+        float sum = MatmulKernels.sumLanes(lanes, 0);
+        for (int p = at + full; p < at + positions; p++) {
+            s[p] = FastExp.exp(s[p] - max);
+            sum += s[p];
+        }
+        float inverseSum = 1f / sum;
+        for (int p = at; p < at + full; p += L) FloatVector.fromArray(F, s, p).mul(inverseSum).intoArray(s, p);
+        for (int p = at + full; p < at + positions; p++) s[p] *= inverseSum;
     }
 }

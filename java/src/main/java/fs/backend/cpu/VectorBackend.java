@@ -520,7 +520,9 @@ public final class VectorBackend implements Backend {
                 AttentionKernels.scores1Block(keys, cache.keyBlockOffset(kvHead, b), queries, headDim, w, scoreStride, b * L);
             }
             float scale = (float) (1.0 / Math.sqrt(headDim));
-            for (int i = 0; i < AttentionKernels.QUERIES; i++) softmax(w, i * scoreStride, seen[i], scale);
+            for (int i = 0; i < AttentionKernels.QUERIES; i++) {
+                AttentionKernels.softmax(w, i * scoreStride, seen[i], scale, laneScratch[worker]);
+            }
             long head = cache.valueOffset(kvHead, 0), step = (long) headDim * Float.BYTES;
             int full = headDim - headDim % (4 * L);
             for (int d = 0; d < full; d += 4 * L) {
@@ -533,23 +535,6 @@ public final class VectorBackend implements Backend {
                 AttentionKernels.continueValues(values, head, step, full, headDim, w, i * scoreStride, 0, seen[i], acc, a);
                 MemorySegment.copy(acc, a, out, FLOAT, rowOffsets[i], headDim);
             }
-        }
-
-        /** Scales the scores s[at..at + positions) and turns them into softmax weights. */
-        private static void softmax(float[] s, int at, int positions, float scale) {
-            float max = Float.NEGATIVE_INFINITY;
-            for (int p = at; p < at + positions; p++) {
-                s[p] *= scale;
-                max = Math.max(max, s[p]);
-            }
-            float sum = 0;
-            for (int p = at; p < at + positions; p++) {
-                float e = (float) Math.exp(s[p] - max);
-                s[p] = e;
-                sum += e;
-            }
-            float inverseSum = 1f / sum;
-            for (int p = at; p < at + positions; p++) s[p] *= inverseSum;
         }
     }
 
