@@ -25,8 +25,10 @@ import jdk.incubator.vector.FloatVector;
  * memory and widened to float32 in the kernels.
  *
  * <p>matmul and attention (and the larger element-wise ops) are split over a {@link WorkerPool}; every output is
- * computed by the same sequence of float operations whatever the thread count or the number of rows in the batch, so
- * results are bitwise reproducible across both.
+ * computed by the same sequence of float operations whatever the thread count, so results are bitwise reproducible
+ * across thread counts. They are across batch sizes too, with one exception: a one-row matmul (decode, bound by
+ * memory) sums in 16 lanes and a tree, a batched one (prefill, bound by arithmetic) in one sequential chain per output
+ * (see {@link MatmulKernels}), so a prompt row and the same row decoded alone differ by rounding.
  */
 public final class VectorBackend implements Backend {
     /**
@@ -49,7 +51,7 @@ public final class VectorBackend implements Backend {
     private final MatmulTask matmulTask = new MatmulTask();
     private final AttentionTask attentionTask = new AttentionTask();
     private final SiluMulTask siluMulTask = new SiluMulTask();
-    /** The input of the current matmul on the heap; for bf16 weights split into evens and odds per chunk. */
+    /** The input of the current matmul on the heap; for a one-row bf16 matmul split into evens and odds per chunk. */
     private float[] input = new float[0];
     /** Per thread: the packing space of batched matmuls. */
     private final PackScratch[] packScratch;
