@@ -11,10 +11,13 @@ import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Random;
 import java.util.concurrent.Callable;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -24,7 +27,7 @@ import picocli.CommandLine.Spec;
 /**
  * Speed as llama-bench measures it: pp (one batched forward of p prompt tokens into an empty cache) and tg (n
  * single-token forwards from an empty cache), each after a warm-up run, repeated r times; mean ± sample stddev of
- * tokens per second.
+ * tokens per second. Like llama-bench, -p and -n take comma-separated lists, one test per value.
  */
 @Command(name = "bench", mixinStandardHelpOptions = true, description = "Measures prompt processing and generation speed.")
 final class BenchCommand implements Callable<Integer> {
@@ -34,13 +37,13 @@ final class BenchCommand implements Callable<Integer> {
     @Mixin
     ModelOptions modelOptions;
 
-    @Option(names = {"-p", "--n-prompt"}, paramLabel = "N", defaultValue = "128",
-            description = "Prompt tokens of the pp test; 0 skips it (default: ${DEFAULT-VALUE}).")
-    int promptTokens;
+    @Option(names = {"-p", "--n-prompt"}, paramLabel = "N[,N…]", defaultValue = "128", split = ",",
+            description = "Prompt tokens of the pp tests, one test per value; 0 skips it (default: ${DEFAULT-VALUE}).")
+    int[] promptTokens;
 
-    @Option(names = {"-n", "--n-gen"}, paramLabel = "N", defaultValue = "64",
-            description = "Generated tokens of the tg test; 0 skips it (default: ${DEFAULT-VALUE}).")
-    int genTokens;
+    @Option(names = {"-n", "--n-gen"}, paramLabel = "N[,N…]", defaultValue = "64", split = ",",
+            description = "Generated tokens of the tg tests, one test per value; 0 skips it (default: ${DEFAULT-VALUE}).")
+    int[] genTokens;
 
     @Option(names = {"-r", "--repetitions"}, paramLabel = "N", defaultValue = "3",
             description = "Repetitions of each test (default: ${DEFAULT-VALUE}).")
@@ -64,36 +67,50 @@ final class BenchCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        if (promptTokens < 0 || genTokens < 0 || promptTokens + genTokens == 0) {
-            throw new FsException("-p and -n must be ≥ 0 and not both 0; got -p " + promptTokens + " -n " + genTokens);
+        int mostPrompt = Arrays.stream(promptTokens).max().orElse(0), mostGen = Arrays.stream(genTokens).max().orElse(0);
+        if (IntStream.concat(Arrays.stream(promptTokens), Arrays.stream(genTokens)).anyMatch(t -> t < 0)
+                || mostPrompt + mostGen == 0) {
+            throw new FsException("-p and -n must be ≥ 0 and not all 0; got -p " + joined(promptTokens) + " -n "
+                    + joined(genTokens));
         }
         if (repetitions < 1) throw new FsException("-r must be at least 1, got " + repetitions);
         PrintWriter err = spec.commandLine().getErr();
+        // Each pp test is one forward of all its tokens, as llama-bench's (up to its 512-token micro-batch).
         try (LoadedModel loaded = modelOptions.load(
-                context -> new Qwen3Model.Shape(context, Math.max(1, Math.min(promptTokens, context)), 1), err)) {
+                context -> new Qwen3Model.Shape(context, Math.max(1, Math.min(mostPrompt, context)), 1), err)) {
             Qwen3Model model = loaded.model();
-            model.checkFits(0, Math.max(promptTokens, genTokens));
+            model.checkFits(0, Math.max(mostPrompt, mostGen));
             Random random = new Random(42);
-            int[] prompt = random.ints(promptTokens, 0, model.config().vocabSize()).toArray();
-            int[] oneToken = {random.nextInt(model.config().vocabSize())};
-
+            int vocab = model.config().vocabSize();
             List<Result> results = new ArrayList<>();
             String started = Instant.now().toString();
-            if (promptTokens > 0) results.add(measure(promptTokens, 0, () -> {
-                model.forward(prompt, 0, Probe.NONE);
-                model.argmax(0); // waits for the device
-            }));
-            if (genTokens > 0) results.add(measure(0, genTokens, () -> {
-                for (int position = 0; position < genTokens; position++) {
-                    model.forward(oneToken, position, Probe.NONE);
-                    oneToken[0] = model.argmax(0);
-                }
-            }));
+            for (int n : promptTokens) {
+                if (n == 0) continue;
+                int[] prompt = random.ints(n, 0, vocab).toArray();
+                results.add(measure(n, 0, () -> {
+                    model.forward(prompt, 0, Probe.NONE);
+                    model.argmax(0); // waits for the device
+                }));
+            }
+            for (int n : genTokens) {
+                if (n == 0) continue;
+                int[] oneToken = {random.nextInt(vocab)};
+                results.add(measure(0, n, () -> {
+                    for (int position = 0; position < n; position++) {
+                        model.forward(oneToken, position, Probe.NONE);
+                        oneToken[0] = model.argmax(0);
+                    }
+                }));
+            }
             PrintWriter out = spec.commandLine().getOut();
             out.print(json ? json(loaded, results, started) : table(loaded, results));
             out.flush();
         }
         return 0;
+    }
+
+    private static String joined(int[] values) {
+        return Arrays.stream(values).mapToObj(Integer::toString).collect(Collectors.joining(","));
     }
 
     private Result measure(int nPrompt, int nGen, Runnable test) {

@@ -47,4 +47,22 @@ class BenchCommandTest {
         assertTrue(lines[0].contains(" test |") && lines[0].contains("t/s"), lines[0]);
         assertTrue(lines[2].contains("pp8") && lines[3].contains("tg4"), run.out());
     }
+
+    @Test
+    void commaSeparatedListsGiveATestPerValue() {
+        CliRun run = CliRun.of("bench", model, "-p", "4,8", "-n", "2,0,3", "-r", "1", "-t", "1");
+        assertEquals(0, run.exitCode(), run.err());
+        String[] lines = run.out().strip().split("\n");
+        assertEquals(6, lines.length, run.out());
+        assertTrue(lines[2].contains("pp4") && lines[3].contains("pp8"), run.out());
+        assertTrue(lines[4].contains("tg2") && lines[5].contains("tg3"), run.out());
+    }
+
+    @Test
+    void aNegativeCountIsOneClearError() {
+        CliRun run = CliRun.of("bench", model, "-p", "8,-1", "-r", "1");
+        assertEquals(1, run.exitCode());
+        assertTrue(run.err().contains("-p 8,-1"), run.err());
+        assertEquals(1, run.err().strip().split("\n").length, run.err());
+    }
 }
