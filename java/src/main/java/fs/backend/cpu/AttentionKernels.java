@@ -25,11 +25,12 @@ final class AttentionKernels {
     private AttentionKernels() {}
 
     /**
-     * Scores of the queries (query i at {@code q[i·headDim..]}) against four consecutive key blocks starting at byte
-     * {@code block}: position j of the blocks goes to {@code s[i·sStride + at + j]}.
+     * Scores of the queries (query i at {@code q[qAt + i·headDim..]}) against four consecutive key blocks starting at
+     * byte {@code block}: position j of the blocks goes to {@code s[at + i·sStride + j]}.
      */
-    static void scores4Blocks(MemorySegment keys, long block, float[] q, int headDim, float[] s, int sStride, int at) {
-        int q1 = headDim, q2 = 2 * headDim, q3 = 3 * headDim, q4 = 4 * headDim, q5 = 5 * headDim;
+    static void scores4Blocks(MemorySegment keys, long block, float[] q, int qAt, int headDim, float[] s, int sStride,
+                              int at) {
+        int q0 = qAt, q1 = q0 + headDim, q2 = q1 + headDim, q3 = q2 + headDim, q4 = q3 + headDim, q5 = q4 + headDim;
         FloatVector a00 = FloatVector.zero(F), a01 = a00, a02 = a00, a03 = a00;
         FloatVector a10 = a00, a11 = a00, a12 = a00, a13 = a00;
         FloatVector a20 = a00, a21 = a00, a22 = a00, a23 = a00;
@@ -43,7 +44,7 @@ final class AttentionKernels {
             FloatVector k1 = FloatVector.fromMemorySegment(F, keys, k + next, LE);
             FloatVector k2 = FloatVector.fromMemorySegment(F, keys, k + 2 * next, LE);
             FloatVector k3 = FloatVector.fromMemorySegment(F, keys, k + 3 * next, LE);
-            FloatVector b = FloatVector.broadcast(F, q[d]);
+            FloatVector b = FloatVector.broadcast(F, q[q0 + d]);
             a00 = k0.fma(b, a00);
             a01 = k1.fma(b, a01);
             a02 = k2.fma(b, a02);
@@ -107,13 +108,14 @@ final class AttentionKernels {
     }
 
     /** {@link #scores4Blocks} of a single key block. */
-    static void scores1Block(MemorySegment keys, long block, float[] q, int headDim, float[] s, int sStride, int at) {
-        int q1 = headDim, q2 = 2 * headDim, q3 = 3 * headDim, q4 = 4 * headDim, q5 = 5 * headDim;
+    static void scores1Block(MemorySegment keys, long block, float[] q, int qAt, int headDim, float[] s, int sStride,
+                             int at) {
+        int q0 = qAt, q1 = q0 + headDim, q2 = q1 + headDim, q3 = q2 + headDim, q4 = q3 + headDim, q5 = q4 + headDim;
         FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0;
         long dimension = 4L * L;
         for (int d = 0; d < headDim; d++) {
             FloatVector k = FloatVector.fromMemorySegment(F, keys, block + d * dimension, LE);
-            a0 = k.fma(FloatVector.broadcast(F, q[d]), a0);
+            a0 = k.fma(FloatVector.broadcast(F, q[q0 + d]), a0);
             a1 = k.fma(FloatVector.broadcast(F, q[q1 + d]), a1);
             a2 = k.fma(FloatVector.broadcast(F, q[q2 + d]), a2);
             a3 = k.fma(FloatVector.broadcast(F, q[q3 + d]), a3);
@@ -129,27 +131,35 @@ final class AttentionKernels {
     }
 
     /**
-     * Starts the outputs of all queries over dimensions [d, d + 4L): acc[i·headDim + d..] = Σ_{p < positions}
-     * w[i·wStride + p] · value[p][d..], values at byte {@code head + p·step}. {@link #continueValues} carries each
-     * query on over the positions only it may see.
+     * Carries the outputs of all queries over dimensions [d, d + 4L) on over positions [from, to): acc[o + i·headDim
+     * + d..] += Σ w[wAt + i·wStride + p] · value[p][d..], values at byte {@code head + p·step}, each element's chain in
+     * position order. Called for consecutive position ranges from 0 on (acc zero at first), then
+     * {@link #continueValues} carries each query on over the positions only it may see.
      */
-    static void values4Vectors(MemorySegment values, long head, long step, int d, float[] w, int wStride, int positions,
-                               float[] acc, int headDim) {
-        int w1 = wStride, w2 = 2 * wStride, w3 = 3 * wStride, w4 = 4 * wStride, w5 = 5 * wStride;
-        FloatVector a00 = FloatVector.zero(F), a01 = a00, a02 = a00, a03 = a00;
-        FloatVector a10 = a00, a11 = a00, a12 = a00, a13 = a00;
-        FloatVector a20 = a00, a21 = a00, a22 = a00, a23 = a00;
-        FloatVector a30 = a00, a31 = a00, a32 = a00, a33 = a00;
-        FloatVector a40 = a00, a41 = a00, a42 = a00, a43 = a00;
-        FloatVector a50 = a00, a51 = a00, a52 = a00, a53 = a00;
+    static void values4Vectors(MemorySegment values, long head, long step, int d, float[] w, int wAt, int wStride,
+                               int from, int to, float[] acc, int accAt, int headDim) {
+        int w0 = wAt, w1 = w0 + wStride, w2 = w1 + wStride, w3 = w2 + wStride, w4 = w3 + wStride, w5 = w4 + wStride;
+        int o0 = accAt + d, o1 = o0 + headDim, o2 = o1 + headDim, o3 = o2 + headDim, o4 = o3 + headDim, o5 = o4 + headDim;
+        FloatVector a00 = FloatVector.fromArray(F, acc, o0), a01 = FloatVector.fromArray(F, acc, o0 + L);
+        FloatVector a02 = FloatVector.fromArray(F, acc, o0 + 2 * L), a03 = FloatVector.fromArray(F, acc, o0 + 3 * L);
+        FloatVector a10 = FloatVector.fromArray(F, acc, o1), a11 = FloatVector.fromArray(F, acc, o1 + L);
+        FloatVector a12 = FloatVector.fromArray(F, acc, o1 + 2 * L), a13 = FloatVector.fromArray(F, acc, o1 + 3 * L);
+        FloatVector a20 = FloatVector.fromArray(F, acc, o2), a21 = FloatVector.fromArray(F, acc, o2 + L);
+        FloatVector a22 = FloatVector.fromArray(F, acc, o2 + 2 * L), a23 = FloatVector.fromArray(F, acc, o2 + 3 * L);
+        FloatVector a30 = FloatVector.fromArray(F, acc, o3), a31 = FloatVector.fromArray(F, acc, o3 + L);
+        FloatVector a32 = FloatVector.fromArray(F, acc, o3 + 2 * L), a33 = FloatVector.fromArray(F, acc, o3 + 3 * L);
+        FloatVector a40 = FloatVector.fromArray(F, acc, o4), a41 = FloatVector.fromArray(F, acc, o4 + L);
+        FloatVector a42 = FloatVector.fromArray(F, acc, o4 + 2 * L), a43 = FloatVector.fromArray(F, acc, o4 + 3 * L);
+        FloatVector a50 = FloatVector.fromArray(F, acc, o5), a51 = FloatVector.fromArray(F, acc, o5 + L);
+        FloatVector a52 = FloatVector.fromArray(F, acc, o5 + 2 * L), a53 = FloatVector.fromArray(F, acc, o5 + 3 * L);
         long column = head + 4L * d, vector = 4L * L;
-        for (int p = 0; p < positions; p++) {
+        for (int p = from; p < to; p++) {
             long v = column + p * step;
             FloatVector v0 = FloatVector.fromMemorySegment(F, values, v, LE);
             FloatVector v1 = FloatVector.fromMemorySegment(F, values, v + vector, LE);
             FloatVector v2 = FloatVector.fromMemorySegment(F, values, v + 2 * vector, LE);
             FloatVector v3 = FloatVector.fromMemorySegment(F, values, v + 3 * vector, LE);
-            FloatVector b = FloatVector.broadcast(F, w[p]);
+            FloatVector b = FloatVector.broadcast(F, w[w0 + p]);
             a00 = v0.fma(b, a00);
             a01 = v1.fma(b, a01);
             a02 = v2.fma(b, a02);
@@ -180,36 +190,30 @@ final class AttentionKernels {
             a52 = v2.fma(b, a52);
             a53 = v3.fma(b, a53);
         }
-        int o = d;
-        a00.intoArray(acc, o);
-        a01.intoArray(acc, o + L);
-        a02.intoArray(acc, o + 2 * L);
-        a03.intoArray(acc, o + 3 * L);
-        o += headDim;
-        a10.intoArray(acc, o);
-        a11.intoArray(acc, o + L);
-        a12.intoArray(acc, o + 2 * L);
-        a13.intoArray(acc, o + 3 * L);
-        o += headDim;
-        a20.intoArray(acc, o);
-        a21.intoArray(acc, o + L);
-        a22.intoArray(acc, o + 2 * L);
-        a23.intoArray(acc, o + 3 * L);
-        o += headDim;
-        a30.intoArray(acc, o);
-        a31.intoArray(acc, o + L);
-        a32.intoArray(acc, o + 2 * L);
-        a33.intoArray(acc, o + 3 * L);
-        o += headDim;
-        a40.intoArray(acc, o);
-        a41.intoArray(acc, o + L);
-        a42.intoArray(acc, o + 2 * L);
-        a43.intoArray(acc, o + 3 * L);
-        o += headDim;
-        a50.intoArray(acc, o);
-        a51.intoArray(acc, o + L);
-        a52.intoArray(acc, o + 2 * L);
-        a53.intoArray(acc, o + 3 * L);
+        a00.intoArray(acc, o0);
+        a01.intoArray(acc, o0 + L);
+        a02.intoArray(acc, o0 + 2 * L);
+        a03.intoArray(acc, o0 + 3 * L);
+        a10.intoArray(acc, o1);
+        a11.intoArray(acc, o1 + L);
+        a12.intoArray(acc, o1 + 2 * L);
+        a13.intoArray(acc, o1 + 3 * L);
+        a20.intoArray(acc, o2);
+        a21.intoArray(acc, o2 + L);
+        a22.intoArray(acc, o2 + 2 * L);
+        a23.intoArray(acc, o2 + 3 * L);
+        a30.intoArray(acc, o3);
+        a31.intoArray(acc, o3 + L);
+        a32.intoArray(acc, o3 + 2 * L);
+        a33.intoArray(acc, o3 + 3 * L);
+        a40.intoArray(acc, o4);
+        a41.intoArray(acc, o4 + L);
+        a42.intoArray(acc, o4 + 2 * L);
+        a43.intoArray(acc, o4 + 3 * L);
+        a50.intoArray(acc, o5);
+        a51.intoArray(acc, o5 + L);
+        a52.intoArray(acc, o5 + 2 * L);
+        a53.intoArray(acc, o5 + 3 * L);
     }
 
     /**

@@ -42,6 +42,8 @@ public final class VectorBackend implements Backend {
      * line per row spreads them.
      */
     private static final int ROW_PADDING = 16;
+    /** Attention tiles per unit of attention work, which share each key block and value row while it is in L1. */
+    private static final int ATTENTION_SPAN_TILES = 8;
     /** Elements per unit of element-wise work. */
     private static final int ELEMENTWISE_UNIT = 1 << 14;
 
@@ -75,8 +77,8 @@ public final class VectorBackend implements Backend {
         attentionQueries = new float[threads][0];
         attentionScores = new float[threads][0];
         attentionOutputs = new float[threads][0];
-        attentionPositions = new int[threads][AttentionKernels.QUERIES];
-        attentionRowOffsets = new long[threads][AttentionKernels.QUERIES];
+        attentionPositions = new int[threads][0];
+        attentionRowOffsets = new long[threads][0];
         laneScratch = new float[threads][MatmulKernels.LANES_SCRATCH];
     }
 
@@ -452,13 +454,18 @@ public final class VectorBackend implements Backend {
         int group = heads / cache.kvHeads();
         // Scores come a whole key block at a time.
         int scoreStride = roundUp(startPos + rows, CpuKvCache.KEY_BLOCK);
-        int tile = AttentionKernels.QUERIES;
+        int tiles = (rows * group + AttentionKernels.QUERIES - 1) / AttentionKernels.QUERIES;
+        int spanTiles = Math.min(ATTENTION_SPAN_TILES, tiles);
+        int slots = spanTiles * AttentionKernels.QUERIES;
         for (int t = 0; t < attentionScores.length; t++) {
-            if (attentionScores[t].length < tile * scoreStride) {
-                attentionScores[t] = new float[tile * Math.max(scoreStride, 2 * attentionScores[t].length / tile)];
+            if (attentionScores[t].length < (long) slots * scoreStride) {
+                long grown = Math.max((long) slots * scoreStride, 2L * attentionScores[t].length);
+                attentionScores[t] = new float[(int) Math.min(grown, Integer.MAX_VALUE - 64)];
             }
-            if (attentionQueries[t].length < tile * headDim) attentionQueries[t] = new float[tile * headDim];
-            if (attentionOutputs[t].length < tile * headDim) attentionOutputs[t] = new float[tile * headDim];
+            if (attentionQueries[t].length < slots * headDim) attentionQueries[t] = new float[slots * headDim];
+            if (attentionOutputs[t].length < slots * headDim) attentionOutputs[t] = new float[slots * headDim];
+            if (attentionPositions[t].length < slots) attentionPositions[t] = new int[slots];
+            if (attentionRowOffsets[t].length < slots) attentionRowOffsets[t] = new long[slots];
         }
         AttentionTask task = attentionTask;
         task.q = segment(q);
@@ -470,18 +477,24 @@ public final class VectorBackend implements Backend {
         task.heads = heads;
         task.group = group;
         task.scoreStride = scoreStride;
-        task.tilesPerKvHead = (rows * group + tile - 1) / tile;
-        pool.run(task, cache.kvHeads() * task.tilesPerKvHead);
+        task.tiles = tiles;
+        task.spansPerKvHead = (tiles + ATTENTION_SPAN_TILES - 1) / ATTENTION_SPAN_TILES;
+        pool.run(task, cache.kvHeads() * task.spansPerKvHead);
         task.q = null;
         task.out = null;
         task.cache = null;
     }
 
     /**
-     * A unit of attention: a tile of {@link AttentionKernels#QUERIES} queries of one kv head, taken in (row, head)
-     * order from its group of query heads; a tile short of queries repeats its last one, whose output is not kept.
+     * A unit of attention: a span of up to {@link #ATTENTION_SPAN_TILES} tiles of {@link AttentionKernels#QUERIES}
+     * queries of one kv head, taken in (row, head) order from its group of query heads; a tile short of queries repeats
+     * its last one, whose output is not kept. Every tile of the span goes over a few key blocks (or value rows) before
+     * the span moves on, so those stay in L1 rather than being fetched again per tile.
      */
     private final class AttentionTask implements WorkerPool.Task {
+        /** Positions of values the tiles of a span share in L1: 64 rows of a 4L-float slice are 16 KiB at L = 16. */
+        private static final int VALUE_CHUNK = 64;
+
         MemorySegment q;
         MemorySegment out;
         CpuKvCache cache;
@@ -491,52 +504,76 @@ public final class VectorBackend implements Backend {
         int heads;
         int group;
         int scoreStride;
-        int tilesPerKvHead;
+        int tiles;
+        int spansPerKvHead;
 
         @Override
         public void run(int unit, int worker) {
-            int kvHead = unit / tilesPerKvHead;
-            int first = (unit % tilesPerKvHead) * AttentionKernels.QUERIES;
-            int count = Math.min(AttentionKernels.QUERIES, rows * group - first);
+            int kvHead = unit / spansPerKvHead;
+            int firstTile = (unit % spansPerKvHead) * ATTENTION_SPAN_TILES;
+            int spanTiles = Math.min(ATTENTION_SPAN_TILES, tiles - firstTile);
+            int tileSlots = AttentionKernels.QUERIES, slots = spanTiles * tileSlots;
             int headDim = cache.headDim();
             float[] queries = attentionQueries[worker], w = attentionScores[worker], acc = attentionOutputs[worker];
             int[] seen = attentionPositions[worker];
             long[] rowOffsets = attentionRowOffsets[worker];
-            int fewest = Integer.MAX_VALUE, most = 0;
-            for (int i = 0; i < AttentionKernels.QUERIES; i++) {
-                int query = first + Math.min(i, count - 1);
+            int queryCount = rows * group, most = 0;
+            for (int i = 0; i < slots; i++) {
+                int tileFirst = (firstTile + i / tileSlots) * tileSlots;
+                int query = Math.min(tileFirst + i % tileSlots, queryCount - 1);
                 int row = query / group, head = kvHead * group + query % group;
                 seen[i] = startPos + row + 1;
-                fewest = Math.min(fewest, seen[i]);
                 most = Math.max(most, seen[i]);
                 rowOffsets[i] = ((long) row * heads + head) * headDim * Float.BYTES;
                 MemorySegment.copy(q, FLOAT, rowOffsets[i], queries, i * headDim, headDim);
             }
             MemorySegment keys = cache.keys()[layer], values = cache.values()[layer];
+            // Scores past a query's own positions are computed with the rest of their block and never read.
             int blocks = (most + CpuKvCache.KEY_BLOCK - 1) / CpuKvCache.KEY_BLOCK;
             int b = 0;
             for (; b + 4 <= blocks; b += 4) {
-                AttentionKernels.scores4Blocks(keys, cache.keyBlockOffset(kvHead, b), queries, headDim, w, scoreStride, b * L);
+                long block = cache.keyBlockOffset(kvHead, b);
+                for (int t = 0; t < spanTiles; t++) {
+                    AttentionKernels.scores4Blocks(keys, block, queries, t * tileSlots * headDim, headDim, w, scoreStride,
+                            t * tileSlots * scoreStride + b * L);
+                }
             }
             for (; b < blocks; b++) {
-                AttentionKernels.scores1Block(keys, cache.keyBlockOffset(kvHead, b), queries, headDim, w, scoreStride, b * L);
+                long block = cache.keyBlockOffset(kvHead, b);
+                for (int t = 0; t < spanTiles; t++) {
+                    AttentionKernels.scores1Block(keys, block, queries, t * tileSlots * headDim, headDim, w, scoreStride,
+                            t * tileSlots * scoreStride + b * L);
+                }
             }
             float scale = (float) (1.0 / Math.sqrt(headDim));
-            for (int i = 0; i < AttentionKernels.QUERIES; i++) {
-                AttentionKernels.softmax(w, i * scoreStride, seen[i], scale, laneScratch[worker]);
-            }
+            for (int i = 0; i < slots; i++) AttentionKernels.softmax(w, i * scoreStride, seen[i], scale, laneScratch[worker]);
             long head = cache.valueOffset(kvHead, 0), step = (long) headDim * Float.BYTES;
             int full = headDim - headDim % (4 * L);
+            Arrays.fill(acc, 0, slots * headDim, 0f);
             for (int d = 0; d < full; d += 4 * L) {
-                AttentionKernels.values4Vectors(values, head, step, d, w, scoreStride, fewest, acc, headDim);
+                for (int from = 0; from < most; from += VALUE_CHUNK) {
+                    for (int t = 0; t < spanTiles; t++) {
+                        int to = Math.min(from + VALUE_CHUNK, fewest(seen, t * tileSlots, tileSlots));
+                        if (from >= to) continue;
+                        AttentionKernels.values4Vectors(values, head, step, d, w, t * tileSlots * scoreStride, scoreStride,
+                                from, to, acc, t * tileSlots * headDim, headDim);
+                    }
+                }
             }
-            for (int i = 0; i < count; i++) {
-                int a = i * headDim;
+            for (int i = 0; i < slots; i++) {
+                int query = (firstTile + i / tileSlots) * tileSlots + i % tileSlots;
+                if (query >= queryCount) continue; // a repeat that fills its tile
+                int a = i * headDim, fewest = fewest(seen, i - i % tileSlots, tileSlots);
                 AttentionKernels.continueValues(values, head, step, 0, full, w, i * scoreStride, fewest, seen[i], acc, a);
-                Arrays.fill(acc, a + full, a + headDim, 0f);
                 AttentionKernels.continueValues(values, head, step, full, headDim, w, i * scoreStride, 0, seen[i], acc, a);
                 MemorySegment.copy(acc, a, out, FLOAT, rowOffsets[i], headDim);
             }
+        }
+
+        private static int fewest(int[] seen, int from, int count) {
+            int fewest = Integer.MAX_VALUE;
+            for (int i = from; i < from + count; i++) fewest = Math.min(fewest, seen[i]);
+            return fewest;
         }
     }
 

@@ -321,12 +321,13 @@ class VectorBackendTest {
     @Test
     void attentionOfABatchEqualsEachRowAlone() {
         // Tiles of six queries mix rows and heads, and a row's queries share tiles with rows that see fewer or more
-        // positions; head dims of whole tiles (64) and with a remainder (84); past 4L positions and short of them.
+        // positions; 13 rows of group 4 fill two spans of tiles; head dims of whole tiles (64) and with a remainder
+        // (84); past 4L positions and short of them.
         Random random = new Random(8);
         for (int headDim : new int[] {64, 84}) {
             for (int group : new int[] {2, 4}) {
                 for (int startPos : new int[] {3, 60}) {
-                    int rows = 7, kvHeads = 2, heads = kvHeads * group, total = startPos + rows;
+                    int rows = 13, kvHeads = 2, heads = kvHeads * group, total = startPos + rows;
                     float[] keys = randomFloats(random, total * kvHeads * headDim);
                     float[] values = randomFloats(random, total * kvHeads * headDim);
                     float[] q = randomFloats(random, rows * heads * headDim);
