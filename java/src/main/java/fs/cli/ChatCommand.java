@@ -63,9 +63,14 @@ final class ChatCommand implements Callable<Integer> {
 
             BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
             err.println("fs: chat: one message per line; /reset starts over, /exit or Ctrl-D quits");
+            boolean first = true;
             while (true) {
                 err.print("> ");
                 err.flush();
+                // While the user types the first message (and only then: piped input is already there), the model
+                // warms up, as llama.cpp's does at load; what the user typed meanwhile waits in the terminal.
+                if (first && !in.ready()) conversation.warmUp();
+                first = false;
                 String line = in.readLine();
                 if (line == null || line.strip().equals("/exit")) break;
                 if (line.isBlank()) continue;

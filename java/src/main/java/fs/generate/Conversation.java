@@ -5,6 +5,7 @@ import fs.chat.ChatMessage;
 import fs.chat.ChatTemplate;
 import fs.tokenizer.Tokenizer;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -36,6 +37,27 @@ public final class Conversation {
         history.clear();
         if (systemPrompt != null) history.add(new ChatMessage("system", systemPrompt));
         generator.reset();
+    }
+
+    /**
+     * Runs what every first prompt of this conversation starts with (the system message, if any, and the user turn's
+     * header) and one decode step, so that the JIT compiles the kernels while the user types: on the CPU a cold first
+     * forward spends seconds compiling. The prefix stays in the cache, where the first turn reuses it.
+     */
+    public void warmUp() {
+        if (history.size() > (systemPrompt != null ? 1 : 0)) return; // only before the first turn
+        int[] a = firstPrompt("a"), b = firstPrompt("b");
+        int common = 0;
+        while (common < Math.min(a.length, b.length) && a[common] == b[common]) common++;
+        // Two tokens or more take the batched path, and two new tokens one decode step: both then get compiled.
+        if (common < 2) return;
+        generator.generate(Arrays.copyOf(a, common), 2, id -> {});
+    }
+
+    private int[] firstPrompt(String userText) {
+        List<ChatMessage> first = new ArrayList<>(history);
+        first.add(new ChatMessage("user", userText));
+        return tokenizer.encode(template.render(first, true, enableThinking));
     }
 
     /**
