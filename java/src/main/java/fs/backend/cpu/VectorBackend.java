@@ -241,7 +241,7 @@ public final class VectorBackend implements Backend {
         task.out = os;
         task.batched = batched;
         if (batched) {
-            for (PackScratch p : packScratch) p.fit(k);
+            for (PackScratch p : packScratch) p.fit(k, weight.dtype() == DType.BF16);
         }
         pool.run(task, (n + MATMUL_UNIT_ROWS - 1) / MATMUL_UNIT_ROWS);
         task.weight = null;
@@ -252,30 +252,25 @@ public final class VectorBackend implements Backend {
         return (value + multiple - 1) / multiple * multiple;
     }
 
-    /** Per thread: where a batched matmul packs its panel of weights, sized for the current K. */
+    /** Per thread: where a batched matmul packs its panel of weights, sized for the current K and dtype. */
     private final class PackScratch {
         float[] panel = new float[0];
+        /** bf16: the panel's rows copied as ints (pairs of neighbours); f32 and f16: as floats. */
         int[] pairs = new int[0];
         float[] rows = new float[0];
+        /** Ints or floats between the rows in {@link #pairs} or {@link #rows}, and j·stride for j < L. */
+        int stride;
         final int[] gatherIndex = new int[L];
-        int pairStride;
-        int rowStride;
         /** Outputs of a tile that overhangs the batch or the matrix; only the valid part is copied out. */
         final MemorySegment edge = arena.allocate((long) MatmulKernels.TILE_ROWS * MatmulKernels.PANEL * Float.BYTES, 64);
 
-        void fit(int k) {
+        void fit(int k, boolean bf16) {
             if (panel.length < k * MatmulKernels.PANEL) panel = new float[k * MatmulKernels.PANEL];
             // Odd strides keep the rows a gather reads off the same cache sets.
-            pairStride = k / 2 + 1 - (k / 2) % 2 + 16;
-            rowStride = k + 1 - k % 2 + 16;
-            if (pairs.length < MatmulKernels.PANEL * pairStride) pairs = new int[MatmulKernels.PANEL * pairStride];
-        }
-
-        void fitRows() {
-            if (rows.length < MatmulKernels.PANEL * rowStride) rows = new float[MatmulKernels.PANEL * rowStride];
-        }
-
-        void indexRows(int stride) {
+            int width = bf16 ? k / 2 : k;
+            stride = width + 1 - width % 2 + 16;
+            if (bf16 && pairs.length < MatmulKernels.PANEL * stride) pairs = new int[MatmulKernels.PANEL * stride];
+            if (!bf16 && rows.length < MatmulKernels.PANEL * stride) rows = new float[MatmulKernels.PANEL * stride];
             for (int j = 0; j < L; j++) gatherIndex[j] = j * stride;
         }
     }
@@ -310,13 +305,10 @@ public final class VectorBackend implements Backend {
             for (int row0 = from; row0 < to; row0 += MatmulKernels.PANEL) {
                 int count = Math.min(MatmulKernels.PANEL, to - row0);
                 if (dtype == DType.BF16) {
-                    scratch.indexRows(scratch.pairStride);
-                    MatmulKernels.packBf16(data, k, row0, count, scratch.pairs, scratch.pairStride, scratch.gatherIndex,
+                    MatmulKernels.packBf16(data, k, row0, count, scratch.pairs, scratch.stride, scratch.gatherIndex,
                             scratch.panel);
                 } else {
-                    scratch.fitRows();
-                    scratch.indexRows(scratch.rowStride);
-                    MatmulKernels.packFloats(data, dtype == DType.F16, k, row0, count, scratch.rows, scratch.rowStride,
+                    MatmulKernels.packFloats(data, dtype == DType.F16, k, row0, count, scratch.rows, scratch.stride,
                             scratch.gatherIndex, scratch.panel);
                 }
                 panelTimesBatch(scratch, row0, count);
