@@ -178,7 +178,7 @@ final class BenchCommand implements Callable<Integer> {
 
     /** The name the user gave (a repo id's or directory's last part) and the stored dtype, e.g. "Qwen3-0.6B bfloat16". */
     private String modelName(LoadedModel loaded) {
-        return Path.of(modelOptions.model).getFileName() + " " + loaded.model().config().torchDtype();
+        return Path.of(modelOptions.model()).getFileName() + " " + loaded.model().config().torchDtype();
     }
 
     private static long modelBytes(LoadedModel loaded) {

@@ -18,7 +18,6 @@ import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 @Command(name = "chat", mixinStandardHelpOptions = true,
@@ -33,24 +32,13 @@ final class ChatCommand implements Callable<Integer> {
     @Mixin
     SamplingOptions samplingOptions;
 
-    @Option(names = "-n", paramLabel = "N", defaultValue = "-1",
-            description = "Tokens per answer at most; -1: until the end of the answer or the context.")
-    int maxNewTokens;
-
-    @Option(names = "--system", paramLabel = "TEXT", description = "A system message that starts the conversation.")
-    String system;
-
-    @Option(names = "--no-think", description = "Ask the model not to think (enable_thinking=false in the template).")
-    boolean noThink;
-
-    @Option(names = "--hide-think", description = "Leave the <think>…</think> block out of the printed answers.")
-    boolean hideThink;
+    @Mixin
+    AnswerOptions answerOptions;
 
     @Override
     public Integer call() throws IOException {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
-        if (maxNewTokens < -1) throw new FsException("-n must be ≥ 0, or -1 for no limit; got " + maxNewTokens);
 
         try (LoadedModel loaded = modelOptions.load(
                 context -> Qwen3Model.Shape.forGeneration(context, ModelOptions.PREFILL_BATCH), err)) {
@@ -59,7 +47,7 @@ final class ChatCommand implements Callable<Integer> {
             if (!params.isGreedy() && samplingOptions.seed == null) err.println("fs: seed " + params.seed());
             Generator generator = new Generator(loaded.model(), loaded.stopIds(), params);
             Conversation conversation = new Conversation(generator, tokenizer, ChatTemplate.load(loaded.directory()),
-                    system, noThink ? Boolean.FALSE : null, maxNewTokens);
+                    answerOptions.system, answerOptions.enableThinking(), answerOptions.maxNewTokens);
 
             BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
             err.println("fs: chat: one message per line; /reset starts over, /exit or Ctrl-D quits");
@@ -79,10 +67,10 @@ final class ChatCommand implements Callable<Integer> {
                     err.println("fs: the conversation starts over");
                     continue;
                 }
-                TextStream answer = new TextStream(tokenizer, hideThink, out);
+                TextStream answer = new TextStream(tokenizer, answerOptions.hideThink, out);
                 Generator.Generation generation;
                 try {
-                    generation = conversation.reply(line, answer);
+                    generation = conversation.reply(line, loaded.watching(answer));
                 } catch (FsException e) {
                     err.println("fs: " + e.getMessage()); // the turn is dropped; the conversation goes on
                     continue;

@@ -3,6 +3,7 @@ package fs.cli;
 import fs.FsException;
 import fs.backend.Backend;
 import fs.generate.GenerationConfig;
+import fs.generate.Generator;
 import fs.model.Qwen3Model;
 import fs.safetensors.Checkpoint;
 import java.nio.file.Path;
@@ -33,6 +34,24 @@ record LoadedModel(
                 throw new FsException(option + ": token id " + id + " is outside the vocabulary (0.." + (vocab - 1) + ")");
             }
         }
+    }
+
+    /**
+     * Throws {@link ModelFileChangedException} when a weights file was truncated or written to since it was mapped: the
+     * mapping is shared, so the model would go on computing with other bytes (one stat() per file, microseconds).
+     */
+    void checkUnchanged() {
+        checkpoint.changedFile().ifPresent(file -> {
+            throw new ModelFileChangedException(file, null);
+        });
+    }
+
+    /** {@code listener}, with the weights checked unchanged before each token reaches it. */
+    Generator.TokenListener watching(Generator.TokenListener listener) {
+        return id -> {
+            checkUnchanged();
+            listener.onToken(id);
+        };
     }
 
     @Override

@@ -24,7 +24,7 @@ final class LogitsCommand implements Callable<Integer> {
     ModelOptions modelOptions;
 
     @Option(names = "--tokens", paramLabel = "IDS", split = ",", required = true,
-            description = "The input token ids, e.g. 1,2,3.")
+            description = "The input token ids, e.g. 1,2,3 (required).")
     int[] tokens;
 
     /** Tokens per forward: each keeps its row of logits (600 KB for Qwen3's vocabulary). */

@@ -1,11 +1,21 @@
 package fs.cli;
 
 import fs.FsException;
+import java.io.FileDescriptor;
+import java.io.FileOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
 import java.io.OutputStreamWriter;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.Optional;
+import java.util.Properties;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.ParseResult;
 
 /** The {@code fs} command line: results on stdout, logs and errors on stderr, one line per error. */
 @Command(
@@ -23,15 +33,28 @@ import picocli.CommandLine.Command;
             BenchCommand.class,
             DevicesCommand.class,
             VerifyCommand.class,
+            CommandLine.HelpCommand.class,
         })
 public final class Main implements Runnable {
+    /**
+     * The exit status of a command whose reader went away (`fs run … | head`): what a Unix tool killed by SIGPIPE
+     * reports (128 + 13), so that a script with pipefail can tell it from a finished run.
+     */
+    static final int BROKEN_PIPE_EXIT = 141;
 
     public static void main(String[] args) {
-        // UTF-8 whatever the locale: generated text and token pieces are Unicode, and '?' would lose them.
-        PrintWriter out = new PrintWriter(new OutputStreamWriter(System.out, StandardCharsets.UTF_8), true);
-        PrintWriter err = new PrintWriter(new OutputStreamWriter(System.err, StandardCharsets.UTF_8), true);
-        int exit = execute(out, err, args);
+        LauncherStderr.restore();
+        int exit = execute(strictOutput(new FileOutputStream(FileDescriptor.out)),
+                new PrintWriter(new OutputStreamWriter(System.err, StandardCharsets.UTF_8), true), args);
         System.exit(exit);
+    }
+
+    /**
+     * The writer for results: UTF-8 whatever the locale (generated text is Unicode, and '?' would lose it), and a
+     * failed write throws {@link StrictOutputStream.WriteFailedException} rather than being forgotten.
+     */
+    static PrintWriter strictOutput(OutputStream stdout) {
+        return new PrintWriter(new OutputStreamWriter(new StrictOutputStream(stdout), StandardCharsets.UTF_8), true);
     }
 
     /** Runs one command line with the given streams and returns its exit code; never throws. */
@@ -39,11 +62,13 @@ public final class Main implements Runnable {
         CommandLine cli = new CommandLine(new Main());
         cli.setOut(out);
         cli.setErr(err);
-        cli.setExecutionExceptionHandler((e, commandLine, parseResult) -> {
-            commandLine.getErr().println("fs: " + describe(e));
-            if (System.getenv("FS_DEBUG") != null) e.printStackTrace(commandLine.getErr());
-            commandLine.getErr().flush();
-            return 1;
+        cli.setExecutionExceptionHandler((e, commandLine, parseResult) -> failed(e, parseResult, err));
+        cli.setExecutionStrategy(parsed -> {
+            try {
+                return new CommandLine.RunLast().execute(parsed);
+            } catch (StrictOutputStream.WriteFailedException e) {
+                return failed(e, parsed, err); // printing --help or --version, which picocli does outside the command
+            }
         });
         cli.setParameterExceptionHandler((e, args1) -> {
             CommandLine command = e.getCommandLine();
@@ -52,19 +77,64 @@ public final class Main implements Runnable {
             command.getErr().flush();
             return 2;
         });
+        int exit;
         try {
-            return cli.execute(args);
-        } finally {
-            out.flush();
-            err.flush();
+            exit = cli.execute(args);
+            try {
+                out.flush(); // the last text, if it did not end a line, is written only now, and may fail only now
+            } catch (StrictOutputStream.WriteFailedException e) {
+                if (exit == 0) exit = failed(e, null, err); // else the command's failure was reported already
+            }
+        } catch (RuntimeException | Error e) {
+            // Errors (a fault in mapped memory, out of memory, a stack overflow) pass picocli's handler by.
+            exit = failed(e, cli.getParseResult(), err);
         }
+        err.flush();
+        return exit;
+    }
+
+    /** Reports a failed command in at most one line on {@code err} and returns its exit code. */
+    private static int failed(Throwable e, ParseResult parsed, PrintWriter err) {
+        for (Throwable cause = e; cause != null; cause = cause.getCause()) {
+            if (cause instanceof StrictOutputStream.WriteFailedException write) {
+                if (write.brokenPipe()) return BROKEN_PIPE_EXIT; // the reader has what it wanted: nothing to say
+                err.println("fs: cannot write the output: " + write.reason());
+                err.flush();
+                return 1;
+            }
+        }
+        // A weights file that changed under the mapping explains whatever followed: a fault, NaNs, a bad token.
+        Optional<Path> changed = changedModelFile(parsed);
+        Throwable shown = changed.isPresent() && !(e instanceof ModelFileChangedException)
+                ? new ModelFileChangedException(changed.get(), e) : e;
+        err.println("fs: " + describe(shown));
+        if (System.getenv("FS_DEBUG") != null) e.printStackTrace(err);
+        err.flush();
+        return 1;
+    }
+
+    /** The first weights file the executed command mapped and that changed since, if any. */
+    private static Optional<Path> changedModelFile(ParseResult parsed) {
+        for (ParseResult p = parsed; p != null; p = p.subcommand()) {
+            for (CommandSpec mixin : p.commandSpec().mixins().values()) {
+                if (mixin.userObject() instanceof ModelOptions options) {
+                    Optional<Path> changed = options.changedFile();
+                    if (changed.isPresent()) return changed;
+                }
+            }
+        }
+        return Optional.empty();
     }
 
     /** One line that tells the user what happened, without a stack trace. */
     static String describe(Throwable e) {
-        if (e instanceof FsException) return e.getMessage();
+        if (e instanceof FsException || e instanceof ModelFileChangedException) return e.getMessage();
         if (e instanceof OutOfMemoryError) {
             return "out of memory (" + e.getMessage() + "); try a smaller --ctx or give the JVM more heap with FS_JAVA_OPTS=-Xmx…";
+        }
+        if (e instanceof StackOverflowError) {
+            return "internal error: the stack overflowed (set FS_DEBUG=1 for the stack trace; FS_JAVA_OPTS=-Xss… "
+                    + "gives threads more)";
         }
         String message = e.getMessage();
         return "internal error: " + e.getClass().getSimpleName() + (message == null ? "" : ": " + message)
@@ -76,11 +146,18 @@ public final class Main implements Runnable {
         throw new CommandLine.ParameterException(new CommandLine(this), "a command is required");
     }
 
+    /** The project version and the commit it was built from, as Maven wrote them into the jar. */
     static final class Version implements CommandLine.IVersionProvider {
         @Override
-        public String[] getVersion() {
-            String version = Main.class.getPackage().getImplementationVersion();
-            return new String[] {"fs " + (version == null ? "dev" : version) + " (Java " + Runtime.version() + ")"};
+        public String[] getVersion() throws IOException {
+            Properties build = new Properties();
+            try (InputStream in = Main.class.getResourceAsStream("/fs/build.properties")) {
+                if (in != null) build.load(in);
+            }
+            String version = build.getProperty("version", "dev");
+            String commit = build.getProperty("commit", "");
+            return new String[] {"fs " + version + " (" + (commit.isBlank() ? "unknown commit" : "commit " + commit)
+                    + ", Java " + Runtime.version() + ")"};
         }
     }
 }

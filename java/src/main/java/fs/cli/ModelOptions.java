@@ -13,9 +13,13 @@ import fs.safetensors.Checkpoint;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.Locale;
+import java.util.Optional;
 import java.util.function.IntFunction;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
 
 /** The options every command that runs a model shares: which model, where it runs, how big its context is. */
 final class ModelOptions {
@@ -25,15 +29,23 @@ final class ModelOptions {
      */
     static final int PREFILL_BATCH = 512;
 
-    @Parameters(index = "0", arity = "0..1", paramLabel = "MODEL", defaultValue = "Qwen/Qwen3-0.6B",
-            description = "A model directory or a Hugging Face repo id (default: ${DEFAULT-VALUE}).")
-    String model;
+    static final String DEFAULT_MODEL = "Qwen/Qwen3-0.6B";
+    /** More threads than this is a typo, not a machine: each one is a platform thread with its own scratch space. */
+    static final int MAX_THREADS = 1024;
 
-    @Option(names = {"-t", "--threads"}, paramLabel = "N",
-            description = "CPU threads (default: the number of available processors).")
-    Integer threads;
+    @Spec(Spec.Target.MIXEE)
+    CommandSpec command;
 
-    @Option(names = "--ctx", paramLabel = "N",
+    @Parameters(index = "0", arity = "0..1", paramLabel = "MODEL",
+            description = "A model directory or a Hugging Face repo id (default: " + DEFAULT_MODEL + ").")
+    String modelArgument;
+
+    @Option(names = {"-m", "--model"}, paramLabel = "MODEL", description = "The model, instead of the MODEL argument (default: " + DEFAULT_MODEL + ").")
+    String modelOption;
+
+    private Integer threads;
+
+    @Option(names = {"-c", "--ctx", "--ctx-size"}, paramLabel = "N",
             description = "Context length: positions in the KV cache (default: min(max_position_embeddings, 4096)).")
     Integer ctx;
 
@@ -41,13 +53,46 @@ final class ModelOptions {
             description = "auto, cpu or opencl (default: ${DEFAULT-VALUE}).")
     String backend;
 
-    @Option(names = "--device", paramLabel = "N", description = "OpenCL device index (see fs devices).")
+    @Option(names = "--device", paramLabel = "N",
+            description = "OpenCL device index (see fs devices; default: the GPU with the most memory, else the first device).")
     Integer device;
 
+    /** The weights mapped by {@link #load}, kept to tell afterwards whether a failure came from a file that changed. */
+    private Checkpoint mapped;
+
+    @Option(names = {"-t", "--threads"}, paramLabel = "N",
+            description = "CPU threads (default: the number of available processors).")
+    void threads(int n) {
+        if (n < 1 || n > MAX_THREADS) {
+            throw new ParameterException(command.commandLine(),
+                    "-t/--threads must be between 1 and " + MAX_THREADS + ", got " + n);
+        }
+        threads = n;
+    }
+
+    /** llama.cpp's GPU layer count: parsed as {@code -n gl} it would be a puzzling error, so it is explained. */
+    @Option(names = {"-ngl", "--n-gpu-layers", "--gpu-layers"}, paramLabel = "N", hidden = true)
+    void gpuLayers(String layers) {
+        throw new ParameterException(command.commandLine(), "-ngl is llama.cpp's: fs runs every layer on one backend "
+                + "(--backend opencl for the GPU; auto takes one when there is one), partial offload is not implemented");
+    }
+
+    /** The model the user named: the MODEL argument or -m, not both; the default when neither. */
+    String model() {
+        if (modelArgument != null && modelOption != null && !modelArgument.equals(modelOption)) {
+            throw new ParameterException(command.commandLine(), "the model is named twice ('" + modelArgument
+                    + "' and -m '" + modelOption + "'): give MODEL or -m, not both");
+        }
+        return modelOption != null ? modelOption : modelArgument != null ? modelArgument : DEFAULT_MODEL;
+    }
+
     int threadCount() {
-        int n = threads != null ? threads : Runtime.getRuntime().availableProcessors();
-        if (n < 1) throw new FsException("--threads must be at least 1, got " + n);
-        return n;
+        return threads != null ? threads : Runtime.getRuntime().availableProcessors();
+    }
+
+    /** The first weights file that changed since {@link #load} mapped it (also after the model is closed). */
+    Optional<Path> changedFile() {
+        return mapped == null ? Optional.empty() : mapped.changedFile();
     }
 
     /**
@@ -56,11 +101,17 @@ final class ModelOptions {
      */
     LoadedModel load(IntFunction<Qwen3Model.Shape> shapeFor, PrintWriter err) {
         long start = System.nanoTime();
-        Path dir = ModelResolver.resolve(model, err);
+        int processors = Runtime.getRuntime().availableProcessors();
+        if (threadCount() > processors) {
+            err.println("fs: note: " + threadCount() + " threads on " + processors + " available processors: the "
+                    + "extra threads wait for a core, which is usually slower");
+        }
+        Path dir = ModelResolver.resolve(model(), err);
         Qwen3Config config = Qwen3Config.read(dir.resolve("config.json"));
         int contextLength = contextLength(config);
         GenerationConfig generationConfig = GenerationConfig.read(dir);
         Checkpoint checkpoint = Checkpoint.open(dir);
+        mapped = checkpoint;
         Backend created = null;
         try {
             Qwen3Weights weights = Qwen3Weights.bind(config, checkpoint);

@@ -9,7 +9,11 @@ import fs.generate.StopReason;
 import fs.generate.TextStream;
 import fs.model.Qwen3Model;
 import fs.tokenizer.Tokenizer;
+import java.io.IOException;
 import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -32,55 +36,52 @@ final class RunCommand implements Callable<Integer> {
     @Mixin
     SamplingOptions samplingOptions;
 
-    @Option(names = {"-p", "--prompt"}, paramLabel = "TEXT", description = "The prompt (the user's message).")
+    @Mixin
+    AnswerOptions answerOptions;
+
+    @Option(names = {"-p", "--prompt"}, paramLabel = "TEXT", description = "The prompt (the user's message); - reads it from stdin (required: -p, -f or --tokens).")
     String prompt;
 
+    @Option(names = {"-f", "--file"}, paramLabel = "FILE", description = "Reads the prompt from FILE, UTF-8 (required: -p, -f or --tokens).")
+    Path promptFile;
+
     @Option(names = "--tokens", paramLabel = "IDS", split = ",",
-            description = "Token ids instead of a prompt, e.g. 1,2,3; no chat template is applied.")
+            description = "Token ids instead of a prompt, e.g. 1,2,3; no chat template is applied (required: -p, -f or --tokens).")
     int[] tokens;
-
-    @Option(names = "-n", paramLabel = "N", defaultValue = "-1",
-            description = "Tokens to generate at most; -1: until the end of the sequence or the context.")
-    int maxNewTokens;
-
-    @Option(names = "--system", paramLabel = "TEXT", description = "A system message before the prompt.")
-    String system;
 
     @Option(names = "--raw", description = "Use the prompt as is, without the chat template.")
     boolean raw;
-
-    @Option(names = "--no-think", description = "Ask the model not to think (enable_thinking=false in the template).")
-    boolean noThink;
-
-    @Option(names = "--hide-think", description = "Leave the <think>…</think> block out of the printed answer.")
-    boolean hideThink;
 
     @Option(names = "--print-ids", description = "Print the generated token ids (one line) instead of text.")
     boolean printIds;
 
     @Override
-    public Integer call() {
+    public Integer call() throws IOException {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
-        if ((prompt == null) == (tokens == null)) throw new FsException("give either -p PROMPT or --tokens IDS");
-        if (maxNewTokens < -1) throw new FsException("-n must be ≥ 0, or -1 for no limit; got " + maxNewTokens);
-        if (system != null && (raw || tokens != null)) {
+        int inputs = (prompt != null ? 1 : 0) + (promptFile != null ? 1 : 0) + (tokens != null ? 1 : 0);
+        if (inputs != 1) throw new FsException("give one of -p PROMPT, -f FILE or --tokens IDS");
+        if (answerOptions.system != null && (raw || tokens != null)) {
             throw new FsException("--system goes through the chat template: it cannot be used with --raw or --tokens");
         }
+        String text = promptText();
+        int maxNewTokens = answerOptions.maxNewTokens;
 
         try (LoadedModel loaded = modelOptions.load(
                 context -> Qwen3Model.Shape.forGeneration(context, ModelOptions.PREFILL_BATCH), err)) {
             Tokenizer tokenizer = printIds && tokens != null ? null : Tokenizer.load(loaded.directory());
-            int[] ids = tokens != null ? tokens : tokenizer.encode(promptText(loaded));
+            int[] ids = tokens != null ? tokens : tokenizer.encode(templated(loaded, text));
             loaded.checkTokenIds(ids, tokens != null ? "--tokens" : "the prompt");
             SamplingParams params = samplingOptions.resolve(loaded.generationConfig());
             Generator generator = new Generator(loaded.model(), loaded.stopIds(), params);
             generator.checkFits(ids.length, maxNewTokens);
             if (!params.isGreedy() && samplingOptions.seed == null) err.println("fs: seed " + params.seed());
-            TextStream text = printIds ? null : new TextStream(tokenizer, hideThink, out);
-            Generator.Generation generation = generator.generate(ids, maxNewTokens, text != null ? text : id -> {});
-            if (text != null) {
-                text.finish();
+            TextStream stream = printIds ? null : new TextStream(tokenizer, answerOptions.hideThink, out);
+            Generator.Generation generation =
+                    generator.generate(ids, maxNewTokens, loaded.watching(stream != null ? stream : id -> {}));
+            loaded.checkUnchanged(); // the last forward, which may have chosen to stop, read the weights too
+            if (stream != null) {
+                stream.finish();
                 out.println();
             } else {
                 out.println(Arrays.stream(generation.ids()).mapToObj(Integer::toString).collect(Collectors.joining(" ")));
@@ -95,11 +96,34 @@ final class RunCommand implements Callable<Integer> {
         return 0;
     }
 
-    private String promptText(LoadedModel loaded) {
-        if (raw) return prompt;
+    /** The prompt from -p, stdin (-p -) or -f, read before the model loads; null for --tokens. */
+    private String promptText() throws IOException {
+        if (promptFile != null) {
+            byte[] bytes;
+            try {
+                bytes = Files.readAllBytes(promptFile);
+            } catch (NoSuchFileException e) {
+                throw new FsException("-f " + promptFile + ": no such file");
+            } catch (IOException e) {
+                throw new FsException("-f " + promptFile + ": cannot read: " + e.getMessage(), e);
+            }
+            return withoutFinalNewline(TokenizeCommand.readUtf8(bytes, promptFile.toString()));
+        }
+        if ("-".equals(prompt)) return withoutFinalNewline(TokenizeCommand.readUtf8(System.in.readAllBytes(), "stdin"));
+        return prompt;
+    }
+
+    /** A file or a pipe ends with a newline that the user did not mean as part of the message (llama-cli drops it). */
+    private static String withoutFinalNewline(String text) {
+        if (text.endsWith("\r\n")) return text.substring(0, text.length() - 2);
+        return text.endsWith("\n") ? text.substring(0, text.length() - 1) : text;
+    }
+
+    private String templated(LoadedModel loaded, String text) {
+        if (raw) return text;
         List<ChatMessage> messages = new ArrayList<>();
-        if (system != null) messages.add(new ChatMessage("system", system));
-        messages.add(new ChatMessage("user", prompt));
-        return ChatTemplate.load(loaded.directory()).render(messages, true, noThink ? Boolean.FALSE : null);
+        if (answerOptions.system != null) messages.add(new ChatMessage("system", answerOptions.system));
+        messages.add(new ChatMessage("user", text));
+        return ChatTemplate.load(loaded.directory()).render(messages, true, answerOptions.enableThinking());
     }
 }

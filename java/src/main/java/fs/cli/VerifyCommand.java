@@ -52,17 +52,18 @@ final class VerifyCommand implements Callable<Integer> {
     Input input;
 
     static final class Input {
-        @Option(names = "--tokens", paramLabel = "IDS", split = ",", description = "Input token ids, e.g. 1,2,3.")
+        @Option(names = "--tokens", paramLabel = "IDS", split = ",", description = "Input token ids, e.g. 1,2,3 (default: the tokens of -p's default).")
         int[] tokens;
 
-        @Option(names = {"-p", "--prompt"}, paramLabel = "TEXT", description = "Input text (tokenized, no template).")
+        @Option(names = {"-p", "--prompt"}, paramLabel = "TEXT", description = "Input text, tokenized without a template (default: \"The quick brown fox jumps over the lazy dog.\").")
         String prompt;
     }
 
-    @Option(names = "--device", paramLabel = "N", description = "OpenCL device index (see fs devices).")
+    @Option(names = "--device", paramLabel = "N",
+            description = "OpenCL device index (see fs devices; default: the GPU with the most memory, else the first device).")
     Integer device;
 
-    @Option(names = {"-t", "--threads"}, paramLabel = "N", description = "CPU threads of the oracle.")
+    @Option(names = {"-t", "--threads"}, paramLabel = "N", description = "CPU threads of the oracle (default: the number of available processors).")
     Integer threads;
 
     @Option(names = "--threshold", paramLabel = "NMSE", description = "Largest NMSE an op may show (default: 1e-6).")

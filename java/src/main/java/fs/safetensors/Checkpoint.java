@@ -155,6 +155,11 @@ public final class Checkpoint implements AutoCloseable {
         return tensor;
     }
 
+    /** The first mapped file that was truncated or written to since it was opened, if any (a stat() per file). */
+    public Optional<Path> changedFile() {
+        return files.stream().filter(SafetensorsFile::changedSinceOpen).map(SafetensorsFile::path).findFirst();
+    }
+
     /** Unmaps every file; the tensors' data becomes inaccessible. */
     @Override
     public void close() {

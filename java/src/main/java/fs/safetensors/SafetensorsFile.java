@@ -14,12 +14,14 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.TimeUnit;
 
 /**
  * One safetensors file, mapped into memory once: its tensors are slices of the mapping, so opening reads only the
@@ -35,10 +37,23 @@ public final class SafetensorsFile implements AutoCloseable {
     private final List<Tensor> tensors;
     private final Map<String, Tensor> tensorsByName;
     private final Map<String, String> metadata;
+    /** The file as it was when mapped: a shared mapping shows whatever is written to the file later. */
+    private final FileStamp stamp;
 
-    private SafetensorsFile(Path path, Arena arena, List<Tensor> tensors, Map<String, String> metadata) {
+    /** What a cheap stat() can tell about a file's contents: its identity, size and modification time. */
+    private record FileStamp(Object fileKey, long size, long modifiedNanos) {
+        static FileStamp of(Path path) throws IOException {
+            BasicFileAttributes attributes = Files.readAttributes(path, BasicFileAttributes.class);
+            return new FileStamp(attributes.fileKey(), attributes.size(),
+                    attributes.lastModifiedTime().to(TimeUnit.NANOSECONDS));
+        }
+    }
+
+    private SafetensorsFile(
+            Path path, Arena arena, List<Tensor> tensors, Map<String, String> metadata, FileStamp stamp) {
         this.path = path;
         this.arena = arena;
+        this.stamp = stamp;
         this.tensors = List.copyOf(tensors);
         Map<String, Tensor> byName = new LinkedHashMap<>();
         for (Tensor tensor : tensors) byName.put(tensor.name(), tensor);
@@ -50,6 +65,7 @@ public final class SafetensorsFile implements AutoCloseable {
     public static SafetensorsFile open(Path path) {
         if (Files.isDirectory(path)) throw new FsException(path + ": is a directory, expected a .safetensors file");
         try (FileChannel channel = FileChannel.open(path, StandardOpenOption.READ)) {
+            FileStamp stamp = FileStamp.of(path);
             long fileSize = channel.size();
             if (fileSize < Long.BYTES) {
                 throw new FsException(path + ": file is " + fileSize
@@ -79,7 +95,7 @@ public final class SafetensorsFile implements AutoCloseable {
                     MemorySegment data = mapping.asSlice(dataStart + entry.begin(), entry.end() - entry.begin());
                     tensors.add(new Tensor(entry.name(), entry.dtype(), entry.shape(), data));
                 }
-                return new SafetensorsFile(path, arena, tensors, header.metadata());
+                return new SafetensorsFile(path, arena, tensors, header.metadata(), stamp);
             } catch (Throwable e) {
                 arena.close();
                 throw e;
@@ -116,6 +132,21 @@ public final class SafetensorsFile implements AutoCloseable {
     /** The header's {@code __metadata__} (e.g. {"format": "pt"}); empty when the file has none. */
     public Map<String, String> metadata() {
         return metadata;
+    }
+
+    /**
+     * Whether the mapped file has been truncated or written to since it was opened (one stat() call): its tensors
+     * then read other bytes than the header described, or fault. A file replaced by another under the same name
+     * (a new inode) leaves the mapping intact and does not count.
+     */
+    public boolean changedSinceOpen() {
+        try {
+            FileStamp now = FileStamp.of(path);
+            if (stamp.fileKey() != null && !stamp.fileKey().equals(now.fileKey())) return false;
+            return now.size() != stamp.size() || now.modifiedNanos() != stamp.modifiedNanos();
+        } catch (IOException e) {
+            return false; // deleted or renamed: the mapping keeps the old inode's bytes alive
+        }
     }
 
     /** Unmaps the file; the tensors' data becomes inaccessible. Closing twice is harmless. */

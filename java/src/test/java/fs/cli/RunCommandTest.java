@@ -63,7 +63,7 @@ class RunCommandTest {
         String model = Golden.modelDir("tiny-tied").toString();
         CliRun neither = CliRun.of("run", model);
         assertEquals(1, neither.exitCode());
-        assertEquals("fs: give either -p PROMPT or --tokens IDS", neither.err().strip());
+        assertEquals("fs: give one of -p PROMPT, -f FILE or --tokens IDS", neither.err().strip());
 
         CliRun outside = CliRun.of("run", model, "--tokens", "1,999999", "--print-ids", "-t", "2");
         assertEquals(1, outside.exitCode());
