@@ -81,6 +81,19 @@ if [[ "${FS_AOT:-1}" != 0 ]] && fresh "$aot"; then
   jvm_flags+=(-XX:AOTMode=auto -XX:AOTCache="$aot" -Xlog:aot=off)
 fi
 
-# The JVM announces the incubating Vector API on every start; that line is noise, so it is the one line dropped.
-exec "$JAVA_HOME/bin/java" "${jvm_flags[@]}" ${FS_JAVA_OPTS:-} -jar "$jar" "$@" \
-  2> >(grep --line-buffered -v '^WARNING: Using incubator modules: jdk.incubator.vector$' >&2)
+# The JVM announces the incubating Vector API on fd 2 before main ("WARNING: Using incubator modules"), and no flag
+# silences it. So the JVM starts with fd 2 on /dev/null and the real stderr saved on fd 3, and the first thing main
+# does is move fd 3 back to fd 2 (fs.cli.LauncherStderr): from then on stderr is the user's own, a terminal stays a
+# terminal (chat's prompt, the download bar), and exec keeps signals and exit codes as they are. Only a JVM that fails
+# before main would fail without a word; with our own flags that does not happen, so options the user adds are tried
+# first, on a JVM that only prints its version.
+if [[ -n "${FS_JAVA_OPTS:-}" ]]; then
+  # shellcheck disable=SC2086 # FS_JAVA_OPTS is a list of options, split as the shell splits words
+  if ! jvm_says="$("$JAVA_HOME/bin/java" "${jvm_flags[@]}" $FS_JAVA_OPTS -version 2>&1)"; then
+    grep -v '^WARNING: Using incubator modules: jdk.incubator.vector$' <<<"$jvm_says" >&2
+    echo "fs: the JVM does not start with FS_JAVA_OPTS='$FS_JAVA_OPTS' (see above)" >&2
+    exit 1
+  fi
+fi
+# shellcheck disable=SC2086
+exec "$JAVA_HOME/bin/java" "${jvm_flags[@]}" -Dfs.stderr.fd=3 ${FS_JAVA_OPTS:-} -jar "$jar" "$@" 3>&2 2>/dev/null
