@@ -48,8 +48,16 @@ final class HubClient implements AutoCloseable {
 
     /** The network failed: no connection, a timeout, a stalled or cut-off transfer. The message says which. */
     static final class NetworkException extends IOException {
+        /** No connection could be made at all (no route, no such host, refused, timed out connecting). */
+        final boolean unreachable;
+
         NetworkException(String reason, Throwable cause) {
+            this(reason, cause, false);
+        }
+
+        NetworkException(String reason, Throwable cause, boolean unreachable) {
             super(reason, cause);
+            this.unreachable = unreachable;
         }
     }
 
@@ -224,7 +232,8 @@ final class HubClient implements AutoCloseable {
         try {
             return http.send(built, handler);
         } catch (IOException e) {
-            throw new NetworkException(reason(e, built.uri()), e);
+            boolean unreachable = e instanceof HttpConnectTimeoutException || e instanceof ConnectException;
+            throw new NetworkException(reason(e, built.uri()), e, unreachable);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IOException("interrupted", e);

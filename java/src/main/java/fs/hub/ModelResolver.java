@@ -133,8 +133,12 @@ public final class ModelResolver {
                 throw new FsException(repo + " " + inCache + " and could not be downloaded (" + e.getMessage()
                         + "): try again later, or " + otherWays, e);
             } catch (HubClient.NetworkException e) {
+                String retry = !e.unreachable ? "run again (downloads resume)"
+                        : customEndpoint() ? "HF_ENDPOINT (" + client.endpoint() + ") cannot be reached: check it and "
+                                + "run again (downloads resume)"
+                        : "connect to the internet and run again (downloads resume)";
                 throw new FsException(repo + " " + inCache + " and could not be downloaded (" + e.getMessage()
-                        + "): connect to the internet and run again (downloads resume), or " + otherWays, e);
+                        + "): " + retry + ", or " + otherWays, e);
             } catch (FileSystemException e) {
                 throw new FsException(repo + " " + inCache + " and could not be stored there (" + e.getFile() + ": "
                         + (e.getReason() != null ? e.getReason() : e.getClass().getSimpleName()) + ")", e);
@@ -204,6 +208,11 @@ public final class ModelResolver {
             if (!Files.isRegularFile(blob)) client.download(info, file, blob, progress);
             cache.link(repo, commit, file, info.etag());
         }
+    }
+
+    /** Whether the user pointed fs at a hub of their own (a mirror, a proxy) rather than huggingface.co. */
+    private boolean customEndpoint() {
+        return !environment.getOrDefault("HF_ENDPOINT", "").isBlank();
     }
 
     private URI endpoint() {
