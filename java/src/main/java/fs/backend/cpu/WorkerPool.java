@@ -125,6 +125,9 @@ final class WorkerPool implements AutoCloseable {
             super("fs-cpu-worker-" + index);
             this.index = index;
             setDaemon(true);
+            // An error that arrives after its unit (the JVM may deliver a fault in mapped memory late) reaches the
+            // caller's next run like any other, instead of ending this thread with a stack trace on stderr.
+            setUncaughtExceptionHandler((thread, e) -> failure = e);
         }
 
         @Override
