@@ -2,16 +2,19 @@
 
 #include "reductions.h"
 
-// Rotate-half RoPE in place (GPU design); global size (head_dim / 2, heads, rows). inv_freq[i] = theta^(-2i / head_dim).
-__kernel void rope(__global float* x, __global const float* inv_freq, int heads, int head_dim, int start_pos) {
+// Rotate-half RoPE in place (GPU design); global size (head_dim / 2, heads, rows). inv_freq[i] is the angle per
+// position of pair i (theta^(-2i / head_dim) for plain RoPE); cos and sin are multiplied by attention_factor (YaRN's
+// magnitude correction; 1, an exact no-op, for plain RoPE).
+__kernel void rope(__global float* x, __global const float* inv_freq, int heads, int head_dim, int start_pos,
+                   float attention_factor) {
     int i = get_global_id(0);
     int half_dim = head_dim / 2;
     if (i >= half_dim) return;
     size_t h = get_global_id(1);
     size_t r = get_global_id(2);
     float angle = (float)(start_pos + (int)r) * inv_freq[i];
-    float c = cos(angle);
-    float s = sin(angle);
+    float c = cos(angle) * attention_factor;
+    float s = sin(angle) * attention_factor;
     __global float* p = x + (r * heads + h) * head_dim;
     float a = p[i];
     float b = p[i + half_dim];
@@ -21,14 +24,15 @@ __kernel void rope(__global float* x, __global const float* inv_freq, int heads,
 
 // CPU design: work-item r rotates every head of row r, so each angle's cos and sin are computed once per row, not
 // once per head; global size rows.
-__kernel void rope_cpu(__global float* x, __global const float* inv_freq, int heads, int head_dim, int start_pos) {
+__kernel void rope_cpu(__global float* x, __global const float* inv_freq, int heads, int head_dim, int start_pos,
+                       float attention_factor) {
     size_t r = get_global_id(0);
     int half_dim = head_dim / 2;
     __global float* row = x + r * heads * head_dim;
     for (int i = 0; i < half_dim; i++) {
         float angle = (float)(start_pos + (int)r) * inv_freq[i];
-        float c = cos(angle);
-        float s = sin(angle);
+        float c = cos(angle) * attention_factor;
+        float s = sin(angle) * attention_factor;
         for (int h = 0; h < heads; h++) {
             __global float* p = row + h * head_dim;
             float a = p[i];

@@ -39,9 +39,10 @@ public interface Backend extends AutoCloseable {
 
     /**
      * Rotary embedding in place (Hugging Face's rotate-half: dims i and i + headDim/2 form a pair) on {@code rows} rows
-     * of {@code heads × headDim}; row r is at position {@code startPos + r}.
+     * of {@code heads × rope.headDim()}; row r is at position {@code startPos + r}. See {@link Rope} for the angles and
+     * the attention factor.
      */
-    void rope(Buffer x, int rows, int heads, int headDim, int startPos, float theta);
+    void rope(Buffer x, int rows, int heads, int startPos, Rope rope);
 
     /** Writes {@code rows} rows of k and v (each {@code kvHeads × headDim}) into the cache at startPos.. of a layer. */
     void storeKv(KvCache cache, int layer, Buffer k, Buffer v, int rows, int startPos);

@@ -1,11 +1,14 @@
 package fs.model;
 
+import fs.backend.Rope;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Objects;
 
 /**
  * The fields of a Qwen3 config.json that the engine uses. {@code headDim} is hidden / heads when config.json has
- * none; {@code eosTokenIds} holds every id that ends generation (config.json's eos_token_id, one id or a list).
+ * none; {@code eosTokenIds} holds every id that ends generation (config.json's eos_token_id, one id or a list);
+ * {@code ropeScaling} is rope_scaling (or rope_parameters): plain RoPE or YaRN.
  */
 public record Qwen3Config(
         int hiddenSize,
@@ -17,6 +20,7 @@ public record Qwen3Config(
         int vocabSize,
         float rmsNormEps,
         float ropeTheta,
+        RopeScaling ropeScaling,
         int maxPositionEmbeddings,
         boolean tieWordEmbeddings,
         int bosTokenId,
@@ -24,6 +28,7 @@ public record Qwen3Config(
         String torchDtype) {
 
     public Qwen3Config {
+        Objects.requireNonNull(ropeScaling, "ropeScaling");
         eosTokenIds = List.copyOf(eosTokenIds);
     }
 
@@ -43,5 +48,10 @@ public record Qwen3Config(
     /** Width of the concatenated key (or value) heads. */
     public int kvDim() {
         return numKeyValueHeads * headDim;
+    }
+
+    /** The rotary embedding q and k turn by: rope_theta's, shaped by rope_scaling. */
+    public Rope rope() {
+        return ropeScaling.rope(headDim, ropeTheta);
     }
 }

@@ -6,11 +6,16 @@ import fs.safetensors.StrictJson;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 /** Reads a Hugging Face config.json of a Qwen3 model; every problem is one FsException naming the file and field. */
 final class Qwen3ConfigReader {
     private static final long MAX_CONFIG_BYTES = 10L * 1000 * 1000;
     private static final String ARCHITECTURE = "Qwen3ForCausalLM";
+    private static final List<String> DEFAULT_ROPE_KEYS = List.of("rope_type", "type", "rope_theta");
+    private static final List<String> YARN_KEYS = List.of("rope_type", "type", "rope_theta", "factor",
+            "original_max_position_embeddings", "beta_fast", "beta_slow", "attention_factor", "mscale", "mscale_all_dim",
+            "truncate");
 
     private final Path file;
     private final JsonNode root;
@@ -26,7 +31,7 @@ final class Qwen3ConfigReader {
 
     private Qwen3Config config() {
         checkModelType();
-        checkRopeScaling();
+        RopeScaling ropeScaling = ropeScaling();
         int hidden = positiveInt("hidden_size");
         int heads = positiveInt("num_attention_heads");
         int kvHeads = has("num_key_value_heads") ? positiveInt("num_key_value_heads") : heads;
@@ -52,6 +57,7 @@ final class Qwen3ConfigReader {
                 positiveInt("vocab_size"),
                 positiveFloat(root, "rms_norm_eps"),
                 ropeTheta(),
+                ropeScaling,
                 positiveInt("max_position_embeddings"),
                 has("tie_word_embeddings") && bool("tie_word_embeddings"),
                 tokenId(required("bos_token_id"), "bos_token_id"),
@@ -71,26 +77,151 @@ final class Qwen3ConfigReader {
         throw error("architectures is " + architectures + ", expected one to be '" + ARCHITECTURE + "'");
     }
 
-    /** The engine implements plain RoPE; a scaled variant would silently produce wrong logits at long context. */
-    private void checkRopeScaling() {
+    /**
+     * rope_scaling, or rope_parameters (transformers 5): plain RoPE when null, absent, empty or of type "default"; YaRN
+     * with every field checked. Any other type, or a key fs does not read, would silently give wrong logits (at long
+     * context, or everywhere), so it is refused by name.
+     */
+    private RopeScaling ropeScaling() {
+        String field = ropeField();
+        if (field == null) return new RopeScaling.Plain();
+        JsonNode node = root.get(field);
+        String type = ropeType(field, node);
+        return switch (type) {
+            case "default" -> {
+                checkRopeKeys(field, node, type, DEFAULT_ROPE_KEYS);
+                yield new RopeScaling.Plain();
+            }
+            case "yarn" -> {
+                checkRopeKeys(field, node, type, YARN_KEYS);
+                yield yarn(field, node);
+            }
+            default -> throw error(field + " of type '" + type + "' is not supported (fs implements plain RoPE and YaRN)");
+        };
+    }
+
+    /** Which of rope_scaling and rope_parameters holds the rope's parameters; null when neither is set. */
+    private String ropeField() {
+        String found = null;
         for (String field : List.of("rope_scaling", "rope_parameters")) {
+            if (!has(field)) continue;
             JsonNode node = root.get(field);
-            if (node == null || node.isNull()) continue;
-            JsonNode type = node.has("rope_type") ? node.get("rope_type") : node.get("type");
-            if (type != null && !type.asText().equals("default")) {
-                throw error(field + " of type '" + type.asText() + "' is not supported (only plain RoPE)");
+            if (!node.isObject()) throw error(field + " must be an object or null, found " + describe(node));
+            // transformers 5 takes rope_scaling over rope_parameters; two different ones are a config to fix.
+            if (found != null && !node.equals(root.get(found))) {
+                throw error(found + " and " + field + " are both set and differ; keep one");
+            }
+            if (found == null) found = field;
+        }
+        return found;
+    }
+
+    /** rope_type, or the older key type; "default" (transformers' default) when neither is there. */
+    private String ropeType(String field, JsonNode node) {
+        JsonNode ropeType = node.get("rope_type");
+        JsonNode legacy = node.get("type");
+        if (ropeType != null && legacy != null && !ropeType.equals(legacy)) {
+            throw error(field + ".rope_type (" + ropeType + ") and " + field + ".type (" + legacy + ") differ");
+        }
+        if (ropeType == null && legacy == null) return "default";
+        String key = ropeType != null ? "rope_type" : "type";
+        JsonNode type = node.get(key);
+        if (!type.isTextual()) throw error(field + "." + key + " must be a string, found " + describe(type));
+        return type.textValue();
+    }
+
+    private void checkRopeKeys(String field, JsonNode node, String type, List<String> known) {
+        for (Map.Entry<String, JsonNode> entry : node.properties()) {
+            if (!known.contains(entry.getKey())) {
+                throw error(field + "." + entry.getKey() + " is not supported with rope type '" + type + "' (fs reads "
+                        + String.join(", ", known) + ")");
             }
         }
     }
 
-    /** rope_theta sits at the top level, or (transformers 5) inside rope_parameters. */
-    private float ropeTheta() {
-        if (has("rope_theta")) return positiveFloat(root, "rope_theta");
-        JsonNode parameters = root.get("rope_parameters");
-        if (parameters != null && parameters.isObject() && parameters.has("rope_theta")) {
-            return positiveFloat(parameters, "rope_theta");
+    /**
+     * YaRN's fields, checked and resolved as transformers resolves them: original_max_position_embeddings defaults to
+     * a top-level original_max_position_embeddings, then to max_position_embeddings; beta_fast and beta_slow to 32 and
+     * 1; truncate to true; attention_factor to {@link RopeScaling.Yarn#defaultAttentionFactor}. factor is used as
+     * given: transformers since August 2025 does so (it used to replace it with max_position_embeddings /
+     * original_max_position_embeddings whenever rope_scaling held the latter), so a config whose two disagree gets
+     * the factor it names.
+     */
+    private RopeScaling.Yarn yarn(String field, JsonNode node) {
+        float theta = ropeTheta();
+        if (!(theta > 1)) throw error("rope_theta must be above 1 for YaRN, found " + theta);
+        JsonNode factorNode = node.get("factor");
+        if (factorNode == null || factorNode.isNull()) throw error(field + ".factor is missing (YaRN needs it)");
+        double factor = ropeNumber(field, node, "factor", 0);
+        if (!(factor >= 1)) throw error(field + ".factor must be a number of at least 1, found " + describe(factorNode));
+        double betaFast = positiveRopeNumber(field, node, "beta_fast", RopeScaling.Yarn.DEFAULT_BETA_FAST);
+        double betaSlow = positiveRopeNumber(field, node, "beta_slow", RopeScaling.Yarn.DEFAULT_BETA_SLOW);
+        if (betaFast < betaSlow) {
+            throw error(field + ".beta_fast (" + betaFast + ") is below " + field + ".beta_slow (" + betaSlow + ")");
         }
-        throw error("rope_theta is missing");
+        double mscale = ropeNumber(field, node, "mscale", 0);
+        double mscaleAllDim = ropeNumber(field, node, "mscale_all_dim", 0);
+        if (mscale < 0 || mscaleAllDim < 0) {
+            throw error(field + ".mscale and " + field + ".mscale_all_dim must not be negative");
+        }
+        double attentionFactor = positiveRopeNumber(field, node, "attention_factor",
+                RopeScaling.Yarn.defaultAttentionFactor(factor, mscale, mscaleAllDim));
+        JsonNode truncate = node.get("truncate");
+        if (truncate != null && !truncate.isNull() && !truncate.isBoolean()) {
+            throw error(field + ".truncate must be true or false, found " + describe(truncate));
+        }
+        boolean truncated = truncate == null || truncate.isNull() || truncate.booleanValue();
+        return new RopeScaling.Yarn(factor, originalMaxPositionEmbeddings(field, node), betaFast, betaSlow,
+                attentionFactor, truncated);
+    }
+
+    private int originalMaxPositionEmbeddings(String field, JsonNode node) {
+        String key = "original_max_position_embeddings";
+        JsonNode inner = node.get(key);
+        boolean hasInner = inner != null && !inner.isNull();
+        if (hasInner && (!inner.isIntegralNumber() || !inner.canConvertToInt() || inner.intValue() <= 0)) {
+            throw error(field + "." + key + " must be a positive integer, found " + describe(inner));
+        }
+        if (!has(key)) return hasInner ? inner.intValue() : positiveInt("max_position_embeddings");
+        int outer = positiveInt(key);
+        if (hasInner && inner.intValue() != outer) {
+            throw error(field + "." + key + " (" + inner.intValue() + ") and " + key + " (" + outer + ") differ");
+        }
+        return outer;
+    }
+
+    /** A number in the rope's object, {@code absent} when it is missing or null. */
+    private double ropeNumber(String field, JsonNode node, String key, double absent) {
+        JsonNode value = node.get(key);
+        if (value == null || value.isNull()) return absent;
+        if (!value.isNumber() || !Double.isFinite(value.doubleValue())) {
+            throw error(field + "." + key + " must be a number, found " + describe(value));
+        }
+        return value.doubleValue();
+    }
+
+    private double positiveRopeNumber(String field, JsonNode node, String key, double absent) {
+        double value = ropeNumber(field, node, key, absent);
+        if (!(value > 0)) throw error(field + "." + key + " must be a positive number, found " + describe(node.get(key)));
+        return value;
+    }
+
+    /**
+     * rope_theta sits at the top level, or (transformers 5) inside rope_parameters; transformers 5 takes the one
+     * inside first, so two that differ are refused rather than guessed.
+     */
+    private float ropeTheta() {
+        String field = ropeField();
+        JsonNode parameters = field == null ? null : root.get(field);
+        boolean inner = parameters != null && parameters.has("rope_theta") && !parameters.get("rope_theta").isNull();
+        if (!has("rope_theta") && !inner) throw error("rope_theta is missing");
+        if (!inner) return positiveFloat(root, "rope_theta");
+        float theta = positiveFloat(parameters, "rope_theta");
+        if (has("rope_theta") && positiveFloat(root, "rope_theta") != theta) {
+            throw error("rope_theta (" + positiveFloat(root, "rope_theta") + ") and " + field + ".rope_theta (" + theta
+                    + ") differ");
+        }
+        return theta;
     }
 
     /** eos_token_id is one id or a list of ids. */

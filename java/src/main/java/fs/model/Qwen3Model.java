@@ -4,6 +4,7 @@ import fs.FsException;
 import fs.backend.Backend;
 import fs.backend.Buffer;
 import fs.backend.KvCache;
+import fs.backend.Rope;
 import fs.backend.Weight;
 import fs.tensor.Tensor;
 import java.util.ArrayList;
@@ -62,6 +63,8 @@ public final class Qwen3Model {
     private final Qwen3Config config;
     private final Backend backend;
     private final Shape shape;
+    /** Made once from the config: the backends keep their cos/sin tables per rope. */
+    private final Rope rope;
 
     private final Weight embedTokens;
     private final List<LayerWeights> layers;
@@ -86,6 +89,7 @@ public final class Qwen3Model {
         this.config = config;
         this.backend = backend;
         this.shape = shape;
+        this.rope = config.rope();
 
         Map<Tensor, Weight> uploaded = new IdentityHashMap<>(); // a tied lm_head is the embedding table: upload it once
         embedTokens = upload(uploaded, weights.embedTokens());
@@ -153,9 +157,7 @@ public final class Qwen3Model {
         int hidden = config.hiddenSize();
         int heads = config.numAttentionHeads();
         int kvHeads = config.numKeyValueHeads();
-        int headDim = config.headDim();
         float eps = config.rmsNormEps();
-        float theta = config.ropeTheta();
         long hiddenLength = (long) rows * hidden;
         long qLength = (long) rows * config.queryDim();
         long kvLength = (long) rows * config.kvDim();
@@ -180,9 +182,9 @@ public final class Qwen3Model {
             probe.after("q_norm", l, q, qLength);
             backend.rmsNorm(k, w.kNorm(), k, rows * kvHeads, eps);
             probe.after("k_norm", l, k, kvLength);
-            backend.rope(q, rows, heads, headDim, startPos, theta);
+            backend.rope(q, rows, heads, startPos, rope);
             probe.after("rope_q", l, q, qLength);
-            backend.rope(k, rows, kvHeads, headDim, startPos, theta);
+            backend.rope(k, rows, kvHeads, startPos, rope);
             probe.after("rope_k", l, k, kvLength);
             backend.storeKv(cache, l, k, v, rows, startPos);
             backend.attention(q, cache, l, att, rows, startPos, heads);

@@ -102,17 +102,21 @@ public final class ScalarBackend implements Backend {
     }
 
     @Override
-    public void rope(Buffer x, int rows, int heads, int headDim, int startPos, float theta) {
+    public void rope(Buffer x, int rows, int heads, int startPos, Rope rope) {
         float[] xs = data(x);
+        int headDim = rope.headDim();
         int half = headDim / 2;
+        double[] inverseFrequencies = rope.inverseFrequencies();
+        double scale = rope.attentionFactor();
         for (int r = 0; r < rows; r++) {
             for (int h = 0; h < heads; h++) {
                 int base = (r * heads + h) * headDim;
                 for (int i = 0; i < half; i++) {
-                    double angle = (startPos + r) * Math.pow(theta, -2.0 * i / headDim);
+                    double angle = (startPos + r) * inverseFrequencies[i];
+                    double c = Math.cos(angle) * scale, s = Math.sin(angle) * scale;
                     double x1 = xs[base + i], x2 = xs[base + i + half];
-                    xs[base + i] = (float) (x1 * Math.cos(angle) - x2 * Math.sin(angle));
-                    xs[base + i + half] = (float) (x2 * Math.cos(angle) + x1 * Math.sin(angle));
+                    xs[base + i] = (float) (x1 * c - x2 * s);
+                    xs[base + i + half] = (float) (x2 * c + x1 * s);
                 }
             }
         }

@@ -3,6 +3,7 @@ package fs.bench;
 import fs.backend.Backend;
 import fs.backend.Buffer;
 import fs.backend.KvCache;
+import fs.backend.Rope;
 import fs.backend.Weight;
 import fs.backend.cpu.VectorBackend;
 import fs.backend.opencl.OpenCl;
@@ -99,10 +100,11 @@ public final class OpenClVsVectorBenchmark {
                 });
             }
             float[] queries = floats(random, PREFILL_ROWS * HEADS * HEAD_DIM);
+            Rope rope = Rope.plain(HEAD_DIM, 1_000_000);
             for (int rows : new int[] {1, PREFILL_ROWS}) {
                 report("rope q " + rows + " rows", samples, rows == 1 ? 20 : 1, vector, opencl, backend -> {
                     Buffer x = input(backend, arena, queries);
-                    return () -> backend.rope(x, rows, HEADS, HEAD_DIM, 0, 1_000_000f);
+                    return () -> backend.rope(x, rows, HEADS, 0, rope);
                 });
             }
         }

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import fs.FsException;
+import fs.backend.Rope;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -74,8 +75,8 @@ class Qwen3ConfigTest {
     @Test
     void readsQwen3_0_6B() throws IOException {
         Qwen3Config config = Qwen3Config.read(write(QWEN3_0_6B));
-        assertEquals(new Qwen3Config(1024, 28, 16, 8, 128, 3072, 151936, 1e-6f, 1_000_000f, 40960, true, 151643,
-                List.of(151645), "bfloat16"), config);
+        assertEquals(new Qwen3Config(1024, 28, 16, 8, 128, 3072, 151936, 1e-6f, 1_000_000f, new RopeScaling.Plain(),
+                40960, true, 151643, List.of(151645), "bfloat16"), config);
         assertEquals(2048, config.queryDim());
         assertEquals(1024, config.kvDim());
     }
@@ -136,8 +137,140 @@ class Qwen3ConfigTest {
         readFails(edited(root -> root.putArray("architectures").add("Qwen3ForSequenceClassification")),
                 "architectures", "Qwen3ForCausalLM");
         readFails(edited(root -> root.put("architectures", "Qwen3ForCausalLM")), "architectures must be a list");
-        readFails(edited(root -> root.putObject("rope_scaling").put("rope_type", "yarn").put("factor", 4)),
-                "rope_scaling", "'yarn'");
+    }
+
+    private static final double YARN_ATTENTION_FACTOR_4 = 1 + 0.1 * Math.log(4);
+
+    /** Qwen3-0.6B's config with rope_scaling set to {@code json}. */
+    private Path withRopeScaling(String json) throws IOException {
+        ObjectNode scaling = (ObjectNode) new ObjectMapper().readTree(json);
+        return edited(root -> root.set("rope_scaling", scaling));
+    }
+
+    @Test
+    void readsQwen3sDocumentedYarn() throws IOException {
+        // As Qwen3's model cards document it for contexts beyond 32K; max_position_embeddings stays 40960.
+        Qwen3Config config = Qwen3Config.read(withRopeScaling("""
+                {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}"""));
+        // The factor is used as given, as transformers does since August 2025 (it used to take 40960 / 32768 = 1.25).
+        RopeScaling.Yarn expected = new RopeScaling.Yarn(4, 32768, 32, 1, YARN_ATTENTION_FACTOR_4, true);
+        assertEquals(expected, config.ropeScaling());
+        assertEquals(expected.rope(128, 1e6), config.rope());
+    }
+
+    @Test
+    void readsEveryYarnFieldAndTheLegacyAndTransformers5Layouts() throws IOException {
+        Qwen3Config all = Qwen3Config.read(withRopeScaling("""
+                {"type": "yarn", "factor": 8, "original_max_position_embeddings": 4096, "beta_fast": 16,
+                 "beta_slow": 2.5, "attention_factor": 1.5, "mscale": 1, "mscale_all_dim": 1, "truncate": false}"""));
+        assertEquals(new RopeScaling.Yarn(8, 4096, 16, 2.5, 1.5, false), all.ropeScaling());
+
+        // No original_max_position_embeddings: transformers takes max_position_embeddings; nulls are defaults.
+        Qwen3Config deepSeekStyle = Qwen3Config.read(withRopeScaling("""
+                {"rope_type": "yarn", "type": "yarn", "factor": 40, "mscale": 0.707, "mscale_all_dim": 1.0,
+                 "beta_fast": null, "attention_factor": null, "truncate": null}"""));
+        assertEquals(new RopeScaling.Yarn(40, 40960, 32, 1, RopeScaling.Yarn.defaultAttentionFactor(40, 0.707, 1.0),
+                true), deepSeekStyle.ropeScaling());
+
+        Qwen3Config transformers5 = Qwen3Config.read(edited(root -> {
+            root.remove("rope_theta");
+            root.remove("rope_scaling");
+            root.putObject("rope_parameters").put("rope_type", "yarn").put("rope_theta", 5e6).put("factor", 2)
+                    .put("original_max_position_embeddings", 20480);
+        }));
+        assertEquals(5e6f, transformers5.ropeTheta());
+        assertEquals(new RopeScaling.Yarn(2, 20480, 32, 1, 1 + 0.1 * Math.log(2), true), transformers5.ropeScaling());
+    }
+
+    @Test
+    void aTopLevelOriginalMaxPositionEmbeddingsIsYarnsWhenRopeScalingHasNone() throws IOException {
+        Qwen3Config config = Qwen3Config.read(edited(root -> {
+            root.put("original_max_position_embeddings", 8192);
+            root.putObject("rope_scaling").put("rope_type", "yarn").put("factor", 4);
+        }));
+        assertEquals(8192, ((RopeScaling.Yarn) config.ropeScaling()).originalMaxPositionEmbeddings());
+        readFails(edited(root -> {
+            root.put("original_max_position_embeddings", 8192);
+            root.putObject("rope_scaling").put("rope_type", "yarn").put("factor", 4)
+                    .put("original_max_position_embeddings", 32768);
+        }), "rope_scaling.original_max_position_embeddings (32768)", "(8192)", "differ");
+    }
+
+    @Test
+    void plainRopeComesFromNullAbsentEmptyAndDefaultRopeScaling() throws IOException {
+        Rope plain = Rope.plain(128, 1e6);
+        assertEquals(plain, Qwen3Config.read(write(QWEN3_0_6B)).rope());
+        assertEquals(plain, Qwen3Config.read(edited(root -> root.remove("rope_scaling"))).rope());
+        assertEquals(plain, Qwen3Config.read(withRopeScaling("{}")).rope());
+        assertEquals(plain, Qwen3Config.read(withRopeScaling("""
+                {"rope_type": "default", "rope_theta": 1000000}""")).rope());
+        assertEquals(new RopeScaling.Plain(), Qwen3Config.read(withRopeScaling("""
+                {"type": "default"}""")).ropeScaling());
+    }
+
+    @Test
+    void rejectsRopeTypesFsDoesNotImplementByName() throws IOException {
+        for (String type : List.of("linear", "dynamic", "longrope", "llama3", "su", "proportional")) {
+            readFails(withRopeScaling("{\"rope_type\": \"" + type + "\", \"factor\": 4}"),
+                    "rope_scaling of type '" + type + "' is not supported", "plain RoPE and YaRN");
+        }
+        readFails(withRopeScaling("""
+                {"type": "linear", "factor": 4}"""), "rope_scaling of type 'linear'");
+        readFails(edited(root -> root.putObject("rope_parameters").put("rope_type", "dynamic").put("factor", 2)),
+                "rope_parameters of type 'dynamic' is not supported");
+    }
+
+    /** Qwen3-0.6B's config with rope_scaling {"rope_type": "yarn", FIELDS}. */
+    private Path yarnWith(String fields) throws IOException {
+        return withRopeScaling("{\"rope_type\": \"yarn\", " + fields + "}");
+    }
+
+    @Test
+    void rejectsMalformedYarnFields() throws IOException {
+        readFails(yarnWith("\"original_max_position_embeddings\": 32768"), "rope_scaling.factor is missing");
+        readFails(yarnWith("\"factor\": null"), "rope_scaling.factor is missing");
+        readFails(yarnWith("\"factor\": 0.5"), "rope_scaling.factor must be a number of at least 1", "0.5");
+        readFails(yarnWith("\"factor\": \"4\""), "rope_scaling.factor must be a number", "\"4\"");
+        readFails(yarnWith("\"factor\": 4, \"original_max_position_embeddings\": 0"),
+                "rope_scaling.original_max_position_embeddings must be a positive integer");
+        readFails(yarnWith("\"factor\": 4, \"original_max_position_embeddings\": 32768.5"),
+                "rope_scaling.original_max_position_embeddings must be a positive integer");
+        readFails(yarnWith("\"factor\": 4, \"beta_fast\": \"32\""), "rope_scaling.beta_fast must be a number");
+        readFails(yarnWith("\"factor\": 4, \"beta_slow\": -1"), "rope_scaling.beta_slow must be a positive number");
+        readFails(yarnWith("\"factor\": 4, \"beta_fast\": 1, \"beta_slow\": 2"),
+                "rope_scaling.beta_fast (1.0) is below rope_scaling.beta_slow (2.0)");
+        readFails(yarnWith("\"factor\": 4, \"attention_factor\": 0"),
+                "rope_scaling.attention_factor must be a positive number");
+        readFails(yarnWith("\"factor\": 4, \"mscale\": -1, \"mscale_all_dim\": 1"), "rope_scaling.mscale", "negative");
+        readFails(yarnWith("\"factor\": 4, \"truncate\": \"yes\""), "rope_scaling.truncate must be true or false");
+        readFails(edited(root -> {
+            root.put("rope_theta", 1);
+            root.putObject("rope_scaling").put("rope_type", "yarn").put("factor", 4);
+        }), "rope_theta must be above 1 for YaRN");
+    }
+
+    @Test
+    void rejectsRopeKeysFsDoesNotRead() throws IOException {
+        readFails(yarnWith("\"factor\": 4, \"partial_rotary_factor\": 0.5"),
+                "rope_scaling.partial_rotary_factor is not supported with rope type 'yarn'", "fs reads");
+        readFails(yarnWith("\"factor\": 4, \"low_freq_factor\": 1"), "rope_scaling.low_freq_factor is not supported");
+        readFails(withRopeScaling("""
+                {"factor": 4}"""), "rope_scaling.factor is not supported with rope type 'default'");
+    }
+
+    @Test
+    void rejectsAmbiguousOrMistypedRopeSettings() throws IOException {
+        readFails(edited(root -> root.put("rope_scaling", "yarn")), "rope_scaling must be an object or null", "string");
+        readFails(withRopeScaling("""
+                {"rope_type": 5}"""), "rope_scaling.rope_type must be a string", "5");
+        readFails(yarnWith("\"type\": \"linear\", \"factor\": 4"),
+                "rope_scaling.rope_type (\"yarn\") and rope_scaling.type (\"linear\") differ");
+        readFails(edited(root -> {
+            root.putObject("rope_scaling").put("rope_type", "yarn").put("factor", 4);
+            root.putObject("rope_parameters").put("rope_type", "default");
+        }), "rope_scaling and rope_parameters are both set and differ");
+        readFails(edited(root -> root.putObject("rope_parameters").put("rope_type", "default").put("rope_theta", 5e6)),
+                "rope_theta (1000000.0) and rope_parameters.rope_theta (5000000.0) differ");
     }
 
     @Test

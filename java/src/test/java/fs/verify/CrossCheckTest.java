@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import fs.backend.Backend;
 import fs.backend.Buffer;
 import fs.backend.KvCache;
+import fs.backend.Rope;
 import fs.backend.Weight;
 import fs.backend.cpu.VectorBackend;
 import fs.model.TestModel;
@@ -71,8 +72,8 @@ class CrossCheckTest {
             delegate.rmsNorm(x, gamma, out, rows, eps);
         }
         @Override public void matmul(Buffer x, Weight w, Buffer out, int rows) { delegate.matmul(x, w, out, rows); }
-        @Override public void rope(Buffer x, int rows, int heads, int headDim, int startPos, float theta) {
-            delegate.rope(x, rows, heads, headDim, startPos, theta);
+        @Override public void rope(Buffer x, int rows, int heads, int startPos, Rope rope) {
+            delegate.rope(x, rows, heads, startPos, rope);
         }
         @Override public void storeKv(KvCache cache, int layer, Buffer k, Buffer v, int rows, int startPos) {
             delegate.storeKv(cache, layer, k, v, rows, startPos);

@@ -1,22 +1,24 @@
 package fs.backend.cpu;
 
+import fs.backend.Rope;
+
 /**
- * cos and sin of the rotary angles for one (headDim, theta), grown on demand to the positions used. Angles are
- * computed in double and rounded once to float, so the table matches a float64 reference to float precision even at
- * large positions (float32 angles lose about a thousandth of a radian by position 10⁴).
+ * cos and sin of the rotary angles of one {@link Rope}, times its attention factor, grown on demand to the positions
+ * used. Angles are computed in double and rounded once to float, so the table matches a float64 reference to float
+ * precision even at large positions (float32 angles lose about a thousandth of a radian by position 10⁴).
  */
 final class RopeTable {
     private final int half;
     private final double[] inverseFrequencies;
+    private final double attentionFactor;
     private float[] cos = new float[0];
     private float[] sin = new float[0];
     private int positions;
 
-    RopeTable(int headDim, float theta) {
-        if (headDim <= 0 || headDim % 2 != 0) throw new IllegalArgumentException("rope needs an even headDim, got " + headDim);
-        half = headDim / 2;
-        inverseFrequencies = new double[half];
-        for (int i = 0; i < half; i++) inverseFrequencies[i] = Math.pow(theta, -2.0 * i / headDim);
+    RopeTable(Rope rope) {
+        inverseFrequencies = rope.inverseFrequencies();
+        half = inverseFrequencies.length;
+        attentionFactor = rope.attentionFactor();
     }
 
     /** Makes positions 0 until {@code needed} available. */
@@ -30,8 +32,8 @@ final class RopeTable {
         for (int p = positions; p < capacity; p++) {
             for (int i = 0; i < half; i++) {
                 double angle = p * inverseFrequencies[i];
-                newCos[p * half + i] = (float) Math.cos(angle);
-                newSin[p * half + i] = (float) Math.sin(angle);
+                newCos[p * half + i] = (float) (Math.cos(angle) * attentionFactor);
+                newSin[p * half + i] = (float) (Math.sin(angle) * attentionFactor);
             }
         }
         cos = newCos;

@@ -10,6 +10,7 @@ import fs.FsException;
 import fs.backend.Backend;
 import fs.backend.Buffer;
 import fs.backend.KvCache;
+import fs.backend.Rope;
 import fs.backend.Weight;
 import fs.tensor.DType;
 import fs.tensor.Tensor;
@@ -49,7 +50,7 @@ public final class VectorBackend implements Backend {
 
     private final Arena arena = Arena.ofShared();
     private final WorkerPool pool;
-    private final Map<RopeKey, RopeTable> ropeTables = new HashMap<>();
+    private final Map<Rope, RopeTable> ropeTables = new HashMap<>();
     private final MatmulTask matmulTask = new MatmulTask();
     private final AttentionTask attentionTask = new AttentionTask();
     private final SiluMulTask siluMulTask = new SiluMulTask();
@@ -366,11 +367,12 @@ public final class VectorBackend implements Backend {
     }
 
     @Override
-    public void rope(Buffer x, int rows, int heads, int headDim, int startPos, float theta) {
+    public void rope(Buffer x, int rows, int heads, int startPos, Rope rope) {
         MemorySegment xs = segment(x);
+        int headDim = rope.headDim();
         requireLength(x, (long) rows * heads * headDim, "rope input");
         if (startPos < 0) throw new IllegalArgumentException("negative startPos " + startPos);
-        RopeTable table = ropeTables.computeIfAbsent(new RopeKey(headDim, theta), key -> new RopeTable(headDim, theta));
+        RopeTable table = ropeTables.computeIfAbsent(rope, RopeTable::new);
         table.ensure(startPos + rows);
         float[] cos = table.cos(), sin = table.sin();
         int half = headDim / 2;
@@ -397,8 +399,6 @@ public final class VectorBackend implements Backend {
             }
         }
     }
-
-    private record RopeKey(int headDim, float theta) {}
 
     @Override
     public void storeKv(KvCache kvCache, int layer, Buffer k, Buffer v, int rows, int startPos) {

@@ -6,6 +6,7 @@ import fs.FsException;
 import fs.backend.Backend;
 import fs.backend.Buffer;
 import fs.backend.KvCache;
+import fs.backend.Rope;
 import fs.backend.Weight;
 import fs.tensor.DType;
 import fs.tensor.Tensor;
@@ -44,7 +45,8 @@ public final class OpenClBackend implements Backend {
     record ClWeight(String name, DType dtype, long rows, long columns, MemorySegment handle, OpenClBackend owner)
             implements Weight, ClMemory {}
 
-    private record RopeFrequencies(int headDim, float theta, ClBuffer inverse) {}
+    /** A rope's inverse frequencies, rounded to float, uploaded once. */
+    private record RopeFrequencies(Rope rope, ClBuffer inverse) {}
 
     record ClKvCache(int layers, int contextLength, int kvHeads, int headDim, List<ClBuffer> keys, List<ClBuffer> values,
             OpenClBackend owner) implements KvCache {}
@@ -61,7 +63,7 @@ public final class OpenClBackend implements Backend {
     private final List<ClKernel> kernels = new ArrayList<>();
     private final Map<DType, WeightKernels> weightKernels = new EnumMap<>(DType.class);
     private final List<RopeFrequencies> ropeFrequencies = new ArrayList<>();
-    private final ClKernel rope;
+    private final ClKernel ropeKernel;
     private final ClKernel storeKv;
     private final ClKernel attention;
     private final ClKernel siluMul;
@@ -91,7 +93,7 @@ public final class OpenClBackend implements Backend {
         this.queue = clCreateCommandQueue(this.device.context, this.device.deviceId, 0, status);
         ClStatus.check(status.get(ValueLayout.JAVA_INT, 0), "clCreateCommandQueue(" + device.name() + ")");
         MemorySegment program = this.device.program("activations.cl", BUILD_OPTIONS);
-        this.rope = kernel(program, design == KernelDesign.GPU ? "rope" : "rope_cpu");
+        this.ropeKernel = kernel(program, design == KernelDesign.GPU ? "rope" : "rope_cpu");
         this.storeKv = kernel(program, "store_kv");
         this.attention = kernel(program, design == KernelDesign.GPU ? "attention_gpu" : "attention_cpu");
         this.siluMul = kernel(program, "silu_mul");
@@ -216,15 +218,17 @@ public final class OpenClBackend implements Backend {
     }
 
     @Override
-    public void rope(Buffer x, int rows, int heads, int headDim, int startPos, float theta) {
+    public void rope(Buffer x, int rows, int heads, int startPos, Rope rope) {
         ClBuffer in = own(x);
-        require(in.length() >= (long) rows * heads * headDim && headDim % 2 == 0, "rope: bad shape");
+        int headDim = rope.headDim();
+        require(in.length() >= (long) rows * heads * headDim, "rope: bad shape");
         if (rows == 0) return;
-        rope.arg(0, in).arg(1, ropeFrequencies(headDim, theta)).arg(2, heads).arg(3, headDim).arg(4, startPos);
+        ropeKernel.arg(0, in).arg(1, ropeFrequencies(rope)).arg(2, heads).arg(3, headDim).arg(4, startPos)
+                .arg(5, (float) rope.attentionFactor());
         if (design == KernelDesign.GPU) {
-            rope.run(queue, headDim / 2, heads, rows);
+            ropeKernel.run(queue, headDim / 2, heads, rows);
         } else {
-            rope.run(queue, rows, 1);
+            ropeKernel.run(queue, rows, 1);
         }
     }
 
@@ -367,19 +371,20 @@ public final class OpenClBackend implements Backend {
         return Integer.highestOneBit((int) Math.max(1, limit));
     }
 
-    private ClBuffer ropeFrequencies(int headDim, float theta) {
+    private ClBuffer ropeFrequencies(Rope rope) {
         for (RopeFrequencies f : ropeFrequencies) {
-            if (f.headDim() == headDim && f.theta() == theta) return f.inverse();
+            if (f.rope().equals(rope)) return f.inverse();
         }
-        float[] inverse = new float[headDim / 2];
-        for (int i = 0; i < inverse.length; i++) inverse[i] = (float) (1.0 / Math.pow(theta, 2.0 * i / headDim));
+        double[] frequencies = rope.inverseFrequencies();
+        float[] inverse = new float[frequencies.length];
+        for (int i = 0; i < inverse.length; i++) inverse[i] = (float) frequencies[i];
         ClBuffer buffer = buffer("RoPE frequencies", inverse.length);
         try (Arena host = Arena.ofConfined()) {
             MemorySegment values = host.allocateFrom(ValueLayout.JAVA_FLOAT, inverse);
             ClStatus.check(clEnqueueWriteBuffer(queue, buffer.handle(), CL_TRUE(), 0, values.byteSize(), values, 0,
                     MemorySegment.NULL, MemorySegment.NULL), "clEnqueueWriteBuffer(RoPE frequencies)");
         }
-        ropeFrequencies.add(new RopeFrequencies(headDim, theta, buffer));
+        ropeFrequencies.add(new RopeFrequencies(rope, buffer));
         return buffer;
     }
 

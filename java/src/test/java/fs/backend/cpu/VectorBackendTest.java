@@ -10,8 +10,10 @@ import fs.FsException;
 import fs.backend.Backend;
 import fs.backend.Buffer;
 import fs.backend.KvCache;
+import fs.backend.Rope;
 import fs.backend.ScalarBackend;
 import fs.backend.Weight;
+import fs.model.RopeScaling;
 import fs.tensor.DType;
 import fs.tensor.Tensor;
 import java.lang.foreign.Arena;
@@ -243,24 +245,33 @@ class VectorBackendTest {
     void ropeMatchesTheFloat64Reference() {
         Random random = new Random(5);
         for (int headDim : new int[] {6, 64, 128}) {
-            for (int startPos : new int[] {0, 7, 30000}) {
-                int rows = 3, heads = 5;
-                float[] x = randomFloats(random, rows * heads * headDim);
-                float[] expected = rope(oracle, x, rows, heads, headDim, startPos);
-                float[] actual = rope(one, x, rows, heads, headDim, startPos);
-                for (int i = 0; i < x.length; i++) {
-                    assertEquals(expected[i], actual[i], 1e-5 * Math.max(1, Math.abs(expected[i])),
-                            "headDim " + headDim + " startPos " + startPos + " element " + i);
+            // Plain RoPE, and YaRN's blended frequencies with cos and sin scaled by its attention factor.
+            for (Rope rope : new Rope[] {Rope.plain(headDim, 1_000_000), yarn(headDim)}) {
+                for (int startPos : new int[] {0, 7, 30000}) {
+                    int rows = 3, heads = 5;
+                    float[] x = randomFloats(random, rows * heads * headDim);
+                    float[] expected = rope(oracle, x, rows, heads, startPos, rope);
+                    float[] actual = rope(one, x, rows, heads, startPos, rope);
+                    String where = rope + " startPos " + startPos;
+                    for (int i = 0; i < x.length; i++) {
+                        assertEquals(expected[i], actual[i], 1e-5 * Math.max(1, Math.abs(expected[i])),
+                                where + " element " + i);
+                    }
+                    assertClose(actual, expected, "rope");
+                    assertArrayEquals(actual, rope(two, x, rows, heads, startPos, rope));
                 }
-                assertClose(actual, expected, "rope");
-                assertArrayEquals(actual, rope(two, x, rows, heads, headDim, startPos));
             }
         }
     }
 
-    private static float[] rope(Backend backend, float[] x, int rows, int heads, int headDim, int startPos) {
+    /** Qwen3's documented YaRN (factor 4 over 32768 positions): its ramp covers some pairs of every head size here. */
+    private static Rope yarn(int headDim) {
+        return new RopeScaling.Yarn(4, 32768, 32, 1, 1 + 0.1 * Math.log(4), true).rope(headDim, 1_000_000);
+    }
+
+    private static float[] rope(Backend backend, float[] x, int rows, int heads, int startPos, Rope rope) {
         Buffer b = buffer(backend, x);
-        backend.rope(b, rows, heads, headDim, startPos, 1_000_000f);
+        backend.rope(b, rows, heads, startPos, rope);
         return read(backend, b);
     }
 
@@ -268,11 +279,12 @@ class VectorBackendTest {
     void ropeOfABatchEqualsEachRowAtItsPosition() {
         Random random = new Random(6);
         int rows = 4, heads = 2, headDim = 64;
+        Rope rope = yarn(headDim);
         float[] x = randomFloats(random, rows * heads * headDim);
-        float[] batched = rope(one, x, rows, heads, headDim, 10);
+        float[] batched = rope(one, x, rows, heads, 10, rope);
         for (int r = 0; r < rows; r++) {
             int w = heads * headDim;
-            float[] alone = rope(two, java.util.Arrays.copyOfRange(x, r * w, (r + 1) * w), 1, heads, headDim, 10 + r);
+            float[] alone = rope(two, java.util.Arrays.copyOfRange(x, r * w, (r + 1) * w), 1, heads, 10 + r, rope);
             assertArrayEquals(java.util.Arrays.copyOfRange(batched, r * w, (r + 1) * w), alone);
         }
     }

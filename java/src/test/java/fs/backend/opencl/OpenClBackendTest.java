@@ -10,8 +10,10 @@ import fs.FsException;
 import fs.backend.Backend;
 import fs.backend.Buffer;
 import fs.backend.KvCache;
+import fs.backend.Rope;
 import fs.backend.Weight;
 import fs.backend.cpu.VectorBackend;
+import fs.model.RopeScaling;
 import fs.tensor.DType;
 import fs.tensor.Tensor;
 import java.lang.foreign.Arena;
@@ -138,12 +140,17 @@ class OpenClBackendTest {
         int[][] shapes = {{3, 2, 16, 7}, {4, 16, 128, 500}, {1, 8, 128, 4095}};
         for (int[] shape : shapes) {
             int rows = shape[0], heads = shape[1], headDim = shape[2], startPos = shape[3];
-            float[] x = random(random, rows * heads * headDim);
-            assertMatchesOracle(design, "rope " + rows + "x" + heads + "x" + headDim + " at " + startPos, backend -> {
-                Buffer buffer = input(backend, x);
-                backend.rope(buffer, rows, heads, headDim, startPos, 1_000_000f);
-                return read(backend, buffer, x.length);
-            });
+            // Plain RoPE, and Qwen3's documented YaRN: blended frequencies, cos and sin times its attention factor.
+            Rope yarn = new RopeScaling.Yarn(4, 32768, 32, 1, 1 + 0.1 * Math.log(4), true).rope(headDim, 1_000_000);
+            for (Rope rope : new Rope[] {Rope.plain(headDim, 1_000_000), yarn}) {
+                float[] x = random(random, rows * heads * headDim);
+                String what = "rope " + rows + "x" + heads + "x" + headDim + " at " + startPos + " " + rope;
+                assertMatchesOracle(design, what, backend -> {
+                    Buffer buffer = input(backend, x);
+                    backend.rope(buffer, rows, heads, startPos, rope);
+                    return read(backend, buffer, x.length);
+                });
+            }
         }
     }
 
