@@ -79,6 +79,60 @@ def rotate_half(x):
     return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
 
 
+def rope_parameters(config, head_dim):
+    """(inv_freq [head_dim/2], attention factor) as Hugging Face's rope init functions compute them, in float64.
+
+    rope_scaling (or transformers 5's rope_parameters) null, empty or of type "default": plain RoPE,
+    inv_freq[i] = theta^(-2i/head_dim), factor 1. Type "yarn" (the legacy key "type" too): transformers'
+    _compute_yarn_parameters as of 2025-08 onwards, which uses the explicit factor even where
+    max_position_embeddings / original_max_position_embeddings says otherwise. Other types are not implemented.
+    """
+    params = config.get("rope_scaling") or config.get("rope_parameters") or {}
+    rope_type = params.get("rope_type", params.get("type", "default"))
+    base = params.get("rope_theta", config.get("rope_theta"))
+    exponents = torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim
+    if rope_type == "default":
+        return base ** -exponents, 1.0
+    if rope_type != "yarn":
+        raise ValueError(f"rope type {rope_type!r} is not implemented")
+
+    # A top-level original_max_position_embeddings wins over rope_scaling's; both default to max_position_embeddings.
+    original = config.get("original_max_position_embeddings",
+                          params.get("original_max_position_embeddings", config["max_position_embeddings"]))
+    factor = params["factor"]
+    if factor is None:
+        factor = config["max_position_embeddings"] / original
+
+    def magnitude(scale, mscale=1.0):
+        return 1.0 if scale <= 1 else 0.1 * mscale * math.log(scale) + 1.0
+
+    attention = params.get("attention_factor")
+    if attention is None:
+        mscale, mscale_all_dim = params.get("mscale"), params.get("mscale_all_dim")
+        if mscale and mscale_all_dim:
+            attention = magnitude(factor, mscale) / magnitude(factor, mscale_all_dim)
+        else:
+            attention = magnitude(factor)
+    beta_fast = params.get("beta_fast") or 32  # `or`, as transformers: 0 and null both mean the default
+    beta_slow = params.get("beta_slow") or 1
+
+    def correction_dim(rotations):
+        """The pair index whose dims turn `rotations` times over the original context."""
+        return head_dim * math.log(original / (rotations * 2 * math.pi)) / (2 * math.log(base))
+
+    low, high = correction_dim(beta_fast), correction_dim(beta_slow)
+    if params.get("truncate", True):
+        low, high = math.floor(low), math.ceil(high)
+    low, high = max(low, 0), min(high, head_dim - 1)
+    if low == high:
+        high += 0.001
+    ramp = ((torch.arange(head_dim // 2, dtype=torch.float64) - low) / (high - low)).clamp(0, 1)
+    kept = 1 - ramp  # share of the original (extrapolated) frequency; the rest is divided by factor
+    turns = base ** exponents
+    inv_freq = 1 / (factor * turns) * (1 - kept) + 1 / turns * kept
+    return inv_freq, float(attention)
+
+
 class Qwen3Reference:
     def __init__(self, config, weights):
         self.c = config
@@ -92,14 +146,16 @@ class Qwen3Reference:
             self.lm_head = weights["lm_head.weight"]
         else:  # tied: the output projection is the embedding, whether or not the file also carries a copy
             self.lm_head = weights["model.embed_tokens.weight"]
-        i = torch.arange(0, self.head_dim, 2, dtype=torch.float64)
-        self.inv_freq = config["rope_theta"] ** (-i / self.head_dim)
+        self.inv_freq, self.attention_factor = rope_parameters(config, self.head_dim)
 
     def rope(self, x, positions):
-        """x: [heads, seq, head_dim]; dims i and i + head_dim/2 rotate together by angle pos * inv_freq[i]."""
+        """x: [heads, seq, head_dim]; dims i and i + head_dim/2 rotate together by angle pos * inv_freq[i], and cos
+        and sin are multiplied by the attention factor (1 for plain RoPE), as Hugging Face's rotary embedding does."""
         angles = positions[:, None].to(torch.float64) * self.inv_freq[None, :]
         angles = torch.cat((angles, angles), dim=-1)
-        return x * torch.cos(angles) + rotate_half(x) * torch.sin(angles)
+        cos = torch.cos(angles) * self.attention_factor
+        sin = torch.sin(angles) * self.attention_factor
+        return x * cos + rotate_half(x) * sin
 
     def new_cache(self):
         """Per layer: keys and values of all positions seen so far, [kv_heads, seq, head_dim], after norm and RoPE."""
@@ -166,7 +222,7 @@ def self_test():
     repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     ids = [151644, 872, 198, 9707, 151645, 198, 151644, 77091, 198, 785, 3974, 13876, 38835, 34208, 916, 279, 15678]
     ok = True
-    for name in ("tiny-tied", "tiny-untied", "tiny-tied-head-sharded"):
+    for name in ("tiny-tied", "tiny-untied", "tiny-tied-head-sharded", "tiny-tied-yarn"):
         model = Qwen3Reference(*load_checkpoint(os.path.join(repo, "models", name)))
         full = model.logits(ids)
         step = model.logits_incremental(ids)
@@ -177,15 +233,24 @@ def self_test():
         passed = diff <= 1e-9 * scale
         ok &= passed
         print(f"{name}: max |full - incremental| = {diff:.3e} (max |logit| {scale:.1f}) {'ok' if passed else 'FAIL'}")
-    # RoPE property: rotating by position p then taking dot products depends only on the position difference.
-    model = Qwen3Reference(*load_checkpoint(os.path.join(repo, "models", "tiny-tied")))
-    g = torch.Generator().manual_seed(0)
-    a, b = torch.randn(1, 1, model.head_dim, generator=g), torch.randn(1, 1, model.head_dim, generator=g)
-    d1 = (model.rope(a, torch.tensor([7])) * model.rope(b, torch.tensor([3]))).sum()
-    d2 = (model.rope(a, torch.tensor([1007])) * model.rope(b, torch.tensor([1003]))).sum()
-    rope_ok = abs(float(d1 - d2)) < 1e-9
-    ok &= rope_ok
-    print(f"rope relative-position invariance: {abs(float(d1 - d2)):.3e} {'ok' if rope_ok else 'FAIL'}")
+    # RoPE property, YaRN's too: rotating by position p then taking dot products depends only on the position
+    # difference (YaRN's attention factor scales every dot product alike).
+    for name in ("tiny-tied", "tiny-tied-yarn"):
+        model = Qwen3Reference(*load_checkpoint(os.path.join(repo, "models", name)))
+        g = torch.Generator().manual_seed(0)
+        a, b = torch.randn(1, 1, model.head_dim, generator=g), torch.randn(1, 1, model.head_dim, generator=g)
+        d1 = (model.rope(a, torch.tensor([7])) * model.rope(b, torch.tensor([3]))).sum()
+        d2 = (model.rope(a, torch.tensor([1007])) * model.rope(b, torch.tensor([1003]))).sum()
+        rope_ok = abs(float(d1 - d2)) < 1e-9
+        ok &= rope_ok
+        print(f"{name}: rope relative-position invariance: {abs(float(d1 - d2)):.3e} {'ok' if rope_ok else 'FAIL'}")
+    # YaRN of factor 1 is plain RoPE: interpolated and extrapolated frequencies coincide, the attention factor is 1.
+    config = {"rope_theta": 1e6, "max_position_embeddings": 40960}
+    plain, _ = rope_parameters(config, 128)
+    unit, attention = rope_parameters(dict(config, rope_scaling={"rope_type": "yarn", "factor": 1.0}), 128)
+    unit_ok = float((unit / plain - 1).abs().max()) < 1e-15 and attention == 1.0
+    ok &= unit_ok
+    print(f"yarn of factor 1 is plain rope: {'ok' if unit_ok else 'FAIL'}")
     print("self-test", "passed" if ok else "FAILED")
     return 0 if ok else 1
 

@@ -27,8 +27,12 @@ public record Golden(
     /** The reference at one prompt position: the top ids (largest first) with their logits, and the probe logits. */
     public record Position(int[] topIds, double[] topLogits, double[] probeLogits) {}
 
-    /** The checkpoints committed under models/ with golden data. */
-    public static final List<String> CHECKPOINTS = List.of("tiny-tied", "tiny-untied", "tiny-tied-head-sharded");
+    /**
+     * The checkpoints committed under models/ with golden data; tiny-tied-yarn is tiny-tied's weights (linked) with
+     * YaRN in its config.json.
+     */
+    public static final List<String> CHECKPOINTS =
+            List.of("tiny-tied", "tiny-untied", "tiny-tied-head-sharded", "tiny-tied-yarn");
 
     public static Path modelDir(String checkpoint) {
         return Path.of(System.getProperty("fs.repo"), "models", checkpoint);

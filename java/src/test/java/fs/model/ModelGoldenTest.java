@@ -22,7 +22,7 @@ public abstract class ModelGoldenTest {
     static final List<String> CHECKPOINTS = Golden.CHECKPOINTS;
 
     /** Logits are compared with the float64 reference to this absolute tolerance. */
-    private static final double REFERENCE_TOLERANCE = 1e-3;
+    static final double REFERENCE_TOLERANCE = 1e-3;
     /**
      * Batched and one-token forwards on the same backend agree to 1e-4. A backend whose one-row and many-row kernels
      * sum in different orders widens it by overriding, in proportion to the logit (a float's rounding is relative).

@@ -8,8 +8,14 @@ import java.nio.file.Path;
 public record TestModel(Checkpoint checkpoint, Backend backend, Qwen3Model model) implements AutoCloseable {
 
     public static TestModel open(Path dir, Backend backend, int contextLength, int batchRows, int logitRows) {
+        return open(dir, dir.resolve("config.json"), backend, contextLength, batchRows, logitRows);
+    }
+
+    /** The weights of checkpoint {@code dir} under another config.json. */
+    public static TestModel open(Path dir, Path configJson, Backend backend, int contextLength, int batchRows,
+            int logitRows) {
         Checkpoint checkpoint = Checkpoint.open(dir);
-        Qwen3Config config = Qwen3Config.read(dir.resolve("config.json"));
+        Qwen3Config config = Qwen3Config.read(configJson);
         Qwen3Model model = new Qwen3Model(config, Qwen3Weights.bind(config, checkpoint), backend,
                 new Qwen3Model.Shape(contextLength, batchRows, logitRows));
         return new TestModel(checkpoint, backend, model);
