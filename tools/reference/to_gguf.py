@@ -188,6 +188,11 @@ def gguf_kv(key, kind, value, item_kind=None):
 
 
 def metadata(directory, config):
+    # Only plain RoPE is written: a YaRN checkpoint converted without its scaling would run wrong in llama.cpp.
+    scaling = config.get("rope_scaling") or config.get("rope_parameters") or {}
+    if scaling.get("rope_type", scaling.get("type", "default")) != "default":
+        fail(f"{os.path.join(directory, 'config.json')}: rope_scaling {json.dumps(scaling)} is not converted "
+             "(this tool writes plain RoPE only)")
     hidden = config["hidden_size"]
     heads = config["num_attention_heads"]
     head_dim = config.get("head_dim") or hidden // heads
