@@ -39,6 +39,25 @@ record SafetensorsHeader(List<Entry> entries, Map<String, String> metadata) {
             }
         }
         entries.sort(Comparator.comparingLong(Entry::begin).thenComparingLong(Entry::end));
+        checkTensorsCoverTheData(entries, dataSize, file);
+        return new SafetensorsHeader(entries, metadata);
+    }
+
+    /**
+     * The tensors must tile the data section exactly, as upstream safetensors requires: a stray byte before, between
+     * or after them almost always means a header size or offsets that are off, so every tensor would be read shifted.
+     */
+    private static void checkTensorsCoverTheData(List<Entry> entries, long dataSize, String file) {
+        if (entries.isEmpty()) {
+            if (dataSize == 0) return;
+            throw new FsException(file + ": the header lists no tensors but " + bytes(dataSize)
+                    + " of data follow it");
+        }
+        Entry first = entries.getFirst();
+        if (first.begin() > 0) {
+            throw new FsException(file + ": " + bytes(first.begin()) + " before the first tensor '" + first.name()
+                    + "' " + range(first) + " belong to no tensor");
+        }
         for (int i = 1; i < entries.size(); i++) {
             Entry previous = entries.get(i - 1);
             Entry entry = entries.get(i);
@@ -46,8 +65,21 @@ record SafetensorsHeader(List<Entry> entries, Map<String, String> metadata) {
                 throw new FsException(file + ": tensor '" + entry.name() + "': data_offsets " + range(entry)
                         + " overlap tensor '" + previous.name() + "' " + range(previous));
             }
+            if (entry.begin() > previous.end()) {
+                throw new FsException(file + ": " + bytes(entry.begin() - previous.end()) + " between tensor '"
+                        + previous.name() + "' " + range(previous) + " and tensor '" + entry.name() + "' "
+                        + range(entry) + " belong to no tensor");
+            }
         }
-        return new SafetensorsHeader(entries, metadata);
+        Entry last = entries.getLast();
+        if (last.end() < dataSize) {
+            throw new FsException(file + ": " + bytes(dataSize - last.end()) + " after the last tensor '" + last.name()
+                    + "' " + range(last) + " belong to no tensor (is the header size at the start of the file wrong?)");
+        }
+    }
+
+    private static String bytes(long count) {
+        return count == 1 ? "1 byte" : count + " bytes";
     }
 
     private static Map<String, String> parseMetadata(JsonNode node, String file) {

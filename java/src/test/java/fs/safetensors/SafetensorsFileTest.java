@@ -218,6 +218,39 @@ class SafetensorsFileTest {
     }
 
     @Test
+    void rejectsAHeaderSizeOneByteShort() throws IOException {
+        Path good = dir.resolve("good.safetensors");
+        new SafetensorsWriter().f32("a", new long[] {2}, 1f, 2f).f32("b", new long[] {1}, 3f).write(good);
+        byte[] bytes = Files.readAllBytes(good);
+        long headerSize = java.nio.ByteBuffer.wrap(bytes, 0, 8).order(ByteOrder.LITTLE_ENDIAN).getLong();
+        byte[] rest = java.util.Arrays.copyOfRange(bytes, 8, bytes.length);
+        // The writer pads this header with spaces, so one byte less still parses: every tensor would be read one
+        // byte early, with one byte left over at the end.
+        assertEquals(' ', bytes[Math.toIntExact(8 + headerSize - 1)], "the header ends in padding");
+        Path shorter = dir.resolve("shorter.safetensors");
+        SafetensorsWriter.writeRaw(shorter, headerSize - 1, rest);
+        assertMentions(openFails(shorter), "1 byte after the last tensor 'b'", "header size");
+    }
+
+    @Test
+    void rejectsDataBeforeBetweenOrAfterTheTensors() {
+        Path before = dir.resolve("before.safetensors");
+        SafetensorsWriter.writeRaw(before, "{\"a\":{\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[2,4]}}", new byte[4]);
+        assertMentions(openFails(before), "2 bytes before the first tensor 'a'");
+        Path between = dir.resolve("between.safetensors");
+        SafetensorsWriter.writeRaw(between, """
+                {"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]},
+                 "b":{"dtype":"U8","shape":[1],"data_offsets":[5,6]}}""", new byte[6]);
+        assertMentions(openFails(between), "3 bytes between tensor 'a' [0, 2] and tensor 'b' [5, 6]");
+        Path after = dir.resolve("after.safetensors");
+        SafetensorsWriter.writeRaw(after, "{\"a\":{\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[0,2]}}", new byte[7]);
+        assertMentions(openFails(after), "5 bytes after the last tensor 'a'");
+        Path noTensors = dir.resolve("no-tensors.safetensors");
+        SafetensorsWriter.writeRaw(noTensors, "{}", new byte[3]);
+        assertMentions(openFails(noTensors), "3 bytes", "no tensors");
+    }
+
+    @Test
     void rejectsOverlappingTensors() {
         Path file = dir.resolve("overlap.safetensors");
         String header = """
