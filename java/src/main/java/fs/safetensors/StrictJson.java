@@ -2,7 +2,9 @@ package fs.safetensors;
 
 import com.fasterxml.jackson.core.JacksonException;
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.StreamReadConstraints;
 import com.fasterxml.jackson.core.StreamReadFeature;
+import com.fasterxml.jackson.core.exc.StreamConstraintsException;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.json.JsonMapper;
@@ -11,6 +13,8 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * Parses the JSON of checkpoints (safetensors headers, index and config files) strictly: a duplicate key or trailing
@@ -21,6 +25,13 @@ public final class StrictJson {
             .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
             .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
             .build();
+
+    // Jackson's wording of the syntax errors a hand-edited file most often has, reworded in describe().
+    private static final Pattern UNCLOSED = Pattern.compile(
+            "Unexpected end-of-input: expected close marker for (Object|Array) \\(start marker at \\[line: (\\d+), column: (\\d+)\\]\\).*");
+    private static final Pattern MISCLOSED = Pattern.compile(
+            "Unexpected close marker '(.)': expected '(.)' \\(for (Object|Array) starting at \\[line: (\\d+), column: (\\d+)\\]\\).*");
+    private static final Pattern NON_STANDARD = Pattern.compile("Non-standard token '([^']*)'.*");
 
     private StrictJson() {}
 
@@ -61,15 +72,56 @@ public final class StrictJson {
         return root;
     }
 
-    /** Jackson's own message without its multi-line source excerpt, plus where it happened. */
+    /** What is wrong, in plain words (not Jackson's token or class names), plus where it happened. */
     private static String describe(JacksonException e) {
-        String message = e instanceof JsonProcessingException p ? p.getOriginalMessage() : e.getMessage();
-        // Nested locations name a redacted source: keep only their line and column.
-        message = String.valueOf(message).replaceAll("\\[Source: [^;\\]]*; ", "[").replaceAll("\\s+", " ").strip();
+        String message = e instanceof StreamConstraintsException
+                ? tooLarge(e.getOriginalMessage())
+                : plainWords(e instanceof JsonProcessingException p ? p.getOriginalMessage() : e.getMessage());
         if (message.length() > 200) message = message.substring(0, 200) + "…";
         var location = e.getLocation();
         return location == null || location.getByteOffset() < 0
                 ? message
                 : message + " (at byte " + location.getByteOffset() + ")";
+    }
+
+    /** Jackson's limits guard the parser against hostile input; its message names the Java method of the limit. */
+    private static String tooLarge(String message) {
+        StreamReadConstraints limits = MAPPER.getFactory().streamReadConstraints();
+        if (message.startsWith("Document nesting depth")) {
+            return "nested more than " + limits.getMaxNestingDepth() + " levels deep";
+        }
+        if (message.startsWith("Number value length")) {
+            return "a number longer than " + limits.getMaxNumberLength() + " digits";
+        }
+        if (message.startsWith("String value length")) {
+            return "a string longer than " + limits.getMaxStringLength() + " characters";
+        }
+        if (message.startsWith("Name length")) {
+            return "a field name longer than " + limits.getMaxNameLength() + " characters";
+        }
+        return "too large to parse";
+    }
+
+    private static String plainWords(String jacksonMessage) {
+        String message = String.valueOf(jacksonMessage).replaceAll("\\s+", " ").strip();
+        // Nested locations name a redacted source: keep only their line and column.
+        message = message.replaceAll("\\[Source: [^;\\]]*; ", "[");
+        Matcher unclosed = UNCLOSED.matcher(message);
+        if (unclosed.matches()) {
+            boolean object = unclosed.group(1).equals("Object");
+            return "the JSON ends before the " + (object ? "'}' that closes the object" : "']' that closes the array")
+                    + " opened at line " + unclosed.group(2) + ", column " + unclosed.group(3);
+        }
+        Matcher misclosed = MISCLOSED.matcher(message);
+        if (misclosed.matches()) {
+            return "'" + misclosed.group(1) + "' where '" + misclosed.group(2) + "' should close the "
+                    + misclosed.group(3).toLowerCase() + " opened at line " + misclosed.group(4) + ", column "
+                    + misclosed.group(5);
+        }
+        if (message.startsWith("Unexpected end-of-input in VALUE_STRING")) return "the JSON ends inside a string";
+        if (message.startsWith("Unexpected end-of-input")) return "the JSON ends early";
+        Matcher nonStandard = NON_STANDARD.matcher(message);
+        if (nonStandard.matches()) return "'" + nonStandard.group(1) + "' is not a JSON value";
+        return message;
     }
 }

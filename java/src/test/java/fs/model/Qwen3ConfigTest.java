@@ -281,4 +281,24 @@ class Qwen3ConfigTest {
         readFails(write("{\"hidden_size\": 1, \"hidden_size\": 2}"), "Duplicate", "hidden_size");
         readFails(dir, "is a directory");
     }
+
+    @Test
+    void describesBadJsonInPlainWordsWithoutJacksonInternals() throws IOException {
+        String[][] cases = {
+            {"null", "expected a JSON object, found null"},
+            {"{\"hidden_size\": " + "[".repeat(1500) + "]".repeat(1500) + "}", "nested more than 1000 levels deep"},
+            {"{\"hidden_size\": 1" + "0".repeat(1500) + "}", "number longer than 1000 digits"},
+            {"{\"rms_norm_eps\": NaN}", "'NaN' is not a JSON value"},
+            {"{\"hidden_size\": {\"a\": 1}", "ends before the '}'", "line 1, column 1 "},
+            {"{\"hidden_size\": [1, 2}", "'}' where ']' should close the array"},
+        };
+        for (String[] c : cases) {
+            FsException e = assertThrows(FsException.class, () -> Qwen3Config.read(write(c[0])));
+            String message = e.getMessage();
+            for (int i = 1; i < c.length; i++) assertTrue(message.contains(c[i]), "'" + c[i] + "' in: " + message);
+            for (String internal : List.of("`", "Constraints", "JsonReadFeature", "OBJECT", "ARRAY", "marker")) {
+                assertFalse(message.contains(internal), "no '" + internal + "' in: " + message);
+            }
+        }
+    }
 }

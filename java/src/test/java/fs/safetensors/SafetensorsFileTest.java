@@ -167,7 +167,7 @@ class SafetensorsFileTest {
         Path file = dir.resolve("bad-json.safetensors");
         SafetensorsWriter.writeRaw(file, "{\"a\": {\"dtype\": \"F32\"", new byte[0]);
         FsException unclosed = openFails(file);
-        assertMentions(unclosed, "malformed JSON", "end-of-input", "line: 1, column: 7");
+        assertMentions(unclosed, "malformed JSON", "ends before the '}'", "line 1, column 7");
         assertFalse(unclosed.getMessage().contains("Source"), "no Jackson source excerpt: " + unclosed.getMessage());
         Path garbage = dir.resolve("trailing.safetensors");
         SafetensorsWriter.writeRaw(garbage, "{} {}", new byte[0]);
