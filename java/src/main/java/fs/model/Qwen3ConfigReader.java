@@ -26,11 +26,15 @@ final class Qwen3ConfigReader {
     }
 
     static Qwen3Config read(Path file) {
-        return new Qwen3ConfigReader(file, StrictJson.readObjectFile(file, MAX_CONFIG_BYTES)).config();
+        Qwen3ConfigReader reader = new Qwen3ConfigReader(file, StrictJson.readObjectFile(file, MAX_CONFIG_BYTES));
+        Qwen3Config config = reader.config();
+        reader.checkTokenIdsInVocabulary(config);
+        return config;
     }
 
     private Qwen3Config config() {
         checkModelType();
+        checkImplementedMath();
         RopeScaling ropeScaling = ropeScaling();
         int hidden = positiveInt("hidden_size");
         int heads = positiveInt("num_attention_heads");
@@ -46,6 +50,12 @@ final class Qwen3ConfigReader {
         } else {
             throw error("head_dim is missing and hidden_size (" + hidden + ") is not a multiple of num_attention_heads ("
                     + heads + ")");
+        }
+        // Hugging Face's rotate-half RoPE pairs the two halves of a head; an odd head_dim has no such halves.
+        if (headDim % 2 != 0) throw error("head_dim " + headDim + " must be even (RoPE rotates pairs of dimensions)");
+        if ((long) heads * headDim > Integer.MAX_VALUE) {
+            throw error("num_attention_heads (" + heads + ") times head_dim (" + headDim + ") is too large (the query width"
+                    + " must fit in 2^31 - 1)");
         }
         return new Qwen3Config(
                 hidden,
@@ -75,6 +85,45 @@ final class Qwen3ConfigReader {
             if (architecture.isTextual() && architecture.textValue().equals(ARCHITECTURE)) return;
         }
         throw error("architectures is " + architectures + ", expected one to be '" + ARCHITECTURE + "'");
+    }
+
+    /**
+     * Fields whose other values change the forward pass in ways fs does not implement: accepting them would run the
+     * model with the wrong math and produce plausible-looking garbage. Absent means Qwen3's default, which fs does.
+     */
+    private void checkImplementedMath() {
+        if (has("hidden_act") && !text("hidden_act").equals("silu")) {
+            throw error("hidden_act is '" + text("hidden_act") + "': fs implements only 'silu'");
+        }
+        if (has("attention_bias") && bool("attention_bias")) {
+            throw error("attention_bias is true: fs implements attention projections without bias");
+        }
+        if (has("use_sliding_window") && bool("use_sliding_window")) {
+            throw error("use_sliding_window is true: fs implements only full attention");
+        }
+        if (has("layer_types")) {
+            JsonNode types = root.get("layer_types");
+            if (!types.isArray()) throw error("layer_types must be a list of names, found " + describe(types));
+            for (JsonNode type : types) {
+                if (!type.isTextual() || !type.textValue().equals("full_attention")) {
+                    throw error("layer_types has " + (type.isTextual() ? "'" + type.textValue() + "'" : describe(type))
+                            + ": fs implements only 'full_attention'");
+                }
+            }
+        }
+    }
+
+    /** An id past the embedding table would be read from outside it; a stop id there could never be generated. */
+    private void checkTokenIdsInVocabulary(Qwen3Config config) {
+        int vocab = config.vocabSize();
+        if (config.bosTokenId() >= vocab) throw outsideVocabulary("bos_token_id", config.bosTokenId(), vocab);
+        for (int id : config.eosTokenIds()) {
+            if (id >= vocab) throw outsideVocabulary("eos_token_id", id, vocab);
+        }
+    }
+
+    private FsException outsideVocabulary(String field, int id, int vocab) {
+        return error(field + " " + id + " is outside the vocabulary (0.." + (vocab - 1) + ", from vocab_size)");
     }
 
     /**

@@ -274,6 +274,41 @@ class Qwen3ConfigTest {
     }
 
     @Test
+    void rejectsFieldsThatChangeTheMathFsDoesNotImplement() throws IOException {
+        readFails(edited(root -> root.put("hidden_act", "gelu")), "hidden_act is 'gelu'", "silu");
+        readFails(edited(root -> root.put("attention_bias", true)), "attention_bias", "true");
+        readFails(edited(root -> root.put("use_sliding_window", true)), "use_sliding_window", "true");
+        readFails(edited(root -> root.putArray("layer_types").add("full_attention").add("sliding_attention")),
+                "layer_types", "'sliding_attention'");
+        readFails(edited(root -> root.put("attention_bias", "no")), "attention_bias", "true or false");
+        // Their defaults, and Qwen3-0.6B's values, are what fs implements.
+        Qwen3Config.read(edited(root -> {
+            root.remove("hidden_act");
+            root.remove("attention_bias");
+            root.remove("use_sliding_window");
+            root.putArray("layer_types").add("full_attention");
+        }));
+    }
+
+    @Test
+    void rejectsTokenIdsOutsideTheVocabulary() throws IOException {
+        readFails(edited(root -> root.put("bos_token_id", 151936)), "bos_token_id 151936", "vocabulary", "151935");
+        readFails(edited(root -> root.put("eos_token_id", 200000)), "eos_token_id 200000", "vocabulary");
+        readFails(edited(root -> root.putArray("eos_token_id").add(151645).add(151936)), "eos_token_id 151936");
+    }
+
+    @Test
+    void rejectsHeadShapesTheEngineCannotAddress() throws IOException {
+        // 65536 heads of 65536 would make a query width of 2^32, which wraps to 0 in an int.
+        readFails(edited(root -> {
+            root.put("num_attention_heads", 65536);
+            root.put("num_key_value_heads", 65536);
+            root.put("head_dim", 65536);
+        }), "num_attention_heads", "head_dim", "too large");
+        readFails(edited(root -> root.put("head_dim", 127)), "head_dim 127", "even");
+    }
+
+    @Test
     void rejectsAMissingOrGarbledFile() throws IOException {
         readFails(dir.resolve("absent.json"), "no such file");
         readFails(write("{\"hidden_size\": 1024,"), "malformed JSON");
