@@ -9,6 +9,7 @@ import fs.FsException;
 import fs.hub.ModelResolver;
 import fs.model.Qwen3Config;
 import fs.model.Qwen3Weights;
+import fs.model.WeightCheck;
 import fs.safetensors.Checkpoint;
 import fs.safetensors.SafetensorsFile;
 import fs.tensor.Tensor;
@@ -43,15 +44,18 @@ final class InspectCommand implements Callable<Integer> {
         Qwen3Config config = Qwen3Config.read(directory.resolve("config.json"));
         try (Checkpoint checkpoint = Checkpoint.open(directory)) {
             List<Row> rows = rows(checkpoint);
-            List<String> problems = Qwen3Weights.problems(config, checkpoint);
+            WeightCheck check = Qwen3Weights.check(config, checkpoint);
+            PrintWriter err = spec.commandLine().getErr();
+            for (String note : check.notes()) err.println("fs: " + directory + ": " + note);
+            err.flush();
             PrintWriter out = spec.commandLine().getOut();
             if (json) {
                 // Made here, not in a static field: picocli instantiates every command on every start, and Jackson's
                 // databind takes a third of a second to set up on a cold JVM.
                 out.println(new ObjectMapper().writerWithDefaultPrettyPrinter()
-                        .writeValueAsString(toJson(directory, config, rows, problems)));
+                        .writeValueAsString(toJson(directory, config, rows, check)));
             } else {
-                printText(out, directory, config, rows, problems);
+                printText(out, directory, config, rows, check);
             }
             out.flush();
         }
@@ -88,7 +92,7 @@ final class InspectCommand implements Callable<Integer> {
     }
 
     private static void printText(
-            PrintWriter out, Path directory, Qwen3Config config, List<Row> rows, List<String> problems) {
+            PrintWriter out, Path directory, Qwen3Config config, List<Row> rows, WeightCheck check) {
         String[][] summary = {
             {"model", directory.toString()},
             {"architecture", "Qwen3ForCausalLM (qwen3)"},
@@ -129,12 +133,12 @@ final class InspectCommand implements Callable<Integer> {
         out.printf(Locale.ROOT, "%-14s %d tensors in %d file(s), %,d parameters (%.1f M), %,d bytes (%.2f GiB)%n",
                 "total", rows.size(), rows.stream().map(Row::file).distinct().count(), parameters, parameters / 1e6,
                 bytes, bytes / (double) (1L << 30));
-        out.printf("%-14s %s%n", "weights", problems.isEmpty()
+        out.printf("%-14s %s%n", "weights", check.ok()
                 ? "ok (every tensor the model reads is present with the expected shape and dtype)"
-                : problems.size() + " problem(s): " + String.join("; ", problems));
+                : check.problemCount() + " problem(s): " + check.problemLine());
     }
 
-    private static ObjectNode toJson(Path directory, Qwen3Config config, List<Row> rows, List<String> problems) {
+    private static ObjectNode toJson(Path directory, Qwen3Config config, List<Row> rows, WeightCheck check) {
         ObjectNode root = JsonNodeFactory.instance.objectNode();
         root.put("model", directory.toString());
 
@@ -174,9 +178,12 @@ final class InspectCommand implements Callable<Integer> {
         totals.put("bytes", byteCount(rows));
 
         ObjectNode weights = root.putObject("weights");
-        weights.put("ok", problems.isEmpty());
+        weights.put("ok", check.ok());
+        weights.put("problem_count", check.problemCount());
         ArrayNode problemsNode = weights.putArray("problems");
-        problems.forEach(problemsNode::add);
+        check.problems().forEach(problemsNode::add);
+        ArrayNode notesNode = weights.putArray("notes");
+        check.notes().forEach(notesNode::add);
         return root;
     }
 

@@ -115,6 +115,7 @@ final class ModelOptions {
         Backend created = null;
         try {
             Qwen3Weights weights = Qwen3Weights.bind(config, checkpoint);
+            for (String note : weights.notes()) err.println("fs: " + dir + ": " + note);
             Qwen3Model.Shape shape = shapeFor.apply(contextLength);
             created = Backends.create(backend, device, threadCount(), err);
             Qwen3Model loaded;

@@ -7,34 +7,37 @@ import java.util.List;
 
 /**
  * Every weight of a Qwen3 checkpoint, bound by name and checked against the config. {@code lmHead} is the
- * embedding table itself when the embeddings are tied and the checkpoint has no separate lm_head.weight.
+ * embedding table itself when the embeddings are tied, as in Hugging Face, even if the file stores an
+ * lm_head.weight. {@code notes} are what binding chose that the user should hear about (see {@link WeightCheck}).
  */
-public record Qwen3Weights(Tensor embedTokens, List<Layer> layers, Tensor norm, Tensor lmHead) {
+public record Qwen3Weights(Tensor embedTokens, List<Layer> layers, Tensor norm, Tensor lmHead, List<String> notes) {
 
     public Qwen3Weights {
         layers = List.copyOf(layers);
+        notes = List.copyOf(notes);
     }
 
     /**
      * Binds every weight by name, checking shapes and dtypes against {@code config} before anything runs: all
-     * missing or mismatched tensors are reported at once, in one FsException. Extra tensors are ignored.
+     * missing, mismatched or unused tensors are reported at once, in one FsException.
      */
     public static Qwen3Weights bind(Qwen3Config config, Checkpoint checkpoint) {
         Qwen3WeightBinder binder = new Qwen3WeightBinder(config, checkpoint);
         Qwen3Weights weights = binder.bind();
-        List<String> problems = binder.problems();
-        if (!problems.isEmpty()) {
-            throw new FsException(checkpoint.directory() + ": weights do not match config.json (" + problems.size()
-                    + (problems.size() == 1 ? " problem): " : " problems): ") + String.join("; ", problems));
+        WeightCheck check = binder.check();
+        if (!check.ok()) {
+            throw new FsException(checkpoint.directory() + ": weights do not match config.json ("
+                    + check.problemCount() + (check.problemCount() == 1 ? " problem): " : " problems): ")
+                    + check.problemLine());
         }
         return weights;
     }
 
-    /** What {@link #bind} would reject, one entry per missing or mismatched tensor; empty when it would succeed. */
-    public static List<String> problems(Qwen3Config config, Checkpoint checkpoint) {
+    /** What {@link #bind} would reject or note; ok when it would succeed. */
+    public static WeightCheck check(Qwen3Config config, Checkpoint checkpoint) {
         Qwen3WeightBinder binder = new Qwen3WeightBinder(config, checkpoint);
         binder.bind();
-        return binder.problems();
+        return binder.check();
     }
 
     /** The weights of model.layers.N; projections are [out, in] as PyTorch's Linear stores them. */

@@ -115,12 +115,30 @@ class InspectCommandTest {
     void listsWeightProblemsWithoutFailing() throws IOException {
         Map<String, long[]> shapes = TinyQwen3.shapes();
         shapes.remove("model.norm.weight");
-        Path model = TinyQwen3.write(dir.resolve("broken"), true, shapes);
+        Path model = TinyQwen3.write(dir.resolve("broken"), false, shapes);
         Result result = fs("inspect", model.toString(), "--json");
         assertEquals(0, result.exit(), result.err());
+        assertEquals("", result.err());
         JsonNode weights = new ObjectMapper().readTree(result.out()).get("weights");
         assertEquals(false, weights.get("ok").booleanValue());
+        assertEquals(1, weights.get("problem_count").intValue());
         assertEquals("missing model.norm.weight", weights.get("problems").get(0).textValue());
+
+        Result text = fs("inspect", model.toString());
+        assertEquals(0, text.exit(), text.err());
+        assertTrue(text.out().contains("weights        1 problem(s): missing model.norm.weight"), text.out());
+    }
+
+    @Test
+    void saysOnStderrWhenATiedCheckpointsStoredHeadIsNotUsed() throws IOException {
+        Path model = TinyQwen3.write(dir.resolve("tied-with-head"), true, TinyQwen3.shapes());
+        Result result = fs("inspect", model.toString(), "--json");
+        assertEquals(0, result.exit(), result.err());
+        assertEquals(1, result.err().lines().count(), result.err());
+        assertTrue(result.err().startsWith("fs: " + model + ": the stored lm_head.weight differs from"), result.err());
+        JsonNode weights = new ObjectMapper().readTree(result.out()).get("weights");
+        assertTrue(weights.get("ok").booleanValue());
+        assertEquals(result.err().strip(), "fs: " + model + ": " + weights.get("notes").get(0).textValue());
     }
 
     @Test

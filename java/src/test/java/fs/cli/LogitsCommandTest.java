@@ -7,9 +7,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import fs.model.Golden;
+import fs.model.TinyQwen3;
 import java.io.IOException;
+import java.nio.file.Path;
 import java.util.Arrays;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 class LogitsCommandTest {
 
@@ -38,6 +41,15 @@ class LogitsCommandTest {
                 assertEquals(expected.topLogits()[i], logits.get(i).doubleValue(), 1e-3, "position " + p + " rank " + i);
             }
         }
+    }
+
+    @Test
+    void loadingSaysWhenATiedCheckpointsStoredHeadIsNotUsed(@TempDir Path dir) {
+        Path model = TinyQwen3.write(dir.resolve("tied-with-head"), true, TinyQwen3.shapes());
+        CliRun run = CliRun.of("logits", model.toString(), "--tokens", "1,2", "-t", "1", "--backend", "cpu");
+        assertEquals(0, run.exitCode(), run.err());
+        assertTrue(run.err().lines().anyMatch(line -> line.startsWith("fs: " + model + ": the stored lm_head.weight"
+                + " differs from model.embed_tokens.weight and is not used")), run.err());
     }
 
     @Test

@@ -2,7 +2,6 @@ package fs.model;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -56,19 +55,40 @@ class Qwen3WeightsTest {
             for (int i = 0; i < names.size(); i++) {
                 assertSame(checkpoint.tensor(p + names.get(i) + ".weight"), bound.get(i), names.get(i));
             }
-            assertEquals(List.of(), Qwen3Weights.problems(config(model), checkpoint));
+            assertEquals(new WeightCheck(List.of(), 0, List.of()), Qwen3Weights.check(config(model), checkpoint));
+            assertEquals(List.of(), weights.notes());
         }
     }
 
     @Test
-    void usesTheFilesLmHeadWhenATiedCheckpointHasOne() {
+    void aTiedCheckpointUsesTheEmbeddingEvenWhenItStoresADifferentLmHead() {
         Path model = TinyQwen3.write(dir, true, TinyQwen3.shapes());
         try (Checkpoint checkpoint = Checkpoint.open(model)) {
+            assertEquals(1f, firstValue(checkpoint.tensor("lm_head.weight"))); // the first tensor TinyQwen3 writes
             Qwen3Weights weights = Qwen3Weights.bind(config(model), checkpoint);
-            assertNotSame(weights.embedTokens(), weights.lmHead());
-            assertEquals("lm_head.weight", weights.lmHead().name());
-            assertEquals(1f, firstValue(weights.lmHead())); // lm_head is the first tensor TinyQwen3 writes
-            assertEquals(2f, firstValue(weights.embedTokens()));
+            assertSame(checkpoint.tensor("model.embed_tokens.weight"), weights.lmHead());
+            assertEquals(2f, firstValue(weights.lmHead()));
+            assertEquals(1, weights.notes().size(), weights.notes().toString());
+            String note = weights.notes().getFirst();
+            assertTrue(note.contains("lm_head.weight differs from model.embed_tokens.weight")
+                    && note.contains("tie_word_embeddings is true"), note);
+            WeightCheck check = Qwen3Weights.check(config(model), checkpoint);
+            assertTrue(check.ok(), check.problemLine());
+            assertEquals(weights.notes(), check.notes());
+        }
+    }
+
+    @Test
+    void aTiedCheckpointWhoseLmHeadEqualsTheEmbeddingGetsNoNote() {
+        Map<String, long[]> shapes = TinyQwen3.shapes();
+        SafetensorsWriter writer = new SafetensorsWriter();
+        for (var entry : shapes.entrySet()) writer.zeros(entry.getKey(), DType.BF16, entry.getValue());
+        TinyQwen3.write(dir, true, Map.of()); // config.json only
+        writer.write(dir.resolve("model.safetensors"));
+        try (Checkpoint checkpoint = Checkpoint.open(dir)) {
+            Qwen3Weights weights = Qwen3Weights.bind(config(dir), checkpoint);
+            assertSame(weights.embedTokens(), weights.lmHead());
+            assertEquals(List.of(), weights.notes());
         }
     }
 
@@ -93,7 +113,6 @@ class Qwen3WeightsTest {
         shapes.put("model.layers.1.self_attn.k_norm.weight", new long[] {TinyQwen3.HEAD_DIM, 1});
         shapes.remove("model.layers.1.mlp.up_proj.weight");
         shapes.remove("model.norm.weight");
-        shapes.put("model.layers.7.extra.weight", new long[] {3}); // not read by the model: ignored
         Path model = TinyQwen3.write(dir, true, shapes);
         try (Checkpoint checkpoint = Checkpoint.open(model)) {
             FsException e = assertThrows(FsException.class, () -> Qwen3Weights.bind(config(model), checkpoint));
@@ -107,8 +126,71 @@ class Qwen3WeightsTest {
                     "missing model.norm.weight")) {
                 assertTrue(message.contains(problem), "'" + problem + "' in: " + message);
             }
-            assertFalse(message.contains("extra"), message);
-            assertEquals(4, Qwen3Weights.problems(config(model), checkpoint).size());
+            assertEquals(4, Qwen3Weights.check(config(model), checkpoint).problemCount());
+        }
+    }
+
+    @Test
+    void aConfigClaimingABillionLayersIsOneProblemNotABillion() throws IOException {
+        Path model = TinyQwen3.writeTied(dir);
+        Files.writeString(model.resolve("config.json"),
+                TinyQwen3.configJson(true).replace("\"num_hidden_layers\": 2", "\"num_hidden_layers\": 1000000000"));
+        try (Checkpoint checkpoint = Checkpoint.open(model)) {
+            FsException e = assertThrows(FsException.class, () -> Qwen3Weights.bind(config(model), checkpoint));
+            assertEquals(model + ": weights do not match config.json (1 problem): num_hidden_layers is 1000000000"
+                    + " but the checkpoint stores 2 layers", e.getMessage());
+        }
+    }
+
+    @Test
+    void listsTheFirstProblemsAndCountsTheRest() throws IOException {
+        Path model = TinyQwen3.writeTied(dir);
+        // Every tensor has a hidden or a head dimension, so every one of them is now the wrong shape.
+        Files.writeString(model.resolve("config.json"), TinyQwen3.configJson(true)
+                .replace("\"hidden_size\": 16", "\"hidden_size\": 64")
+                .replace("\"head_dim\": 8", "\"head_dim\": 16"));
+        long expected = TinyQwen3.shapes().keySet().stream().filter(name -> !name.equals("lm_head.weight")).count();
+        assertTrue(expected > WeightCheck.MAX_LISTED, "the test needs more problems than are listed");
+        try (Checkpoint checkpoint = Checkpoint.open(model)) {
+            WeightCheck check = Qwen3Weights.check(config(model), checkpoint);
+            assertEquals(expected, check.problemCount());
+            assertEquals(WeightCheck.MAX_LISTED, check.problems().size());
+            FsException e = assertThrows(FsException.class, () -> Qwen3Weights.bind(config(model), checkpoint));
+            assertTrue(e.getMessage().contains("(" + expected + " problems): "), e.getMessage());
+            assertTrue(e.getMessage().endsWith("; and " + (expected - WeightCheck.MAX_LISTED) + " more"), e.getMessage());
+        }
+    }
+
+    @Test
+    void rejectsLayersBeyondTheConfigByName() throws IOException {
+        Path model = TinyQwen3.writeTied(dir);
+        Files.writeString(model.resolve("config.json"),
+                TinyQwen3.configJson(true).replace("\"num_hidden_layers\": 2", "\"num_hidden_layers\": 1"));
+        try (Checkpoint checkpoint = Checkpoint.open(model)) {
+            FsException e = assertThrows(FsException.class, () -> Qwen3Weights.bind(config(model), checkpoint));
+            String message = e.getMessage();
+            assertTrue(message.contains("(2 problems): num_hidden_layers is 1 but the checkpoint stores 2 layers; "
+                    + "11 stored tensors are not part of this model: 'model.layers.1.input_layernorm.weight', "), message);
+            assertTrue(message.endsWith(" and 1 more"), message);
+        }
+    }
+
+    @Test
+    void rejectsStoredTensorsThatNoPartOfTheModelReads() {
+        Map<String, long[]> shapes = TinyQwen3.shapes();
+        shapes.remove("lm_head.weight");
+        shapes.put("foo.bar", new long[] {3});
+        shapes.put("", new long[] {1});
+        shapes.put("model.layers.01.input_layernorm.weight", new long[] {TinyQwen3.HIDDEN});
+        Path model = TinyQwen3.write(dir, true, shapes);
+        try (Checkpoint checkpoint = Checkpoint.open(model)) {
+            FsException e = assertThrows(FsException.class, () -> Qwen3Weights.bind(config(model), checkpoint));
+            assertTrue(e.getMessage().endsWith("(1 problem): 3 stored tensors are not part of this model: 'foo.bar',"
+                    + " '' (an empty name), 'model.layers.01.input_layernorm.weight'"), e.getMessage());
+        }
+        Path untied = TinyQwen3.write(dir.resolve("untied"), false, TinyQwen3.shapes());
+        try (Checkpoint checkpoint = Checkpoint.open(untied)) {
+            assertTrue(Qwen3Weights.check(config(untied), checkpoint).ok(), "an untied model reads lm_head.weight");
         }
     }
 
@@ -122,7 +204,7 @@ class Qwen3WeightsTest {
         TinyQwen3.write(dir, false, Map.of()); // config.json only
         writer.write(dir.resolve("model.safetensors"));
         try (Checkpoint checkpoint = Checkpoint.open(dir)) {
-            assertEquals(List.of(), Qwen3Weights.problems(config(dir), checkpoint));
+            assertEquals(List.of(), Qwen3Weights.check(config(dir), checkpoint).problems());
         }
 
         SafetensorsWriter ints = new SafetensorsWriter();
@@ -132,7 +214,7 @@ class Qwen3WeightsTest {
         ints.write(dir.resolve("model.safetensors"));
         try (Checkpoint checkpoint = Checkpoint.open(dir)) {
             assertEquals(List.of("model.norm.weight has dtype I16, expected F32, F16 or BF16"),
-                    Qwen3Weights.problems(config(dir), checkpoint));
+                    Qwen3Weights.check(config(dir), checkpoint).problems());
         }
     }
 }
