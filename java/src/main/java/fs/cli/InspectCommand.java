@@ -27,7 +27,8 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
-@Command(name = "inspect", mixinStandardHelpOptions = true, description = "Shows a checkpoint's config and tensors.")
+@Command(name = "inspect", mixinStandardHelpOptions = true,
+        description = "Shows a checkpoint's config and tensors; exits 1 when the weights do not match the config.")
 final class InspectCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
@@ -58,8 +59,9 @@ final class InspectCommand implements Callable<Integer> {
                 printText(out, directory, config, rows, check);
             }
             out.flush();
+            // The report is printed either way; the exit status tells a script whether fs could run this model.
+            return check.ok() ? 0 : 1;
         }
-        return 0;
     }
 
     /** Where MODEL's files are: a local directory, or a Hugging Face repo id through the cache or the hub. */

@@ -112,12 +112,12 @@ class InspectCommandTest {
     }
 
     @Test
-    void listsWeightProblemsWithoutFailing() throws IOException {
+    void listsWeightProblemsThenExitsOne() throws IOException {
         Map<String, long[]> shapes = TinyQwen3.shapes();
         shapes.remove("model.norm.weight");
         Path model = TinyQwen3.write(dir.resolve("broken"), false, shapes);
         Result result = fs("inspect", model.toString(), "--json");
-        assertEquals(0, result.exit(), result.err());
+        assertEquals(1, result.exit(), result.err());
         assertEquals("", result.err());
         JsonNode weights = new ObjectMapper().readTree(result.out()).get("weights");
         assertEquals(false, weights.get("ok").booleanValue());
@@ -125,7 +125,7 @@ class InspectCommandTest {
         assertEquals("missing model.norm.weight", weights.get("problems").get(0).textValue());
 
         Result text = fs("inspect", model.toString());
-        assertEquals(0, text.exit(), text.err());
+        assertEquals(1, text.exit(), text.err());
         assertTrue(text.out().contains("weights        1 problem(s): missing model.norm.weight"), text.out());
     }
 
