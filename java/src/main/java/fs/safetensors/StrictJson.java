@@ -118,6 +118,7 @@ public final class StrictJson {
                     + misclosed.group(3).toLowerCase() + " opened at line " + misclosed.group(4) + ", column "
                     + misclosed.group(5);
         }
+        if (message.startsWith("Trailing token")) return "more JSON follows the object";
         if (message.startsWith("Unexpected end-of-input in VALUE_STRING")) return "the JSON ends inside a string";
         if (message.startsWith("Unexpected end-of-input")) return "the JSON ends early";
         Matcher nonStandard = NON_STANDARD.matcher(message);

@@ -324,6 +324,7 @@ class Qwen3ConfigTest {
             {"{\"hidden_size\": " + "[".repeat(1500) + "]".repeat(1500) + "}", "nested more than 1000 levels deep"},
             {"{\"hidden_size\": 1" + "0".repeat(1500) + "}", "number longer than 1000 digits"},
             {"{\"rms_norm_eps\": NaN}", "'NaN' is not a JSON value"},
+            {"{\"hidden_size\": 1} {}", "more JSON follows the object"},
             {"{\"hidden_size\": {\"a\": 1}", "ends before the '}'", "line 1, column 1 "},
             {"{\"hidden_size\": [1, 2}", "'}' where ']' should close the array"},
         };
@@ -331,7 +332,7 @@ class Qwen3ConfigTest {
             FsException e = assertThrows(FsException.class, () -> Qwen3Config.read(write(c[0])));
             String message = e.getMessage();
             for (int i = 1; i < c.length; i++) assertTrue(message.contains(c[i]), "'" + c[i] + "' in: " + message);
-            for (String internal : List.of("`", "Constraints", "JsonReadFeature", "OBJECT", "ARRAY", "marker")) {
+            for (String internal : List.of("`", "Constraints", "Feature", "OBJECT", "ARRAY", "marker", "java")) {
                 assertFalse(message.contains(internal), "no '" + internal + "' in: " + message);
             }
         }
