@@ -109,7 +109,7 @@ final class ModelOptions {
         Path dir = ModelResolver.resolve(model(), err);
         Qwen3Config config = Qwen3Config.read(dir.resolve("config.json"));
         int contextLength = contextLength(config);
-        GenerationConfig generationConfig = GenerationConfig.read(dir);
+        GenerationConfig generationConfig = GenerationConfig.read(dir, config.vocabSize());
         Checkpoint checkpoint = Checkpoint.open(dir);
         mapped = checkpoint;
         Backend created = null;

@@ -1,10 +1,8 @@
 package fs.generate;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import fs.FsException;
-import java.io.IOException;
+import fs.safetensors.StrictJson;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -32,6 +30,7 @@ public record GenerationConfig(
         List<Integer> eosTokenIds) {
 
     public static final String FILE_NAME = "generation_config.json";
+    private static final long MAX_BYTES = 1000L * 1000;
 
     public GenerationConfig {
         eosTokenIds = List.copyOf(eosTokenIds);
@@ -42,28 +41,25 @@ public record GenerationConfig(
         return new GenerationConfig(true, 1.0f, 50, 1.0f, 0f, 1.0f, List.of());
     }
 
-    /** Reads {@code modelDir/generation_config.json}, or returns {@link #defaults()} when there is none. */
-    public static GenerationConfig read(Path modelDir) {
+    /**
+     * Reads {@code modelDir/generation_config.json}, or returns {@link #defaults()} when there is none. Its token ids
+     * must lie in the model's vocabulary of {@code vocabSize} ids (config.json's vocab_size).
+     */
+    public static GenerationConfig read(Path modelDir, int vocabSize) {
         Path file = modelDir.resolve(FILE_NAME);
         if (!Files.exists(file)) return defaults();
-        JsonNode root;
-        try {
-            root = new ObjectMapper().readTree(file.toFile());
-        } catch (JsonProcessingException e) {
-            throw new FsException(file + ": not valid JSON (" + e.getOriginalMessage() + ")", e);
-        } catch (IOException e) {
-            throw new FsException(file + ": cannot read (" + e.getMessage() + ")", e);
-        }
-        if (root == null || !root.isObject()) throw new FsException(file + ": expected a JSON object");
+        JsonNode root = StrictJson.readObjectFile(file, MAX_BYTES);
         GenerationConfig d = defaults();
+        // bos_token_id is not used in generation, but one outside the vocabulary means the file is for another model.
+        ids(file, root, "bos_token_id", vocabSize);
         return new GenerationConfig(
                 bool(file, root, "do_sample", d.doSample()),
                 number(file, root, "temperature", d.temperature(), 1.0f),
-                (int) number(file, root, "top_k", d.topK(), 0),
+                topK(file, root, d.topK()),
                 number(file, root, "top_p", d.topP(), 1.0f),
                 number(file, root, "min_p", d.minP(), 0f),
                 number(file, root, "repetition_penalty", d.repetitionPenalty(), 1.0f),
-                ids(file, root.get("eos_token_id")));
+                ids(file, root, "eos_token_id", vocabSize));
     }
 
     /**
@@ -84,7 +80,7 @@ public record GenerationConfig(
     private static boolean bool(Path file, JsonNode root, String field, boolean absent) {
         JsonNode node = root.get(field);
         if (node == null || node.isNull()) return absent;
-        if (!node.isBoolean()) throw new FsException(file + ": " + field + " must be true or false, got " + node);
+        if (!node.isBoolean()) throw new FsException(file + ": " + field + " must be true or false, got " + shown(node));
         return node.booleanValue();
     }
 
@@ -93,24 +89,44 @@ public record GenerationConfig(
         JsonNode node = root.get(field);
         if (node == null) return absent;
         if (node.isNull()) return disabled;
-        if (!node.isNumber()) throw new FsException(file + ": " + field + " must be a number, got " + node);
+        if (!node.isNumber()) throw new FsException(file + ": " + field + " must be a number, got " + shown(node));
         return node.floatValue();
     }
 
-    private static List<Integer> ids(Path file, JsonNode node) {
+    /** top_k counts tokens: Hugging Face rejects a fractional one rather than rounding it. */
+    private static int topK(Path file, JsonNode root, int absent) {
+        JsonNode node = root.get("top_k");
+        if (node == null) return absent;
+        if (node.isNull()) return 0;
+        if (!node.isIntegralNumber() || !node.canConvertToInt()) {
+            throw new FsException(file + ": top_k must be a whole number, got " + shown(node));
+        }
+        return node.intValue();
+    }
+
+    /** The field's token ids (one id or a list of them), each checked to lie in the vocabulary; empty when absent. */
+    private static List<Integer> ids(Path file, JsonNode root, String field, int vocabSize) {
+        JsonNode node = root.get(field);
         List<Integer> ids = new ArrayList<>();
         if (node == null || node.isNull()) return ids;
-        if (node.isInt()) {
-            ids.add(node.intValue());
-            return ids;
+        if (!node.isIntegralNumber() && !node.isArray()) {
+            throw new FsException(file + ": " + field + " must be a token id or a list of them, got " + shown(node));
         }
-        if (node.isArray()) {
-            for (JsonNode id : node) {
-                if (!id.isInt()) throw new FsException(file + ": eos_token_id entries must be integers, got " + id);
-                ids.add(id.intValue());
+        for (JsonNode id : node.isArray() ? node : List.of(node)) {
+            if (!id.isIntegralNumber()) {
+                throw new FsException(file + ": " + field + " entries must be token ids, got " + shown(id));
             }
-            return ids;
+            if (!id.canConvertToInt() || id.intValue() < 0 || id.intValue() >= vocabSize) {
+                throw new FsException(file + ": " + field + " " + id + " is outside the vocabulary (0.."
+                        + (vocabSize - 1) + ", from config.json's vocab_size)");
+            }
+            ids.add(id.intValue());
         }
-        throw new FsException(file + ": eos_token_id must be an integer or a list of integers, got " + node);
+        return ids;
+    }
+
+    private static String shown(JsonNode node) {
+        String text = node.toString();
+        return text.length() <= 40 ? text : text.substring(0, 40) + "…";
     }
 }

@@ -1,6 +1,7 @@
 package fs.generate;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -16,9 +17,42 @@ class SamplingParamsTest {
     @TempDir
     Path dir;
 
+    private static final int VOCAB = 151936;
+
     private GenerationConfig readConfig(String json) throws IOException {
         Files.writeString(dir.resolve("generation_config.json"), json);
-        return GenerationConfig.read(dir);
+        return GenerationConfig.read(dir, VOCAB);
+    }
+
+    private void readFails(String json, String... parts) throws IOException {
+        FsException e = assertThrows(FsException.class, () -> readConfig(json));
+        String message = e.getMessage();
+        assertTrue(message.startsWith(dir.resolve("generation_config.json") + ": "), "names the file: " + message);
+        assertFalse(message.contains("\n"), "one line: " + message);
+        for (String part : parts) assertTrue(message.contains(part), "'" + part + "' in: " + message);
+        for (String internal : List.of("`", "Constraints", "START_OBJECT", "java.")) {
+            assertFalse(message.contains(internal), "no '" + internal + "' in: " + message);
+        }
+    }
+
+    @Test
+    void rejectsTokenIdsOutsideTheVocabulary() throws IOException {
+        readFails("{\"eos_token_id\": [151645, 151936]}", "eos_token_id 151936", "outside the vocabulary (0..151935");
+        readFails("{\"eos_token_id\": -1}", "eos_token_id -1", "outside the vocabulary");
+        readFails("{\"eos_token_id\": 4294967296}", "eos_token_id", "4294967296");
+        readFails("{\"bos_token_id\": 200000}", "bos_token_id 200000", "outside the vocabulary");
+        readFails("{\"eos_token_id\": [\"end\"]}", "eos_token_id", "\"end\"");
+    }
+
+    @Test
+    void rejectsAGarbledFileInPlainWords() throws IOException {
+        readFails("null", "expected a JSON object, found null");
+        readFails("[]", "expected a JSON object, found array");
+        readFails("{\"top_k\": 20, \"top_k\": 50}", "Duplicate", "top_k");
+        readFails("{\"top_p\": " + "[".repeat(2000) + "]".repeat(2000) + "}", "nested more than");
+        readFails("{\"temperature\": 0.6} {}", "malformed JSON");
+        readFails("{\"top_k\": 2.5}", "top_k must be a whole number", "2.5");
+        readFails("{\"do_sample\": \"yes\"}", "do_sample must be true or false");
     }
 
     @Test
@@ -37,7 +71,7 @@ class SamplingParamsTest {
 
     @Test
     void withoutTheFileSamplingIsOnWithHuggingFaceDefaults() {
-        GenerationConfig config = GenerationConfig.read(dir);
+        GenerationConfig config = GenerationConfig.read(dir, VOCAB);
         assertEquals(List.of(), config.eosTokenIds());
         SamplingParams params = config.samplingParams();
         assertEquals(1f, params.temperature());
@@ -52,7 +86,7 @@ class SamplingParamsTest {
                 .samplingParams();
         assertTrue(params.isGreedy());
         assertEquals(1.3f, params.repeatPenalty());
-        assertEquals(List.of(2), GenerationConfig.read(dir).eosTokenIds());
+        assertEquals(List.of(2), GenerationConfig.read(dir, VOCAB).eosTokenIds());
     }
 
     @Test
