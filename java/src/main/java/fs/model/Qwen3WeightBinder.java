@@ -20,7 +20,7 @@ final class Qwen3WeightBinder {
     private static final String LM_HEAD = "lm_head.weight";
     private static final String EMBED_TOKENS = "model.embed_tokens.weight";
     private static final Pattern LAYER_TENSOR = Pattern.compile("model\\.layers\\.(0|[1-9][0-9]*)\\..*");
-    private static final int MAX_NAMED_UNUSED = 10;
+    private static final int MAX_NAMED_UNREAD = 10;
 
     private final Qwen3Config config;
     private final Checkpoint checkpoint;
@@ -114,11 +114,12 @@ final class Qwen3WeightBinder {
     private void reportUnread() {
         List<String> unread = new ArrayList<>();
         for (Tensor tensor : checkpoint.tensors()) {
-            if (!read.contains(tensor.name())) unread.add(tensor.name().isEmpty() ? "'' (an empty name)" : "'" + tensor.name() + "'");
+            if (read.contains(tensor.name())) continue;
+            unread.add(tensor.name().isEmpty() ? "'' (an empty name)" : "'" + tensor.name() + "'");
         }
         if (unread.isEmpty()) return;
-        String named = String.join(", ", unread.subList(0, Math.min(unread.size(), MAX_NAMED_UNUSED)));
-        int more = unread.size() - MAX_NAMED_UNUSED;
+        String named = String.join(", ", unread.subList(0, Math.min(unread.size(), MAX_NAMED_UNREAD)));
+        int more = unread.size() - MAX_NAMED_UNREAD;
         problem((unread.size() == 1 ? "1 stored tensor is" : unread.size() + " stored tensors are")
                 + " not part of this model: " + named + (more > 0 ? " and " + more + " more" : ""));
     }
