@@ -57,7 +57,7 @@ final class ChatCommand implements Callable<Integer> {
                 err.flush();
                 // While the user types the first message (and only then: piped input is already there), the model
                 // warms up, as llama.cpp's does at load; what the user typed meanwhile waits in the terminal.
-                if (first && !in.ready()) conversation.warmUp();
+                if (first && !in.ready()) conversation.warmUp(() -> false);
                 first = false;
                 String line = in.readLine();
                 if (line == null || line.strip().equals("/exit")) break;
@@ -70,7 +70,7 @@ final class ChatCommand implements Callable<Integer> {
                 TextStream answer = new TextStream(tokenizer, answerOptions.hideThink, out);
                 Generator.Generation generation;
                 try {
-                    generation = conversation.reply(line, loaded.watching(answer));
+                    generation = conversation.reply(line, loaded.watching(answer), () -> false);
                 } catch (FsException e) {
                     err.println("fs: " + e.getMessage()); // the turn is dropped; the conversation goes on
                     continue;

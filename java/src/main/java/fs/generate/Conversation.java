@@ -7,6 +7,7 @@ import fs.tokenizer.Tokenizer;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.function.BooleanSupplier;
 
 /**
  * A multi-turn chat: each turn renders the whole history through the chat template and generates the answer; the
@@ -42,16 +43,17 @@ public final class Conversation {
     /**
      * Runs what every first prompt of this conversation starts with (the system message, if any, and the user turn's
      * header) and one decode step, so that the JIT compiles the kernels while the user types: on the CPU a cold first
-     * forward spends seconds compiling. The prefix stays in the cache, where the first turn reuses it.
+     * forward spends seconds compiling. The prefix stays in the cache, where the first turn reuses it. It ends early
+     * when {@code stopRequested} says so (the user quit before the first message).
      */
-    public void warmUp() {
+    public void warmUp(BooleanSupplier stopRequested) {
         if (history.size() > (systemPrompt != null ? 1 : 0)) return; // only before the first turn
         int[] a = firstPrompt("a"), b = firstPrompt("b");
         int common = 0;
         while (common < Math.min(a.length, b.length) && a[common] == b[common]) common++;
         // Two tokens or more take the batched path, and two new tokens one decode step: both then get compiled.
         if (common < 2) return;
-        generator.generate(Arrays.copyOf(a, common), 2, id -> {});
+        generator.generate(Arrays.copyOf(a, common), 2, id -> {}, stopRequested);
     }
 
     private int[] firstPrompt(String userText) {
@@ -63,8 +65,12 @@ public final class Conversation {
     /**
      * Answers {@code userText}, streaming the answer's tokens to {@code listener}. When the history no longer fits
      * the context, throws the user-facing error and leaves the history as it was.
+     *
+     * <p>An answer stopped by {@code stopRequested} stays in the history as far as it was generated, as the user saw
+     * it (Ollama and llama.cpp keep it too), and the next turn reuses its cache; stopped before its first token, the
+     * turn leaves the history as it was, as if the message had not been sent.
      */
-    public Generator.Generation reply(String userText, Generator.TokenListener listener) {
+    public Generator.Generation reply(String userText, Generator.TokenListener listener, BooleanSupplier stopRequested) {
         history.add(new ChatMessage("user", userText));
         int[] prompt = tokenizer.encode(template.render(history, true, enableThinking));
         try {
@@ -73,8 +79,12 @@ public final class Conversation {
             history.removeLast();
             throw new FsException(e.getMessage() + " (/reset starts a new conversation)", e);
         }
-        Generator.Generation answer = generator.generate(prompt, maxNewTokens, listener);
-        history.add(new ChatMessage("assistant", tokenizer.decode(answer.ids(), false)));
+        Generator.Generation answer = generator.generate(prompt, maxNewTokens, listener, stopRequested);
+        if (answer.stopReason() == StopReason.CANCELLED && answer.ids().length == 0) {
+            history.removeLast();
+        } else {
+            history.add(new ChatMessage("assistant", tokenizer.decode(answer.ids(), false)));
+        }
         return answer;
     }
 }

@@ -4,6 +4,7 @@ import fs.FsException;
 import fs.model.Probe;
 import fs.model.Qwen3Model;
 import java.util.Arrays;
+import java.util.function.BooleanSupplier;
 
 /**
  * Generates tokens with a {@link Qwen3Model}, streaming each one to a listener. The generator remembers which tokens
@@ -62,6 +63,15 @@ public final class Generator {
      * {@code maxNewTokens} tokens (negative: until a stop token or the end of the context).
      */
     public Generation generate(int[] prompt, int maxNewTokens, TokenListener listener) {
+        return generate(prompt, maxNewTokens, listener, () -> false);
+    }
+
+    /**
+     * As {@link #generate(int[], int, TokenListener)}, but ends early, with {@link StopReason#CANCELLED}, once
+     * {@code stopRequested} (which may be set from another thread, e.g. by Ctrl-C) says so: it is asked before each
+     * batch of the prompt and before each new token. What ran stays in the cache, so the next call reuses it.
+     */
+    public Generation generate(int[] prompt, int maxNewTokens, TokenListener listener, BooleanSupplier stopRequested) {
         checkFits(prompt.length, maxNewTokens);
         int context = model.shape().contextLength();
         int limit = maxNewTokens >= 0 ? maxNewTokens : context - prompt.length;
@@ -71,10 +81,10 @@ public final class Generator {
         // At least the last prompt token must run: its logits choose the first new token.
         int reused = Math.min(commonPrefix(prompt), prompt.length - 1);
         cachedLength = reused;
-        int[] fresh = Arrays.copyOfRange(prompt, reused, prompt.length);
-        model.forwardInBatches(fresh, reused, Probe.NONE, Qwen3Model.BatchListener.NONE);
-        System.arraycopy(fresh, 0, cached, reused, fresh.length);
-        cachedLength = prompt.length;
+        if (!prefill(prompt, stopRequested)) {
+            GenerationStats stats = new GenerationStats(cachedLength - reused, reused, System.nanoTime() - start, 0, 0, 0);
+            return new Generation(new int[0], StopReason.CANCELLED, stats);
+        }
         int next = limit > 0 ? chooseNext() : -1;
         long prefillEnd = System.nanoTime();
 
@@ -90,9 +100,14 @@ public final class Generator {
                 reason = StopReason.END_OF_SEQUENCE;
                 break;
             }
+            if (stopRequested.getAsBoolean()) {
+                reason = StopReason.CANCELLED;
+                break;
+            }
             generated[count++] = next;
             listener.onToken(next);
-            if (count == limit) continue;
+            // A token is run only to choose the one after it: at the limit, or when a stop came meanwhile, it is not.
+            if (count == limit || stopRequested.getAsBoolean()) continue;
             oneToken[0] = next;
             model.forward(oneToken, cachedLength, Probe.NONE);
             cached[cachedLength++] = next;
@@ -102,8 +117,24 @@ public final class Generator {
         long end = System.nanoTime();
 
         GenerationStats stats = new GenerationStats(
-                fresh.length, reused, prefillEnd - start, count, decodeSteps, end - prefillEnd);
+                prompt.length - reused, reused, prefillEnd - start, count, decodeSteps, end - prefillEnd);
         return new Generation(Arrays.copyOf(generated, count), reason, stats);
+    }
+
+    /**
+     * Runs the prompt's tokens past the cached ones, a batch at a time, each batch joining the cache once it ran;
+     * returns false when a stop was requested before the last batch.
+     */
+    private boolean prefill(int[] prompt, BooleanSupplier stopRequested) {
+        int batchRows = model.shape().batchRows();
+        while (cachedLength < prompt.length) {
+            if (stopRequested.getAsBoolean()) return false;
+            int rows = Math.min(batchRows, prompt.length - cachedLength);
+            model.forward(Arrays.copyOfRange(prompt, cachedLength, cachedLength + rows), cachedLength, Probe.NONE);
+            System.arraycopy(prompt, cachedLength, cached, cachedLength, rows);
+            cachedLength += rows;
+        }
+        return true;
     }
 
     /** The next token from the logits of the last row; the penalty sees every token so far (prompt and output). */

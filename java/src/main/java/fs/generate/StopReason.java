@@ -7,5 +7,7 @@ public enum StopReason {
     /** The requested number of tokens (-n) was generated. */
     TOKEN_LIMIT,
     /** The context is full: no position is left for another token. */
-    CONTEXT_FULL
+    CONTEXT_FULL,
+    /** A stop was requested (Ctrl-C in {@code fs chat}) before the answer ended. */
+    CANCELLED
 }

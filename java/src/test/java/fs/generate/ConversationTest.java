@@ -5,12 +5,14 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import fs.backend.cpu.VectorBackend;
+import fs.chat.ChatMessage;
 import fs.chat.ChatTemplate;
 import fs.model.Golden;
 import fs.model.TestModel;
 import fs.tokenizer.Tokenizer;
 import java.io.IOException;
 import java.nio.file.Path;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class ConversationTest {
@@ -23,12 +25,12 @@ class ConversationTest {
         try (TestModel test = TestModel.open(MODEL, new VectorBackend(2), 256, 16, 1)) {
             Generator generator = new Generator(test.model(), new int[0], SamplingParams.greedy());
             Conversation cold = new Conversation(generator, tokenizer, template, "Be brief.", null, 6);
-            Generator.Generation coldAnswer = cold.reply("Hello there", id -> {});
+            Generator.Generation coldAnswer = cold.reply("Hello there", id -> {}, () -> false);
             assertEquals(0, coldAnswer.stats().cachedTokens());
 
             Conversation warm = new Conversation(generator, tokenizer, template, "Be brief.", null, 6);
-            warm.warmUp();
-            Generator.Generation warmAnswer = warm.reply("Hello there", id -> {});
+            warm.warmUp(() -> false);
+            Generator.Generation warmAnswer = warm.reply("Hello there", id -> {}, () -> false);
             assertArrayEquals(coldAnswer.ids(), warmAnswer.ids());
             // The system block and the user header ("<|im_start|>user\n"), not the message: reused, not run again.
             int total = coldAnswer.stats().promptTokens();
@@ -38,9 +40,59 @@ class ConversationTest {
             assertEquals(total - reused, warmAnswer.stats().promptTokens());
 
             // Past the first turn a warm-up does nothing: the next turn reuses the whole previous exchange.
-            warm.warmUp();
-            Generator.Generation second = warm.reply("And again", id -> {});
+            warm.warmUp(() -> false);
+            Generator.Generation second = warm.reply("And again", id -> {}, () -> false);
             assertTrue(second.stats().cachedTokens() > total, "reused " + second.stats().cachedTokens());
+        }
+    }
+
+    @Test
+    void aStoppedAnswerStaysInTheHistoryAsFarAsItWasGenerated() throws IOException {
+        Tokenizer tokenizer = Tokenizer.load(MODEL);
+        ChatTemplate template = ChatTemplate.load(MODEL);
+        try (TestModel test = TestModel.open(MODEL, new VectorBackend(2), 256, 16, 1)) {
+            Generator generator = new Generator(test.model(), new int[0], SamplingParams.greedy());
+            Conversation conversation = new Conversation(generator, tokenizer, template, null, null, 8);
+            int[] generated = {0};
+            Generator.Generation stopped =
+                    conversation.reply("Hello there", id -> generated[0]++, () -> generated[0] == 3);
+            assertEquals(StopReason.CANCELLED, stopped.stopReason());
+            assertEquals(3, stopped.ids().length);
+
+            Generator.Generation next = conversation.reply("And again", id -> {}, () -> false);
+            int[] expectedPrompt = tokenizer.encode(template.render(List.of(
+                    new ChatMessage("user", "Hello there"),
+                    new ChatMessage("assistant", tokenizer.decode(stopped.ids(), false)),
+                    new ChatMessage("user", "And again")), true, null));
+            assertEquals(expectedPrompt.length, next.stats().cachedTokens() + next.stats().promptTokens());
+            assertTrue(next.stats().cachedTokens() > 0, "the first turn's cache is reused");
+            assertArrayEquals(freshAnswer(expectedPrompt), next.ids());
+        }
+    }
+
+    @Test
+    void anAnswerStoppedBeforeItsFirstTokenLeavesNoTurnInTheHistory() throws IOException {
+        Tokenizer tokenizer = Tokenizer.load(MODEL);
+        ChatTemplate template = ChatTemplate.load(MODEL);
+        try (TestModel test = TestModel.open(MODEL, new VectorBackend(2), 256, 16, 1)) {
+            Generator generator = new Generator(test.model(), new int[0], SamplingParams.greedy());
+            Conversation conversation = new Conversation(generator, tokenizer, template, null, null, 8);
+            Generator.Generation stopped = conversation.reply("Hello there", id -> {}, () -> true);
+            assertEquals(StopReason.CANCELLED, stopped.stopReason());
+            assertEquals(0, stopped.ids().length);
+
+            Generator.Generation next = conversation.reply("And again", id -> {}, () -> false);
+            int[] expectedPrompt = tokenizer.encode(
+                    template.render(List.of(new ChatMessage("user", "And again")), true, null));
+            assertEquals(expectedPrompt.length, next.stats().cachedTokens() + next.stats().promptTokens());
+            assertArrayEquals(freshAnswer(expectedPrompt), next.ids());
+        }
+    }
+
+    /** The greedy answer of a new generator (nothing cached) to {@code prompt}, 8 tokens at most. */
+    private static int[] freshAnswer(int[] prompt) {
+        try (TestModel test = TestModel.open(MODEL, new VectorBackend(2), 256, 16, 1)) {
+            return new Generator(test.model(), new int[0], SamplingParams.greedy()).generate(prompt, 8, id -> {}).ids();
         }
     }
 }

@@ -10,7 +10,9 @@ import fs.backend.cpu.VectorBackend;
 import fs.model.Golden;
 import fs.model.TestModel;
 import java.io.IOException;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /** Stopping, context limits and KV prefix reuse, on tiny-untied (whose greedy continuation has distinct tokens). */
@@ -114,6 +116,70 @@ class GeneratorTest {
             int[] again = new Generator(test.model(), NO_STOP, params).generate(golden.greedyPromptIds(), 8, id -> {}).ids();
             assertEquals(8, once.length);
             assertArrayEquals(once, again);
+        }
+    }
+
+    @Test
+    void aStopRequestedAtTheKthTokenEndsWithExactlyKTokensAndTheNextCallReusesTheCache() throws IOException {
+        Golden golden = Golden.load("tiny-untied");
+        int[] first = golden.greedyPromptIds();
+        int k = 3;
+        List<Integer> streamed = new ArrayList<>();
+        boolean[] stop = {false};
+        Generator.TokenListener stopAtK = id -> {
+            streamed.add(id);
+            if (streamed.size() == k) stop[0] = true;
+        };
+        try (TestModel test = open(64)) {
+            Generator generator = new Generator(test.model(), NO_STOP, SamplingParams.greedy());
+            Generator.Generation stopped = generator.generate(first, 16, stopAtK, () -> stop[0]);
+            assertArrayEquals(Arrays.copyOf(golden.greedyGeneratedIds(), k), stopped.ids());
+            assertEquals(k, streamed.size());
+            assertEquals(StopReason.CANCELLED, stopped.stopReason());
+            assertEquals(k - 1, stopped.stats().decodeSteps(), "the token it stopped at is chosen but never run");
+
+            // The next turn carries the stopped answer: the cache holds all of it but its last token.
+            int[] second = concat(first, stopped.ids(), Arrays.copyOf(golden.promptIds(), 5));
+            Generator.Generation next = generator.generate(second, 6, id -> {});
+            assertEquals(first.length + k - 1, next.stats().cachedTokens());
+            assertArrayEquals(freshGreedy(second, 6), next.ids());
+            assertEquals(StopReason.TOKEN_LIMIT, next.stopReason());
+        }
+    }
+
+    @Test
+    void aStopDuringThePromptKeepsTheBatchesThatRanAndTheNextCallGoesOnFromThem() throws IOException {
+        Golden golden = Golden.load("tiny-untied");
+        // Three batches of the test model's 16 rows: 16, 16 and 8 tokens.
+        int[] prompt = Arrays.copyOf(concat(golden.promptIds(), golden.greedyPromptIds(), golden.promptIds(),
+                golden.greedyPromptIds(), golden.promptIds(), golden.greedyPromptIds()), 40);
+        assertEquals(40, prompt.length, "the golden prompts are long enough");
+        try (TestModel test = open(64)) {
+            Generator generator = new Generator(test.model(), NO_STOP, SamplingParams.greedy());
+            int[] streamed = {0};
+            Generator.Generation before = generator.generate(prompt, 6, id -> streamed[0]++, () -> true);
+            assertEquals(StopReason.CANCELLED, before.stopReason());
+            assertEquals(0, before.stats().promptTokens(), "a stop requested before the call runs nothing");
+
+            int[] asked = {0};
+            Generator.Generation stopped = generator.generate(prompt, 6, id -> streamed[0]++, () -> ++asked[0] > 1);
+            assertEquals(StopReason.CANCELLED, stopped.stopReason());
+            assertEquals(0, stopped.ids().length);
+            assertEquals(0, streamed[0]);
+            assertEquals(16, stopped.stats().promptTokens(), "the first batch ran before the stop was seen");
+
+            Generator.Generation resumed = generator.generate(prompt, 6, id -> {});
+            assertEquals(16, resumed.stats().cachedTokens());
+            assertEquals(24, resumed.stats().promptTokens());
+            assertArrayEquals(freshGreedy(prompt, 6), resumed.ids());
+        }
+    }
+
+    /** What a new generator, with nothing cached, generates greedily from {@code prompt}. */
+    private static int[] freshGreedy(int[] prompt, int maxNewTokens) {
+        try (TestModel test = open(64)) {
+            return new Generator(test.model(), NO_STOP, SamplingParams.greedy()).generate(prompt, maxNewTokens, id -> {})
+                    .ids();
         }
     }
 
