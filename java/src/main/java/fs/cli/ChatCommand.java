@@ -9,11 +9,8 @@ import fs.generate.StopReason;
 import fs.generate.TextStream;
 import fs.model.Qwen3Model;
 import fs.tokenizer.Tokenizer;
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
 import java.io.PrintWriter;
-import java.nio.charset.StandardCharsets;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -21,7 +18,8 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Spec;
 
 @Command(name = "chat", mixinStandardHelpOptions = true,
-        description = "Chats with the model, one message per line on stdin: /reset starts over, /exit or Ctrl-D quits.")
+        description = "Chats with the model, one message per line on stdin (several between \"\"\" lines):"
+                + " /help lists the commands, /reset starts over, /exit or Ctrl-D quits; Ctrl-C stops an answer.")
 final class ChatCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
@@ -49,41 +47,78 @@ final class ChatCommand implements Callable<Integer> {
             Conversation conversation = new Conversation(generator, tokenizer, ChatTemplate.load(loaded.directory()),
                     answerOptions.system, answerOptions.enableThinking(), answerOptions.maxNewTokens);
 
-            BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
-            err.println("fs: chat: one message per line; /reset starts over, /exit or Ctrl-D quits");
-            boolean first = true;
-            while (true) {
-                err.print("> ");
-                err.flush();
-                // While the user types the first message (and only then: piped input is already there), the model
-                // warms up, as llama.cpp's does at load; what the user typed meanwhile waits in the terminal.
-                if (first && !in.ready()) conversation.warmUp(() -> false);
-                first = false;
-                String line = in.readLine();
-                if (line == null || line.strip().equals("/exit")) break;
-                if (line.isBlank()) continue;
-                if (line.strip().equals("/reset")) {
-                    conversation.reset();
-                    err.println("fs: the conversation starts over");
-                    continue;
-                }
-                TextStream answer = new TextStream(tokenizer, answerOptions.hideThink, out);
-                Generator.Generation generation;
-                try {
-                    generation = conversation.reply(line, loaded.watching(answer), () -> false);
-                } catch (FsException e) {
-                    err.println("fs: " + e.getMessage()); // the turn is dropped; the conversation goes on
-                    continue;
-                }
-                answer.finish();
-                out.println();
-                out.flush();
-                if (generation.stopReason() == StopReason.CONTEXT_FULL) {
-                    err.println("fs: the answer stopped: the context is full (/reset starts a new conversation)");
-                }
-                err.println(generation.stats().summary());
+            try (ChatInput input = ChatInput.open(err)) {
+                err.println("fs: chat: one message per line, or several between \"\"\" lines; /help lists the commands,"
+                        + " /exit or Ctrl-D quits");
+                converse(loaded, conversation, tokenizer, input, out, err);
             }
         }
         return 0;
+    }
+
+    private void converse(LoadedModel loaded, Conversation conversation, Tokenizer tokenizer, ChatInput input, PrintWriter out,
+            PrintWriter err) throws IOException {
+        ChatReader reader = new ChatReader(input, err);
+        // While the user types the first message (and only then: piped input is already there), the model warms
+        // up, as llama.cpp's does at load.
+        BackgroundWarmUp warmUp = input.hasTypedAhead() ? null : BackgroundWarmUp.start(conversation);
+        try {
+            while (true) {
+                ChatEntry entry = reader.next();
+                if (warmUp != null) {
+                    if (entry == ChatEntry.Command.EXIT) warmUp.stop();
+                    else warmUp.await();
+                    warmUp = null;
+                }
+                switch (entry) {
+                    case ChatEntry.Command.EXIT -> {
+                        return;
+                    }
+                    case ChatEntry.Command.HELP -> printHelp(err);
+                    case ChatEntry.Command.RESET -> {
+                        conversation.reset();
+                        err.println("fs: the conversation starts over");
+                    }
+                    case ChatEntry.UnknownCommand unknown -> err.println("fs: " + unknown.word()
+                            + " is not a command (/help lists them); to send a message that starts with /, put it"
+                            + " between \"\"\" and \"\"\"");
+                    case ChatEntry.Message message -> answer(loaded, conversation, tokenizer, message.text(), input, out, err);
+                }
+            }
+        } finally {
+            if (warmUp != null) warmUp.stop(); // the model is closed next: the warm-up must be over
+        }
+    }
+
+    private void answer(LoadedModel loaded, Conversation conversation, Tokenizer tokenizer, String text, ChatInput input, PrintWriter out,
+            PrintWriter err) {
+        TextStream answer = new TextStream(tokenizer, answerOptions.hideThink, out);
+        Generator.Generation generation;
+        try {
+            generation = conversation.reply(text, loaded.watching(answer), input.stopOnCtrlC());
+        } catch (FsException e) {
+            err.println("fs: " + e.getMessage()); // the turn is dropped; the conversation goes on
+            return;
+        }
+        answer.finish();
+        out.println();
+        out.flush();
+        switch (generation.stopReason()) {
+            case CONTEXT_FULL ->
+                err.println("fs: the answer stopped: the context is full (/reset starts a new conversation)");
+            case CANCELLED -> err.println(generation.ids().length > 0
+                    ? "fs: the answer stopped at Ctrl-C; what it said so far stays in the conversation"
+                    : "fs: stopped at Ctrl-C before the answer began; the message was dropped");
+            default -> {}
+        }
+        err.println(generation.stats().summary());
+    }
+
+    private static void printHelp(PrintWriter err) {
+        for (ChatEntry.Command command : ChatEntry.Command.values()) {
+            err.printf("  %-16s %s%n", String.join(", ", command.names()), command.description());
+        }
+        err.printf("  %-16s %s%n", "\"\"\"", "starts a message of several lines, up to a line that ends with \"\"\"");
+        err.printf("  %-16s %s%n", "Ctrl-C", "stops the answer being generated; at the prompt, drops the line typed");
     }
 }

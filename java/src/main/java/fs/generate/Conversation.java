@@ -70,7 +70,8 @@ public final class Conversation {
      * it (Ollama and llama.cpp keep it too), and the next turn reuses its cache; stopped before its first token, the
      * turn leaves the history as it was, as if the message had not been sent.
      */
-    public Generator.Generation reply(String userText, Generator.TokenListener listener, BooleanSupplier stopRequested) {
+    public Generator.Generation reply(
+            String userText, Generator.TokenListener listener, BooleanSupplier stopRequested) {
         history.add(new ChatMessage("user", userText));
         int[] prompt = tokenizer.encode(template.render(history, true, enableThinking));
         try {

@@ -82,7 +82,8 @@ public final class Generator {
         int reused = Math.min(commonPrefix(prompt), prompt.length - 1);
         cachedLength = reused;
         if (!prefill(prompt, stopRequested)) {
-            GenerationStats stats = new GenerationStats(cachedLength - reused, reused, System.nanoTime() - start, 0, 0, 0);
+            GenerationStats stats =
+                    new GenerationStats(cachedLength - reused, reused, System.nanoTime() - start, 0, 0, 0);
             return new Generation(new int[0], StopReason.CANCELLED, stats);
         }
         int next = limit > 0 ? chooseNext() : -1;

@@ -1,6 +1,7 @@
 package fs.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import fs.model.Golden;
@@ -9,6 +10,7 @@ import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import org.junit.jupiter.api.Test;
 
 class ChatCommandTest {
@@ -44,5 +46,51 @@ class ChatCommandTest {
         CliRun run = chat("/exit\nHello\n", "chat", Golden.modelDir("tiny-tied").toString(), "-n", "4", "-t", "2");
         assertEquals(0, run.exitCode(), run.err());
         assertEquals("", run.out());
+    }
+
+    @Test
+    void helpListsTheCommandsAndNothingGoesToTheModel() {
+        CliRun run = chat("/help\n/?\n", "chat", Golden.modelDir("tiny-tied").toString(), "-n", "4", "-t", "2");
+        assertEquals(0, run.exitCode(), run.err());
+        assertEquals("", run.out());
+        for (String command : new String[] {"/help, /?", "/reset, /clear", "/exit, /bye", "\"\"\"", "Ctrl-C"}) {
+            assertEquals(2, occurrences(run.err(), "  " + command), command + " in\n" + run.err());
+        }
+        assertFalse(run.err().contains("tokens in"), "no generation: " + run.err());
+    }
+
+    @Test
+    void anUnknownCommandGetsAHintInsteadOfAnAnswer() {
+        CliRun run = chat("/usr/bin is where programs live\n", "chat", Golden.modelDir("tiny-tied").toString(),
+                "-n", "4", "-t", "2");
+        assertEquals(0, run.exitCode(), run.err());
+        assertEquals("", run.out());
+        assertTrue(run.err().contains("fs: /usr/bin is not a command (/help lists them)"), run.err());
+    }
+
+    @Test
+    void aTripleQuoteBlockIsOneMessageOfItsLines() throws IOException {
+        Golden golden = Golden.load("tiny-untied");
+        String model = golden.modelDir().toString();
+        String hello = Tokenizer.load(golden.modelDir()).decode(golden.greedyGeneratedIds(), false);
+        String[] options = {"-n", "16", "--temp", "0", "-t", "2"};
+        String twoLines = CliRun.of(concat(new String[] {"run", model, "-p", "Line one\nLine two"}, options)).out();
+
+        CliRun run = chat("\"\"\"\nHello\n\"\"\"\n/reset\n\"\"\"Line one\nLine two\"\"\"\n",
+                concat(new String[] {"chat", model}, options));
+        assertEquals(0, run.exitCode(), run.err());
+        assertEquals(hello + System.lineSeparator() + twoLines, run.out());
+    }
+
+    private static int occurrences(String text, String part) {
+        int count = 0;
+        for (int at = text.indexOf(part); at >= 0; at = text.indexOf(part, at + 1)) count++;
+        return count;
+    }
+
+    private static String[] concat(String[] first, String[] second) {
+        String[] both = Arrays.copyOf(first, first.length + second.length);
+        System.arraycopy(second, 0, both, first.length, second.length);
+        return both;
     }
 }
