@@ -26,6 +26,8 @@ final class TerminalInput implements ChatInput {
                 .terminal(terminal)
                 // A message is plain text: no shell-like "!!" history expansion, which also drops backslashes.
                 .option(LineReader.Option.DISABLE_EVENT_EXPANSION, true)
+                // A paste of several lines is one message (bracketed paste), shown as a block's lines are.
+                .variable(LineReader.SECONDARY_PROMPT_PATTERN, ChatReader.BLOCK_PROMPT)
                 .build();
         // While no line is read (an answer is being generated) Ctrl-C requests a stop; while one is, the reader
         // takes Ctrl-C over and puts this handler back afterwards.
