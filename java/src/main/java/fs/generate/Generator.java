@@ -107,8 +107,12 @@ public final class Generator {
             }
             generated[count++] = next;
             listener.onToken(next);
-            // A token is run only to choose the one after it: at the limit, or when a stop came meanwhile, it is not.
-            if (count == limit || stopRequested.getAsBoolean()) continue;
+            if (count == limit) continue;
+            // A token runs only to choose the one after it: once a stop is requested, it need not.
+            if (stopRequested.getAsBoolean()) {
+                reason = StopReason.CANCELLED;
+                break;
+            }
             oneToken[0] = next;
             model.forward(oneToken, cachedLength, Probe.NONE);
             cached[cachedLength++] = next;
