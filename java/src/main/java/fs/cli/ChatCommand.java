@@ -56,8 +56,8 @@ final class ChatCommand implements Callable<Integer> {
         return 0;
     }
 
-    private void converse(LoadedModel loaded, Conversation conversation, Tokenizer tokenizer, ChatInput input, PrintWriter out,
-            PrintWriter err) throws IOException {
+    private void converse(LoadedModel loaded, Conversation conversation, Tokenizer tokenizer, ChatInput input,
+            PrintWriter out, PrintWriter err) throws IOException {
         ChatReader reader = new ChatReader(input, err);
         // While the user types the first message (and only then: piped input is already there), the model warms
         // up, as llama.cpp's does at load.
@@ -90,8 +90,8 @@ final class ChatCommand implements Callable<Integer> {
         }
     }
 
-    private void answer(LoadedModel loaded, Conversation conversation, Tokenizer tokenizer, String text, ChatInput input, PrintWriter out,
-            PrintWriter err) {
+    private void answer(LoadedModel loaded, Conversation conversation, Tokenizer tokenizer, String text,
+            ChatInput input, PrintWriter out, PrintWriter err) {
         TextStream answer = new TextStream(tokenizer, answerOptions.hideThink, out);
         Generator.Generation generation;
         try {
