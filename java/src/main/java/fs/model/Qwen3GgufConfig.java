@@ -1,0 +1,113 @@
+package fs.model;
+
+import fs.FsException;
+import fs.gguf.GgufFile;
+import fs.gguf.GgufMetadata;
+import fs.gguf.GgufTensor;
+import fs.gguf.GgufValueType;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * Reads a {@link Qwen3Config} from the metadata of a GGUF file, the keys llama.cpp writes for architecture qwen3;
+ * every missing or mistyped key is one FsException naming the file and the key. head_dim comes from
+ * attention.key_length, not hidden / heads (Qwen3-0.6B: 1024 / 16 = 64, but its heads are 128 wide). A file with no
+ * output.weight ties the output projection to the embedding. The vocabulary size is the embedding's row count.
+ */
+public final class Qwen3GgufConfig {
+    private static final String ARCHITECTURE = "qwen3";
+    private static final String EMBEDDING = "token_embd.weight";
+
+    private final GgufFile file;
+    private final GgufMetadata metadata;
+
+    private Qwen3GgufConfig(GgufFile file) {
+        this.file = file;
+        this.metadata = file.metadata();
+    }
+
+    public static Qwen3Config read(GgufFile file) {
+        return new Qwen3GgufConfig(file).config();
+    }
+
+    private Qwen3Config config() {
+        String architecture = metadata.string("general.architecture");
+        if (!architecture.equals(ARCHITECTURE)) {
+            throw metadata.error("general.architecture", "is '" + architecture + "', expected '" + ARCHITECTURE + "'");
+        }
+        checkRopeScaling();
+        int hidden = positive("embedding_length");
+        int heads = positive("attention.head_count");
+        int kvHeads = metadata.has(key("attention.head_count_kv")) ? positive("attention.head_count_kv") : heads;
+        if (heads % kvHeads != 0) {
+            throw metadata.error(key("attention.head_count"), "(" + heads + ") is not a multiple of "
+                    + key("attention.head_count_kv") + " (" + kvHeads + ")");
+        }
+        int headDim = positive("attention.key_length");
+        if (metadata.has(key("attention.value_length")) && positive("attention.value_length") != headDim) {
+            throw metadata.error(key("attention.value_length"), "(" + positive("attention.value_length")
+                    + ") differs from " + key("attention.key_length") + " (" + headDim + "); Qwen3 heads are square");
+        }
+        return new Qwen3Config(
+                hidden,
+                positive("block_count"),
+                heads,
+                kvHeads,
+                headDim,
+                positive("feed_forward_length"),
+                vocabSize(hidden),
+                positiveFloat("attention.layer_norm_rms_epsilon"),
+                positiveFloat("rope.freq_base"),
+                positive("context_length"),
+                file.tensor("output.weight").isEmpty(),
+                metadata.nonNegativeInt("tokenizer.ggml.bos_token_id"),
+                List.of(metadata.nonNegativeInt("tokenizer.ggml.eos_token_id")),
+                "gguf");
+    }
+
+    /** The engine implements plain RoPE; a scaled variant would silently produce wrong logits at long context. */
+    private void checkRopeScaling() {
+        String typeKey = key("rope.scaling.type");
+        if (!metadata.has(typeKey)) return;
+        String type = metadata.string(typeKey);
+        if (!type.equals("none")) throw metadata.error(typeKey, "is '" + type + "': only plain RoPE is supported");
+    }
+
+    /** The embedding's rows; the token list, when present, must not name more tokens than it has rows. */
+    private int vocabSize(int hidden) {
+        GgufTensor embedding = file.tensor(EMBEDDING).orElseThrow(
+                () -> new FsException(file.path() + ": tensor '" + EMBEDDING + "' is missing"));
+        long[] shape = embedding.shape();
+        if (shape.length != 2 || shape[1] != hidden || shape[0] < 1 || shape[0] > Integer.MAX_VALUE) {
+            throw new FsException(file.path() + ": tensor '" + EMBEDDING + "' has shape "
+                    + Arrays.toString(shape) + ", expected [vocabulary, " + hidden + "]");
+        }
+        String tokensKey = "tokenizer.ggml.tokens";
+        if (metadata.has(tokensKey)) {
+            int tokens = metadata.array(tokensKey, GgufValueType.STRING).length();
+            if (tokens > shape[0]) {
+                throw metadata.error(tokensKey, "lists " + tokens + " tokens but " + EMBEDDING + " has only "
+                        + shape[0] + " rows");
+            }
+        }
+        return (int) shape[0];
+    }
+
+    private int positive(String name) {
+        int value = metadata.nonNegativeInt(key(name));
+        if (value == 0) throw metadata.error(key(name), "must be positive, found 0");
+        return value;
+    }
+
+    private float positiveFloat(String name) {
+        float value = (float) metadata.number(key(name));
+        if (!(value > 0) || Float.isInfinite(value)) {
+            throw metadata.error(key(name), "must be a positive number (as a float), found " + value);
+        }
+        return value;
+    }
+
+    private static String key(String name) {
+        return ARCHITECTURE + "." + name;
+    }
+}
