@@ -110,7 +110,7 @@ record GgufHeader(int version, GgufMetadata metadata, int alignment, long dataSt
             Map<String, GgufValue> values = new LinkedHashMap<>();
             for (long i = 0; i < count; i++) {
                 String key = string("the key of metadata entry " + i);
-                String where = "key '" + key + "'";
+                String where = "key " + GgufValue.quote(key);
                 if (values.containsKey(key)) throw new FsException(name + ": " + where + " appears twice");
                 GgufValueType type = valueType(u32(where + ": the value type"), where + ": value type");
                 values.put(key, new GgufValue(type, value(type, where, 0)));
@@ -133,7 +133,7 @@ record GgufHeader(int version, GgufMetadata metadata, int alignment, long dataSt
             Set<String> names = new HashSet<>();
             for (long i = 0; i < count; i++) {
                 String tensor = string("the name of tensor " + i);
-                String where = "tensor '" + tensor + "'";
+                String where = "tensor " + GgufValue.quote(tensor);
                 if (!names.add(tensor)) throw new FsException(name + ": " + where + " appears twice");
                 long dims = u32(where + ": the dimension count");
                 if (dims < 1 || dims > MAX_DIMS) {
@@ -183,7 +183,7 @@ record GgufHeader(int version, GgufMetadata metadata, int alignment, long dataSt
             long dataSize = Math.max(0, size - dataStart);
             for (Entry entry : entries) {
                 if (entry.offset() < 0 || entry.offset() > dataSize || entry.bytes() > dataSize - entry.offset()) {
-                    throw error("tensor '" + entry.name() + "'", "data at offset "
+                    throw error("tensor " + GgufValue.quote(entry.name()), "data at offset "
                             + Long.toUnsignedString(entry.offset()) + " (" + entry.bytes()
                             + " bytes) runs past the end of the file (the data section holds " + dataSize
                             + " bytes from file offset " + dataStart + ")");
@@ -195,8 +195,8 @@ record GgufHeader(int version, GgufMetadata metadata, int alignment, long dataSt
                 Entry previous = byOffset.get(i - 1);
                 Entry entry = byOffset.get(i);
                 if (entry.offset() < previous.offset() + previous.bytes()) {
-                    throw error("tensor '" + entry.name() + "'", "data " + range(entry) + " overlaps tensor '"
-                            + previous.name() + "' " + range(previous));
+                    throw error("tensor " + GgufValue.quote(entry.name()), "data " + range(entry) + " overlaps tensor "
+                            + GgufValue.quote(previous.name()) + " " + range(previous));
                 }
             }
         }

@@ -75,7 +75,7 @@ public final class GgufMetadata {
 
     private GgufValue required(String key) {
         GgufValue value = values.get(key);
-        if (value == null) throw new FsException(file + ": key '" + key + "' is missing");
+        if (value == null) throw new FsException(file + ": key " + GgufValue.quote(key) + " is missing");
         return value;
     }
 
@@ -87,6 +87,6 @@ public final class GgufMetadata {
 
     /** A problem with {@code key}'s value, as one line naming the file and the key. */
     public FsException error(String key, String problem) {
-        return new FsException(file + ": key '" + key + "' " + problem);
+        return new FsException(file + ": key " + GgufValue.quote(key) + " " + problem);
     }
 }

@@ -19,14 +19,32 @@ public record GgufValue(GgufValueType type, Object value) {
         }
     }
 
-    /** A short rendering for messages (long strings and arrays abbreviated). */
+    /** A short rendering for messages: "a string 'qwen3'", "an unsigned 32-bit integer 7". */
     String describe() {
         String text = switch (type) {
-            case STRING -> "'" + value + "'";
-            case ARRAY -> "an array of " + ((GgufArray) value).length() + " " + ((GgufArray) value).elementType();
+            case STRING -> quote((String) value);
+            case ARRAY -> "of " + ((GgufArray) value).length() + " " + ((GgufArray) value).elementType() + " values";
             case UINT64 -> Long.toUnsignedString((Long) value);
             default -> String.valueOf(value);
         };
-        return type.describe() + " " + (text.length() <= 40 ? text : text.substring(0, 40) + "…");
+        return type.describe() + " " + text;
+    }
+
+    /**
+     * {@code text} in single quotes for a one-line message: a key, name or value read from a file may hold line
+     * breaks or other control characters, which are escaped, and may be huge, so it is cut at 60 characters.
+     */
+    public static String quote(String text) {
+        StringBuilder quoted = new StringBuilder("'");
+        for (int i = 0; i < text.length(); i++) {
+            if (quoted.length() > 60) return quoted.append("…'").toString();
+            char c = text.charAt(i);
+            if (c < 0x20 || c == 0x7F || Character.isISOControl(c) || c == '\u2028' || c == '\u2029') {
+                quoted.append(String.format("\\u%04x", (int) c));
+            } else {
+                quoted.append(c);
+            }
+        }
+        return quoted.append("'").toString();
     }
 }

@@ -4,6 +4,7 @@ import fs.FsException;
 import fs.gguf.GgufFile;
 import fs.gguf.GgufMetadata;
 import fs.gguf.GgufTensor;
+import fs.gguf.GgufValue;
 import fs.gguf.GgufValueType;
 import java.util.Arrays;
 import java.util.List;
@@ -33,7 +34,8 @@ public final class Qwen3GgufConfig {
     private Qwen3Config config() {
         String architecture = metadata.string("general.architecture");
         if (!architecture.equals(ARCHITECTURE)) {
-            throw metadata.error("general.architecture", "is '" + architecture + "', expected '" + ARCHITECTURE + "'");
+            throw metadata.error("general.architecture", "is " + GgufValue.quote(architecture) + ", expected '"
+                    + ARCHITECTURE + "'");
         }
         checkRopeScaling();
         int hidden = positive("embedding_length");
@@ -70,7 +72,9 @@ public final class Qwen3GgufConfig {
         String typeKey = key("rope.scaling.type");
         if (!metadata.has(typeKey)) return;
         String type = metadata.string(typeKey);
-        if (!type.equals("none")) throw metadata.error(typeKey, "is '" + type + "': only plain RoPE is supported");
+        if (!type.equals("none")) {
+            throw metadata.error(typeKey, "is " + GgufValue.quote(type) + ": only plain RoPE is supported");
+        }
     }
 
     /** The embedding's rows; the token list, when present, must not name more tokens than it has rows. */

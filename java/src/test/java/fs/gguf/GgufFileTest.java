@@ -223,6 +223,18 @@ class GgufFileTest {
     }
 
     @Test
+    void namesFromTheFileAreQuotedOnOneLineWithControlCharactersEscapedAndLongOnesCut() {
+        // Found by GgufFuzzTest: a key holding a line break split the message over two lines.
+        FsException key = openFails("newline-key.gguf", new GgufWriter().raw("general\nname", 99, new byte[4]));
+        assertMentions(key, "key 'general\\u000aname'", "value type 99");
+        FsException tensor = openFails("long-name.gguf", new GgufWriter().tensorInfo("w".repeat(5000) + "\r", 99, 0, 32));
+        assertMentions(tensor, "tensor '" + "w".repeat(60) + "…'", "unknown ggml type 99");
+        assertTrue(tensor.getMessage().length() < 300 + dir.toString().length(), tensor.getMessage());
+        FsException value = openFails("text.gguf", new GgufWriter().string("general.alignment", "line\nbreak"));
+        assertMentions(value, "a string 'line\\u000abreak'");
+    }
+
+    @Test
     void rejectsAnAlignmentThatIsNotAPowerOfTwo() {
         for (long alignment : new long[] {0, 3, 48, 1L << 31}) {
             assertMentions(openFails("align" + alignment + ".gguf", new GgufWriter().u32("general.alignment", alignment)),
