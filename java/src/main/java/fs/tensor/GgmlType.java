@@ -66,16 +66,6 @@ public enum GgmlType {
         return Math.multiplyExact(columns / blockElements, (long) blockBytes);
     }
 
-    /** The matching safetensors element type, for the types whose elements are plain floats. */
-    public Optional<DType> dtype() {
-        return switch (this) {
-            case F32 -> Optional.of(DType.F32);
-            case F16 -> Optional.of(DType.F16);
-            case BF16 -> Optional.of(DType.BF16);
-            default -> Optional.empty();
-        };
-    }
-
     /** The type ggml numbers {@code id}, if fs reads it. */
     public static Optional<GgmlType> byId(long id) {
         for (GgmlType type : values()) {

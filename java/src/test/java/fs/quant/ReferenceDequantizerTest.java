@@ -58,7 +58,8 @@ class ReferenceDequantizerTest {
      * Both sum the same exact products (a float32 × float32 product is exact in float64); only the order of the
      * additions may differ, and two orders of k additions differ by at most 2·(k-1)·2^-53·Σ|w·x| (each is within
      * (k-1)·u·Σ|w·x| of the exact sum, u = 2^-53). One float32 weight off by one ulp moves its term by about
-     * 2^-24·|w·x|, far more than that bound for rows of 128-768 elements, so this checks the rows not sampled too.
+     * 2^-24·|w·x|, far more than that bound for rows of 128-768 elements, so this checks the rows not sampled too
+     * (the IQ2_XXS file uses all 256 points of its grid, so it checks the whole transcribed table).
      */
     @ParameterizedTest
     @FieldSource("TYPES")
