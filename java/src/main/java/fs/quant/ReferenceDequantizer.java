@@ -8,8 +8,15 @@ import java.nio.ByteOrder;
 /**
  * Scalar reference decoding of every {@link GgmlType} to float32, bit-exact to llama.cpp's reference
  * dequantization (ggml-quants.c's dequantize_row_*, and gguf-py's quants.py, which agree): each float is computed
- * with the same float32 operations in the same order, e.g. Q4_K's {@code (d * sc) * q - (dmin * m)}, never fused.
- * It is the specification the fast kernels are tested against, written for clarity, not speed.
+ * with the same float32 operations in the same order, e.g. Q4_K's {@code (d * sc) * q - (dmin * m)}. It is the
+ * specification the fast kernels are tested against, written for clarity, not speed.
+ *
+ * <p>Why a kernel may reorder or fuse these and still be bit-exact: every product here is exact in float32. A scale
+ * is an f16 (11 significant bits) and the integers it multiplies have at most 13 bits together (Q6_K's 8-bit scale
+ * times a 6-bit quant: 11 + 7 + 6 = 24, a float's full significand), so the only rounding is the K-quants' final
+ * subtraction of the min, which happens once whether or not it is fused. (Checked by hand: Q4_K decoded with
+ * Math.fma still reproduces llama.cpp's floats on every q-tied file; reading one scale bit from the wrong byte does
+ * not.)
  *
  * <p>The block layouts are drawn below with byte offsets inside one block; all multi-byte fields are
  * little-endian, "f16" is an IEEE half (ggml_half), a row is its blocks back to back. QK_K = 256.
