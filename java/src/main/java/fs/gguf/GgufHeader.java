@@ -4,8 +4,10 @@ import fs.FsException;
 import fs.tensor.GgmlType;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CharsetDecoder;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -61,6 +63,9 @@ record GgufHeader(int version, GgufMetadata metadata, int alignment, long dataSt
         private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
         private static final ValueLayout.OfDouble F64 = ValueLayout.JAVA_DOUBLE_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
+        private final CharsetDecoder utf8 = StandardCharsets.UTF_8.newDecoder()
+                .onMalformedInput(CodingErrorAction.REPORT)
+                .onUnmappableCharacter(CodingErrorAction.REPORT);
         private final MemorySegment file;
         private final String name;
         private final long size;
@@ -245,7 +250,7 @@ record GgufHeader(int version, GgufMetadata metadata, int alignment, long dataSt
                 }
                 case STRING -> {
                     String[] values = new String[n];
-                    for (int i = 0; i < n; i++) values[i] = string(where + ": element " + i);
+                    for (int i = 0; i < n; i++) values[i] = string(where, i);
                     yield values;
                 }
                 case ARRAY -> {
@@ -273,21 +278,27 @@ record GgufHeader(int version, GgufMetadata metadata, int alignment, long dataSt
         }
 
         private String string(String what) {
-            long length = u64(what + " (its length)");
+            return string(what, -1);
+        }
+
+        /** A string; {@code element} (when not -1) is its index in an array, named only if the string is bad. */
+        private String string(String where, long element) {
+            long length = file.get(U64, advance(8, where));
             if (length < 0 || length > remaining() || length > Integer.MAX_VALUE - 8) {
-                throw new FsException(name + ": " + what + ": a string of " + Long.toUnsignedString(length)
-                        + " bytes runs past the end of the file (" + remaining() + " bytes are left)");
+                throw new FsException(name + ": " + element(where, element) + ": a string of "
+                        + Long.toUnsignedString(length) + " bytes runs past the end of the file (" + remaining()
+                        + " bytes are left)");
             }
-            byte[] bytes = file.asSlice(advance(length, what), length).toArray(ValueLayout.JAVA_BYTE);
+            byte[] bytes = file.asSlice(advance(length, where), length).toArray(ValueLayout.JAVA_BYTE);
             try {
-                return StandardCharsets.UTF_8.newDecoder()
-                        .onMalformedInput(CodingErrorAction.REPORT)
-                        .onUnmappableCharacter(CodingErrorAction.REPORT)
-                        .decode(java.nio.ByteBuffer.wrap(bytes))
-                        .toString();
+                return utf8.reset().decode(ByteBuffer.wrap(bytes)).toString();
             } catch (CharacterCodingException e) {
-                throw new FsException(name + ": " + what + " is not valid UTF-8");
+                throw new FsException(name + ": " + element(where, element) + " is not valid UTF-8");
             }
+        }
+
+        private static String element(String where, long element) {
+            return element < 0 ? where : where + ": element " + element;
         }
 
         private long u32(String what) {
