@@ -60,6 +60,7 @@ public final class Qwen3GgufConfig {
                 vocabSize(hidden),
                 positiveFloat("attention.layer_norm_rms_epsilon"),
                 positiveFloat("rope.freq_base"),
+                new RopeScaling.Plain(),
                 positive("context_length"),
                 file.tensor("output.weight").isEmpty(),
                 metadata.nonNegativeInt("tokenizer.ggml.bos_token_id"),

@@ -33,7 +33,8 @@ class Qwen3GgufConfigTest {
         Qwen3Config json = Qwen3Config.read(QTied.dir().resolve("config.json"));
         Qwen3Config expected = new Qwen3Config(json.hiddenSize(), json.numHiddenLayers(), json.numAttentionHeads(),
                 json.numKeyValueHeads(), json.headDim(), json.intermediateSize(), json.vocabSize(), json.rmsNormEps(),
-                json.ropeTheta(), json.maxPositionEmbeddings(), json.tieWordEmbeddings(), json.bosTokenId(),
+                json.ropeTheta(), json.ropeScaling(), json.maxPositionEmbeddings(), json.tieWordEmbeddings(),
+                json.bosTokenId(),
                 json.eosTokenIds(), "gguf");
         try (GgufFile gguf = GgufFile.open(QTied.gguf(fileType))) {
             assertEquals(expected, Qwen3GgufConfig.read(gguf));
