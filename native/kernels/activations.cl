@@ -1,11 +1,16 @@
 // Kernels on float32 activations and the float32 KV cache (no weights). Cache layout per layer: [position][kv_dim].
+// The sizes shared with the launches come as -D defines (KernelConstants).
+
+#if !defined(ATTENTION_DIMS_PER_ITEM) || !defined(MAX_HEAD_DIM)
+#error "build with KernelConstants' defines: ATTENTION_DIMS_PER_ITEM and MAX_HEAD_DIM"
+#endif
 
 #include "reductions.h"
 
 // Rotate-half RoPE in place (GPU design); global size (head_dim / 2, heads, rows). inv_freq[i] is the angle per
 // position of pair i (theta^(-2i / head_dim) for plain RoPE); cos and sin are multiplied by attention_factor (YaRN's
 // magnitude correction; 1, an exact no-op, for plain RoPE).
-__kernel void rope(__global float* x, __global const float* inv_freq, int heads, int head_dim, int start_pos,
+__kernel void rope_gpu(__global float* x, __global const float* inv_freq, int heads, int head_dim, int start_pos,
                    float attention_factor) {
     int i = get_global_id(0);
     int half_dim = head_dim / 2;
@@ -52,13 +57,11 @@ __kernel void store_kv(__global const float* k, __global const float* v, __globa
     v_cache[offset + i] = v[i];
 }
 
-#define MAX_DIMS_PER_ITEM 4
-
 // Causal GQA, one work-group of L work-items per (head, row), over chunks of L positions with an online softmax:
 // - scores: work-item t scores position p0 + t (q staged in local memory); one max reduction per chunk; each work-item
 //   keeps the running sum of its own probabilities, reduced once at the end;
 // - values: the work-group is split into L / lanes slices of lanes = min(head_dim, L) work-items; slice s adds the
-//   positions s, s + slices, ... of the chunk, lane l owns dims l, l + lanes, ... (at most MAX_DIMS_PER_ITEM), so
+//   positions s, s + slices, ... of the chunk, lane l owns dims l, l + lanes, ... (at most ATTENTION_DIMS_PER_ITEM), so
 //   consecutive work-items read consecutive floats of a value row; the slices' accumulators are summed at the end.
 __kernel void attention_gpu(__global const float* q, __global const float* k_cache, __global const float* v_cache,
                             __global float* out, int heads, int kv_heads, int head_dim, int start_pos, float scale,
@@ -81,7 +84,8 @@ __kernel void attention_gpu(__global const float* q, __global const float* k_cac
     int length = start_pos + r + 1;
     float running_max = -INFINITY;
     float own_sum = 0.0f;
-    float acc[MAX_DIMS_PER_ITEM] = {0.0f, 0.0f, 0.0f, 0.0f};
+    float acc[ATTENTION_DIMS_PER_ITEM];
+    for (int j = 0; j < ATTENTION_DIMS_PER_ITEM; j++) acc[j] = 0.0f;
     for (int p0 = 0; p0 < length; p0 += size) {
         int p = p0 + lid;
         float score = -INFINITY;
@@ -125,7 +129,6 @@ __kernel void attention_gpu(__global const float* q, __global const float* k_cac
     }
 }
 
-#define MAX_HEAD_DIM 256
 #define POSITION_BLOCK 8
 
 // CPU design: one work-item per (head, row), no barriers. Positions go in blocks of POSITION_BLOCK: their scores

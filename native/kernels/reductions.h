@@ -8,6 +8,10 @@ static float sum8(float8 v) {
     return (a.x + a.y) + (a.z + a.w);
 }
 
+static float sum16(float16 v) {
+    return sum8(v.lo + v.hi);
+}
+
 // Tree reductions of one value per work-item over the work-group (size a power of two); every work-item gets the
 // result and must call them.
 static float local_max(__local float* scratch, float value) {

@@ -1,5 +1,6 @@
-// Kernels that read weights. The program is built once per weight dtype with -D W_F32, -D W_F16 or -D W_BF16, so
-// every load below is a compile-time conversion to float; all arithmetic is float32.
+// Kernels that read F32, F16 or BF16 weights (blocks.cl reads the block formats). The program is built once per weight
+// dtype with -D W_F32, -D W_F16 or -D W_BF16, so every load below is a compile-time conversion to float; all
+// arithmetic is float32. The sizes shared with the launches come as -D defines (KernelConstants).
 // Two designs: *_gpu kernels use work-groups with local-memory reductions; *_cpu kernels give each work-item whole
 // rows and no barriers, which suits CPU devices (PoCL) where a barrier costs a work-item loop split.
 
@@ -27,9 +28,14 @@ typedef ushort wtype; // bfloat16 is the high half of a float32
 #error "build with -D W_F32, -D W_F16 or -D W_BF16"
 #endif
 
+#if !defined(TILE) || !defined(WG) || DENSE_CHUNK != 8 || OUT_BLOCK != 4
+#error "build with KernelConstants' defines: TILE, WG, DENSE_CHUNK=8, OUT_BLOCK=4 (the code spells out the last two)"
+#endif
 
-// The dequantize kernel: rows of a weight table to float32, out[r, c] = table[tokens[r], c] (for the embedding, the
-// rows of the tokens); global size (columns, rows). A block-quantized format only adds its LOAD1 above.
+
+// The embedding: rows of a weight table to float32, out[r, c] = table[tokens[r], c]; global size (columns, tokens).
+// One work-item per weight suits these types, where a weight is a load; a block format decodes whole pieces of a
+// block at a time instead (blocks.cl's embed).
 __kernel void embed(__global const wtype* table, __global const int* tokens, __global float* out, int columns) {
     size_t c = get_global_id(0);
     size_t r = get_global_id(1);
@@ -64,8 +70,8 @@ __kernel void rmsnorm_cpu(__global const float* x, __global const wtype* gamma, 
     for (int i = 0; i < width; i++) outr[i] = xr[i] * inv * LOAD1(gamma, i);
 }
 
-// Decode (one input row): one work-group per output n; each work-item takes every L-th 8-wide chunk of the weight
-// row, then the group sums in local memory.
+// Decode (one input row), GPU design: one work-group per output n; each work-item takes every L-th chunk of
+// DENSE_CHUNK = 8 weights of the row, then the group sums in local memory.
 __kernel void matmul_decode_gpu(__global const float* x, __global const wtype* w, __global float* out, int K,
                                 __local float* scratch) {
     size_t n = get_group_id(0);
@@ -81,14 +87,12 @@ __kernel void matmul_decode_gpu(__global const float* x, __global const wtype* w
     if (lid == 0) out[n] = total;
 }
 
-// Prefill (many input rows): each work-group computes a TILE×TILE block of out (rows × outputs) with WG×WG work-items
-// of 4×4 outputs each: rows tr + WG·i and outputs tn + WG·j, so that local reads are broadcasts (xs) or hit distinct
-// banks (ws, rows padded to TK + 1). Per K-step of TK the group stages TILE×TK inputs and TILE×TK weights in local
-// memory, each weight converted to float once, as it is loaded; every work-item loads 4-element chunks, consecutive
-// work-items consecutive chunks of a row.
-#define TILE 64
+// Prefill (many input rows), GPU design: each work-group computes a TILE×TILE block of out (rows × outputs) with WG×WG
+// work-items of 4×4 outputs each: rows tr + WG·i and outputs tn + WG·j, so that local reads are broadcasts (xs) or hit
+// distinct banks (ws, rows padded to TK + 1). Per K-step of TK the group stages TILE×TK inputs and TILE×TK weights in
+// local memory, each weight converted to float once, as it is loaded; every work-item loads 4-element chunks,
+// consecutive work-items consecutive chunks of a row.
 #define TK 32
-#define WG 16
 #define PER_ITEM (TILE / WG)
 
 // Elements k..k+3 of a row of length K (k a multiple of 4), zero past the end.
@@ -118,7 +122,7 @@ static void store4(__local float* p, float4 v) {
 }
 
 __kernel __attribute__((reqd_work_group_size(WG, WG, 1)))
-void matmul_tiled_gpu(__global const float* x, __global const wtype* w, __global float* out, int rows, int K, int N) {
+void matmul_rows_gpu(__global const float* x, __global const wtype* w, __global float* out, int rows, int K, int N) {
     int tn = get_local_id(0);
     int tr = get_local_id(1);
     int lid = tr * WG + tn;
@@ -161,7 +165,7 @@ void matmul_tiled_gpu(__global const float* x, __global const wtype* w, __global
     }
 }
 
-// CPU design, one input row: work-item n computes out[n] with two independent 8-wide accumulators; no barriers.
+// Decode, CPU design: work-item n computes out[n] with two independent 8-wide accumulators; no barriers.
 __kernel void matmul_decode_cpu(__global const float* x, __global const wtype* w, __global float* out, int K, int N) {
     int n = get_global_id(0);
     if (n >= N) return;
@@ -178,21 +182,17 @@ __kernel void matmul_decode_cpu(__global const float* x, __global const wtype* w
     out[n] = total;
 }
 
-// CPU design, many input rows: work-item b computes outputs 4b..4b+3 for every input row, four rows at a time, as a
-// 4×4 register tile of 16-wide partial sums (one AVX-512 register each); no barriers. Its four weight rows stay in L1
-// while the input rows stream from L2, so every weight is read from memory once per matmul. The tile is spelled out
-// in named variables because PoCL does not unroll loops over small arrays and would keep them on the stack. Outputs
-// past N and rows past the last are computed on clamped (valid) indices and not stored, so the inner loop has no
-// branches.
+// Prefill (many input rows), CPU design: work-item b computes outputs 4b..4b+3 (OUT_BLOCK = 4) for every input row,
+// four rows at a time, as a 4×4 register tile of 16-wide partial sums (one AVX-512 register each); no barriers. Its
+// four weight rows stay in L1 while the input rows stream from L2, so every weight is read from memory once per matmul.
+// The tile is spelled out in named variables because PoCL does not unroll loops over small arrays and would keep them
+// on the stack. Outputs past N and rows past the last are computed on clamped (valid) indices and not stored, so the
+// inner loop has no branches.
 #define TILE_ROW(i, xv) \
     acc##i##0 += xv * w0v; \
     acc##i##1 += xv * w1v; \
     acc##i##2 += xv * w2v; \
     acc##i##3 += xv * w3v;
-
-static float sum16(float16 v) {
-    return sum8(v.lo + v.hi);
-}
 
 static void store_tile_row(__global float* out, __global const float* xr, float16 a0, float16 a1, float16 a2,
                            float16 a3, __global const wtype* w0, __global const wtype* w1, __global const wtype* w2,
@@ -207,11 +207,11 @@ static void store_tile_row(__global float* out, __global const float* xr, float1
     for (int j = 0; j < outputs; j++) out[j] = t[j];
 }
 
-__kernel void matmul_cpu(__global const float* x, __global const wtype* w, __global float* out, int rows, int K,
-                         int N) {
-    int n0 = get_global_id(0) * 4;
+__kernel void matmul_rows_cpu(__global const float* x, __global const wtype* w, __global float* out, int rows, int K,
+                              int N) {
+    int n0 = get_global_id(0) * OUT_BLOCK;
     if (n0 >= N) return;
-    int outputs = min(4, N - n0);
+    int outputs = min(OUT_BLOCK, N - n0);
     __global const wtype* w0 = w + (size_t)n0 * K;
     __global const wtype* w1 = w + (size_t)min(n0 + 1, N - 1) * K;
     __global const wtype* w2 = w + (size_t)min(n0 + 2, N - 1) * K;

@@ -24,21 +24,8 @@ import java.util.Map;
  * drives a backend.
  */
 public final class OpenClBackend implements Backend {
-    private static final String BUILD_OPTIONS = "-cl-std=CL1.2";
     /** Work-group size of the GPU design's reductions (a power of two, capped by what the device allows). */
     private static final int GPU_GROUP = 256;
-    /** Work-items per work-group of the CPU design: enough groups to spread over the device's cores. */
-    private static final int CPU_GROUP = 16;
-    /** matmul_tiled_gpu: TILE×TILE outputs per work-group of WG×WG work-items. */
-    private static final int TILE = 64;
-    private static final int WG = 16;
-    /** matmul_decode_gpu: a work-item's share of a weight row is 8-element chunks. */
-    private static final int DECODE_CHUNK = 8;
-    /** matmul_cpu: outputs per work-item (each over every input row). */
-    private static final int OUT_BLOCK = 4;
-    /** attention_gpu gives each work-item at most this many output dims, attention_cpu handles at most 256. */
-    private static final int ATTENTION_DIMS_PER_ITEM = 4;
-    private static final int CPU_MAX_HEAD_DIM = 256;
 
     record ClBuffer(MemorySegment handle, long length, OpenClBackend owner) implements Buffer, ClMemory {}
 
@@ -56,6 +43,7 @@ public final class OpenClBackend implements Backend {
 
     private final DeviceContext device;
     private final KernelDesign design;
+    private final Launcher launcher;
     private final Arena arena = Arena.ofShared();
     private final MemorySegment queue;
     private final DeviceMemory memory;
@@ -69,7 +57,6 @@ public final class OpenClBackend implements Backend {
     private final ClKernel siluMul;
     private final ClKernel add;
     private final ClKernel argmax;
-    private final int group;
     private final MemorySegment scratch;
     private ClBuffer tokens;
     private final ClBuffer argmaxResult;
@@ -92,14 +79,17 @@ public final class OpenClBackend implements Backend {
         MemorySegment status = arena.allocate(ValueLayout.JAVA_INT);
         this.queue = clCreateCommandQueue(this.device.context, this.device.deviceId, 0, status);
         ClStatus.check(status.get(ValueLayout.JAVA_INT, 0), "clCreateCommandQueue(" + device.name() + ")");
-        MemorySegment program = this.device.program("activations.cl", BUILD_OPTIONS);
-        this.ropeKernel = kernel(program, design == KernelDesign.GPU ? "rope" : "rope_cpu");
+        MemorySegment program = this.device.program("activations.cl", KernelConstants.OPTIONS);
+        this.ropeKernel = kernel(program, design.kernel("rope"));
         this.storeKv = kernel(program, "store_kv");
-        this.attention = kernel(program, design == KernelDesign.GPU ? "attention_gpu" : "attention_cpu");
+        this.attention = kernel(program, design.kernel("attention"));
         this.siluMul = kernel(program, "silu_mul");
         this.add = kernel(program, "add");
         this.argmax = kernel(program, "argmax");
-        this.group = design == KernelDesign.GPU ? groupSize(attention, argmax) : 1;
+        this.launcher = switch (design) {
+            case GPU -> new GpuLauncher(queue, groupSize(attention, argmax));
+            case CPU -> new CpuLauncher(queue);
+        };
         this.argmaxResult = buffer("argmax result", 1);
     }
 
@@ -183,12 +173,7 @@ public final class OpenClBackend implements Backend {
         ClBuffer in = own(x), o = own(out);
         require(in.length() >= (long) rows * width && o.length() >= (long) rows * width, "rmsNorm buffers too small");
         if (rows == 0) return;
-        ClKernel kernel = kernelsFor(g.dtype()).rmsNorm().arg(0, in).arg(1, g).arg(2, o).arg(3, width).arg(4, eps);
-        if (design == KernelDesign.GPU) {
-            kernel.local(5, (long) group * Float.BYTES).run(queue, (long) rows * group, group);
-        } else {
-            kernel.arg(5, rows).run(queue, roundUp(rows, CPU_GROUP), CPU_GROUP);
-        }
+        launcher.rmsNorm(kernelsFor(g.dtype()).rmsNorm(), in, g, o, rows, width, eps);
     }
 
     @Override
@@ -200,20 +185,10 @@ public final class OpenClBackend implements Backend {
         require(in.length() >= (long) rows * k && o.length() >= (long) rows * n, "matmul buffers too small");
         if (rows == 0) return;
         WeightKernels kernels = kernelsFor(weight.dtype());
-        if (design == KernelDesign.GPU && rows == 1) {
-            // one work-group per output, no wider than the row has chunks (K = 1024 gives 128 of 8 bf16)
-            long width = Math.min(group, Math.max(32, Long.highestOneBit((k + DECODE_CHUNK - 1) / DECODE_CHUNK)));
-            kernels.matmulDecode().arg(0, in).arg(1, weight).arg(2, o).arg(3, k).local(4, width * Float.BYTES)
-                    .run(queue, n * width, width);
-        } else if (design == KernelDesign.GPU) {
-            kernels.matmulRows().arg(0, in).arg(1, weight).arg(2, o).arg(3, rows).arg(4, k).arg(5, n)
-                    .run(queue, roundUp(n, TILE) / TILE * WG, roundUp(rows, TILE) / TILE * WG, WG, WG);
-        } else if (rows == 1) {
-            kernels.matmulDecode().arg(0, in).arg(1, weight).arg(2, o).arg(3, k).arg(4, n)
-                    .run(queue, roundUp(n, CPU_GROUP), CPU_GROUP);
+        if (rows == 1) {
+            launcher.matmulDecode(kernels.matmulDecode(), KernelConstants.DENSE_CHUNK, in, weight, o, k, n);
         } else {
-            kernels.matmulRows().arg(0, in).arg(1, weight).arg(2, o).arg(3, rows).arg(4, k).arg(5, n)
-                    .run(queue, (n + OUT_BLOCK - 1) / OUT_BLOCK, 1);
+            launcher.matmulRows(kernels.matmulRows(), in, weight, o, rows, k, n);
         }
     }
 
@@ -223,13 +198,8 @@ public final class OpenClBackend implements Backend {
         int headDim = rope.headDim();
         require(in.length() >= (long) rows * heads * headDim, "rope: bad shape");
         if (rows == 0) return;
-        ropeKernel.arg(0, in).arg(1, ropeFrequencies(rope)).arg(2, heads).arg(3, headDim).arg(4, startPos)
-                .arg(5, (float) rope.attentionFactor());
-        if (design == KernelDesign.GPU) {
-            ropeKernel.run(queue, headDim / 2, heads, rows);
-        } else {
-            ropeKernel.run(queue, rows, 1);
-        }
+        launcher.rope(ropeKernel, in, ropeFrequencies(rope), rows, heads, headDim, startPos,
+                (float) rope.attentionFactor());
     }
 
     @Override
@@ -259,19 +229,13 @@ public final class OpenClBackend implements Backend {
         ClBuffer queries = own(q), o = own(out);
         require(queries.length() >= (long) rows * heads * headDim && o.length() >= (long) rows * heads * headDim,
                 "attention buffers too small");
-        if (headDim > (design == KernelDesign.GPU ? ATTENTION_DIMS_PER_ITEM * group : CPU_MAX_HEAD_DIM)) {
+        if (headDim > launcher.maxHeadDim()) {
             throw new IllegalArgumentException("attention: head_dim " + headDim + " is too large");
         }
         if (rows == 0) return;
         float scale = (float) (1.0 / Math.sqrt(headDim));
-        attention.arg(0, queries).arg(1, c.keys().get(layer)).arg(2, c.values().get(layer)).arg(3, o).arg(4, heads)
-                .arg(5, c.kvHeads()).arg(6, headDim).arg(7, startPos).arg(8, scale);
-        if (design == KernelDesign.GPU) {
-            attention.local(9, (long) headDim * Float.BYTES).local(10, (long) group * Float.BYTES)
-                    .local(11, (long) group * Float.BYTES).run(queue, (long) heads * group, rows, group, 1);
-        } else {
-            attention.run(queue, heads, rows, 1, 1);
-        }
+        launcher.attention(attention, queries, c.keys().get(layer), c.values().get(layer), o, rows, heads, c.kvHeads(),
+                headDim, startPos, scale);
     }
 
     @Override
@@ -315,6 +279,7 @@ public final class OpenClBackend implements Backend {
     public int argmax(Buffer x, long offset, int length) {
         ClBuffer in = own(x);
         require(length > 0 && offset + length <= in.length(), "argmax out of bounds");
+        int group = launcher.argmaxGroup();
         argmax.arg(0, in).arg(1, offset).arg(2, length).arg(3, argmaxResult).local(4, (long) group * Float.BYTES)
                 .local(5, (long) group * Integer.BYTES).run(queue, group, group);
         ClStatus.check(clEnqueueReadBuffer(queue, argmaxResult.handle(), CL_TRUE(), 0, Integer.BYTES, scratch, 0,
@@ -339,11 +304,9 @@ public final class OpenClBackend implements Backend {
     private WeightKernels kernelsFor(DType dtype) {
         WeightKernels built = weightKernels.get(dtype);
         if (built != null) return built;
-        MemorySegment program = device.program("weights.cl", BUILD_OPTIONS + " -D W_" + dtype.name());
-        boolean gpu = design == KernelDesign.GPU;
-        built = new WeightKernels(kernel(program, "embed"), kernel(program, gpu ? "rmsnorm_gpu" : "rmsnorm_cpu"),
-                kernel(program, gpu ? "matmul_decode_gpu" : "matmul_decode_cpu"),
-                kernel(program, gpu ? "matmul_tiled_gpu" : "matmul_cpu"));
+        MemorySegment program = device.program("weights.cl", KernelConstants.OPTIONS + " -D W_" + dtype.name());
+        built = new WeightKernels(kernel(program, "embed"), kernel(program, design.kernel("rmsnorm")),
+                kernel(program, design.kernel("matmul_decode")), kernel(program, design.kernel("matmul_rows")));
         weightKernels.put(dtype, built);
         return built;
     }
@@ -432,9 +395,5 @@ public final class OpenClBackend implements Backend {
 
     private static void require(boolean condition, String message) {
         if (!condition) throw new IllegalArgumentException(message);
-    }
-
-    private static long roundUp(long value, long multiple) {
-        return (value + multiple - 1) / multiple * multiple;
     }
 }

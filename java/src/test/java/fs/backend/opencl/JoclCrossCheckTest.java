@@ -25,7 +25,7 @@ import org.jocl.cl_program;
 import org.junit.jupiter.api.Test;
 
 /**
- * Our FFM binding layer against an independent one: the same kernel (matmul_cpu on bf16 weights) with the same
+ * Our FFM binding layer against an independent one: the same kernel (matmul_rows_cpu on bf16 weights) with the same
  * inputs and launch sizes through JOCL and through OpenClBackend must produce identical bytes.
  */
 class JoclCrossCheckTest {
@@ -87,8 +87,8 @@ class JoclCrossCheckTest {
         cl_command_queue queue = clCreateCommandQueue(context, device, 0, null);
         cl_program program = clCreateProgramWithSource(context, 1, new String[] {ClProgram.source("weights.cl")}, null,
                 null);
-        clBuildProgram(program, 0, null, "-cl-std=CL1.2 -D W_BF16", null, null);
-        cl_kernel kernel = clCreateKernel(program, "matmul_cpu", null);
+        clBuildProgram(program, 0, null, KernelConstants.OPTIONS + " -D W_BF16", null, null);
+        cl_kernel kernel = clCreateKernel(program, "matmul_rows_cpu", null);
         cl_mem xMem = clCreateBuffer(context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, (long) Sizeof.cl_float * x.length,
                 Pointer.to(x), null);
         cl_mem wMem = clCreateBuffer(context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
@@ -101,8 +101,9 @@ class JoclCrossCheckTest {
         clSetKernelArg(kernel, 3, Sizeof.cl_int, Pointer.to(new int[] {ROWS}));
         clSetKernelArg(kernel, 4, Sizeof.cl_int, Pointer.to(new int[] {K}));
         clSetKernelArg(kernel, 5, Sizeof.cl_int, Pointer.to(new int[] {N}));
-        // the launch OpenClBackend makes for the CPU design: 16 outputs per group, 4 input rows per work-item
-        clEnqueueNDRangeKernel(queue, kernel, 2, null, new long[] {48, 1}, new long[] {16, 1}, 0, null, null);
+        // the launch CpuLauncher makes: one work-item per OUT_BLOCK outputs (each over every input row), groups of one
+        long items = (N + KernelConstants.OUT_BLOCK - 1) / KernelConstants.OUT_BLOCK;
+        clEnqueueNDRangeKernel(queue, kernel, 1, null, new long[] {items}, new long[] {1}, 0, null, null);
         clEnqueueReadBuffer(queue, outMem, CL_TRUE, 0, (long) Sizeof.cl_float * out.length, Pointer.to(out), 0, null,
                 null);
         clReleaseMemObject(outMem);

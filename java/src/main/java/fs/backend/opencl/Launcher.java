@@ -1,0 +1,34 @@
+package fs.backend.opencl;
+
+/**
+ * How one {@link KernelDesign} runs the ops whose kernels differ between designs. Such an op has a kernel per design,
+ * named for it ({@link KernelDesign#kernel}); the launcher sets all its arguments and chooses its sizes. The ops with
+ * one kernel for every design (embed, store_kv, silu_mul, add, argmax) are launched by OpenClBackend itself.
+ */
+sealed interface Launcher permits GpuLauncher, CpuLauncher {
+    /** Work-items of argmax's single work-group. */
+    int argmaxGroup();
+
+    /** rmsnorm_*: {@code rows} rows of {@code width}. */
+    void rmsNorm(ClKernel kernel, ClMemory x, ClMemory gamma, ClMemory out, int rows, int width, float eps);
+
+    /**
+     * matmul_decode_* (weights.cl's or blocks.cl's): out = W·x for one input row, W {@code n}×{@code k}; a work-item
+     * of the GPU design steps through a row {@code chunk} weights at a time.
+     */
+    void matmulDecode(ClKernel kernel, int chunk, ClMemory x, ClMemory w, ClMemory out, int k, int n);
+
+    /** matmul_rows_*: out = x·Wᵀ for {@code rows} input rows. */
+    void matmulRows(ClKernel kernel, ClMemory x, ClMemory w, ClMemory out, int rows, int k, int n);
+
+    /** rope_*: rotates {@code heads} heads of {@code headDim} in each of {@code rows} rows, in place. */
+    void rope(ClKernel kernel, ClMemory x, ClMemory inverseFrequencies, int rows, int heads, int headDim, int startPos,
+            float attentionFactor);
+
+    /** The largest head_dim that attention_* handles. */
+    int maxHeadDim();
+
+    /** attention_*: causal GQA of {@code rows} query rows at positions startPos.. over one layer's cache. */
+    void attention(ClKernel kernel, ClMemory q, ClMemory keys, ClMemory values, ClMemory out, int rows, int heads,
+            int kvHeads, int headDim, int startPos, float scale);
+}
