@@ -9,9 +9,11 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import java.util.Arrays;
 import java.util.stream.Collectors;
 
 /** Builds OpenCL programs from source; a failed build is an {@link FsException} quoting the build log. */
@@ -23,16 +25,35 @@ final class ClProgram {
 
     private ClProgram() {}
 
-    /** The text of a kernel file on the classpath ({@code weights.cl} is {@code /kernels/weights.cl}), includes inlined. */
+    /**
+     * The text of a kernel file on the classpath ({@code weights.cl} is {@code /kernels/weights.cl}), its includes
+     * and theirs inlined.
+     */
     static String source(String file) {
         StringBuilder source = new StringBuilder();
+        inline(file, source, new ArrayList<>());
+        return source.toString();
+    }
+
+    /** Appends {@code file}'s text to {@code source}; {@code including} are the files whose includes led here. */
+    private static void inline(String file, StringBuilder source, List<String> including) {
+        if (including.contains(file)) {
+            throw new FsException("OpenCL kernel source /kernels/" + file + " includes itself (through "
+                    + String.join(", ", including) + ")");
+        }
+        including.add(file);
         for (String line : resource(file).split("\n", -1)) {
             Matcher include = INCLUDE.matcher(line);
             // clCreateProgramWithSource has no folder to search, so a kernel file's #include "x" is inlined from the
-            // same classpath folder; the header's own include guard keeps a second inclusion harmless.
-            source.append(include.matches() ? resource(include.group(1)) : line).append('\n');
+            // same classpath folder, every time: an include may sit in an #if branch that the build leaves out, and
+            // each header's include guard keeps a second inclusion harmless.
+            if (include.matches()) {
+                inline(include.group(1), source, including);
+            } else {
+                source.append(line).append('\n');
+            }
         }
-        return source.toString();
+        including.removeLast();
     }
 
     private static String resource(String file) {

@@ -1,5 +1,7 @@
 package fs.backend.opencl;
 
+import fs.tensor.GgmlType;
+
 /**
  * The sizes that kernels and the Java code launching them must agree on. They are kept here only: every program is
  * built with them as -D defines ({@link #OPTIONS}), and a kernel file refuses to build without them, or with another
@@ -11,6 +13,8 @@ final class KernelConstants {
     static final int WG = 16;
     /** matmul_decode_gpu on F32, F16 and BF16 weights: a work-item's share of a row is chunks of this many weights. */
     static final int DENSE_CHUNK = 8;
+    /** The block formats' kernels decode and multiply a block in pieces of this many weights. */
+    static final int PIECE = 32;
     /** matmul_rows_cpu: outputs per work-item (each over every input row). */
     static final int OUT_BLOCK = 4;
     /** attention_gpu: the most output dims per work-item. */
@@ -20,10 +24,16 @@ final class KernelConstants {
 
     /** Options of every build: OpenCL C 1.2 and the constants above. */
     static final String OPTIONS = "-cl-std=CL1.2" + define("TILE", TILE) + define("WG", WG)
-            + define("DENSE_CHUNK", DENSE_CHUNK) + define("OUT_BLOCK", OUT_BLOCK)
+            + define("DENSE_CHUNK", DENSE_CHUNK) + define("PIECE", PIECE) + define("OUT_BLOCK", OUT_BLOCK)
             + define("ATTENTION_DIMS_PER_ITEM", ATTENTION_DIMS_PER_ITEM) + define("MAX_HEAD_DIM", MAX_HEAD_DIM);
 
     private KernelConstants() {}
+
+    /** Options of blocks.cl for {@code type}: which header decodes it, and its block geometry from the type table. */
+    static String blockFormatOptions(GgmlType type) {
+        return OPTIONS + " -D W_" + type.name() + define("BLOCK_ELEMENTS", type.blockElements())
+                + define("BLOCK_BYTES", type.blockBytes());
+    }
 
     private static String define(String name, int value) {
         return " -D " + name + "=" + value;

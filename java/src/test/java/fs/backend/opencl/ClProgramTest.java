@@ -11,12 +11,31 @@ import org.junit.jupiter.api.Test;
 class ClProgramTest {
     @Test
     void kernelFilesGetTheirSharedHeaderInlined() {
-        for (String file : new String[] {"weights.cl", "activations.cl"}) {
+        for (String file : new String[] {"weights.cl", "activations.cl", "blocks.cl"}) {
             String source = ClProgram.source(file);
             assertFalse(source.lines().anyMatch(line -> line.strip().startsWith("#include")), file);
             assertEquals(1, source.split("static float local_sum\\(", -1).length - 1, file);
             assertTrue(source.contains("__kernel"), file);
         }
+    }
+
+    /**
+     * blocks.cl includes every format's header in #if branches, and they include piece.h: it must be inlined in each,
+     * since only one branch survives the build (the guard drops the repeats).
+     */
+    @Test
+    void aHeaderIncludedFromSeveralHeadersIsInlinedInEach() {
+        String source = ClProgram.source("blocks.cl");
+        assertEquals(8, source.split("#define FS_PIECE_H", -1).length - 1);
+        assertEquals(2, source.split("#define FS_K_SCALES_H", -1).length - 1); // Q4_K and Q5_K
+        assertEquals(1, source.split("__constant ulong iq2xxs_grid", -1).length - 1);
+    }
+
+    @Test
+    void anIncludeCycleIsOneClearError() {
+        FsException e = assertThrows(FsException.class, () -> ClProgram.source("cycle_a.h"));
+        assertEquals("OpenCL kernel source /kernels/cycle_a.h includes itself (through cycle_a.h, cycle_b.h)",
+                e.getMessage());
     }
 
     @Test

@@ -1,0 +1,174 @@
+package fs.backend.opencl;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import fs.gguf.GgufFile;
+import fs.gguf.GgufTensor;
+import fs.gguf.QTied;
+import fs.quant.ReferenceDequantizer;
+import fs.safetensors.SafetensorsFile;
+import fs.tensor.GgmlType;
+import java.util.Arrays;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * blocks.cl on llama.cpp's own files (models/q-tied), every tensor of each block format: the dequantize and embed
+ * kernels give ReferenceDequantizer's floats bit for bit, and both designs' decode matmul lands within float32
+ * rounding of the float64 W·x that samples-T.safetensors holds. Each format's program is built once for the class.
+ */
+class BlockKernelsTest {
+    /** Where each block format is stored: the file of its name, and Q3_K in the Q2_K preset's matrices. */
+    private static final Map<GgmlType, String> FILE_OF = Map.of(GgmlType.Q8_0, "Q8_0", GgmlType.Q4_0, "Q4_0",
+            GgmlType.Q2_K, "Q2_K", GgmlType.Q3_K, "Q2_K", GgmlType.Q4_K, "Q4_K_M", GgmlType.Q5_K, "Q5_K_M",
+            GgmlType.Q6_K, "Q6_K", GgmlType.IQ2_XXS, "IQ2_XXS");
+    /** The unit roundoff of float32. */
+    private static final double U = Math.scalb(1.0, -24);
+
+    private static DeviceQueue device;
+    private static final Map<KernelDesign, Map<GgmlType, BlockKernels>> kernels = new EnumMap<>(KernelDesign.class);
+    private static final Map<KernelDesign, Launcher> launchers = new EnumMap<>(KernelDesign.class);
+
+    @BeforeAll
+    static void start() {
+        device = new DeviceQueue(OpenClTestSupport.device());
+        for (KernelDesign design : KernelDesign.values()) {
+            Map<GgmlType, BlockKernels> built = new EnumMap<>(GgmlType.class);
+            for (GgmlType type : FILE_OF.keySet()) {
+                built.put(type, BlockKernels.build(device.device, design, type, device::kernel));
+            }
+            kernels.put(design, built);
+        }
+        ClKernel gpuDecode = kernels.get(KernelDesign.GPU).get(GgmlType.Q4_K).matmulDecode();
+        int group = Integer.highestOneBit((int) Math.min(256, gpuDecode.maxWorkGroupSize(device.device.deviceId)));
+        launchers.put(KernelDesign.GPU, new GpuLauncher(device.queue, group));
+        launchers.put(KernelDesign.CPU, new CpuLauncher(device.queue));
+    }
+
+    @AfterAll
+    static void stop() {
+        kernels.clear();
+        launchers.clear();
+        device.close();
+    }
+
+    @Test
+    void everyBlockFormatIsTested() {
+        for (GgmlType type : GgmlType.values()) {
+            assertEquals(type.blockElements() > 1, FILE_OF.containsKey(type), type.name());
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(names = {"Q8_0", "Q4_0", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", "IQ2_XXS"})
+    void dequantizeGivesTheReferenceFloatsBitForBit(GgmlType type) {
+        BlockKernels blocks = kernels.get(KernelDesign.CPU).get(type);
+        try (GgufFile gguf = GgufFile.open(QTied.gguf(FILE_OF.get(type)))) {
+            for (GgufTensor tensor : tensorsOf(gguf, type)) {
+                int rows = (int) tensor.rows();
+                int columns = (int) tensor.columns();
+                ClMemory out = device.floats((long) rows * columns);
+                blocks.dequantize(device.queue, device.upload(tensor.data()), columns, 0, rows, out);
+                assertArrayEquals(bits(reference(tensor)), bits(device.read(out, rows * columns)), tensor.name());
+            }
+        }
+    }
+
+    /** A panel of rows from inside a tensor, and the embedding of rows in any order, are those rows exactly. */
+    @ParameterizedTest
+    @EnumSource(names = {"Q8_0", "Q4_0", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", "IQ2_XXS"})
+    void aPanelAndEmbeddedRowsAreTheReferenceRows(GgmlType type) {
+        BlockKernels blocks = kernels.get(KernelDesign.CPU).get(type);
+        try (GgufFile gguf = GgufFile.open(QTied.gguf(FILE_OF.get(type)))) {
+            GgufTensor tensor = tensorsOf(gguf, type).getFirst();
+            int rows = (int) tensor.rows();
+            int columns = (int) tensor.columns();
+            float[] expected = reference(tensor);
+            ClMemory w = device.upload(tensor.data());
+            int first = rows / 3;
+            ClMemory panel = device.floats(2L * columns);
+            blocks.dequantize(device.queue, w, columns, first, 2, panel);
+            assertArrayEquals(bits(rowsOf(expected, columns, first, first + 1)), bits(device.read(panel, 2 * columns)),
+                    tensor.name() + " rows " + first + ".." + (first + 1));
+            int[] tokens = {rows - 1, 0, first};
+            ClMemory embedded = device.floats((long) tokens.length * columns);
+            blocks.embed(device.queue, w, device.upload(tokens), tokens.length, columns, embedded);
+            assertArrayEquals(bits(rowsOf(expected, columns, tokens)),
+                    bits(device.read(embedded, tokens.length * columns)), tensor.name() + " embed " + Arrays.toString(tokens));
+        }
+    }
+
+    /**
+     * Any order of summing K float32 products of exact weights and inputs is within γ_K = K·u / (1 − K·u) of
+     * Σ|w_j·x_j| of the exact sum (Higham, Accuracy and Stability of Numerical Algorithms, 3.1); a weight decoded
+     * wrong, or a block read twice or not at all, is off by far more.
+     */
+    @ParameterizedTest
+    @EnumSource(names = {"Q8_0", "Q4_0", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", "IQ2_XXS"})
+    void bothDesignsDecodeMatmulIsWithinFloat32RoundingOfTheFloat64Product(GgmlType type) {
+        String file = FILE_OF.get(type);
+        try (GgufFile gguf = GgufFile.open(QTied.gguf(file));
+                SafetensorsFile samples = SafetensorsFile.open(QTied.samples(file))) {
+            for (GgufTensor tensor : tensorsOf(gguf, type)) {
+                int rows = (int) tensor.rows();
+                int columns = (int) tensor.columns();
+                QTied.Sample sample = QTied.Sample.of(samples, tensor.name());
+                float[] weights = reference(tensor);
+                double gamma = columns * U / (1 - columns * U);
+                ClMemory w = device.upload(tensor.data());
+                ClMemory x = device.upload(sample.x());
+                for (KernelDesign design : KernelDesign.values()) {
+                    ClMemory out = device.floats(rows);
+                    launchers.get(design).matmulDecode(kernels.get(design).get(type).matmulDecode(),
+                            KernelConstants.PIECE, x, w, out, columns, rows);
+                    float[] actual = device.read(out, rows);
+                    for (int n = 0; n < rows; n++) {
+                        double magnitude = 0;
+                        for (int j = 0; j < columns; j++) {
+                            magnitude += Math.abs((double) weights[n * columns + j] * sample.x()[j]);
+                        }
+                        double error = Math.abs(actual[n] - sample.matvec()[n]);
+                        if (error > gamma * magnitude) {
+                            fail(design + " " + tensor.name() + " row " + n + ": " + actual[n] + " vs "
+                                    + sample.matvec()[n] + ", error " + error + " > " + gamma * magnitude);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    private static List<GgufTensor> tensorsOf(GgufFile gguf, GgmlType type) {
+        List<GgufTensor> tensors = gguf.tensors().stream().filter(t -> t.type() == type).toList();
+        assertFalse(tensors.isEmpty(), "no " + type + " tensor in " + gguf.path());
+        return tensors;
+    }
+
+    private static float[] reference(GgufTensor tensor) {
+        float[] values = new float[Math.toIntExact(tensor.rows() * tensor.columns())];
+        ReferenceDequantizer.decode(tensor.type(), tensor.data(), values);
+        return values;
+    }
+
+    /** Rows {@code ids} of a row-major matrix, back to back. */
+    private static float[] rowsOf(float[] matrix, int columns, int... ids) {
+        float[] rows = new float[ids.length * columns];
+        for (int r = 0; r < ids.length; r++) System.arraycopy(matrix, ids[r] * columns, rows, r * columns, columns);
+        return rows;
+    }
+
+    private static int[] bits(float[] values) {
+        int[] bits = new int[values.length];
+        for (int i = 0; i < values.length; i++) bits[i] = Float.floatToRawIntBits(values[i]);
+        return bits;
+    }
+}

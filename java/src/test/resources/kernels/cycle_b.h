@@ -1,0 +1,2 @@
+// The other half of cycle_a.h's include cycle.
+#include "cycle_a.h"
