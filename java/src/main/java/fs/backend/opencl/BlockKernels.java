@@ -28,7 +28,7 @@ record BlockKernels(ClKernel dequantize, ClKernel embed, ClKernel matmulDecode) 
                 .run(queue, columns / KernelConstants.PIECE, rows, 0, 0);
     }
 
-    /** Rows {@code tokens[0..count - 1]} of {@code table} ({@code columns} weights each) as float32 into {@code out}. */
+    /** Rows {@code tokens[0..count - 1]} of {@code table} ({@code columns} weights each) as float32 into out. */
     void embed(MemorySegment queue, ClMemory table, ClMemory tokens, int count, int columns, ClMemory out) {
         embed.arg(0, table).arg(1, tokens).arg(2, out).arg(3, columns)
                 .run(queue, columns / KernelConstants.PIECE, count, 0, 0);

@@ -102,8 +102,8 @@ class BlockKernelsTest {
             int[] tokens = {rows - 1, 0, first};
             ClMemory embedded = device.floats((long) tokens.length * columns);
             blocks.embed(device.queue, w, device.upload(tokens), tokens.length, columns, embedded);
-            assertArrayEquals(bits(rowsOf(expected, columns, tokens)),
-                    bits(device.read(embedded, tokens.length * columns)), tensor.name() + " embed " + Arrays.toString(tokens));
+            assertArrayEquals(bits(rowsOf(expected, columns, tokens)), bits(device.read(embedded, tokens.length * columns)),
+                    tensor.name() + " embed " + Arrays.toString(tokens));
         }
     }
 
