@@ -23,18 +23,21 @@ final class Q2KRows implements RowFormat {
 
     @Override
     public float dot(MemorySegment w, long rowOffset, float[] x, int xOffset, int k) {
+        float[] scales = new float[32];
         FloatVector acc0 = FloatVector.zero(F), acc1 = acc0;
         for (int b = 0; b < k / 256; b++) {
             long at = rowOffset + (long) b * BLOCK_BYTES;
-            float d = half(w, at + 80), dmin = half(w, at + 82);
+            scalesAndMins(w, at, scales);
             for (int h = 0; h < 2; h++) {
                 int xHalf = xOffset + 256 * b + 128 * h;
                 for (int l = 0; l < 32; l += L) {
                     IntVector q = bytes(w, at + 16 + 32 * h + l);
-                    int group = 8 * h + l / 16;
+                    int g = 8 * h + l / 16;
                     for (int s = 0; s < 4; s += 2) {
-                        FloatVector w0 = weights(w, at, q, s, group + 2 * s, d, dmin);
-                        FloatVector w1 = weights(w, at, q, s + 1, group + 2 * s + 2, d, dmin);
+                        FloatVector w0 = floats(q.lanewise(VectorOperators.LSHR, 2 * s).and(3))
+                                .fma(scales[g + 2 * s], scales[16 + g + 2 * s]);
+                        FloatVector w1 = floats(q.lanewise(VectorOperators.LSHR, 2 * s + 2).and(3))
+                                .fma(scales[g + 2 * s + 2], scales[16 + g + 2 * s + 2]);
                         acc0 = w0.fma(FloatVector.fromArray(F, x, xHalf + 32 * s + l), acc0);
                         acc1 = w1.fma(FloatVector.fromArray(F, x, xHalf + 32 * s + 32 + l), acc1);
                     }
@@ -42,6 +45,19 @@ final class Q2KRows implements RowFormat {
             }
         }
         return QuantBlocks.sum(acc0.add(acc1));
+    }
+
+    /**
+     * d·scale of the block's 16 groups into {@code out[0..16)} and −dmin·min into {@code out[16..32)}, in vectors:
+     * one scalar decode per group cost more than the group's 16 weights.
+     */
+    private static void scalesAndMins(MemorySegment w, long at, float[] out) {
+        float d = half(w, at + 80), dmin = half(w, at + 82);
+        for (int g = 0; g < 16; g += L) {
+            IntVector packed = bytes(w, at + g);
+            floats(packed.and(0xF)).mul(d).intoArray(out, g);
+            floats(packed.lanewise(VectorOperators.LSHR, 4).and(0xF)).mul(-dmin).intoArray(out, 16 + g);
+        }
     }
 
     @Override
@@ -53,18 +69,13 @@ final class Q2KRows implements RowFormat {
                 for (int l = 0; l < 32; l += L) {
                     IntVector q = bytes(w, at + 16 + 32 * h + l);
                     for (int s = 0; s < 4; s++) {
-                        weights(w, at, q, s, 8 * h + 2 * s + l / 16, d, dmin)
+                        int packed = u8(w, at + 8 * h + 2 * s + l / 16);
+                        floats(q.lanewise(VectorOperators.LSHR, 2 * s).and(3))
+                                .fma(d * (packed & 0xF), -(dmin * (packed >> 4)))
                                 .intoArray(out, outOffset + 256 * b + 128 * h + 32 * s + l);
                     }
                 }
             }
         }
-    }
-
-    /** Crumb {@code s} of the qs chunk q, in group {@code group}, whose scale byte holds the scale low, min high. */
-    private static FloatVector weights(MemorySegment w, long at, IntVector q, int s, int group, float d, float dmin) {
-        int packed = u8(w, at + group);
-        IntVector crumbs = q.lanewise(VectorOperators.LSHR, 2 * s).and(3);
-        return floats(crumbs).fma(d * (packed & 0xF), -(dmin * (packed >> 4)));
     }
 }

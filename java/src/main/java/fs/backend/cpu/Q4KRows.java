@@ -2,6 +2,8 @@ package fs.backend.cpu;
 
 import static fs.backend.cpu.QuantBlocks.F;
 import static fs.backend.cpu.QuantBlocks.L;
+import static fs.backend.cpu.QuantBlocks.U32;
+import static fs.backend.cpu.QuantBlocks.U64;
 import static fs.backend.cpu.QuantBlocks.bytes;
 import static fs.backend.cpu.QuantBlocks.floats;
 import static fs.backend.cpu.QuantBlocks.half;
@@ -27,8 +29,10 @@ final class Q4KRows implements RowFormat {
         for (int b = 0; b < k / 256; b++) {
             long at = rowOffset + (long) b * BLOCK_BYTES;
             float d = half(w, at), dmin = half(w, at + 2);
+            long first8 = w.get(U64, at + 4);
+            int last4 = w.get(U32, at + 12);
             for (int run = 0; run < 4; run++) {
-                int low = scaleAndMin(w, at + 4, 2 * run), high = scaleAndMin(w, at + 4, 2 * run + 1);
+                int low = scaleAndMin(first8, last4, 2 * run), high = scaleAndMin(first8, last4, 2 * run + 1);
                 FloatVector lowScale = FloatVector.broadcast(F, d * (low & 0xFF));
                 FloatVector lowMin = FloatVector.broadcast(F, -(dmin * (low >> 8)));
                 FloatVector highScale = FloatVector.broadcast(F, d * (high & 0xFF));
@@ -51,8 +55,10 @@ final class Q4KRows implements RowFormat {
         for (int b = 0; b < k / 256; b++) {
             long at = rowOffset + (long) b * BLOCK_BYTES;
             float d = half(w, at), dmin = half(w, at + 2);
+            long first8 = w.get(U64, at + 4);
+            int last4 = w.get(U32, at + 12);
             for (int group = 0; group < 8; group++) {
-                int packed = scaleAndMin(w, at + 4, group);
+                int packed = scaleAndMin(first8, last4, group);
                 FloatVector scale = FloatVector.broadcast(F, d * (packed & 0xFF));
                 FloatVector min = FloatVector.broadcast(F, -(dmin * (packed >> 8)));
                 for (int c = 0; c < 32; c += L) {

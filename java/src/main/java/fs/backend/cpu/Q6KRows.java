@@ -2,6 +2,7 @@ package fs.backend.cpu;
 
 import static fs.backend.cpu.QuantBlocks.F;
 import static fs.backend.cpu.QuantBlocks.L;
+import static fs.backend.cpu.QuantBlocks.U64;
 import static fs.backend.cpu.QuantBlocks.bytes;
 import static fs.backend.cpu.QuantBlocks.floats;
 import static fs.backend.cpu.QuantBlocks.half;
@@ -17,7 +18,9 @@ import jdk.incubator.vector.VectorOperators;
  * holding 128 weights in four runs of 32 (c = 0..3). One chunk position l of the half reads two ql chunks and one qh
  * chunk and yields a chunk of each of the four runs: run c's low nibble from ql chunk c & 1 (its high nibble for
  * c ≥ 2), its top two bits from bits 2c..2c+1 of qh, moved to bits 4..5. A weight is {@code (q − 32)·(d·scale)},
- * an exact product.
+ * an exact product. The dot product decodes two runs per step of a loop over the pairs rather than all four
+ * written out: the four written out made a method too large for C2 to inline its helpers into, and it boxed their
+ * vectors (14 KB allocated per row, 3× slower).
  */
 final class Q6KRows implements RowFormat {
     private static final int BLOCK_BYTES = 210;
@@ -29,20 +32,23 @@ final class Q6KRows implements RowFormat {
             long at = rowOffset + (long) b * BLOCK_BYTES;
             float d = half(w, at + 208);
             for (int h = 0; h < 2; h++) {
+                long scales = w.get(U64, at + 192 + 8 * h); // the signed scales of groups 8h..8h+7
                 int xHalf = xOffset + 256 * b + 128 * h;
                 for (int l = 0; l < 32; l += L) {
                     IntVector a = bytes(w, at + 64 * h + l), c = bytes(w, at + 64 * h + 32 + l);
                     IntVector hb = bytes(w, at + 128 + 32 * h + l);
-                    int group = 8 * h + l / 16;
-                    FloatVector w0 = weights(a.and(0xF), hb.lanewise(VectorOperators.LSHL, 4), scale(w, at, d, group));
-                    FloatVector w1 = weights(c.and(0xF), hb.lanewise(VectorOperators.LSHL, 2), scale(w, at, d, group + 2));
-                    FloatVector w2 = weights(a.lanewise(VectorOperators.LSHR, 4).and(0xF), hb, scale(w, at, d, group + 4));
-                    FloatVector w3 = weights(c.lanewise(VectorOperators.LSHR, 4).and(0xF),
-                            hb.lanewise(VectorOperators.LSHR, 2), scale(w, at, d, group + 6));
-                    acc0 = w0.fma(FloatVector.fromArray(F, x, xHalf + l), acc0);
-                    acc1 = w1.fma(FloatVector.fromArray(F, x, xHalf + 32 + l), acc1);
-                    acc0 = w2.fma(FloatVector.fromArray(F, x, xHalf + 64 + l), acc0);
-                    acc1 = w3.fma(FloatVector.fromArray(F, x, xHalf + 96 + l), acc1);
+                    for (int pair = 0; pair < 2; pair++) { // runs 2·pair (from a) and 2·pair + 1 (from c)
+                        int shift = 4 * pair, g = l / 16 + 4 * pair;
+                        IntVector high = hb.lanewise(VectorOperators.LSHR, shift);
+                        IntVector q0 = a.lanewise(VectorOperators.LSHR, shift).and(0xF)
+                                .or(high.lanewise(VectorOperators.LSHL, 4).and(0x30));
+                        IntVector q1 = c.lanewise(VectorOperators.LSHR, shift).and(0xF)
+                                .or(high.lanewise(VectorOperators.LSHL, 2).and(0x30));
+                        FloatVector w0 = floats(q0.sub(32)).mul(d * (byte) (scales >>> 8 * g));
+                        FloatVector w1 = floats(q1.sub(32)).mul(d * (byte) (scales >>> 8 * (g + 2)));
+                        acc0 = w0.fma(FloatVector.fromArray(F, x, xHalf + 64 * pair + l), acc0);
+                        acc1 = w1.fma(FloatVector.fromArray(F, x, xHalf + 64 * pair + 32 + l), acc1);
+                    }
                 }
             }
         }
@@ -59,26 +65,14 @@ final class Q6KRows implements RowFormat {
                 for (int l = 0; l < 32; l += L) {
                     IntVector a = bytes(w, at + 64 * h + l), c = bytes(w, at + 64 * h + 32 + l);
                     IntVector hb = bytes(w, at + 128 + 32 * h + l);
-                    int group = 8 * h + l / 16;
-                    weights(a.and(0xF), hb.lanewise(VectorOperators.LSHL, 4), scale(w, at, d, group))
-                            .intoArray(out, o + l);
-                    weights(c.and(0xF), hb.lanewise(VectorOperators.LSHL, 2), scale(w, at, d, group + 2))
-                            .intoArray(out, o + 32 + l);
-                    weights(a.lanewise(VectorOperators.LSHR, 4).and(0xF), hb, scale(w, at, d, group + 4))
-                            .intoArray(out, o + 64 + l);
-                    weights(c.lanewise(VectorOperators.LSHR, 4).and(0xF), hb.lanewise(VectorOperators.LSHR, 2),
-                            scale(w, at, d, group + 6)).intoArray(out, o + 96 + l);
+                    for (int run = 0; run < 4; run++) {
+                        IntVector low = (run % 2 == 0 ? a : c).lanewise(VectorOperators.LSHR, 4 * (run / 2)).and(0xF);
+                        IntVector high = hb.lanewise(VectorOperators.LSHL, 4).lanewise(VectorOperators.LSHR, 2 * run);
+                        float scale = d * w.get(ValueLayout.JAVA_BYTE, at + 192 + 8 * h + 2 * run + l / 16);
+                        floats(low.or(high.and(0x30)).sub(32)).mul(scale).intoArray(out, o + 32 * run + l);
+                    }
                 }
             }
         }
-    }
-
-    /** The weights of low nibbles {@code low} and top bits at bits 4..5 of {@code high} (other bits ignored). */
-    private static FloatVector weights(IntVector low, IntVector high, float scale) {
-        return floats(low.or(high.and(0x30)).sub(32)).mul(scale);
-    }
-
-    private static float scale(MemorySegment w, long at, float d, int group) {
-        return d * w.get(ValueLayout.JAVA_BYTE, at + 192 + group);
     }
 }

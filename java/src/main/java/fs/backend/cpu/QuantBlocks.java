@@ -31,6 +31,7 @@ final class QuantBlocks {
     static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
     private static final ValueLayout.OfShort HALF = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(LE);
     static final ValueLayout.OfInt U32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(LE);
+    static final ValueLayout.OfLong U64 = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(LE);
 
     private QuantBlocks() {}
 
@@ -70,15 +71,17 @@ final class QuantBlocks {
 
     /**
      * The 6-bit scale (low byte of the result) and min (second byte) of group {@code group} (0..7) of a Q4_K or Q5_K
-     * block, from its 12 scale bytes at {@code at}: groups 0..3 use the low 6 bits of bytes 0..3 (scales) and 4..7
-     * (mins); groups 4..7 take their low 4 bits from the nibbles of bytes 8..11 and their top 2 bits from the spare
-     * top bits of bytes 0..3 (scales) and 4..7 (mins).
+     * block whose 12 scale bytes are {@code first8} (bytes 0..7, little-endian) and {@code last4} (bytes 8..11): groups
+     * 0..3 use the low 6 bits of bytes 0..3 (scales) and 4..7 (mins); groups 4..7 take their low 4 bits from the
+     * nibbles of bytes 8..11 and their top 2 bits from the spare top bits of bytes 0..3 (scales) and 4..7 (mins). The
+     * bytes are read in two loads per block rather than one per field, as these scalar steps otherwise cost as much
+     * as the block's vector work.
      */
-    static int scaleAndMin(MemorySegment w, long at, int group) {
-        if (group < 4) return u8(w, at + group) & 0x3F | (u8(w, at + group + 4) & 0x3F) << 8;
-        int low = u8(w, at + group + 4);
-        int scale = low & 0xF | (u8(w, at + group - 4) >> 6) << 4;
-        int min = low >> 4 | (u8(w, at + group) >> 6) << 4;
+    static int scaleAndMin(long first8, int last4, int group) {
+        if (group < 4) return (int) (first8 >>> 8 * group) & 0x3F | ((int) (first8 >>> 8 * group + 32) & 0x3F) << 8;
+        int low = last4 >>> 8 * (group - 4);
+        int scale = low & 0xF | ((int) (first8 >>> 8 * (group - 4) + 6) & 3) << 4;
+        int min = low >>> 4 & 0xF | ((int) (first8 >>> 8 * (group - 4) + 38) & 3) << 4;
         return scale | min << 8;
     }
 }
