@@ -2,12 +2,9 @@ package fs.backend.cpu;
 
 import static fs.backend.cpu.QuantBlocks.F;
 import static fs.backend.cpu.QuantBlocks.L;
-import static fs.backend.cpu.QuantBlocks.U32;
-import static fs.backend.cpu.QuantBlocks.U64;
 import static fs.backend.cpu.QuantBlocks.bytes;
 import static fs.backend.cpu.QuantBlocks.floats;
 import static fs.backend.cpu.QuantBlocks.half;
-import static fs.backend.cpu.QuantBlocks.scaleAndMin;
 
 import java.lang.foreign.MemorySegment;
 import jdk.incubator.vector.FloatVector;
@@ -25,18 +22,17 @@ final class Q4KRows implements RowFormat {
 
     @Override
     public float dot(MemorySegment w, long rowOffset, float[] x, int xOffset, int k) {
+        float[] scales = new float[16];
         FloatVector acc0 = FloatVector.zero(F), acc1 = acc0;
         for (int b = 0; b < k / 256; b++) {
             long at = rowOffset + (long) b * BLOCK_BYTES;
             float d = half(w, at), dmin = half(w, at + 2);
-            long first8 = w.get(U64, at + 4);
-            int last4 = w.get(U32, at + 12);
+            QuantBlocks.scalesAndMins(w, at + 4, d, dmin, scales);
             for (int run = 0; run < 4; run++) {
-                int low = scaleAndMin(first8, last4, 2 * run), high = scaleAndMin(first8, last4, 2 * run + 1);
-                FloatVector lowScale = FloatVector.broadcast(F, d * (low & 0xFF));
-                FloatVector lowMin = FloatVector.broadcast(F, -(dmin * (low >> 8)));
-                FloatVector highScale = FloatVector.broadcast(F, d * (high & 0xFF));
-                FloatVector highMin = FloatVector.broadcast(F, -(dmin * (high >> 8)));
+                FloatVector lowScale = FloatVector.broadcast(F, scales[2 * run]);
+                FloatVector lowMin = FloatVector.broadcast(F, scales[8 + 2 * run]);
+                FloatVector highScale = FloatVector.broadcast(F, scales[2 * run + 1]);
+                FloatVector highMin = FloatVector.broadcast(F, scales[8 + 2 * run + 1]);
                 int xRun = xOffset + 256 * b + 64 * run;
                 for (int c = 0; c < 32; c += L) {
                     IntVector q = bytes(w, at + 16 + 32 * run + c);
@@ -52,15 +48,14 @@ final class Q4KRows implements RowFormat {
 
     @Override
     public void dequantize(MemorySegment w, long rowOffset, int k, float[] out, int outOffset) {
+        float[] scales = new float[16];
         for (int b = 0; b < k / 256; b++) {
             long at = rowOffset + (long) b * BLOCK_BYTES;
             float d = half(w, at), dmin = half(w, at + 2);
-            long first8 = w.get(U64, at + 4);
-            int last4 = w.get(U32, at + 12);
+            QuantBlocks.scalesAndMins(w, at + 4, d, dmin, scales);
             for (int group = 0; group < 8; group++) {
-                int packed = scaleAndMin(first8, last4, group);
-                FloatVector scale = FloatVector.broadcast(F, d * (packed & 0xFF));
-                FloatVector min = FloatVector.broadcast(F, -(dmin * (packed >> 8)));
+                FloatVector scale = FloatVector.broadcast(F, scales[group]);
+                FloatVector min = FloatVector.broadcast(F, scales[8 + group]);
                 for (int c = 0; c < 32; c += L) {
                     IntVector q = bytes(w, at + 16 + 32 * (group / 2) + c).lanewise(VectorOperators.LSHR, 4 * (group % 2));
                     floats(q.and(0xF)).fma(scale, min).intoArray(out, outOffset + 256 * b + 32 * group + c);

@@ -6,6 +6,7 @@ import java.nio.ByteOrder;
 import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.LongVector;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorShape;
 import jdk.incubator.vector.VectorSpecies;
@@ -70,18 +71,21 @@ final class QuantBlocks {
     }
 
     /**
-     * The 6-bit scale (low byte of the result) and min (second byte) of group {@code group} (0..7) of a Q4_K or Q5_K
-     * block whose 12 scale bytes are {@code first8} (bytes 0..7, little-endian) and {@code last4} (bytes 8..11): groups
-     * 0..3 use the low 6 bits of bytes 0..3 (scales) and 4..7 (mins); groups 4..7 take their low 4 bits from the
-     * nibbles of bytes 8..11 and their top 2 bits from the spare top bits of bytes 0..3 (scales) and 4..7 (mins). The
-     * bytes are read in two loads per block rather than one per field, as these scalar steps otherwise cost as much
-     * as the block's vector work.
+     * d·scale of the 8 groups of a Q4_K or Q5_K block into {@code out[0..8)} and −dmin·min into {@code out[8..16)},
+     * from its 12 scale bytes at {@code at}: groups 0..3 use the low 6 bits of bytes 0..3 (scales) and 4..7 (mins);
+     * groups 4..7 take their low 4 bits from the nibbles of bytes 8..11 and their top 2 bits from the spare top bits
+     * of bytes 0..3 (scales) and 4..7 (mins). The 6-bit values are put together 8 to a long and converted in vectors
+     * of 8 (whatever L is): one scalar decode per group cost as much as the group's 32 weights.
      */
-    static int scaleAndMin(long first8, int last4, int group) {
-        if (group < 4) return (int) (first8 >>> 8 * group) & 0x3F | ((int) (first8 >>> 8 * group + 32) & 0x3F) << 8;
-        int low = last4 >>> 8 * (group - 4);
-        int scale = low & 0xF | ((int) (first8 >>> 8 * (group - 4) + 6) & 3) << 4;
-        int min = low >>> 4 & 0xF | ((int) (first8 >>> 8 * (group - 4) + 38) & 3) << 4;
-        return scale | min << 8;
+    static void scalesAndMins(MemorySegment w, long at, float d, float dmin, float[] out) {
+        long first8 = w.get(U64, at);
+        long last4 = Integer.toUnsignedLong(w.get(U32, at + 8));
+        long low4 = first8 & 0xFFFFFFFFL, high4 = first8 >>> 32;
+        long scales = low4 & 0x3F3F3F3FL | (last4 & 0x0F0F0F0FL | (low4 >>> 6 & 0x03030303L) << 4) << 32;
+        long mins = high4 & 0x3F3F3F3FL | (last4 >>> 4 & 0x0F0F0F0FL | (high4 >>> 6 & 0x03030303L) << 4) << 32;
+        ByteVector packed = LongVector.zero(LongVector.SPECIES_128).withLane(0, scales).withLane(1, mins)
+                .reinterpretAsBytes();
+        ((FloatVector) packed.convertShape(VectorOperators.B2F, FloatVector.SPECIES_256, 0)).mul(d).intoArray(out, 0);
+        ((FloatVector) packed.convertShape(VectorOperators.B2F, FloatVector.SPECIES_256, 1)).mul(-dmin).intoArray(out, 8);
     }
 }
