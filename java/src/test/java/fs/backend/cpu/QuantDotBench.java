@@ -4,6 +4,8 @@ import fs.tensor.GgmlType;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
@@ -24,8 +26,9 @@ import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * One thread's matrix-vector product of a quantized weight of Qwen3-0.6B's down_proj shape (1024 rows of 3072), row
- * by row through {@link RowFormat#dot}, as decode does. The {@code bytes} counter is the rate of weight bytes read,
- * to compare with MemoryBandwidthBench. {@code cached}: the same matrix every call, so it stays in L2/L3 and the
+ * by row through {@link RowFormat#dot}, as decode does. The score times the matrix's bytes (ROWS × rowBytes) is the
+ * rate of weight bytes read, to compare with MemoryBandwidthBench; {@code bytes / cpuNanos} is the same per
+ * CPU-second ({@link Traffic}). {@code cached}: the same matrix every call, so it stays in L2/L3 and the
  * figure is the kernel's arithmetic speed; {@code streamed}: a different copy each call out of 1 GiB of them, far
  * larger than the caches, as a whole model's weights are. The blocks are random bytes with normal f16 scales (the
  * kernels' work does not depend on the values). Lives in fs.backend.cpu because the row formats are package-private.
@@ -39,6 +42,7 @@ import org.openjdk.jmh.annotations.Warmup;
 public class QuantDotBench {
     private static final int ROWS = 1024, K = 3072;
     private static final long STREAMED_BYTES = 1L << 30;
+    private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
     private static final Map<GgmlType, RowFormat> FORMATS = Map.of(
             GgmlType.Q2_K, new Q2KRows(), GgmlType.Q3_K, new Q3KRows(), GgmlType.Q4_K, new Q4KRows(),
             GgmlType.Q5_K, new Q5KRows(), GgmlType.Q6_K, new Q6KRows(), GgmlType.IQ2_XXS, new Iq2XxsRows());
@@ -59,10 +63,16 @@ public class QuantDotBench {
     private final float[] x = new float[K];
     private final float[] out = new float[ROWS];
 
+    /**
+     * Totals per iteration: the weight bytes read and the CPU time the calls took, whose ratio is the rate per
+     * CPU-second. On a machine shared with other work the wall-clock score counts the time this thread waited for
+     * a core too, so the ratio is the fairer figure of the kernel (though caches are still shared).
+     */
     @State(Scope.Thread)
-    @AuxCounters(AuxCounters.Type.OPERATIONS)
+    @AuxCounters(AuxCounters.Type.EVENTS)
     public static class Traffic {
         public long bytes;
+        public long cpuNanos;
     }
 
     @Setup(Level.Trial)
@@ -99,7 +109,9 @@ public class QuantDotBench {
     public float[] matVec(Traffic traffic) {
         long base = matrixBytes * next;
         next = (next + 1) % copies;
+        long start = THREADS.getCurrentThreadCpuTime();
         for (int r = 0; r < ROWS; r++) out[r] = format.dot(weights, base + r * rowBytes, x, 0, K);
+        traffic.cpuNanos += THREADS.getCurrentThreadCpuTime() - start;
         traffic.bytes += matrixBytes;
         return out;
     }
