@@ -13,7 +13,7 @@ import jdk.incubator.vector.VectorSpecies;
 
 /**
  * What the kernels of the block-quantized row formats share: their vector shape, the widening of packed bytes to int
- * lanes, f16 scales, and one fixed order of summing lanes.
+ * lanes, f16 scales, one fixed order of summing lanes, and the scale packing Q4_K and Q5_K have in common.
  *
  * <p>A chunk is {@link #L} consecutive weights, 8 or 16: every sub-block of these formats (16 or 32 weights) is a
  * whole number of chunks, so a chunk never straddles two scales. The weights' bits are taken apart with shifts and
