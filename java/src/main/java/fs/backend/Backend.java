@@ -1,5 +1,6 @@
 package fs.backend;
 
+import fs.tensor.DType;
 import fs.tensor.Tensor;
 
 /**
@@ -7,7 +8,7 @@ import fs.tensor.Tensor;
  * (the CPU path and the oracle) and the OpenCL backend implement it.
  *
  * <p>Activations are float32 {@link Buffer}s owned by the backend (device memory for OpenCL), laid out row-major with
- * one row per token of the batch. Weights are uploaded once and stay in their stored dtype; kernels convert to
+ * one row per token of the batch. Weights are uploaded once and stay in their stored dtype; kernels decode them to
  * float32 as they read. Every op may be asynchronous: only {@link #read} and {@link #argmax} wait for results.
  * Buffers, weights and caches live until the backend is closed.
  */
@@ -16,7 +17,13 @@ public interface Backend extends AutoCloseable {
     /** What the user sees in logs and bench output, e.g. {@code "cpu (Vector API, 2 threads)"}. */
     String description();
 
-    /** Makes a checkpoint tensor (rank 1 or 2, a compute dtype) usable by the ops; no float32 copy is made. */
+    /** Whether {@link #upload} takes weights stored in {@code dtype}. */
+    boolean supports(DType dtype);
+
+    /**
+     * Makes a checkpoint tensor (rank 1 or 2, a {@link #supports supported} dtype) usable by the ops; no float32
+     * copy is made. A dtype the backend does not support is refused by name (an FsException).
+     */
     Weight upload(Tensor tensor);
 
     /** A zero-filled float32 buffer of {@code length} elements. */

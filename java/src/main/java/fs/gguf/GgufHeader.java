@@ -1,7 +1,7 @@
 package fs.gguf;
 
 import fs.FsException;
-import fs.tensor.GgmlType;
+import fs.tensor.DType;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
@@ -45,7 +45,7 @@ record GgufHeader(int version, GgufMetadata metadata, int alignment, long dataSt
     private static final int MIN_KV_BYTES = 13;
 
     /** One tensor info; {@code shape} is slowest first, {@code offset} relative to the data section. */
-    record Entry(String name, GgmlType type, long[] shape, long offset, long bytes) {}
+    record Entry(String name, DType type, long[] shape, long offset, long bytes) {}
 
     GgufHeader {
         entries = List.copyOf(entries);
@@ -149,7 +149,7 @@ record GgufHeader(int version, GgufMetadata metadata, int alignment, long dataSt
                 for (long dim : shape) {
                     if (dim < 0) throw error(where, "dimension " + Long.toUnsignedString(dim) + " is too large");
                 }
-                GgmlType type = ggmlType(u32(where + ": the type"), where);
+                DType type = ggmlType(u32(where + ": the type"), where);
                 long offset = u64(where + ": the data offset");
                 long columns = shape[shape.length - 1];
                 if (columns % type.blockElements() != 0) {
@@ -174,10 +174,10 @@ record GgufHeader(int version, GgufMetadata metadata, int alignment, long dataSt
             return entries;
         }
 
-        private GgmlType ggmlType(long id, String where) {
-            return GgmlType.byId(id).orElseThrow(() -> {
-                String known = Arrays.toString(GgmlType.values());
-                String typeName = GgmlType.nameOf(id);
+        private DType ggmlType(long id, String where) {
+            return DType.fromGgmlId(id).orElseThrow(() -> {
+                String known = DType.ggmlTypes().toString();
+                String typeName = DType.ggmlNameOf(id);
                 return typeName.startsWith("unknown")
                         ? error(where, "has an unknown ggml type " + id + " (fs reads " + known + ")")
                         : error(where, "is stored as " + typeName + ", which fs does not read (it reads " + known + ")");

@@ -1,6 +1,6 @@
 package fs.gguf;
 
-import fs.tensor.GgmlType;
+import fs.tensor.DType;
 import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
 
@@ -10,7 +10,7 @@ import java.util.Arrays;
  * dimension is the row width. {@code offset} is where the data starts relative to the file's data section;
  * {@code data} is that slice of the mapped file, never a copy: its size is rows × {@link #rowBytes()}.
  */
-public record GgufTensor(String name, GgmlType type, long[] shape, long offset, MemorySegment data) {
+public record GgufTensor(String name, DType type, long[] shape, long offset, MemorySegment data) {
     public GgufTensor {
         shape = shape.clone();
     }

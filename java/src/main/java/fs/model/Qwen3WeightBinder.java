@@ -1,5 +1,6 @@
 package fs.model;
 
+import fs.backend.cpu.VectorBackend;
 import fs.safetensors.Checkpoint;
 import fs.tensor.Tensor;
 import java.util.ArrayList;
@@ -139,8 +140,8 @@ final class Qwen3WeightBinder {
             problem(name + " has shape " + Arrays.toString(tensor.shape()) + ", expected " + Arrays.toString(shape));
             usable = false;
         }
-        if (!tensor.dtype().isComputeType()) {
-            problem(name + " has dtype " + tensor.dtype() + ", expected F32, F16 or BF16");
+        if (!VectorBackend.reads(tensor.dtype())) {
+            problem(name + " is stored as " + tensor.dtype() + ", which fs does not read as a weight");
             usable = false;
         }
         return usable ? tensor : null;

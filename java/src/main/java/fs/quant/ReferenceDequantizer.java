@@ -1,12 +1,12 @@
 package fs.quant;
 
-import fs.tensor.GgmlType;
+import fs.tensor.DType;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 
 /**
- * Scalar reference decoding of every {@link GgmlType} to float32, bit-exact to llama.cpp's reference
+ * Scalar reference decoding of every ggml {@link DType} fs reads to float32, bit-exact to llama.cpp's reference
  * dequantization (ggml-quants.c's dequantize_row_*, and gguf-py's quants.py, which agree): each float is computed
  * with the same float32 operations in the same order, e.g. Q4_K's {@code (d * sc) * q - (dmin * m)}. It is the
  * specification the fast kernels are tested against, written for clarity, not speed.
@@ -32,7 +32,7 @@ public final class ReferenceDequantizer {
      * Decodes {@code out.length} elements of {@code type} from the start of {@code bytes} into {@code out}.
      * {@code out.length} must be a whole number of blocks and {@code bytes} must hold them.
      */
-    public static void decode(GgmlType type, MemorySegment bytes, float[] out) {
+    public static void decode(DType type, MemorySegment bytes, float[] out) {
         long needed = type.rowBytes(out.length);
         if (bytes.byteSize() < needed) {
             throw new IllegalArgumentException(out.length + " " + type + " elements need " + needed + " bytes, "
@@ -54,6 +54,7 @@ public final class ReferenceDequantizer {
                 case Q5_K -> q5_k(bytes, at, out, o);
                 case Q6_K -> q6_k(bytes, at, out, o);
                 case IQ2_XXS -> iq2_xxs(bytes, at, out, o);
+                default -> throw new IllegalArgumentException("no reference decoding of " + type);
             }
         }
     }

@@ -123,7 +123,7 @@ record SafetensorsHeader(List<Entry> entries, Map<String, String> metadata) {
         }
         long expectedBytes;
         try {
-            expectedBytes = dtype.byteSize();
+            expectedBytes = dtype.blockBytes(); // safetensors dtypes are blocks of one element
             for (long dim : shape) expectedBytes = Math.multiplyExact(expectedBytes, dim);
         } catch (ArithmeticException e) {
             throw new FsException(where + "shape " + Arrays.toString(shape) + " is too large to address");
@@ -139,10 +139,8 @@ record SafetensorsHeader(List<Entry> entries, Map<String, String> metadata) {
         if (node == null) throw new FsException(where + "dtype is missing");
         if (!node.isTextual()) throw new FsException(where + "dtype must be a string, found " + kind(node));
         String name = node.textValue();
-        for (DType dtype : DType.values()) {
-            if (dtype.name().equals(name)) return dtype;
-        }
-        throw new FsException(where + "unknown dtype '" + name + "' (known: " + Arrays.toString(DType.values()) + ")");
+        return DType.fromSafetensorsName(name).orElseThrow(() -> new FsException(
+                where + "unknown dtype '" + name + "' (known: " + DType.safetensorsTypes() + ")"));
     }
 
     /** An array of integers that fit a long, of exactly {@code length} elements unless that is -1. */

@@ -1,18 +1,15 @@
 package fs.backend;
 
+import fs.FsException;
+import fs.quant.ReferenceDequantizer;
 import fs.tensor.DType;
 import fs.tensor.Tensor;
-import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
-import java.nio.ByteOrder;
 
 /**
  * The oracle: every op as the plain loop its definition says, with sums and transcendental functions in double and
  * each result rounded once to float32. Slow on purpose; tests compare the real backends against it.
  */
 public final class ScalarBackend implements Backend {
-    private static final ValueLayout.OfShort SHORT = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-    private static final ValueLayout.OfFloat FLOAT = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
     private record ScalarBuffer(float[] data) implements Buffer {
         @Override
@@ -21,16 +18,10 @@ public final class ScalarBackend implements Backend {
         }
     }
 
-    private record ScalarWeight(String name, DType dtype, long rows, long columns, MemorySegment data)
-            implements Weight {
+    /** The weight decoded once to floats, row-major, by the reference dequantizer. */
+    private record ScalarWeight(String name, DType dtype, long rows, long columns, float[] values) implements Weight {
         float get(long row, long column) {
-            long i = row * columns + column;
-            return switch (dtype) {
-                case F32 -> data.get(FLOAT, 4 * i);
-                case BF16 -> Float.intBitsToFloat(data.get(SHORT, 2 * i) << 16);
-                case F16 -> Float.float16ToFloat(data.get(SHORT, 2 * i));
-                default -> throw new IllegalStateException("not a compute dtype: " + dtype);
-            };
+            return values[(int) (row * columns + column)];
         }
     }
 
@@ -43,10 +34,24 @@ public final class ScalarBackend implements Backend {
         return "scalar oracle";
     }
 
+    /** Every format the reference dequantizer decodes. */
+    @Override
+    public boolean supports(DType dtype) {
+        return dtype.isGgmlType();
+    }
+
     @Override
     public Weight upload(Tensor tensor) {
-        long rows = tensor.rank() == 1 ? 1 : tensor.dim(0);
-        return new ScalarWeight(tensor.name(), tensor.dtype(), rows, tensor.dim(tensor.rank() - 1), tensor.data());
+        if (!supports(tensor.dtype())) throw new FsException("the oracle does not read " + tensor.dtype());
+        int rows = Math.toIntExact(tensor.rows()), columns = Math.toIntExact(tensor.columns());
+        float[] values = new float[Math.multiplyExact(rows, columns)];
+        float[] row = new float[columns];
+        long rowBytes = tensor.dtype().rowBytes(columns);
+        for (int r = 0; r < rows; r++) {
+            ReferenceDequantizer.decode(tensor.dtype(), tensor.data().asSlice(r * rowBytes, rowBytes), row);
+            System.arraycopy(row, 0, values, r * columns, columns);
+        }
+        return new ScalarWeight(tensor.name(), tensor.dtype(), rows, columns, values);
     }
 
     @Override

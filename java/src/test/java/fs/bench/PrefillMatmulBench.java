@@ -67,7 +67,7 @@ public class PrefillMatmulBench {
         int n = Integer.parseInt(dims[0]), k = Integer.parseInt(dims[1]);
         backend = new VectorBackend(threads);
         arena = Arena.ofShared();
-        MemorySegment data = arena.allocate((long) n * k * dtype.byteSize(), 64);
+        MemorySegment data = arena.allocate(n * dtype.rowBytes(k), 64);
         SplittableRandom random = new SplittableRandom(42);
         for (long i = 0; i < (long) n * k; i++) {
             float v = (float) (random.nextDouble() - 0.5);

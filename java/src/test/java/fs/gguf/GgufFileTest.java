@@ -8,7 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import fs.FsException;
 import fs.quant.ReferenceDequantizer;
-import fs.tensor.GgmlType;
+import fs.tensor.DType;
 import java.io.IOException;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
@@ -90,8 +90,8 @@ class GgufFileTest {
     void tensorsAreSlicesOfTheMappingWithDimensionsReversedToRowMajor() {
         Path file = new GgufWriter()
                 .string("general.architecture", "test")
-                .tensor("matrix", GgmlType.F32, new long[] {3, 2}, floats(1, 2, 3, 4, 5, 6))
-                .tensor("q8", GgmlType.Q8_0, new long[] {32, 1}, q8Block())
+                .tensor("matrix", DType.F32, new long[] {3, 2}, floats(1, 2, 3, 4, 5, 6))
+                .tensor("q8", DType.Q8_0, new long[] {32, 1}, q8Block())
                 .write(dir.resolve("tensors.gguf"));
         try (GgufFile gguf = GgufFile.open(file)) {
             assertEquals(3, gguf.version());
@@ -117,8 +117,8 @@ class GgufFileTest {
     @Test
     void readsVersion2AndHonorsGeneralAlignment() {
         Path file = new GgufWriter().version(2).alignment(256)
-                .tensor("a", GgmlType.F32, new long[] {1}, floats(1))
-                .tensor("b", GgmlType.F32, new long[] {1}, floats(2))
+                .tensor("a", DType.F32, new long[] {1}, floats(1))
+                .tensor("b", DType.F32, new long[] {1}, floats(2))
                 .write(dir.resolve("aligned.gguf"));
         try (GgufFile gguf = GgufFile.open(file)) {
             assertEquals(2, gguf.version());
@@ -131,7 +131,7 @@ class GgufFileTest {
 
     @Test
     void closingUnmapsTheData() {
-        Path file = new GgufWriter().tensor("a", GgmlType.F32, new long[] {1}, floats(1)).write(dir.resolve("c.gguf"));
+        Path file = new GgufWriter().tensor("a", DType.F32, new long[] {1}, floats(1)).write(dir.resolve("c.gguf"));
         GgufFile gguf = GgufFile.open(file);
         GgufTensor a = gguf.tensor("a").orElseThrow();
         gguf.close();
@@ -256,7 +256,7 @@ class GgufFileTest {
                 "tensor 'w'", "unknown ggml type 99");
         FsException unsupported = openFails("iq3.gguf", new GgufWriter().tensorInfo("w", 21, 0, 256).data(256));
         assertMentions(unsupported, "tensor 'w'", "is stored as IQ3_S, which fs does not read", "Q4_K");
-        assertMentions(openFails("blocks.gguf", new GgufWriter().tensorInfo("w", GgmlType.Q8_0.id(), 0, 31, 2).data(68)),
+        assertMentions(openFails("blocks.gguf", new GgufWriter().tensorInfo("w", DType.Q8_0.ggmlId(), 0, 31, 2).data(68)),
                 "tensor 'w'", "rows of 31 elements are not whole Q8_0 blocks of 32");
         assertMentions(openFails("huge.gguf", new GgufWriter().tensorInfo("w", 0, 0, 1L << 32, 1L << 32).data(32)),
                 "tensor 'w'", "too large to address");
@@ -270,7 +270,7 @@ class GgufFileTest {
 
     @Test
     void rejectsTensorDataOutsideTheFileOrOverlapping() {
-        byte[] whole = new GgufWriter().tensor("w", GgmlType.F32, new long[] {8}, floats(1, 2, 3, 4, 5, 6, 7, 8)).bytes();
+        byte[] whole = new GgufWriter().tensor("w", DType.F32, new long[] {8}, floats(1, 2, 3, 4, 5, 6, 7, 8)).bytes();
         assertMentions(openFails("cut.gguf", Arrays.copyOf(whole, whole.length - 1)), "tensor 'w'",
                 "(32 bytes) runs past the end of the file", "holds 31 bytes");
         assertMentions(openFails("far.gguf", new GgufWriter().tensorInfo("w", 0, 1L << 62, 1).data(32)), "tensor 'w'",

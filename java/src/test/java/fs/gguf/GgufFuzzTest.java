@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import fs.FsException;
 import fs.quant.ReferenceDequantizer;
-import fs.tensor.GgmlType;
+import fs.tensor.DType;
 import java.lang.management.ManagementFactory;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -53,13 +53,13 @@ class GgufFuzzTest {
                 .array("tokenizer.ggml.scores", GgufValueType.FLOAT32, 0.5f, -1f, 2f, 0f)
                 .array("nested", GgufValueType.ARRAY, GgufWriter.array(GgufValueType.INT32, 1, 2, 3),
                         GgufWriter.array(GgufValueType.BOOL, true))
-                .tensor("token_embd.weight", GgmlType.Q8_0, new long[] {32, 2}, q8)
-                .tensor("blk.0.ffn_up.weight", GgmlType.Q4_K, new long[] {256, 2}, q4k)
-                .tensor("blk.0.ffn_down.weight", GgmlType.IQ2_XXS, new long[] {256, 1}, iq2)
-                .tensor("output_norm.weight", GgmlType.F32, new long[] {8}, f32);
+                .tensor("token_embd.weight", DType.Q8_0, new long[] {32, 2}, q8)
+                .tensor("blk.0.ffn_up.weight", DType.Q4_K, new long[] {256, 2}, q4k)
+                .tensor("blk.0.ffn_down.weight", DType.IQ2_XXS, new long[] {256, 1}, iq2)
+                .tensor("output_norm.weight", DType.F32, new long[] {8}, f32);
         GgufWriter aligned = new GgufWriter().version(2).alignment(64).string("general.name", "v2")
-                .tensor("a", GgmlType.F32, new long[] {4, 2}, f32)
-                .tensor("b", GgmlType.Q8_0, new long[] {32, 1, 2}, q8);
+                .tensor("a", DType.F32, new long[] {4, 2}, f32)
+                .tensor("b", DType.Q8_0, new long[] {32, 1, 2}, q8);
         return List.of(full.bytes(), aligned.bytes());
     }
 

@@ -1,6 +1,6 @@
 package fs.gguf;
 
-import fs.tensor.GgmlType;
+import fs.tensor.DType;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -106,9 +106,9 @@ public final class GgufWriter {
     }
 
     /** A tensor whose data is placed after the previous one's, aligned; {@code dims} fastest first, as GGUF has it. */
-    public GgufWriter tensor(String name, GgmlType type, long[] dims, byte[] bytes) {
+    public GgufWriter tensor(String name, DType type, long[] dims, byte[] bytes) {
         while (data.size() % alignment != 0) data.write(0);
-        infos.add(new TensorInfo(name, dims.clone(), type.id(), data.size()));
+        infos.add(new TensorInfo(name, dims.clone(), type.ggmlId(), data.size()));
         data.writeBytes(bytes);
         return this;
     }

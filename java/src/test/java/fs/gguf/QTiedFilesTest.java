@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import fs.model.Qwen3Config;
 import fs.safetensors.SafetensorsFile;
-import fs.tensor.GgmlType;
+import fs.tensor.DType;
 import java.io.IOException;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
@@ -57,7 +57,7 @@ class QTiedFilesTest {
             long expectedOffset = 0; // llama.cpp writes the data in tensor-info order, each tensor aligned
             for (GgufTensor tensor : gguf.tensors()) {
                 long typeId = samples.tensor(tensor.name() + ".type").orElseThrow().data().get(i64, 0);
-                assertEquals(GgmlType.nameOf(typeId), tensor.type().name(), tensor.name());
+                assertEquals(DType.ggmlNameOf(typeId), tensor.type().name(), tensor.name());
                 assertArrayEquals(shapes.get(tensor.name()), tensor.shape(), tensor.name());
                 assertEquals(expectedOffset, tensor.offset(), tensor.name());
                 assertEquals(tensor.rows() * tensor.rowBytes(), tensor.data().byteSize(), tensor.name());

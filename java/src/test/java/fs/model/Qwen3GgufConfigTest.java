@@ -10,7 +10,7 @@ import fs.gguf.GgufFile;
 import fs.gguf.GgufValueType;
 import fs.gguf.GgufWriter;
 import fs.gguf.QTied;
-import fs.tensor.GgmlType;
+import fs.tensor.DType;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -64,8 +64,8 @@ class Qwen3GgufConfigTest {
     private Path write(String name, Map<String, Consumer<GgufWriter>> keys, int hidden, boolean withOutput) {
         GgufWriter writer = new GgufWriter();
         keys.values().forEach(step -> step.accept(writer));
-        writer.tensor("token_embd.weight", GgmlType.F32, new long[] {hidden, 4}, new byte[16 * hidden]);
-        if (withOutput) writer.tensor("output.weight", GgmlType.F32, new long[] {hidden, 4}, new byte[16 * hidden]);
+        writer.tensor("token_embd.weight", DType.F32, new long[] {hidden, 4}, new byte[16 * hidden]);
+        if (withOutput) writer.tensor("output.weight", DType.F32, new long[] {hidden, 4}, new byte[16 * hidden]);
         return writer.write(dir.resolve(name));
     }
 

@@ -8,7 +8,7 @@ import fs.gguf.GgufFile;
 import fs.gguf.GgufTensor;
 import fs.gguf.QTied;
 import fs.safetensors.SafetensorsFile;
-import fs.tensor.GgmlType;
+import fs.tensor.DType;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -36,7 +36,7 @@ class ReferenceDequantizerTest {
             int rowsChecked = 0;
             for (GgufTensor tensor : gguf.tensors()) {
                 QTied.Sample sample = QTied.Sample.of(samples, tensor.name());
-                assertEquals(sample.typeId(), tensor.type().id(), tensor.name());
+                assertEquals(sample.typeId(), tensor.type().ggmlId(), tensor.name());
                 for (int i = 0; i < sample.rowIds().length; i++) {
                     float[] expected = sample.rows()[i];
                     float[] actual = decodeRow(tensor, sample.rowIds()[i]);
@@ -92,14 +92,16 @@ class ReferenceDequantizerTest {
 
     @Test
     void theFilesCoverEveryQuantizedTypeFsReads() {
-        Set<GgmlType> seen = EnumSet.noneOf(GgmlType.class);
+        Set<DType> seen = EnumSet.noneOf(DType.class);
         for (String fileType : TYPES) {
             try (GgufFile gguf = GgufFile.open(QTied.gguf(fileType))) {
                 for (GgufTensor tensor : gguf.tensors()) seen.add(tensor.type());
             }
         }
         // F16 is the one type no llama.cpp preset wrote here; f16ElementsAreIeeeHalves covers it.
-        assertEquals(EnumSet.complementOf(EnumSet.of(GgmlType.F16)), seen);
+        Set<DType> ggmlTypes = EnumSet.copyOf(DType.ggmlTypes());
+        ggmlTypes.remove(DType.F16);
+        assertEquals(ggmlTypes, seen);
     }
 
     @Test
@@ -112,7 +114,7 @@ class ReferenceDequantizerTest {
                 bytes.set(ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN), 2L * i, halves[i]);
             }
             float[] out = new float[halves.length];
-            ReferenceDequantizer.decode(GgmlType.F16, bytes, out);
+            ReferenceDequantizer.decode(DType.F16, bytes, out);
             for (int i = 0; i < out.length; i++) {
                 assertEquals(Float.floatToRawIntBits(expected[i]), Float.floatToRawIntBits(out[i]), "half " + i);
             }
@@ -155,11 +157,11 @@ class ReferenceDequantizerTest {
     @Test
     void refusesPartialBlocksAndTooFewBytes() {
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment block = arena.allocate(GgmlType.Q4_K.blockBytes());
+            MemorySegment block = arena.allocate(DType.Q4_K.blockBytes());
             assertThrows(IllegalArgumentException.class,
-                    () -> ReferenceDequantizer.decode(GgmlType.Q4_K, block, new float[128]));
+                    () -> ReferenceDequantizer.decode(DType.Q4_K, block, new float[128]));
             assertThrows(IllegalArgumentException.class,
-                    () -> ReferenceDequantizer.decode(GgmlType.Q4_K, block, new float[512]));
+                    () -> ReferenceDequantizer.decode(DType.Q4_K, block, new float[512]));
         }
     }
 }

@@ -56,7 +56,7 @@ public final class SafetensorsWriter {
     public SafetensorsWriter zeros(String name, DType dtype, long... shape) {
         long count = 1;
         for (long dim : shape) count *= dim;
-        return tensor(name, dtype, shape, new byte[Math.toIntExact(count * dtype.byteSize())]);
+        return tensor(name, dtype, shape, new byte[Math.toIntExact(count * dtype.blockBytes())]);
     }
 
     /** Writes the tensors contiguously in the order added, the header padded with spaces to 8 bytes as upstream does. */

@@ -13,6 +13,7 @@ import fs.backend.Rope;
 import fs.backend.Weight;
 import fs.backend.cpu.VectorBackend;
 import fs.model.TestModel;
+import fs.tensor.DType;
 import fs.tensor.Tensor;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
@@ -62,6 +63,7 @@ class CrossCheckTest {
         }
 
         @Override public String description() { return "doubling silu_mul"; }
+        @Override public boolean supports(DType dtype) { return delegate.supports(dtype); }
         @Override public Weight upload(Tensor tensor) { return delegate.upload(tensor); }
         @Override public Buffer allocate(long length) { return delegate.allocate(length); }
         @Override public KvCache allocateKvCache(int layers, int contextLength, int kvHeads, int headDim) {

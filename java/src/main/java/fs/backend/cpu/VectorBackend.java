@@ -4,7 +4,6 @@ import static fs.backend.cpu.MatmulKernels.F;
 import static fs.backend.cpu.MatmulKernels.FLOAT;
 import static fs.backend.cpu.MatmulKernels.L;
 import static fs.backend.cpu.MatmulKernels.LE;
-import static fs.backend.cpu.MatmulKernels.SHORT;
 
 import fs.FsException;
 import fs.backend.Backend;
@@ -18,6 +17,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import jdk.incubator.vector.FloatVector;
 
@@ -32,17 +32,6 @@ import jdk.incubator.vector.FloatVector;
  * (see {@link MatmulKernels}), so a prompt row and the same row decoded alone differ by rounding.
  */
 public final class VectorBackend implements Backend {
-    /**
-     * Weight rows per unit of matmul work: a multiple of {@link MatmulKernels#PANEL}. A batch packs a panel to floats
-     * once and sweeps every input row over it: a panel of K = 3072 is 768 KiB, inside L2.
-     */
-    private static final int MATMUL_UNIT_ROWS = 64;
-    /**
-     * Floats of padding after each row of the matmul input. Rows whose byte stride is a multiple of 4 KiB (K = 1024,
-     * 3072) all map to the same L1 sets, so the six rows a batched tile reads would evict each other; one extra cache
-     * line per row spreads them.
-     */
-    private static final int ROW_PADDING = 16;
     /** Attention tiles per unit of attention work, which share each key block and value row while it is in L1. */
     private static final int ATTENTION_SPAN_TILES = 8;
     /** Elements per unit of element-wise work. */
@@ -51,13 +40,9 @@ public final class VectorBackend implements Backend {
     private final Arena arena = Arena.ofShared();
     private final WorkerPool pool;
     private final Map<Rope, RopeTable> ropeTables = new HashMap<>();
-    private final MatmulTask matmulTask = new MatmulTask();
+    private final MatmulTask matmulTask;
     private final AttentionTask attentionTask = new AttentionTask();
     private final SiluMulTask siluMulTask = new SiluMulTask();
-    /** The input of the current matmul on the heap; for a one-row bf16 matmul split into evens and odds per chunk. */
-    private float[] input = new float[0];
-    /** Per thread: the packing space of batched matmuls. */
-    private final PackScratch[] packScratch;
     /** Per thread: a tile of attention queries, their scores (then weights) and their outputs. */
     private final float[][] attentionQueries;
     private final float[][] attentionScores;
@@ -67,14 +52,14 @@ public final class VectorBackend implements Backend {
     private final long[][] attentionRowOffsets;
     /** Per thread: where kernels spill their accumulators to sum the lanes. */
     private final float[][] laneScratch;
-    private float[] gamma = new float[0];
+    /** A weight row decoded to floats: rmsNorm's gamma, an embedding. */
+    private float[] decodedRow = new float[0];
     private boolean closed;
 
     /** A backend that runs its ops on {@code threads} threads (the calling thread included). */
     public VectorBackend(int threads) {
         pool = new WorkerPool(threads);
-        packScratch = new PackScratch[threads];
-        for (int t = 0; t < threads; t++) packScratch[t] = new PackScratch();
+        matmulTask = new MatmulTask(pool, arena);
         attentionQueries = new float[threads][0];
         attentionScores = new float[threads][0];
         attentionOutputs = new float[threads][0];
@@ -90,26 +75,46 @@ public final class VectorBackend implements Backend {
     }
 
     @Override
+    public boolean supports(DType dtype) {
+        return reads(dtype);
+    }
+
+    /**
+     * Whether the cpu backend reads weights stored in {@code dtype}. It reads every format any backend of fs does,
+     * so this is what a checkpoint's weights are checked against before a backend is chosen.
+     */
+    public static boolean reads(DType dtype) {
+        return RowFormats.of(dtype).isPresent();
+    }
+
+    @Override
     public Weight upload(Tensor tensor) {
         checkOpen();
-        if (!tensor.dtype().isComputeType()) {
-            throw new FsException("tensor " + tensor.name() + " has dtype " + tensor.dtype()
-                    + "; the cpu backend reads only F32, F16 and BF16 weights");
-        }
+        RowFormat format = RowFormats.of(tensor.dtype()).orElseThrow(() -> new FsException("tensor " + tensor.name()
+                + " is stored as " + tensor.dtype() + ", which the cpu backend does not read (it reads "
+                + supported() + ")"));
         if (tensor.rank() != 1 && tensor.rank() != 2) {
             throw new FsException("tensor " + tensor.name() + " has rank " + tensor.rank() + "; weights are rank 1 or 2");
         }
-        long rows = tensor.rank() == 1 ? 1 : tensor.dim(0);
-        long columns = tensor.dim(tensor.rank() - 1);
-        if (tensor.data().byteSize() != tensor.elementCount() * tensor.dtype().byteSize()) {
-            throw new FsException("tensor " + tensor.name() + " holds " + tensor.data().byteSize() + " bytes, its shape "
-                    + tensor.dtype() + Arrays.toString(tensor.shape()) + " needs "
-                    + tensor.elementCount() * tensor.dtype().byteSize());
+        long needed;
+        try {
+            needed = tensor.byteSize();
+        } catch (IllegalArgumentException | ArithmeticException e) {
+            throw new FsException("tensor " + tensor.name() + " has a shape " + tensor.dtype()
+                    + Arrays.toString(tensor.shape()) + " whose rows are not whole blocks or too large");
         }
-        if (columns > Integer.MAX_VALUE || rows > Integer.MAX_VALUE) {
+        if (tensor.data().byteSize() != needed) {
+            throw new FsException("tensor " + tensor.name() + " holds " + tensor.data().byteSize() + " bytes, its shape "
+                    + tensor.dtype() + Arrays.toString(tensor.shape()) + " needs " + needed);
+        }
+        if (tensor.columns() > Integer.MAX_VALUE || tensor.rows() > Integer.MAX_VALUE) {
             throw new FsException("tensor " + tensor.name() + " is too large: " + tensor);
         }
-        return new CpuWeight(tensor.name(), tensor.dtype(), rows, columns, tensor.data());
+        return new CpuWeight(tensor.name(), tensor.dtype(), tensor.rows(), tensor.columns(), tensor.data(), format);
+    }
+
+    private static List<DType> supported() {
+        return Arrays.stream(DType.values()).filter(VectorBackend::reads).toList();
     }
 
     @Override
@@ -153,26 +158,19 @@ public final class VectorBackend implements Backend {
         }
     }
 
-    /** Widens row {@code row} of a weight to float32 at {@code dst + offset}. */
-    private static void widenRow(CpuWeight w, long row, MemorySegment dst, long offset) {
+    /** Decodes row {@code row} of a weight to float32 at {@code dst + offset}. */
+    private void widenRow(CpuWeight w, long row, MemorySegment dst, long offset) {
         int k = (int) w.columns();
-        MemorySegment data = w.data();
-        switch (w.dtype()) {
-            case F32 -> MemorySegment.copy(data, row * k * Float.BYTES, dst, offset, (long) k * Float.BYTES);
-            case BF16 -> {
-                long base = row * k * 2;
-                for (int i = 0; i < k; i++) {
-                    dst.set(FLOAT, offset + 4L * i, MatmulKernels.bf16ToFloat(data.get(SHORT, base + 2L * i)));
-                }
-            }
-            case F16 -> {
-                long base = row * k * 2;
-                for (int i = 0; i < k; i++) {
-                    dst.set(FLOAT, offset + 4L * i, Float.float16ToFloat(data.get(SHORT, base + 2L * i)));
-                }
-            }
-            default -> throw new IllegalStateException("not a compute dtype: " + w.dtype());
-        }
+        float[] values = decodeRow(w, row);
+        MemorySegment.copy(values, 0, dst, FLOAT, offset, k);
+    }
+
+    /** Row {@code row} of a weight as floats, in {@link #decodedRow}. */
+    private float[] decodeRow(CpuWeight w, long row) {
+        int k = (int) w.columns();
+        if (decodedRow.length < k) decodedRow = new float[k];
+        w.format().dequantize(w.data(), row * w.rowBytes(), k, decodedRow, 0);
+        return decodedRow;
     }
 
     @Override
@@ -182,10 +180,7 @@ public final class VectorBackend implements Backend {
         int width = (int) g.columns();
         requireLength(x, (long) rows * width, "rmsNorm input");
         requireLength(out, (long) rows * width, "rmsNorm output");
-        if (gamma.length < width) gamma = new float[width];
-        float[] gm = gamma;
-        MemorySegment gammaRow = MemorySegment.ofArray(gm);
-        widenRow(g, 0, gammaRow, 0);
+        float[] gm = decodeRow(g, 0);
         int full = width - width % L;
         for (int r = 0; r < rows; r++) {
             long base = (long) r * width * Float.BYTES;
@@ -215,155 +210,14 @@ public final class VectorBackend implements Backend {
     public void matmul(Buffer x, Weight w, Buffer out, int rows) {
         CpuWeight weight = weight(w);
         MemorySegment xs = segment(x), os = segment(out);
-        int n = (int) weight.rows(), k = (int) weight.columns();
-        requireLength(x, (long) rows * k, "matmul input");
-        requireLength(out, (long) rows * n, "matmul output");
+        requireLength(x, rows * weight.columns(), "matmul input");
+        requireLength(out, rows * weight.rows(), "matmul output");
         if (rows <= 0) return;
-        // f16 has no in-place kernel: one row of it takes the batched path too.
-        boolean batched = rows >= 2 || weight.dtype() == DType.F16;
-        int stride = k + ROW_PADDING;
-        // A batch is padded with zero rows to whole tiles; their outputs are never written out.
-        int inputRows = batched ? roundUp(rows, MatmulKernels.TILE_ROWS) : rows;
-        long inputLength = (long) inputRows * stride;
-        if (inputLength > Integer.MAX_VALUE - 64) throw new IllegalArgumentException("matmul input too large: " + inputLength);
-        if (input.length < inputLength) input = new float[(int) Math.max(inputLength, Math.min(2L * input.length, Integer.MAX_VALUE - 64))];
-        for (int r = 0; r < rows; r++) {
-            long from = (long) r * k * Float.BYTES;
-            if (!batched && weight.dtype() == DType.BF16) MatmulKernels.splitEvenOdd(xs, from, input, r * stride, k);
-            else MemorySegment.copy(xs, FLOAT, from, input, r * stride, k);
-        }
-        if (batched) Arrays.fill(input, rows * stride, inputRows * stride, 0f);
-        MatmulTask task = matmulTask;
-        task.weight = weight;
-        task.n = n;
-        task.k = k;
-        task.stride = stride;
-        task.rows = rows;
-        task.out = os;
-        task.batched = batched;
-        if (batched) {
-            for (PackScratch p : packScratch) p.fit(k, weight.dtype() == DType.BF16);
-        }
-        pool.run(task, (n + MATMUL_UNIT_ROWS - 1) / MATMUL_UNIT_ROWS);
-        task.weight = null;
-        task.out = null;
+        matmulTask.matmul(xs, weight, os, rows);
     }
 
     private static int roundUp(int value, int multiple) {
         return (value + multiple - 1) / multiple * multiple;
-    }
-
-    /** Per thread: where a batched matmul packs its panel of weights, sized for the current K and dtype. */
-    private final class PackScratch {
-        float[] panel = new float[0];
-        /** bf16: the panel's rows copied as ints (pairs of neighbours); f32 and f16: as floats. */
-        int[] pairs = new int[0];
-        float[] rows = new float[0];
-        /** Ints or floats between the rows in {@link #pairs} or {@link #rows}, and j·stride for j < L. */
-        int stride;
-        final int[] gatherIndex = new int[L];
-        /** Outputs of a tile that overhangs the batch or the matrix; only the valid part is copied out. */
-        final MemorySegment edge = arena.allocate((long) MatmulKernels.TILE_ROWS * MatmulKernels.PANEL * Float.BYTES, 64);
-
-        void fit(int k, boolean bf16) {
-            if (panel.length < k * MatmulKernels.PANEL) panel = new float[k * MatmulKernels.PANEL];
-            // Odd strides keep the rows a gather reads off the same cache sets.
-            int width = bf16 ? k / 2 : k;
-            stride = width + 1 - width % 2 + 16;
-            if (bf16 && pairs.length < MatmulKernels.PANEL * stride) pairs = new int[MatmulKernels.PANEL * stride];
-            if (!bf16 && rows.length < MatmulKernels.PANEL * stride) rows = new float[MatmulKernels.PANEL * stride];
-            for (int j = 0; j < L; j++) gatherIndex[j] = j * stride;
-        }
-    }
-
-    /**
-     * One unit of a matmul: weight rows [64·unit, 64·unit + 64) against every input row. A single row reads the
-     * weights in place; a batch packs the unit a panel at a time and sweeps every input row over each panel.
-     */
-    private final class MatmulTask implements WorkerPool.Task {
-        CpuWeight weight;
-        MemorySegment out;
-        int n;
-        int k;
-        /** Floats between consecutive rows of the input array. */
-        int stride;
-        int rows;
-        boolean batched;
-
-        @Override
-        public void run(int unit, int worker) {
-            int from = unit * MATMUL_UNIT_ROWS;
-            int to = Math.min(n, from + MATMUL_UNIT_ROWS);
-            MemorySegment data = weight.data();
-            DType dtype = weight.dtype();
-            if (!batched) {
-                float[] lanes = laneScratch[worker];
-                if (dtype == DType.BF16) bf16InPlace(data, from, to, lanes);
-                else f32InPlace(data, from, to, lanes);
-                return;
-            }
-            PackScratch scratch = packScratch[worker];
-            for (int row0 = from; row0 < to; row0 += MatmulKernels.PANEL) {
-                int count = Math.min(MatmulKernels.PANEL, to - row0);
-                if (dtype == DType.BF16) {
-                    MatmulKernels.packBf16(data, k, row0, count, scratch.pairs, scratch.stride, scratch.gatherIndex,
-                            scratch.panel);
-                } else {
-                    MatmulKernels.packFloats(data, dtype == DType.F16, k, row0, count, scratch.rows, scratch.stride,
-                            scratch.gatherIndex, scratch.panel);
-                }
-                panelTimesBatch(scratch, row0, count);
-            }
-        }
-
-        /** Every input row against the packed panel of weight rows [row0, row0 + count). */
-        private void panelTimesBatch(PackScratch scratch, int row0, int count) {
-            long oStride = 4L * n;
-            int tile = MatmulKernels.TILE_ROWS;
-            for (int r = 0; r < rows; r += tile) {
-                if (count == MatmulKernels.PANEL && r + tile <= rows) {
-                    MatmulKernels.tile6(scratch.panel, k, input, r * stride, stride, out, r * oStride + 4L * row0, oStride);
-                    continue;
-                }
-                long edgeStride = 4L * MatmulKernels.PANEL;
-                MatmulKernels.tile6(scratch.panel, k, input, r * stride, stride, scratch.edge, 0, edgeStride);
-                for (int i = 0; i < Math.min(tile, rows - r); i++) {
-                    MemorySegment.copy(scratch.edge, i * edgeStride, out, (r + i) * oStride + 4L * row0, 4L * count);
-                }
-            }
-        }
-
-        /**
-         * A tile takes its four rows from the four quarters of the unit, not four neighbours: the hardware prefetcher
-         * then sees four plain ascending streams rather than four interleaved ones inside the same pages (K = 1024
-         * bf16 rows are half a page), which measured ~10% more read bandwidth per thread.
-         */
-        private void bf16InPlace(MemorySegment w, int from, int to, float[] lanes) {
-            long wStride = 2L * k, oStride = 4L * n;
-            int quarter = (to - from) / 4;
-            for (int r = 0; r < rows; r++) {
-                for (int i = from; i < from + quarter; i++) {
-                    MatmulKernels.bf16Tile4x1(w, i * wStride, quarter * wStride, input, r * stride, k,
-                            out, r * oStride + 4L * i, 4L * quarter, lanes);
-                }
-                for (int i = from + 4 * quarter; i < to; i++) {
-                    out.set(FLOAT, r * oStride + 4L * i, MatmulKernels.bf16Dot(w, i * wStride, input, r * stride, k, lanes));
-                }
-            }
-        }
-
-        private void f32InPlace(MemorySegment w, int from, int to, float[] lanes) {
-            long wStride = 4L * k, oStride = 4L * n;
-            for (int r = 0; r < rows; r++) {
-                int i = from;
-                for (; i + 4 <= to; i += 4) {
-                    MatmulKernels.f32Tile4x1(w, i * wStride, wStride, input, r * stride, k, out, r * oStride + 4L * i, lanes);
-                }
-                for (; i < to; i++) {
-                    out.set(FLOAT, r * oStride + 4L * i, MatmulKernels.f32Dot(w, i * wStride, input, r * stride, k, lanes));
-                }
-            }
-        }
     }
 
     @Override

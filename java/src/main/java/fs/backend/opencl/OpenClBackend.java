@@ -15,8 +15,10 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.EnumMap;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * The Qwen3 ops on one OpenCL device. Weights are uploaded once in their stored dtype; activations and the KV cache
@@ -104,11 +106,20 @@ public final class OpenClBackend implements Backend {
         return device.device;
     }
 
+    /** The dtypes weights.cl has kernels for. */
+    private static final Set<DType> SUPPORTED = EnumSet.of(DType.F32, DType.F16, DType.BF16);
+
+    @Override
+    public boolean supports(DType dtype) {
+        return SUPPORTED.contains(dtype);
+    }
+
     @Override
     public Weight upload(Tensor tensor) {
         checkOpen();
-        if (!tensor.dtype().isComputeType() || tensor.rank() < 1 || tensor.rank() > 2) {
-            throw new FsException("cannot upload " + tensor + ": weights are rank 1 or 2 in F32, F16 or BF16");
+        if (!supports(tensor.dtype()) || tensor.rank() < 1 || tensor.rank() > 2) {
+            throw new FsException("cannot upload " + tensor + ": the OpenCL backend reads weights of rank 1 or 2 in "
+                    + SUPPORTED);
         }
         long rows = tensor.rank() == 2 ? tensor.dim(0) : 1;
         long columns = tensor.dim(tensor.rank() - 1);

@@ -62,7 +62,7 @@ class VectorBackendTest {
         long count = 1;
         for (long d : shape) count *= d;
         // Two bytes off alignment: a checkpoint does not promise aligned tensors.
-        MemorySegment data = arena.allocate(count * dtype.byteSize() + 2, 8).asSlice(2, count * dtype.byteSize());
+        MemorySegment data = arena.allocate(count * dtype.blockBytes() + 2, 8).asSlice(2, count * dtype.blockBytes());
         for (long i = 0; i < count; i++) {
             float v = (float) random.nextGaussian();
             switch (dtype) {

@@ -31,7 +31,7 @@ final class OpenClTestSupport {
 
     /** A tensor of {@code values} stored as {@code dtype}; {@code values} becomes what the stored bits decode to. */
     static Tensor tensor(String name, DType dtype, float[] values, Arena arena, long... shape) {
-        MemorySegment data = arena.allocate((long) values.length * dtype.byteSize(), 16);
+        MemorySegment data = arena.allocate((long) values.length * dtype.blockBytes(), 16);
         for (int i = 0; i < values.length; i++) {
             switch (dtype) {
                 case F32 -> data.setAtIndex(ValueLayout.JAVA_FLOAT, i, values[i]);

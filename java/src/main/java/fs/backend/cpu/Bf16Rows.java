@@ -1,0 +1,157 @@
+package fs.backend.cpu;
+
+import static fs.backend.cpu.MatmulKernels.F;
+import static fs.backend.cpu.MatmulKernels.FLOAT;
+import static fs.backend.cpu.MatmulKernels.I;
+import static fs.backend.cpu.MatmulKernels.INT;
+import static fs.backend.cpu.MatmulKernels.L;
+import static fs.backend.cpu.MatmulKernels.LE;
+import static fs.backend.cpu.MatmulKernels.PANEL;
+import static fs.backend.cpu.MatmulKernels.SHORT;
+
+import java.lang.foreign.MemorySegment;
+import java.util.Arrays;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorShuffle;
+
+/**
+ * bfloat16 rows, read as ints holding two neighbours: {@code i << 16} is the even element as a float and
+ * {@code i & 0xFFFF0000} the odd one, which is far cheaper than widening shorts (the Vector API does not compile that
+ * conversion well). The tiles' input row comes split the same way ({@link #loadInput}): each chunk of 2L elements
+ * laid out as its L even elements then its L odd ones; the tail past the last full chunk stays in order.
+ * {@link #dot} splits each chunk of its plain input as it goes, so it computes the tiles' floats.
+ */
+final class Bf16Rows implements TiledRows, PanelPacking {
+    static final Bf16Rows INSTANCE = new Bf16Rows();
+
+    /** Elements of one chunk: one int vector of weights. */
+    private static final int CHUNK = 2 * L;
+    private static final int ODD_BF16 = 0xFFFF0000;
+    private static final VectorShuffle<Float> EVENS = VectorShuffle.fromOp(F, j -> 2 * j);
+    private static final VectorShuffle<Float> ODDS = VectorShuffle.fromOp(F, j -> 2 * j + 1);
+
+    private Bf16Rows() {}
+
+    static float bf16ToFloat(short bits) {
+        return Float.intBitsToFloat(bits << 16);
+    }
+
+    private static FloatVector even(IntVector pair) {
+        return pair.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats();
+    }
+
+    private static FloatVector odd(IntVector pair) {
+        return pair.and(ODD_BF16).reinterpretAsFloats();
+    }
+
+    @Override
+    public void dequantize(MemorySegment w, long rowOffset, int k, float[] out, int outOffset) {
+        for (int i = 0; i < k; i++) out[outOffset + i] = bf16ToFloat(w.get(SHORT, rowOffset + 2L * i));
+    }
+
+    @Override
+    public float dot(MemorySegment w, long rowOffset, float[] x, int xOffset, int k) {
+        int full = MatmulKernels.vectorPart(k, CHUNK);
+        FloatVector acc = FloatVector.zero(F);
+        for (int c = 0; c < full; c += CHUNK) {
+            IntVector p = IntVector.fromMemorySegment(I, w, rowOffset + 2L * c, LE);
+            FloatVector a = FloatVector.fromArray(F, x, xOffset + c), b = FloatVector.fromArray(F, x, xOffset + c + L);
+            acc = even(p).fma(a.rearrange(EVENS, b), acc);
+            acc = odd(p).fma(a.rearrange(ODDS, b), acc);
+        }
+        float[] lanes = MatmulKernels.dotLanes();
+        acc.intoArray(lanes, 0);
+        return finish(MatmulKernels.sumLanes(lanes, 0), w, rowOffset, x, xOffset, full, k);
+    }
+
+    @Override
+    public void loadInput(MemorySegment src, long srcOffset, float[] dst, int dstOffset, int k) {
+        int full = MatmulKernels.vectorPart(k, CHUNK);
+        for (int c = 0; c < full; c += CHUNK) {
+            FloatVector a = FloatVector.fromMemorySegment(F, src, srcOffset + 4L * c, LE);
+            FloatVector b = FloatVector.fromMemorySegment(F, src, srcOffset + 4L * (c + L), LE);
+            a.rearrange(EVENS, b).intoArray(dst, dstOffset + c);
+            a.rearrange(ODDS, b).intoArray(dst, dstOffset + c + L);
+        }
+        MemorySegment.copy(src, FLOAT, srcOffset + 4L * full, dst, dstOffset + full, k - full);
+    }
+
+    /** Adds the tail [from, k) of a row's dot product to the sum of its vector part. */
+    private static float finish(float s, MemorySegment w, long wRow, float[] x, int xRow, int from, int k) {
+        for (int i = from; i < k; i++) s = Math.fma(bf16ToFloat(w.get(SHORT, wRow + 2L * i)), x[xRow + i], s);
+        return s;
+    }
+
+    @Override
+    public float tile1(MemorySegment w, long rowOffset, float[] x, int xOffset, int k, float[] lanes) {
+        int full = MatmulKernels.vectorPart(k, CHUNK);
+        FloatVector acc = FloatVector.zero(F);
+        for (int c = 0; c < full; c += CHUNK) {
+            IntVector p = IntVector.fromMemorySegment(I, w, rowOffset + 2L * c, LE);
+            acc = even(p).fma(FloatVector.fromArray(F, x, xOffset + c), acc);
+            acc = odd(p).fma(FloatVector.fromArray(F, x, xOffset + c + L), acc);
+        }
+        acc.intoArray(lanes, 0);
+        return finish(MatmulKernels.sumLanes(lanes, 0), w, rowOffset, x, xOffset, full, k);
+    }
+
+    @Override
+    public void tile4(MemorySegment w, long w0, long wStride, float[] x, int xOffset, int k, MemorySegment out, long o0,
+                      long oStride, float[] lanes) {
+        int full = MatmulKernels.vectorPart(k, CHUNK);
+        long w1 = w0 + wStride, w2 = w1 + wStride, w3 = w2 + wStride;
+        FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0;
+        for (int c = 0; c < full; c += CHUNK) {
+            long wo = 2L * c;
+            FloatVector xe = FloatVector.fromArray(F, x, xOffset + c);
+            FloatVector xd = FloatVector.fromArray(F, x, xOffset + c + L);
+            IntVector p0 = IntVector.fromMemorySegment(I, w, w0 + wo, LE);
+            IntVector p1 = IntVector.fromMemorySegment(I, w, w1 + wo, LE);
+            IntVector p2 = IntVector.fromMemorySegment(I, w, w2 + wo, LE);
+            IntVector p3 = IntVector.fromMemorySegment(I, w, w3 + wo, LE);
+            a0 = odd(p0).fma(xd, even(p0).fma(xe, a0));
+            a1 = odd(p1).fma(xd, even(p1).fma(xe, a1));
+            a2 = odd(p2).fma(xd, even(p2).fma(xe, a2));
+            a3 = odd(p3).fma(xd, even(p3).fma(xe, a3));
+        }
+        a0.intoArray(lanes, 0);
+        a1.intoArray(lanes, L);
+        a2.intoArray(lanes, 2 * L);
+        a3.intoArray(lanes, 3 * L);
+        for (int i = 0; i < 4; i++) {
+            float s = MatmulKernels.sumLanes(lanes, i * L);
+            out.set(FLOAT, o0 + i * oStride, finish(s, w, w0 + i * wStride, x, xOffset, full, k));
+        }
+    }
+
+    /**
+     * The rows are first copied as ints (pairs of neighbours) to {@code scratch.pairs}, then gathered L rows at a
+     * time: one gather yields two columns of the panel.
+     */
+    @Override
+    public void pack(MemorySegment w, long rowBytes, int k, int row0, int count, PanelScratch scratch) {
+        scratch.fitPairs();
+        int[] pairs = scratch.pairs;
+        float[] panel = scratch.panel;
+        int pairStride = scratch.pairStride, halfK = k / 2;
+        for (int j = 0; j < PANEL; j++) {
+            if (j < count) MemorySegment.copy(w, INT, (row0 + j) * rowBytes, pairs, j * pairStride, halfK);
+            else Arrays.fill(pairs, j * pairStride, j * pairStride + halfK, 0);
+        }
+        for (int g = 0; g < PANEL; g += L) {
+            int base = g * pairStride;
+            for (int c = 0; c < halfK; c++) {
+                IntVector p = IntVector.fromArray(I, pairs, base + c, scratch.pairGather, 0);
+                even(p).intoArray(panel, 2 * c * PANEL + g);
+                odd(p).intoArray(panel, (2 * c + 1) * PANEL + g);
+            }
+        }
+        if (k % 2 != 0) {
+            for (int j = 0; j < PANEL; j++) {
+                panel[(k - 1) * PANEL + j] = j < count ? bf16ToFloat(w.get(SHORT, (row0 + j) * rowBytes + 2L * (k - 1))) : 0f;
+            }
+        }
+    }
+}

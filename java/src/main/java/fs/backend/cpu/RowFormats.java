@@ -1,0 +1,20 @@
+package fs.backend.cpu;
+
+import fs.tensor.DType;
+import java.util.Optional;
+
+/** The {@link RowFormat} of each weight dtype the CPU backend reads: adding a format is a line here and its class. */
+final class RowFormats {
+    private RowFormats() {}
+
+    /** The format that reads {@code dtype}, if the CPU backend reads it (on this machine's vector width). */
+    static Optional<RowFormat> of(DType dtype) {
+        RowFormat format = switch (dtype) {
+            case F32 -> F32Rows.INSTANCE;
+            case F16 -> F16Rows.INSTANCE;
+            case BF16 -> Bf16Rows.INSTANCE;
+            default -> null;
+        };
+        return Optional.ofNullable(format);
+    }
+}
