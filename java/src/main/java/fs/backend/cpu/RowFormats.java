@@ -13,6 +13,8 @@ final class RowFormats {
             case F32 -> F32Rows.INSTANCE;
             case F16 -> F16Rows.INSTANCE;
             case BF16 -> Bf16Rows.INSTANCE;
+            case Q8_0 -> Q8_0Rows.fitsVectors() ? Q8_0Rows.INSTANCE : null;
+            case Q4_0 -> Q4_0Rows.fitsVectors() ? Q4_0Rows.INSTANCE : null;
             default -> null;
         };
         return Optional.ofNullable(format);

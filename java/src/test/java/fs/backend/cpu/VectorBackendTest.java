@@ -14,6 +14,7 @@ import fs.backend.Rope;
 import fs.backend.ScalarBackend;
 import fs.backend.Weight;
 import fs.model.RopeScaling;
+import fs.quant.ReferenceDequantizer;
 import fs.tensor.DType;
 import fs.tensor.Tensor;
 import java.lang.foreign.Arena;
@@ -57,12 +58,23 @@ class VectorBackendTest {
         arena.close();
     }
 
-    /** A tensor of random values exactly representable in its dtype, off-heap as a mapped checkpoint would be. */
+    /**
+     * A tensor of random values exactly representable in its dtype (for block formats: random quants under scales
+     * near 2^-6), off-heap as a mapped checkpoint would be.
+     */
     static Tensor randomTensor(String name, DType dtype, Random random, long... shape) {
         long count = 1;
         for (long d : shape) count *= d;
+        long bytes = count / shape[shape.length - 1] * dtype.rowBytes(shape[shape.length - 1]);
         // Two bytes off alignment: a checkpoint does not promise aligned tensors.
-        MemorySegment data = arena.allocate(count * dtype.blockBytes() + 2, 8).asSlice(2, count * dtype.blockBytes());
+        MemorySegment data = arena.allocate(bytes + 2, 8).asSlice(2, bytes);
+        if (dtype == DType.Q8_0 || dtype == DType.Q4_0) {
+            for (long b = 0; b < bytes; b += dtype.blockBytes()) {
+                data.set(SHORT, b, Float.floatToFloat16((float) ((0.5 + random.nextDouble()) / 64)));
+                for (int i = 2; i < dtype.blockBytes(); i++) data.set(ValueLayout.JAVA_BYTE, b + i, (byte) random.nextInt());
+            }
+            return new Tensor(name, dtype, shape, data);
+        }
         for (long i = 0; i < count; i++) {
             float v = (float) random.nextGaussian();
             switch (dtype) {
@@ -141,14 +153,12 @@ class VectorBackendTest {
         }
     }
 
-    /** Element j of the weight as the kernels read it. */
-    private static float weightAt(Tensor w, long j) {
-        return switch (w.dtype()) {
-            case F32 -> w.data().get(FLOAT, 4 * j);
-            case BF16 -> Float.intBitsToFloat(w.data().get(SHORT, 2 * j) << 16);
-            case F16 -> Float.float16ToFloat(w.data().get(SHORT, 2 * j));
-            default -> throw new IllegalArgumentException(w.dtype().toString());
-        };
+    /** Row j of the weight as llama.cpp's reference dequantization gives it. */
+    private static float[] weightRow(Tensor w, long j) {
+        float[] row = new float[(int) w.columns()];
+        long rowBytes = w.dtype().rowBytes(w.columns());
+        ReferenceDequantizer.decode(w.dtype(), w.data().asSlice(j * rowBytes, rowBytes), row);
+        return row;
     }
 
     /** Every output as the plain sequential chain {@code s = fma(w[i], x[i], s)} over i = 0, 1, …, K − 1. */
@@ -157,8 +167,9 @@ class VectorBackendTest {
         float[] out = new float[rows * n];
         for (int r = 0; r < rows; r++) {
             for (int j = 0; j < n; j++) {
+                float[] row = weightRow(w, j);
                 float s = 0f;
-                for (int i = 0; i < k; i++) s = Math.fma(weightAt(w, (long) j * k + i), x[r * k + i], s);
+                for (int i = 0; i < k; i++) s = Math.fma(row[i], x[r * k + i], s);
                 out[r * n + j] = s;
             }
         }
@@ -181,6 +192,56 @@ class VectorBackendTest {
                 assertArrayEquals(expected, matmul(one, x, w, rows), what + ", 1 thread");
             }
         }
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = DType.class, names = {"Q8_0", "Q4_0"})
+    void aQuantizedMatmulMatchesTheOracle(DType dtype) {
+        Random random = new Random(21);
+        try (VectorBackend three = new VectorBackend(3)) {
+            // K = 32: one block; N = 133: two full units, a partial panel, and rows past the last four-row tile.
+            for (int k : new int[] {32, 96, 1024 + 64}) {
+                for (int n : new int[] {1, 3, 65, 133}) {
+                    Tensor w = randomTensor("w", dtype, random, n, k);
+                    for (int rows : new int[] {1, 3, 17}) {
+                        float[] x = randomFloats(random, rows * k);
+                        float[] expected = matmul(oracle, x, w, rows);
+                        String what = dtype + " K=" + k + " N=" + n + " rows=" + rows;
+                        float[] alone = matmul(one, x, w, rows);
+                        assertClose(alone, expected, what + " 1 thread");
+                        assertArrayEquals(alone, matmul(two, x, w, rows), what + ": 2 threads vs 1");
+                        assertArrayEquals(alone, matmul(three, x, w, rows), what + ": 3 threads vs 1");
+                    }
+                }
+            }
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = DType.class, names = {"Q8_0", "Q4_0"})
+    void aQuantizedBatchIsTheSequentialFmaChainOfTheDequantizedWeights(DType dtype) {
+        Random random = new Random(22);
+        for (int k : new int[] {1024 + 64, 64}) {
+            Tensor w = randomTensor("w", dtype, random, 133, k);
+            for (int rows : new int[] {17, 2}) {
+                float[] x = randomFloats(random, rows * k);
+                float[] expected = sequentialFmaChains(x, w, rows);
+                assertArrayEquals(expected, matmul(two, x, w, rows), dtype + " K=" + k + " rows=" + rows + ", 2 threads");
+                assertArrayEquals(expected, matmul(one, x, w, rows), dtype + " K=" + k + " rows=" + rows + ", 1 thread");
+            }
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = DType.class, names = {"Q8_0", "Q4_0"})
+    void aQuantizedTableEmbedsAndNormalizesAsTheReferenceDequantizes(DType dtype) {
+        Tensor table = randomTensor("embed", dtype, new Random(23), 5, 64);
+        Buffer out = one.allocate(2 * 64);
+        one.embed(one.upload(table), new int[] {3, 0}, out);
+        float[] expected = new float[2 * 64];
+        System.arraycopy(weightRow(table, 3), 0, expected, 0, 64);
+        System.arraycopy(weightRow(table, 0), 0, expected, 64, 64);
+        assertArrayEquals(expected, read(one, out));
     }
 
     @ParameterizedTest
@@ -418,10 +479,22 @@ class VectorBackendTest {
     }
 
     @Test
-    void uploadRejectsANonComputeDtype() {
+    void uploadRefusesAFormatItDoesNotReadByName() {
         Tensor ints = new Tensor("ids", DType.I32, new long[] {4}, arena.allocate(16, 4));
         FsException e = assertThrows(FsException.class, () -> one.upload(ints));
-        assertTrue(e.getMessage().contains("ids"), e.getMessage());
+        assertTrue(e.getMessage().contains("ids") && e.getMessage().contains("I32"), e.getMessage());
+        Tensor doubles = new Tensor("w", DType.F64, new long[] {2, 2}, arena.allocate(32, 8));
+        e = assertThrows(FsException.class, () -> one.upload(doubles));
+        assertTrue(e.getMessage().contains("F64"), e.getMessage());
+        assertFalse(one.supports(DType.F64));
+        assertTrue(one.supports(DType.Q8_0) && one.supports(DType.Q4_0) && one.supports(DType.BF16));
+    }
+
+    @Test
+    void uploadRefusesRowsThatAreNotWholeBlocks() {
+        Tensor w = new Tensor("w", DType.Q8_0, new long[] {2, 48}, arena.allocate(2 * 2 * 34, 8));
+        FsException e = assertThrows(FsException.class, () -> one.upload(w));
+        assertTrue(e.getMessage().contains("w") && e.getMessage().contains("Q8_0"), e.getMessage());
     }
 
     @Test
