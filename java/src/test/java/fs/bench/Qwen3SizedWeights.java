@@ -26,19 +26,37 @@ final class Qwen3SizedWeights implements AutoCloseable {
     final Weight lmHead;
 
     Qwen3SizedWeights(Backend backend) {
+        this(backend, DType.BF16);
+    }
+
+    /** The weights in {@code dtype}: bf16 as above, or Q8_0 / Q4_0 blocks of random quants under scales near 2⁻⁸. */
+    Qwen3SizedWeights(Backend backend, DType dtype) {
         long seed = 0x9E3779B97F4A7C15L;
         for (int l = 0; l < LAYERS; l++) {
             for (int p = 0; p < LAYER_SHAPES.length; p++) {
-                layers[l][p] = backend.upload(random("layer" + l + "." + p, LAYER_SHAPES[p][0], LAYER_SHAPES[p][1], seed++));
+                layers[l][p] = backend.upload(random("layer" + l + "." + p, dtype, LAYER_SHAPES[p][0], LAYER_SHAPES[p][1],
+                        seed++));
             }
         }
-        lmHead = backend.upload(random("lm_head", VOCAB, HIDDEN, seed));
+        lmHead = backend.upload(random("lm_head", dtype, VOCAB, HIDDEN, seed));
     }
 
-    private Tensor random(String name, int rows, int columns, long seed) {
-        long count = (long) rows * columns;
-        MemorySegment data = arena.allocate(count * 2, 64);
+    private Tensor random(String name, DType dtype, int rows, int columns, long seed) {
+        long bytes = rows * dtype.rowBytes(columns);
+        MemorySegment data = arena.allocate(bytes, 64);
         long state = seed | 1;
+        if (dtype != DType.BF16) {
+            for (long i = 0; i + 8 <= bytes; i += 8) {
+                state ^= state << 13;
+                state ^= state >>> 7;
+                state ^= state << 17;
+                data.set(ValueLayout.JAVA_LONG_UNALIGNED, i, state);
+            }
+            short scale = Float.floatToFloat16(0x1p-8f);
+            for (long b = 0; b < bytes; b += dtype.blockBytes()) data.set(ValueLayout.JAVA_SHORT_UNALIGNED, b, scale);
+            return new Tensor(name, dtype, new long[] {rows, columns}, data);
+        }
+        long count = (long) rows * columns;
         for (long i = 0; i < count; i += 4) {
             state ^= state << 13;
             state ^= state >>> 7;
