@@ -23,12 +23,13 @@ import jdk.incubator.vector.FloatVector;
 
 /**
  * The CPU backend on the Vector API: float32 activations off-heap, weights read in place from the checkpoint's
- * memory and widened to float32 in the kernels.
+ * memory (plain or quantized blocks) and decoded to float32 in the kernels: each weight format is one
+ * {@link RowFormat}, chosen at upload ({@link RowFormats}), and {@link MatmulTask} runs the matmul over it.
  *
  * <p>matmul and attention (and the larger element-wise ops) are split over a {@link WorkerPool}; every output is
  * computed by the same sequence of float operations whatever the thread count, so results are bitwise reproducible
  * across thread counts. They are across batch sizes too, with one exception: a one-row matmul (decode, bound by
- * memory) sums in 16 lanes and a tree, a batched one (prefill, bound by arithmetic) in one sequential chain per output
+ * memory) sums in vector lanes and a tree, in its format's order, a batched one (prefill, bound by arithmetic) in one sequential chain per output
  * (see {@link MatmulKernels}), so a prompt row and the same row decoded alone differ by rounding.
  */
 public final class VectorBackend implements Backend {
