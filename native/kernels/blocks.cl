@@ -1,6 +1,6 @@
 // Kernels that read block-quantized weights where they lie, with no float copy: the program is built once per format
 // with -D W_<type> and the format's geometry as -D BLOCK_ELEMENTS and -D BLOCK_BYTES (OpenClBackend passes
-// fs.tensor.GgmlType's). The format's header gives decode_piece (see piece.h); everything here is the same for every
+// fs.tensor.DType's). The format's header gives decode_piece (see piece.h); everything here is the same for every
 // format. A row of K weights is K / BLOCK_ELEMENTS blocks back to back, each PIECES pieces of 32.
 // Activations and results are float32; so is every product and sum.
 

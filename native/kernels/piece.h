@@ -4,7 +4,7 @@
 // exact, so the compiler contracting a multiply and a subtract into an fma changes no bit). f16 fields are read
 // with vload_half, which needs no cl_khr_fp16; every block and every f16 in it starts at an even byte.
 //
-// A header checks the -D BLOCK_ELEMENTS and BLOCK_BYTES that the Java side passes (fs.tensor.GgmlType's geometry)
+// A header checks the -D BLOCK_ELEMENTS and BLOCK_BYTES that the Java side passes (fs.tensor.DType's geometry)
 // against its own layout, so that the two can never disagree silently.
 #ifndef FS_PIECE_H
 #define FS_PIECE_H

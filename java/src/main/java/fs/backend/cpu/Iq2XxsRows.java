@@ -5,7 +5,7 @@ import static fs.backend.cpu.QuantBlocks.U32;
 import static fs.backend.cpu.QuantBlocks.half;
 
 import fs.quant.ReferenceDequantizer;
-import fs.tensor.GgmlType;
+import fs.tensor.DType;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import jdk.incubator.vector.FloatVector;
@@ -98,7 +98,7 @@ final class Iq2XxsRows implements RowFormat {
             else bytes.putInt(at, bytes.getInt(at) | entry << 8 * e);
         }
         float[] table = new float[8 * count];
-        ReferenceDequantizer.decode(GgmlType.IQ2_XXS, MemorySegment.ofBuffer(bytes), table);
+        ReferenceDequantizer.decode(DType.IQ2_XXS, MemorySegment.ofBuffer(bytes), table);
         if (signs) for (int i = 0; i < table.length; i++) table[i] /= 8;
         return table;
     }

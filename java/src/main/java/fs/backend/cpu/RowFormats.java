@@ -15,6 +15,12 @@ final class RowFormats {
             case BF16 -> Bf16Rows.INSTANCE;
             case Q8_0 -> Q8_0Rows.fitsVectors() ? Q8_0Rows.INSTANCE : null;
             case Q4_0 -> Q4_0Rows.fitsVectors() ? Q4_0Rows.INSTANCE : null;
+            case Q2_K -> new Q2KRows();
+            case Q3_K -> new Q3KRows();
+            case Q4_K -> new Q4KRows();
+            case Q5_K -> new Q5KRows();
+            case Q6_K -> new Q6KRows();
+            case IQ2_XXS -> new Iq2XxsRows();
             default -> null;
         };
         return Optional.ofNullable(format);

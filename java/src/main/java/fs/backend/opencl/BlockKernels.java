@@ -1,6 +1,6 @@
 package fs.backend.opencl;
 
-import fs.tensor.GgmlType;
+import fs.tensor.DType;
 import java.lang.foreign.MemorySegment;
 import java.util.function.BiFunction;
 
@@ -12,7 +12,7 @@ import java.util.function.BiFunction;
  */
 record BlockKernels(ClKernel dequantize, ClKernel embed, ClKernel matmulDecode) {
     /** Builds blocks.cl for {@code type} (once per device) and makes its kernels with {@code kernel}. */
-    static BlockKernels build(DeviceContext device, KernelDesign design, GgmlType type,
+    static BlockKernels build(DeviceContext device, KernelDesign design, DType type,
             BiFunction<MemorySegment, String, ClKernel> kernel) {
         MemorySegment program = device.program("blocks.cl", KernelConstants.blockFormatOptions(type));
         return new BlockKernels(kernel.apply(program, "dequantize"), kernel.apply(program, "embed"),

@@ -1,6 +1,6 @@
 package fs.backend.opencl;
 
-import fs.tensor.GgmlType;
+import fs.tensor.DType;
 
 /**
  * The sizes that kernels and the Java code launching them must agree on. They are kept here only: every program is
@@ -30,7 +30,7 @@ final class KernelConstants {
     private KernelConstants() {}
 
     /** Options of blocks.cl for {@code type}: which header decodes it, and its block geometry from the type table. */
-    static String blockFormatOptions(GgmlType type) {
+    static String blockFormatOptions(DType type) {
         return OPTIONS + " -D W_" + type.name() + define("BLOCK_ELEMENTS", type.blockElements())
                 + define("BLOCK_BYTES", type.blockBytes());
     }

@@ -1,6 +1,6 @@
 package fs.backend.cpu;
 
-import fs.tensor.GgmlType;
+import fs.tensor.DType;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -43,12 +43,12 @@ public class QuantDotBench {
     private static final int ROWS = 1024, K = 3072;
     private static final long STREAMED_BYTES = 1L << 30;
     private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
-    private static final Map<GgmlType, RowFormat> FORMATS = Map.of(
-            GgmlType.Q2_K, new Q2KRows(), GgmlType.Q3_K, new Q3KRows(), GgmlType.Q4_K, new Q4KRows(),
-            GgmlType.Q5_K, new Q5KRows(), GgmlType.Q6_K, new Q6KRows(), GgmlType.IQ2_XXS, new Iq2XxsRows());
+    private static final Map<DType, RowFormat> FORMATS = Map.of(
+            DType.Q2_K, new Q2KRows(), DType.Q3_K, new Q3KRows(), DType.Q4_K, new Q4KRows(),
+            DType.Q5_K, new Q5KRows(), DType.Q6_K, new Q6KRows(), DType.IQ2_XXS, new Iq2XxsRows());
 
     @Param({"Q4_K", "Q5_K", "Q6_K", "Q2_K", "Q3_K", "IQ2_XXS"})
-    public GgmlType type;
+    public DType type;
 
     @Param({"cached", "streamed"})
     public String residence;

@@ -7,7 +7,7 @@ import fs.gguf.GgufTensor;
 import fs.gguf.QTied;
 import fs.quant.ReferenceDequantizer;
 import fs.safetensors.SafetensorsFile;
-import fs.tensor.GgmlType;
+import fs.tensor.DType;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -31,9 +31,9 @@ import org.junit.jupiter.params.provider.FieldSource;
  * the effect of one weight off by one quant step, about |x| times the group's scale.
  */
 class QuantRowFormatsTest {
-    private static final Map<GgmlType, RowFormat> FORMATS = Map.of(
-            GgmlType.Q2_K, new Q2KRows(), GgmlType.Q3_K, new Q3KRows(), GgmlType.Q4_K, new Q4KRows(),
-            GgmlType.Q5_K, new Q5KRows(), GgmlType.Q6_K, new Q6KRows(), GgmlType.IQ2_XXS, new Iq2XxsRows());
+    private static final Map<DType, RowFormat> FORMATS = Map.of(
+            DType.Q2_K, new Q2KRows(), DType.Q3_K, new Q3KRows(), DType.Q4_K, new Q4KRows(),
+            DType.Q5_K, new Q5KRows(), DType.Q6_K, new Q6KRows(), DType.IQ2_XXS, new Iq2XxsRows());
     private static final List<String> FILES = List.of("Q6_K", "Q5_K_M", "Q4_K_M", "Q2_K", "IQ2_XXS");
     /** Where the kernels read x and write rows in their arrays: not 0 and not a multiple of a vector. */
     private static final int OFFSET = 5;
@@ -127,7 +127,7 @@ class QuantRowFormatsTest {
 
     @Test
     void theFilesHoldEveryFormat() {
-        Set<GgmlType> seen = EnumSet.noneOf(GgmlType.class);
+        Set<DType> seen = EnumSet.noneOf(DType.class);
         for (String fileType : FILES) {
             try (GgufFile gguf = GgufFile.open(QTied.gguf(fileType))) {
                 for (GgufTensor tensor : gguf.tensors()) seen.add(tensor.type());
@@ -142,7 +142,7 @@ class QuantRowFormatsTest {
      */
     @ParameterizedTest
     @EnumSource(names = {"Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", "IQ2_XXS"})
-    void randomBlocksDequantizeExactlyAndTheirDotIsTheExactProductToFloat32Rounding(GgmlType type) {
+    void randomBlocksDequantizeExactlyAndTheirDotIsTheExactProductToFloat32Rounding(DType type) {
         RowFormat format = FORMATS.get(type);
         SplittableRandom random = new SplittableRandom(type.ordinal());
         try (Arena arena = Arena.ofConfined()) {
@@ -169,7 +169,7 @@ class QuantRowFormatsTest {
     }
 
     /** Byte offsets in a block of the type's f16 scales (d, and dmin where it has one). */
-    private static long[] halfOffsets(GgmlType type) {
+    private static long[] halfOffsets(DType type) {
         return switch (type) {
             case Q2_K -> new long[] {80, 82};
             case Q3_K -> new long[] {108};

@@ -10,7 +10,7 @@ import fs.gguf.GgufTensor;
 import fs.gguf.QTied;
 import fs.quant.ReferenceDequantizer;
 import fs.safetensors.SafetensorsFile;
-import fs.tensor.GgmlType;
+import fs.tensor.DType;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.EnumMap;
@@ -29,14 +29,14 @@ import org.junit.jupiter.params.provider.EnumSource;
  */
 class BlockKernelsTest {
     /** Where each block format is stored: the file of its name, and Q3_K in the Q2_K preset's matrices. */
-    private static final Map<GgmlType, String> FILE_OF = Map.of(GgmlType.Q8_0, "Q8_0", GgmlType.Q4_0, "Q4_0",
-            GgmlType.Q2_K, "Q2_K", GgmlType.Q3_K, "Q2_K", GgmlType.Q4_K, "Q4_K_M", GgmlType.Q5_K, "Q5_K_M",
-            GgmlType.Q6_K, "Q6_K", GgmlType.IQ2_XXS, "IQ2_XXS");
+    private static final Map<DType, String> FILE_OF = Map.of(DType.Q8_0, "Q8_0", DType.Q4_0, "Q4_0",
+            DType.Q2_K, "Q2_K", DType.Q3_K, "Q2_K", DType.Q4_K, "Q4_K_M", DType.Q5_K, "Q5_K_M",
+            DType.Q6_K, "Q6_K", DType.IQ2_XXS, "IQ2_XXS");
     /** The unit roundoff of float32. */
     private static final double U = Math.scalb(1.0, -24);
 
     private static DeviceQueue device;
-    private static final Map<KernelDesign, Map<GgmlType, BlockKernels>> kernels = new EnumMap<>(KernelDesign.class);
+    private static final Map<KernelDesign, Map<DType, BlockKernels>> kernels = new EnumMap<>(KernelDesign.class);
     /** The launches the decode matmul is checked with, by name. */
     private record Launch(String name, KernelDesign design, Launcher launcher) {}
 
@@ -46,13 +46,13 @@ class BlockKernelsTest {
     static void start() {
         device = new DeviceQueue(OpenClTestSupport.device());
         for (KernelDesign design : KernelDesign.values()) {
-            Map<GgmlType, BlockKernels> built = new EnumMap<>(GgmlType.class);
-            for (GgmlType type : FILE_OF.keySet()) {
+            Map<DType, BlockKernels> built = new EnumMap<>(DType.class);
+            for (DType type : FILE_OF.keySet()) {
                 built.put(type, BlockKernels.build(device.device, design, type, device::kernel));
             }
             kernels.put(design, built);
         }
-        ClKernel gpuDecode = kernels.get(KernelDesign.GPU).get(GgmlType.Q4_K).matmulDecode();
+        ClKernel gpuDecode = kernels.get(KernelDesign.GPU).get(DType.Q4_K).matmulDecode();
         int group = Integer.highestOneBit((int) Math.min(256, gpuDecode.maxWorkGroupSize(device.device.deviceId)));
         launches.add(new Launch("GPU", KernelDesign.GPU, new GpuLauncher(device.queue, group)));
         // q-tied's rows have at most 24 pieces, fewer than a decode work-group of 32: groups of 8 make each work-item
@@ -70,14 +70,14 @@ class BlockKernelsTest {
 
     @Test
     void everyBlockFormatIsTested() {
-        for (GgmlType type : GgmlType.values()) {
+        for (DType type : DType.values()) {
             assertEquals(type.blockElements() > 1, FILE_OF.containsKey(type), type.name());
         }
     }
 
     @ParameterizedTest
     @EnumSource(names = {"Q8_0", "Q4_0", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", "IQ2_XXS"})
-    void dequantizeGivesTheReferenceFloatsBitForBit(GgmlType type) {
+    void dequantizeGivesTheReferenceFloatsBitForBit(DType type) {
         BlockKernels blocks = kernels.get(KernelDesign.CPU).get(type);
         try (GgufFile gguf = GgufFile.open(QTied.gguf(FILE_OF.get(type)))) {
             for (GgufTensor tensor : tensorsOf(gguf, type)) {
@@ -93,7 +93,7 @@ class BlockKernelsTest {
     /** A panel of rows from inside a tensor, and the embedding of rows in any order, are those rows exactly. */
     @ParameterizedTest
     @EnumSource(names = {"Q8_0", "Q4_0", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", "IQ2_XXS"})
-    void aPanelAndEmbeddedRowsAreTheReferenceRows(GgmlType type) {
+    void aPanelAndEmbeddedRowsAreTheReferenceRows(DType type) {
         BlockKernels blocks = kernels.get(KernelDesign.CPU).get(type);
         try (GgufFile gguf = GgufFile.open(QTied.gguf(FILE_OF.get(type)))) {
             GgufTensor tensor = tensorsOf(gguf, type).getFirst();
@@ -121,7 +121,7 @@ class BlockKernelsTest {
      */
     @ParameterizedTest
     @EnumSource(names = {"Q8_0", "Q4_0", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", "IQ2_XXS"})
-    void bothDesignsDecodeMatmulIsWithinFloat32RoundingOfTheFloat64Product(GgmlType type) {
+    void bothDesignsDecodeMatmulIsWithinFloat32RoundingOfTheFloat64Product(DType type) {
         String file = FILE_OF.get(type);
         try (GgufFile gguf = GgufFile.open(QTied.gguf(file));
                 SafetensorsFile samples = SafetensorsFile.open(QTied.samples(file))) {
@@ -154,7 +154,7 @@ class BlockKernelsTest {
         }
     }
 
-    private static List<GgufTensor> tensorsOf(GgufFile gguf, GgmlType type) {
+    private static List<GgufTensor> tensorsOf(GgufFile gguf, DType type) {
         List<GgufTensor> tensors = gguf.tensors().stream().filter(t -> t.type() == type).toList();
         assertFalse(tensors.isEmpty(), "no " + type + " tensor in " + gguf.path());
         return tensors;
