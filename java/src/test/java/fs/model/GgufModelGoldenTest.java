@@ -14,14 +14,15 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
- * The CPU backend runs q-tied's Q8_0 file (every matrix Q8_0, read in place) to the float64 golden of its exact
- * dequantized weights: top-5 ids at every position, their logits within 1e-3, and 8 greedy tokens. The tensors are
- * bound here by their GGUF names, the smallest binding that runs the model.
+ * The CPU backend runs each of q-tied's GGUF files (its matrices read in place in the file's formats, mixed per tensor
+ * as llama.cpp's presets store them) to the float64 golden of its exact dequantized weights: top-5 ids at every
+ * position, their logits within 1e-3, and 8 greedy tokens. The tensors are bound here by their GGUF names, the
+ * smallest binding that runs the model.
  */
-class Q8_0ModelGoldenTest {
+class GgufModelGoldenTest {
     private static final double LOGIT_TOLERANCE = 1e-3;
 
     private static Tensor tensor(GgufFile gguf, String name) {
@@ -64,13 +65,14 @@ class Q8_0ModelGoldenTest {
     }
 
     /** batchRows 48 runs the prompt as one batch (prefill tiles); 1 runs it a token at a time (decode tiles). */
-    @ParameterizedTest
-    @ValueSource(ints = {48, 1})
-    void matchesTheExactGoldenOfItsDequantizedWeights(int batchRows) throws IOException {
-        JsonNode golden = new ObjectMapper().readTree(QTied.dir().resolve("golden-Q8_0.json").toFile());
+    @ParameterizedTest(name = "{0}, {1} rows a batch")
+    @CsvSource({"BF16, 48", "BF16, 1", "Q8_0, 48", "Q8_0, 1", "Q6_K, 48", "Q6_K, 1", "Q5_K_M, 48", "Q5_K_M, 1",
+            "Q4_K_M, 48", "Q4_K_M, 1", "Q4_0, 48", "Q4_0, 1", "Q2_K, 48", "Q2_K, 1", "IQ2_XXS, 48", "IQ2_XXS, 1"})
+    void matchesTheExactGoldenOfItsDequantizedWeights(String fileType, int batchRows) throws IOException {
+        JsonNode golden = new ObjectMapper().readTree(QTied.dir().resolve("golden-" + fileType + ".json").toFile());
         int[] tokens = ints(golden.get("tokens"));
         int[] greedy = ints(golden.get("greedy"));
-        try (GgufFile gguf = GgufFile.open(QTied.gguf("Q8_0")); VectorBackend backend = new VectorBackend(2)) {
+        try (GgufFile gguf = GgufFile.open(QTied.gguf(fileType)); VectorBackend backend = new VectorBackend(2)) {
             Qwen3Config config = Qwen3GgufConfig.read(gguf);
             int context = tokens.length + greedy.length;
             Qwen3Model model = new Qwen3Model(config, weights(gguf, config), backend,
