@@ -68,7 +68,7 @@ public final class GgufMetadata {
         GgufArray array = (GgufArray) require(key, GgufValueType.ARRAY).value();
         if (array.elementType() != elementType) {
             throw error(key, "must be an array of " + elementType.describe().replaceFirst("^an? ", "")
-                    + " values, found an array of " + array.elementType().describe().replaceFirst("^an? ", ""));
+                    + " values, found an array of " + array.elementType().describe().replaceFirst("^an? ", "") + " values");
         }
         return array;
     }
