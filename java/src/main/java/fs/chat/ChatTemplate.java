@@ -41,6 +41,11 @@ public final class ChatTemplate {
         if (template == null) {
             throw new FsException("no chat template in " + modelDir + " (neither tokenizer_config.json \"chat_template\" nor chat_template.jinja)");
         }
+        return of(template, source.toString());
+    }
+
+    /** The template that {@code template} spells, read from {@code source} (named in the error when it is not Qwen3's). */
+    public static ChatTemplate of(String template, String source) {
         String sha256 = sha256(template);
         if (!sha256.equals(QWEN3_SHA256)) {
             throw new FsException("unsupported chat template in " + source + " (sha256 " + sha256

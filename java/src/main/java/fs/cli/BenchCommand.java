@@ -153,7 +153,7 @@ final class BenchCommand implements Callable<Integer> {
             double[] ns = new double[r.samplesNs().length];
             for (int i = 0; i < ns.length; i++) ns[i] = r.samplesNs()[i];
             ObjectNode o = array.addObject();
-            o.put("model_filename", loaded.directory().toString());
+            o.put("model_filename", loaded.source().path().toString());
             o.put("model_type", modelName(loaded));
             o.put("model_size", modelBytes(loaded));
             o.put("model_n_params", modelParams(loaded));
@@ -182,11 +182,11 @@ final class BenchCommand implements Callable<Integer> {
     }
 
     private static long modelBytes(LoadedModel loaded) {
-        return loaded.checkpoint().tensors().stream().mapToLong(t -> t.data().byteSize()).sum();
+        return loaded.source().tensors().tensors().stream().mapToLong(t -> t.data().byteSize()).sum();
     }
 
     private static long modelParams(LoadedModel loaded) {
-        return loaded.checkpoint().tensors().stream().mapToLong(Tensor::elementCount).sum();
+        return loaded.source().tensors().tensors().stream().mapToLong(Tensor::elementCount).sum();
     }
 
     private static double mean(double[] values) {

@@ -1,7 +1,6 @@
 package fs.cli;
 
 import fs.FsException;
-import fs.chat.ChatTemplate;
 import fs.generate.Conversation;
 import fs.generate.Generator;
 import fs.generate.SamplingParams;
@@ -40,11 +39,11 @@ final class ChatCommand implements Callable<Integer> {
 
         try (LoadedModel loaded = modelOptions.load(
                 context -> Qwen3Model.Shape.forGeneration(context, ModelOptions.PREFILL_BATCH), err)) {
-            Tokenizer tokenizer = Tokenizer.load(loaded.directory());
+            Tokenizer tokenizer = loaded.source().tokenizer();
             SamplingParams params = samplingOptions.resolve(loaded.generationConfig());
             if (!params.isGreedy() && samplingOptions.seed == null) err.println("fs: seed " + params.seed());
             Generator generator = new Generator(loaded.model(), loaded.stopIds(), params);
-            Conversation conversation = new Conversation(generator, tokenizer, ChatTemplate.load(loaded.directory()),
+            Conversation conversation = new Conversation(generator, tokenizer, loaded.source().chatTemplate(),
                     answerOptions.system, answerOptions.enableThinking(), answerOptions.maxNewTokens);
 
             try (ChatInput input = ChatInput.open(err)) {

@@ -1,5 +1,6 @@
 package fs.cli;
 
+import fs.source.ModelSource;
 import fs.tokenizer.Tokenizer;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -13,7 +14,7 @@ final class DetokenizeCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Parameters(index = "0", paramLabel = "MODEL", description = "A directory holding tokenizer.json, or a Hugging Face repo id.")
+    @Parameters(index = "0", paramLabel = "MODEL", description = "A directory holding tokenizer.json, a .gguf file, a Hugging Face repo id or repo:QUANT.")
     String model;
 
     @Parameters(index = "1..*", arity = "1..*", paramLabel = "ID", description = "Token ids.")
@@ -24,7 +25,7 @@ final class DetokenizeCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        Tokenizer tokenizer = Tokenizer.load(TokenizeCommand.modelDirectory(model, spec.commandLine().getErr()));
+        Tokenizer tokenizer = ModelSource.readTokenizer(TokenizeCommand.modelPath(model, spec.commandLine().getErr()));
         spec.commandLine().getOut().println(tokenizer.decode(ids, skipSpecial));
         return 0;
     }

@@ -5,13 +5,17 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import fs.FsException;
+import fs.gguf.GgufFile;
+import fs.gguf.GgufTensor;
 import fs.hub.ModelResolver;
 import fs.model.Qwen3Config;
 import fs.model.Qwen3Weights;
 import fs.model.WeightCheck;
 import fs.safetensors.Checkpoint;
 import fs.safetensors.SafetensorsFile;
+import fs.source.GgufSource;
+import fs.source.HuggingFaceSource;
+import fs.source.ModelSource;
 import fs.tensor.Tensor;
 import java.io.PrintWriter;
 import java.math.BigDecimal;
@@ -28,12 +32,14 @@ import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
 @Command(name = "inspect", mixinStandardHelpOptions = true,
-        description = "Shows a checkpoint's config and tensors; exits 1 when the weights do not match the config.")
+        description = "Shows a model's config and tensors (and a GGUF file's metadata); exits 1 when the weights do not "
+                + "match the config.")
 final class InspectCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Parameters(index = "0", paramLabel = "MODEL", description = "A model directory (config.json and *.safetensors) or a Hugging Face repo id.")
+    @Parameters(index = "0", paramLabel = "MODEL", description = "A model directory (config.json and *.safetensors), "
+            + "a .gguf file, a Hugging Face repo id or repo:QUANT.")
     String model;
 
     @Option(names = "--json", description = "Print one JSON object instead of text.")
@@ -41,22 +47,25 @@ final class InspectCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws JsonProcessingException {
-        Path directory = modelDirectory(model, spec.commandLine().getErr());
-        Qwen3Config config = Qwen3Config.read(directory.resolve("config.json"));
-        try (Checkpoint checkpoint = Checkpoint.open(directory)) {
-            List<Row> rows = rows(checkpoint);
-            WeightCheck check = Qwen3Weights.check(config, checkpoint);
+        Path path = ModelResolver.resolve(model, spec.commandLine().getErr());
+        try (ModelSource source = ModelSource.open(path)) {
+            Qwen3Config config = source.config();
+            WeightCheck check = Qwen3Weights.check(config, source.tensors());
             PrintWriter err = spec.commandLine().getErr();
-            for (String note : check.notes()) err.println("fs: " + directory + ": " + note);
+            for (String note : check.notes()) err.println("fs: " + path + ": " + note);
             err.flush();
+            Listing listing = switch (source) {
+                case HuggingFaceSource directory -> safetensorsListing(directory.checkpoint());
+                case GgufSource gguf -> ggufListing(gguf.file());
+            };
             PrintWriter out = spec.commandLine().getOut();
             if (json) {
                 // Made here, not in a static field: picocli instantiates every command on every start, and Jackson's
                 // databind takes a third of a second to set up on a cold JVM.
                 out.println(new ObjectMapper().writerWithDefaultPrettyPrinter()
-                        .writeValueAsString(toJson(directory, config, rows, check)));
+                        .writeValueAsString(toJson(path, config, listing, check)));
             } else {
-                printText(out, directory, config, rows, check);
+                printText(out, path, config, listing, check);
             }
             out.flush();
             // The report is printed either way; the exit status tells a script whether fs could run this model.
@@ -64,85 +73,112 @@ final class InspectCommand implements Callable<Integer> {
         }
     }
 
-    /** Where MODEL's files are: a local directory, or a Hugging Face repo id through the cache or the hub. */
-    static Path modelDirectory(String model, PrintWriter log) {
-        return ModelResolver.resolve(model, log);
-    }
-
-    /** One tensor as listed: {@code file} relative to the model directory. */
-    private record Row(Tensor tensor, String file) {
-        long bytes() {
-            return tensor.data().byteSize();
+    /**
+     * One stored tensor as listed: {@code type} is the safetensors dtype or the ggml type; {@code file} (safetensors)
+     * is relative to the model directory, null for a GGUF file, whose listing shows bits per weight instead.
+     */
+    private record Row(String name, String type, long[] shape, long elements, long bytes, String file) {
+        double bitsPerWeight() {
+            return 8.0 * bytes / elements;
         }
     }
 
-    private static List<Row> rows(Checkpoint checkpoint) {
+    /** What differs between the formats: the tensors, and for GGUF its header and metadata. */
+    private record Listing(List<Row> rows, GgufFile gguf) {
+        long parameters() {
+            return rows.stream().mapToLong(Row::elements).sum();
+        }
+
+        long bytes() {
+            return rows.stream().mapToLong(Row::bytes).sum();
+        }
+    }
+
+    private static Listing safetensorsListing(Checkpoint checkpoint) {
         List<Row> rows = new ArrayList<>();
         for (SafetensorsFile file : checkpoint.files()) {
             String name = checkpoint.directory().relativize(file.path()).toString();
-            for (Tensor tensor : file.tensors()) rows.add(new Row(tensor, name));
+            for (Tensor tensor : file.tensors()) {
+                rows.add(new Row(tensor.name(), tensor.dtype().name(), tensor.shape(), tensor.elementCount(),
+                        tensor.data().byteSize(), name));
+            }
         }
-        return rows;
+        return new Listing(rows, null);
     }
 
-    private static long parameterCount(List<Row> rows) {
-        return rows.stream().mapToLong(row -> row.tensor().elementCount()).sum();
+    private static Listing ggufListing(GgufFile file) {
+        List<Row> rows = new ArrayList<>();
+        for (GgufTensor tensor : file.tensors()) {
+            long elements = tensor.rows() * tensor.columns();
+            rows.add(new Row(tensor.name(), tensor.type().name(), tensor.shape(), elements, tensor.data().byteSize(),
+                    null));
+        }
+        return new Listing(rows, file);
     }
 
-    private static long byteCount(List<Row> rows) {
-        return rows.stream().mapToLong(Row::bytes).sum();
-    }
-
-    private static void printText(
-            PrintWriter out, Path directory, Qwen3Config config, List<Row> rows, WeightCheck check) {
-        String[][] summary = {
-            {"model", directory.toString()},
-            {"architecture", "Qwen3ForCausalLM (qwen3)"},
-            {"layers", String.valueOf(config.numHiddenLayers())},
-            {"hidden", String.valueOf(config.hiddenSize())},
-            {"heads", config.numAttentionHeads() + " query / " + config.numKeyValueHeads() + " kv"},
-            {"head_dim", String.valueOf(config.headDim())},
-            {"intermediate", String.valueOf(config.intermediateSize())},
-            {"vocab", String.valueOf(config.vocabSize())},
-            {"rope theta", plain(config.ropeTheta())},
-            {"rms eps", plain(config.rmsNormEps())},
-            {"max positions", String.valueOf(config.maxPositionEmbeddings())},
-            {"tied", config.tieWordEmbeddings() ? "yes" : "no"},
-            {"dtype", config.torchDtype()},
-            {"bos / eos", config.bosTokenId() + " / " + config.eosTokenIds()},
-        };
+    private static void printText(PrintWriter out, Path path, Qwen3Config config, Listing listing, WeightCheck check) {
+        GgufFile gguf = listing.gguf();
+        List<String[]> summary = new ArrayList<>();
+        summary.add(new String[] {"model", path.toString()});
+        if (gguf != null) {
+            summary.add(new String[] {"format", "GGUF v" + gguf.version() + ", alignment " + gguf.alignment() + ", "
+                    + gguf.metadata().values().size() + " metadata keys"});
+        }
+        summary.add(new String[] {"architecture", gguf != null ? "qwen3" : "Qwen3ForCausalLM (qwen3)"});
+        summary.addAll(List.of(
+                new String[] {"layers", String.valueOf(config.numHiddenLayers())},
+                new String[] {"hidden", String.valueOf(config.hiddenSize())},
+                new String[] {"heads", config.numAttentionHeads() + " query / " + config.numKeyValueHeads() + " kv"},
+                new String[] {"head_dim", String.valueOf(config.headDim())},
+                new String[] {"intermediate", String.valueOf(config.intermediateSize())},
+                new String[] {"vocab", String.valueOf(config.vocabSize())},
+                new String[] {"rope theta", plain(config.ropeTheta())},
+                new String[] {"rms eps", plain(config.rmsNormEps())},
+                new String[] {"max positions", String.valueOf(config.maxPositionEmbeddings())},
+                new String[] {"tied", config.tieWordEmbeddings() ? "yes" : "no"}));
+        if (gguf == null) summary.add(new String[] {"dtype", config.torchDtype()});
+        summary.add(new String[] {"bos / eos", config.bosTokenId() + " / " + config.eosTokenIds()});
         for (String[] line : summary) out.printf("%-14s %s%n", line[0], line[1]);
         out.println();
 
+        if (gguf != null) {
+            GgufMetadataSummary.lines(gguf.metadata().values()).forEach(out::println);
+            out.println();
+        }
+
         List<String[]> table = new ArrayList<>();
-        table.add(new String[] {"NAME", "DTYPE", "SHAPE", "BYTES", "FILE"});
-        for (Row row : rows) {
-            Tensor tensor = row.tensor();
-            table.add(new String[] {
-                tensor.name(), tensor.dtype().name(), Arrays.toString(tensor.shape()), String.valueOf(row.bytes()), row.file()
-            });
+        table.add(new String[] {"NAME", gguf != null ? "TYPE" : "DTYPE", "SHAPE", "BYTES",
+                gguf != null ? "BITS/WEIGHT" : "FILE"});
+        for (Row row : listing.rows()) {
+            table.add(new String[] {row.name(), row.type(), Arrays.toString(row.shape()), String.valueOf(row.bytes()),
+                    gguf != null ? String.format(Locale.ROOT, "%.2f", row.bitsPerWeight()) : row.file()});
         }
         int[] widths = new int[5];
         for (String[] cells : table) {
             for (int i = 0; i < cells.length; i++) widths[i] = Math.max(widths[i], cells[i].length());
         }
-        String format = "%-" + widths[0] + "s  %-" + widths[1] + "s  %-" + widths[2] + "s  %" + widths[3] + "s  %s%n";
+        String format = "%-" + widths[0] + "s  %-" + widths[1] + "s  %-" + widths[2] + "s  %" + widths[3] + "s  "
+                + (gguf != null ? "%" + widths[4] + "s" : "%s") + "%n";
         for (String[] cells : table) out.printf(format, (Object[]) cells);
         out.println();
 
-        long parameters = parameterCount(rows);
-        long bytes = byteCount(rows);
-        out.printf(Locale.ROOT, "%-14s %d tensors in %d file(s), %,d parameters (%.1f M), %,d bytes (%.2f GiB)%n",
-                "total", rows.size(), rows.stream().map(Row::file).distinct().count(), parameters, parameters / 1e6,
-                bytes, bytes / (double) (1L << 30));
+        long parameters = listing.parameters();
+        long bytes = listing.bytes();
+        String where = gguf != null ? ""
+                : " in " + listing.rows().stream().map(Row::file).distinct().count() + " file(s)";
+        out.printf(Locale.ROOT, "%-14s %d tensors%s, %,d parameters (%.1f M), %,d bytes (%.2f GiB)%s%n", "total",
+                listing.rows().size(), where, parameters, parameters / 1e6, bytes, bytes / (double) (1L << 30),
+                gguf != null ? String.format(Locale.ROOT, ", %.2f bits per weight", 8.0 * bytes / parameters) : "");
         out.printf("%-14s %s%n", "weights", check.ok()
                 ? "ok (every tensor the model reads is present with the expected shape and dtype)"
                 : check.problemCount() + " problem(s): " + check.problemLine());
     }
 
-    private static ObjectNode toJson(Path directory, Qwen3Config config, List<Row> rows, WeightCheck check) {
+    private static ObjectNode toJson(Path path, Qwen3Config config, Listing listing, WeightCheck check) {
+        GgufFile gguf = listing.gguf();
         ObjectNode root = JsonNodeFactory.instance.objectNode();
-        root.put("model", directory.toString());
+        root.put("model", path.toString());
+        root.put("format", gguf != null ? "gguf" : "safetensors");
 
         ObjectNode configNode = root.putObject("config");
         configNode.put("architecture", "Qwen3ForCausalLM");
@@ -163,21 +199,33 @@ final class InspectCommand implements Callable<Integer> {
         ArrayNode eos = configNode.putArray("eos_token_id");
         config.eosTokenIds().forEach(eos::add);
 
+        if (gguf != null) {
+            ObjectNode header = root.putObject("gguf");
+            header.put("version", gguf.version());
+            header.put("alignment", gguf.alignment());
+            header.set("metadata", GgufMetadataSummary.json(gguf.metadata().values()));
+        }
+
         ArrayNode tensors = root.putArray("tensors");
-        for (Row row : rows) {
+        for (Row row : listing.rows()) {
             ObjectNode tensor = tensors.addObject();
-            tensor.put("name", row.tensor().name());
-            tensor.put("dtype", row.tensor().dtype().name());
+            tensor.put("name", row.name());
+            tensor.put(gguf != null ? "type" : "dtype", row.type());
             ArrayNode shape = tensor.putArray("shape");
-            for (long dim : row.tensor().shape()) shape.add(dim);
+            for (long dim : row.shape()) shape.add(dim);
             tensor.put("bytes", row.bytes());
-            tensor.put("file", row.file());
+            if (gguf != null) {
+                tensor.put("bits_per_weight", row.bitsPerWeight());
+            } else {
+                tensor.put("file", row.file());
+            }
         }
 
         ObjectNode totals = root.putObject("totals");
-        totals.put("tensors", rows.size());
-        totals.put("parameters", parameterCount(rows));
-        totals.put("bytes", byteCount(rows));
+        totals.put("tensors", listing.rows().size());
+        totals.put("parameters", listing.parameters());
+        totals.put("bytes", listing.bytes());
+        if (gguf != null) totals.put("bits_per_weight", 8.0 * listing.bytes() / listing.parameters());
 
         ObjectNode weights = root.putObject("weights");
         weights.put("ok", check.ok());

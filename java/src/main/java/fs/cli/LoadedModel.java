@@ -5,23 +5,24 @@ import fs.backend.Backend;
 import fs.generate.GenerationConfig;
 import fs.generate.Generator;
 import fs.model.Qwen3Model;
-import fs.safetensors.Checkpoint;
-import java.nio.file.Path;
+import fs.source.ModelSource;
 import java.util.stream.IntStream;
 
 /**
- * A model ready to run and what keeps it alive: the mapped checkpoint (weights may be read from it directly) and the
- * backend that owns its buffers. Closing frees both.
+ * A model ready to run and what keeps it alive: its source, whose tensors stay mapped (weights may be read from them
+ * directly), and the backend that owns its buffers. Closing frees both.
  */
-record LoadedModel(
-        Path directory, GenerationConfig generationConfig, Checkpoint checkpoint, Backend backend, Qwen3Model model)
-        implements AutoCloseable {
+record LoadedModel(ModelSource source, Backend backend, Qwen3Model model) implements AutoCloseable {
 
-    /** The ids that end generation: config.json's eos ids and generation_config.json's. */
+    GenerationConfig generationConfig() {
+        return source.generationConfig();
+    }
+
+    /** The ids that end generation: the config's eos ids and generation_config.json's. */
     int[] stopIds() {
         return IntStream.concat(
                         model.config().eosTokenIds().stream().mapToInt(Integer::intValue),
-                        generationConfig.eosTokenIds().stream().mapToInt(Integer::intValue))
+                        generationConfig().eosTokenIds().stream().mapToInt(Integer::intValue))
                 .distinct()
                 .toArray();
     }
@@ -41,7 +42,7 @@ record LoadedModel(
      * mapping is shared, so the model would go on computing with other bytes (one stat() per file, microseconds).
      */
     void checkUnchanged() {
-        checkpoint.changedFile().ifPresent(file -> {
+        source.changedFile().ifPresent(file -> {
             throw new ModelFileChangedException(file, null);
         });
     }
@@ -59,7 +60,7 @@ record LoadedModel(
         try {
             backend.close();
         } finally {
-            checkpoint.close();
+            source.close();
         }
     }
 }

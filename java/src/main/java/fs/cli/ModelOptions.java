@@ -4,12 +4,11 @@ import fs.FsException;
 import fs.backend.Backend;
 import fs.backend.Backends;
 import fs.backend.cpu.VectorBackend;
-import fs.generate.GenerationConfig;
 import fs.hub.ModelResolver;
 import fs.model.Qwen3Config;
 import fs.model.Qwen3Model;
 import fs.model.Qwen3Weights;
-import fs.safetensors.Checkpoint;
+import fs.source.ModelSource;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.Locale;
@@ -37,7 +36,8 @@ final class ModelOptions {
     CommandSpec command;
 
     @Parameters(index = "0", arity = "0..1", paramLabel = "MODEL",
-            description = "A model directory or a Hugging Face repo id (default: " + DEFAULT_MODEL + ").")
+            description = "A model directory, a .gguf file, a Hugging Face repo id, or repo:QUANT for one GGUF file of a "
+                    + "repo (default: " + DEFAULT_MODEL + ").")
     String modelArgument;
 
     @Option(names = {"-m", "--model"}, paramLabel = "MODEL", description = "The model, instead of the MODEL argument (default: " + DEFAULT_MODEL + ").")
@@ -57,8 +57,8 @@ final class ModelOptions {
             description = "OpenCL device index (see fs devices; default: the GPU with the most memory, else the first device).")
     Integer device;
 
-    /** The weights mapped by {@link #load}, kept to tell afterwards whether a failure came from a file that changed. */
-    private Checkpoint mapped;
+    /** The model opened by {@link #load}, kept to tell afterwards whether a failure came from a file that changed. */
+    private ModelSource mapped;
 
     @Option(names = {"-t", "--threads"}, paramLabel = "N",
             description = "CPU threads (default: the number of available processors).")
@@ -106,16 +106,15 @@ final class ModelOptions {
             err.println("fs: note: " + threadCount() + " threads on " + processors + " available processors: the "
                     + "extra threads wait for a core, which is usually slower");
         }
-        Path dir = ModelResolver.resolve(model(), err);
-        Qwen3Config config = Qwen3Config.read(dir.resolve("config.json"));
-        int contextLength = contextLength(config);
-        GenerationConfig generationConfig = GenerationConfig.read(dir, config.vocabSize());
-        Checkpoint checkpoint = Checkpoint.open(dir);
-        mapped = checkpoint;
+        Path path = ModelResolver.resolve(model(), err);
+        ModelSource source = ModelSource.open(path);
+        mapped = source;
         Backend created = null;
         try {
-            Qwen3Weights weights = Qwen3Weights.bind(config, checkpoint);
-            for (String note : weights.notes()) err.println("fs: " + dir + ": " + note);
+            Qwen3Config config = source.config();
+            int contextLength = contextLength(config);
+            Qwen3Weights weights = Qwen3Weights.bind(config, source.tensors());
+            for (String note : weights.notes()) err.println("fs: " + path + ": " + note);
             Qwen3Model.Shape shape = shapeFor.apply(contextLength);
             created = Backends.create(backend, device, threadCount(), err);
             Qwen3Model loaded;
@@ -130,13 +129,13 @@ final class ModelOptions {
                 created = new VectorBackend(threadCount());
                 loaded = new Qwen3Model(config, weights, created, shape);
             }
-            err.printf(Locale.ROOT, "fs: %s: %d layers, context %d, on %s (%.2f s)%n", dir, config.numHiddenLayers(),
+            err.printf(Locale.ROOT, "fs: %s: %d layers, context %d, on %s (%.2f s)%n", path, config.numHiddenLayers(),
                     contextLength, created.description(), (System.nanoTime() - start) / 1e9);
             err.flush();
-            return new LoadedModel(dir, generationConfig, checkpoint, created, loaded);
+            return new LoadedModel(source, created, loaded);
         } catch (RuntimeException | Error e) {
             if (created != null) created.close();
-            checkpoint.close();
+            source.close();
             throw e;
         }
     }

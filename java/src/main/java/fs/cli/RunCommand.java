@@ -2,7 +2,6 @@ package fs.cli;
 
 import fs.FsException;
 import fs.chat.ChatMessage;
-import fs.chat.ChatTemplate;
 import fs.generate.Generator;
 import fs.generate.SamplingParams;
 import fs.generate.StopReason;
@@ -69,7 +68,7 @@ final class RunCommand implements Callable<Integer> {
 
         try (LoadedModel loaded = modelOptions.load(
                 context -> Qwen3Model.Shape.forGeneration(context, ModelOptions.PREFILL_BATCH), err)) {
-            Tokenizer tokenizer = printIds && tokens != null ? null : Tokenizer.load(loaded.directory());
+            Tokenizer tokenizer = printIds && tokens != null ? null : loaded.source().tokenizer();
             int[] ids = tokens != null ? tokens : tokenizer.encode(templated(loaded, text));
             loaded.checkTokenIds(ids, tokens != null ? "--tokens" : "the prompt");
             SamplingParams params = samplingOptions.resolve(loaded.generationConfig());
@@ -124,6 +123,6 @@ final class RunCommand implements Callable<Integer> {
         List<ChatMessage> messages = new ArrayList<>();
         if (answerOptions.system != null) messages.add(new ChatMessage("system", answerOptions.system));
         messages.add(new ChatMessage("user", text));
-        return ChatTemplate.load(loaded.directory()).render(messages, true, answerOptions.enableThinking());
+        return loaded.source().chatTemplate().render(messages, true, answerOptions.enableThinking());
     }
 }

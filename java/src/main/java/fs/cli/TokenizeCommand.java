@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import fs.FsException;
 import fs.hub.ModelResolver;
+import fs.source.ModelSource;
 import fs.tokenizer.Tokenizer;
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -31,7 +32,7 @@ final class TokenizeCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Parameters(index = "0", paramLabel = "MODEL", description = "A directory holding tokenizer.json, or a Hugging Face repo id.")
+    @Parameters(index = "0", paramLabel = "MODEL", description = "A directory holding tokenizer.json, a .gguf file, a Hugging Face repo id or repo:QUANT.")
     String model;
 
     @Parameters(index = "1", arity = "0..1", paramLabel = "TEXT", description = "The text; without it, stdin is read to the end as UTF-8.")
@@ -43,22 +44,22 @@ final class TokenizeCommand implements Callable<Integer> {
     @Override
     public Integer call() throws IOException {
         if (jsonl && text != null) throw new FsException("--jsonl reads its texts from stdin; give no TEXT with it");
-        Path dir = modelDirectory(model, spec.commandLine().getErr());
+        Path path = modelPath(model, spec.commandLine().getErr());
         PrintWriter out = spec.commandLine().getOut();
         if (jsonl) {
-            tokenizeJsonLines(Tokenizer.load(dir), System.in, out);
+            tokenizeJsonLines(ModelSource.readTokenizer(path), System.in, out);
         } else {
             String input = text != null ? text : readUtf8(System.in.readAllBytes(), "stdin");
-            out.println(joined(Tokenizer.load(dir).encode(input), " "));
+            out.println(joined(ModelSource.readTokenizer(path).encode(input), " "));
         }
         return 0;
     }
 
     /**
      * Where a MODEL argument leads: a local directory as it is (only the tokenizer files are needed, so no
-     * config.json is required), anything else through the Hugging Face cache or hub.
+     * config.json is required), anything else (a .gguf file among them) through the Hugging Face cache or hub.
      */
-    static Path modelDirectory(String model, PrintWriter log) {
+    static Path modelPath(String model, PrintWriter log) {
         Path dir = Path.of(model);
         return Files.isDirectory(dir) ? dir : ModelResolver.resolve(model, log);
     }

@@ -12,12 +12,10 @@ import fs.hub.ModelResolver;
 import fs.model.Qwen3Config;
 import fs.model.Qwen3Model;
 import fs.model.Qwen3Weights;
-import fs.safetensors.Checkpoint;
-import fs.tokenizer.Tokenizer;
+import fs.source.ModelSource;
 import fs.verify.CrossCheck;
 import fs.verify.OpDifference;
 import java.io.PrintWriter;
-import java.nio.file.Path;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.ArgGroup;
@@ -45,7 +43,7 @@ final class VerifyCommand implements Callable<Integer> {
     CommandSpec spec;
 
     @Parameters(index = "0", arity = "0..1", paramLabel = "MODEL", defaultValue = "Qwen/Qwen3-0.6B",
-            description = "A model directory or a Hugging Face repo id (default: ${DEFAULT-VALUE}).")
+            description = "A model directory, a .gguf file, a Hugging Face repo id or repo:QUANT (default: ${DEFAULT-VALUE}).")
     String model;
 
     @ArgGroup(exclusive = true)
@@ -76,34 +74,35 @@ final class VerifyCommand implements Callable<Integer> {
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
-        Path dir = ModelResolver.resolve(model, err);
-        Qwen3Config config = Qwen3Config.read(dir.resolve("config.json"));
-        int[] tokens = tokens(dir);
-        for (int id : tokens) {
-            if (id < 0 || id >= config.vocabSize()) {
-                throw new FsException("--tokens: token id " + id + " is outside the vocabulary (0.." + (config.vocabSize() - 1) + ")");
-            }
-        }
-        OpenCl.Device openClDevice = switch (OpenCl.select(true, device)) {
-            case OpenCl.Selection.Selected selected -> selected.device();
-            case OpenCl.Selection.NotSelected notSelected ->
-                    throw new FsException("verify needs an OpenCL device: " + notSelected.reason());
-        };
-        int threadCount = threads != null ? threads : Runtime.getRuntime().availableProcessors();
-        if (threadCount < 1) throw new FsException("--threads must be at least 1, got " + threadCount);
-
-        Qwen3Model.Shape shape = new Qwen3Model.Shape(tokens.length, tokens.length, tokens.length);
         CrossCheck.Report report;
-        try (Checkpoint checkpoint = Checkpoint.open(dir);
-             Backend oracleBackend = new VectorBackend(threadCount);
-             Backend testedBackend = new OpenClBackend(openClDevice)) {
-            Qwen3Weights weights = Qwen3Weights.bind(config, checkpoint);
-            Qwen3Model oracle = new Qwen3Model(config, weights, oracleBackend, shape);
-            Qwen3Model tested = new Qwen3Model(config, weights, testedBackend, shape);
-            err.println("fs: verifying " + testedBackend.description() + " against " + oracleBackend.description()
-                    + " on " + tokens.length + " tokens");
-            err.flush();
-            report = CrossCheck.run(tested, oracle, tokens, threshold);
+        OpenCl.Device openClDevice;
+        try (ModelSource source = ModelSource.open(ModelResolver.resolve(model, err))) {
+            Qwen3Config config = source.config();
+            int[] tokens = tokens(source);
+            for (int id : tokens) {
+                if (id < 0 || id >= config.vocabSize()) {
+                    throw new FsException("--tokens: token id " + id + " is outside the vocabulary (0.." + (config.vocabSize() - 1) + ")");
+                }
+            }
+            openClDevice = switch (OpenCl.select(true, device)) {
+                case OpenCl.Selection.Selected selected -> selected.device();
+                case OpenCl.Selection.NotSelected notSelected ->
+                        throw new FsException("verify needs an OpenCL device: " + notSelected.reason());
+            };
+            int threadCount = threads != null ? threads : Runtime.getRuntime().availableProcessors();
+            if (threadCount < 1) throw new FsException("--threads must be at least 1, got " + threadCount);
+
+            Qwen3Model.Shape shape = new Qwen3Model.Shape(tokens.length, tokens.length, tokens.length);
+            try (Backend oracleBackend = new VectorBackend(threadCount);
+                 Backend testedBackend = new OpenClBackend(openClDevice)) {
+                Qwen3Weights weights = Qwen3Weights.bind(config, source.tensors());
+                Qwen3Model oracle = new Qwen3Model(config, weights, oracleBackend, shape);
+                Qwen3Model tested = new Qwen3Model(config, weights, testedBackend, shape);
+                err.println("fs: verifying " + testedBackend.description() + " against " + oracleBackend.description()
+                        + " on " + tokens.length + " tokens");
+                err.flush();
+                report = CrossCheck.run(tested, oracle, tokens, threshold);
+            }
         }
         if (json) {
             out.println(toJson(report, testedDescription(openClDevice)));
@@ -114,13 +113,13 @@ final class VerifyCommand implements Callable<Integer> {
         return report.agree() ? 0 : 1;
     }
 
-    private int[] tokens(Path dir) {
+    private int[] tokens(ModelSource source) {
         int[] ids;
         if (input != null && input.tokens != null) {
             ids = input.tokens;
         } else {
             String text = input != null ? input.prompt : "The quick brown fox jumps over the lazy dog.";
-            ids = Tokenizer.load(dir).encode(text);
+            ids = source.tokenizer().encode(text);
         }
         if (ids.length == 0) throw new FsException("verify needs at least one token");
         if (ids.length > MAX_TOKENS) {

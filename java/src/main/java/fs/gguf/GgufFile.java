@@ -10,12 +10,14 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.TimeUnit;
 
 /**
  * One GGUF file (versions 2 and 3), mapped into memory once: its tensors are slices of the mapping, so opening reads
@@ -28,10 +30,22 @@ public final class GgufFile implements AutoCloseable {
     private final GgufHeader header;
     private final List<GgufTensor> tensors;
     private final Map<String, GgufTensor> tensorsByName;
+    /** The file as it was when mapped: a shared mapping shows whatever is written to the file later. */
+    private final FileStamp stamp;
 
-    private GgufFile(Path path, Arena arena, GgufHeader header, List<GgufTensor> tensors) {
+    /** What a cheap stat() can tell about a file's contents: its identity, size and modification time. */
+    private record FileStamp(Object fileKey, long size, long modifiedNanos) {
+        static FileStamp of(Path path) throws IOException {
+            BasicFileAttributes attributes = Files.readAttributes(path, BasicFileAttributes.class);
+            return new FileStamp(attributes.fileKey(), attributes.size(),
+                    attributes.lastModifiedTime().to(TimeUnit.NANOSECONDS));
+        }
+    }
+
+    private GgufFile(Path path, Arena arena, GgufHeader header, List<GgufTensor> tensors, FileStamp stamp) {
         this.path = path;
         this.arena = arena;
+        this.stamp = stamp;
         this.header = header;
         this.tensors = List.copyOf(tensors);
         Map<String, GgufTensor> byName = new LinkedHashMap<>();
@@ -43,6 +57,7 @@ public final class GgufFile implements AutoCloseable {
     public static GgufFile open(Path path) {
         if (Files.isDirectory(path)) throw new FsException(path + ": is a directory, expected a .gguf file");
         try (FileChannel channel = FileChannel.open(path, StandardOpenOption.READ)) {
+            FileStamp stamp = FileStamp.of(path);
             Arena arena = Arena.ofShared();
             try {
                 MemorySegment mapping = channel.map(FileChannel.MapMode.READ_ONLY, 0, channel.size(), arena);
@@ -52,7 +67,7 @@ public final class GgufFile implements AutoCloseable {
                     MemorySegment data = mapping.asSlice(header.dataStart() + entry.offset(), entry.bytes());
                     tensors.add(new GgufTensor(entry.name(), entry.type(), entry.shape(), entry.offset(), data));
                 }
-                return new GgufFile(path, arena, header, tensors);
+                return new GgufFile(path, arena, header, tensors, stamp);
             } catch (Throwable e) {
                 arena.close();
                 throw e;
@@ -96,6 +111,21 @@ public final class GgufFile implements AutoCloseable {
 
     public Optional<GgufTensor> tensor(String name) {
         return Optional.ofNullable(tensorsByName.get(name));
+    }
+
+    /**
+     * Whether the mapped file has been truncated or written to since it was opened (one stat() call): its tensors
+     * then read other bytes than the header described, or fault. A file replaced by another under the same name
+     * (a new inode) leaves the mapping intact and does not count.
+     */
+    public boolean changedSinceOpen() {
+        try {
+            FileStamp now = FileStamp.of(path);
+            if (stamp.fileKey() != null && !stamp.fileKey().equals(now.fileKey())) return false;
+            return now.size() != stamp.size() || now.modifiedNanos() != stamp.modifiedNanos();
+        } catch (IOException e) {
+            return false; // deleted or renamed: the mapping keeps the old inode's bytes alive
+        }
     }
 
     /** Unmaps the file; the tensors' data becomes inaccessible. Closing twice is harmless. */

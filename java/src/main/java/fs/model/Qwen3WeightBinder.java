@@ -1,7 +1,6 @@
 package fs.model;
 
 import fs.backend.cpu.VectorBackend;
-import fs.safetensors.Checkpoint;
 import fs.tensor.Tensor;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -9,42 +8,40 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
- * Looks up every weight a Qwen3 forward pass reads and checks its shape and dtype against the config, collecting
- * every problem instead of stopping at the first, so one run tells the user everything that is wrong. A tensor that
- * no part of the model reads is a problem too: it means the config and the checkpoint describe different models.
+ * Looks up every weight a Qwen3 forward pass reads, by the names its source uses, and checks its shape and dtype
+ * against the config, collecting every problem instead of stopping at the first, so one run tells the user everything
+ * that is wrong. A tensor that no part of the model reads is a problem too: it means the config and the stored tensors
+ * describe different models.
  */
 final class Qwen3WeightBinder {
-    private static final String LM_HEAD = "lm_head.weight";
-    private static final String EMBED_TOKENS = "model.embed_tokens.weight";
-    private static final Pattern LAYER_TENSOR = Pattern.compile("model\\.layers\\.(0|[1-9][0-9]*)\\..*");
     private static final int MAX_NAMED_UNREAD = 10;
 
     private final Qwen3Config config;
-    private final Checkpoint checkpoint;
+    private final ModelTensors stored;
+    private final Qwen3TensorNames names;
     private final List<String> problems = new ArrayList<>();
     private int problemCount;
     private final List<String> notes = new ArrayList<>();
     private final Set<String> read = new HashSet<>();
 
-    Qwen3WeightBinder(Qwen3Config config, Checkpoint checkpoint) {
+    Qwen3WeightBinder(Qwen3Config config, ModelTensors stored) {
         this.config = config;
-        this.checkpoint = checkpoint;
+        this.stored = stored;
+        this.names = stored.names();
     }
 
     /** The weights, complete only when {@link #check()} is ok afterwards. */
     Qwen3Weights bind() {
         long hidden = config.hiddenSize();
         long vocab = config.vocabSize();
-        Tensor embedTokens = expect(EMBED_TOKENS, vocab, hidden);
+        Tensor embedTokens = expect(names.embedding(), vocab, hidden);
         List<Qwen3Weights.Layer> layers = new ArrayList<>();
         int layerCount = layersToBind();
-        for (int i = 0; i < layerCount; i++) layers.add(layer("model.layers." + i + "."));
-        Tensor norm = expect("model.norm.weight", hidden);
-        Tensor lmHead = config.tieWordEmbeddings() ? tiedHead(embedTokens) : expect(LM_HEAD, vocab, hidden);
+        for (int i = 0; i < layerCount; i++) layers.add(layer(names.layer(i)));
+        Tensor norm = expect(names.norm(), hidden);
+        Tensor lmHead = config.tieWordEmbeddings() ? tiedHead(embedTokens) : expect(names.output(), vocab, hidden);
         reportUnread();
         return new Qwen3Weights(embedTokens, layers, norm, lmHead, notes);
     }
@@ -54,53 +51,55 @@ final class Qwen3WeightBinder {
     }
 
     /**
-     * How many layers to look up: num_hidden_layers is first compared with the layers the checkpoint stores, so that
+     * How many layers to look up: the config's layer count is first compared with the layers actually stored, so that
      * a config claiming 10^9 layers costs one problem rather than 10^9 lookups and as many "missing" lines.
      */
     private int layersToBind() {
-        Set<String> stored = new HashSet<>();
-        for (Tensor tensor : checkpoint.tensors()) {
-            Matcher layer = LAYER_TENSOR.matcher(tensor.name());
-            if (layer.matches()) stored.add(layer.group(1));
+        Set<String> layersStored = new HashSet<>();
+        for (String name : stored.storedNames()) {
+            String layer = names.layerOf(name);
+            if (layer != null) layersStored.add(layer);
         }
         int configured = config.numHiddenLayers();
-        if (stored.size() != configured) {
-            problem("num_hidden_layers is " + configured + " but the checkpoint stores " + stored.size()
-                    + (stored.size() == 1 ? " layer" : " layers"));
+        if (layersStored.size() != configured) {
+            problem(names.layerCountKey() + " is " + configured + " but the " + names.storage() + " stores "
+                    + layersStored.size() + (layersStored.size() == 1 ? " layer" : " layers"));
         }
-        return Math.min(configured, stored.size());
+        return Math.min(configured, layersStored.size());
     }
 
-    private Qwen3Weights.Layer layer(String prefix) {
+    private Qwen3Weights.Layer layer(List<String> tensor) {
         long hidden = config.hiddenSize();
         long queryDim = config.queryDim();
         long kvDim = config.kvDim();
         long intermediate = config.intermediateSize();
         long headDim = config.headDim();
         return new Qwen3Weights.Layer(
-                expect(prefix + "input_layernorm.weight", hidden),
-                expect(prefix + "self_attn.q_proj.weight", queryDim, hidden),
-                expect(prefix + "self_attn.k_proj.weight", kvDim, hidden),
-                expect(prefix + "self_attn.v_proj.weight", kvDim, hidden),
-                expect(prefix + "self_attn.o_proj.weight", hidden, queryDim),
-                expect(prefix + "self_attn.q_norm.weight", headDim),
-                expect(prefix + "self_attn.k_norm.weight", headDim),
-                expect(prefix + "post_attention_layernorm.weight", hidden),
-                expect(prefix + "mlp.gate_proj.weight", intermediate, hidden),
-                expect(prefix + "mlp.up_proj.weight", intermediate, hidden),
-                expect(prefix + "mlp.down_proj.weight", hidden, intermediate));
+                expect(tensor.get(0), hidden),
+                expect(tensor.get(1), queryDim, hidden),
+                expect(tensor.get(2), kvDim, hidden),
+                expect(tensor.get(3), kvDim, hidden),
+                expect(tensor.get(4), hidden, queryDim),
+                expect(tensor.get(5), headDim),
+                expect(tensor.get(6), headDim),
+                expect(tensor.get(7), hidden),
+                expect(tensor.get(8), intermediate, hidden),
+                expect(tensor.get(9), intermediate, hidden),
+                expect(tensor.get(10), hidden, intermediate));
     }
 
     /**
-     * Tied embeddings make the output projection the embedding table, whatever the file stores as lm_head.weight:
+     * Tied embeddings make the output projection the embedding table, whatever the source stores as the output:
      * Hugging Face ties the two after loading, so a stored head is never used there either.
      */
     private Tensor tiedHead(Tensor embedTokens) {
-        Optional<Tensor> stored = checkpoint.find(LM_HEAD);
-        if (stored.isPresent()) {
-            read.add(LM_HEAD);
-            if (embedTokens != null && !sameContents(stored.get(), embedTokens)) {
-                notes.add("the stored " + LM_HEAD + " differs from " + EMBED_TOKENS + " and is not used:"
+        String output = names.output();
+        if (stored.unsupported().containsKey(output)) read.add(output);
+        Optional<Tensor> head = stored.find(output);
+        if (head.isPresent()) {
+            read.add(output);
+            if (embedTokens != null && !sameContents(head.get(), embedTokens)) {
+                notes.add("the stored " + output + " differs from " + names.embedding() + " and is not used:"
                         + " tie_word_embeddings is true, so the embedding is the output projection, as in Hugging Face");
             }
         }
@@ -114,9 +113,9 @@ final class Qwen3WeightBinder {
     /** Every stored tensor the forward pass does not read, named (the first few) in one problem. */
     private void reportUnread() {
         List<String> unread = new ArrayList<>();
-        for (Tensor tensor : checkpoint.tensors()) {
-            if (read.contains(tensor.name())) continue;
-            unread.add(tensor.name().isEmpty() ? "'' (an empty name)" : "'" + tensor.name() + "'");
+        for (String name : stored.storedNames()) {
+            if (read.contains(name)) continue;
+            unread.add(name.isEmpty() ? "'' (an empty name)" : "'" + name + "'");
         }
         if (unread.isEmpty()) return;
         String named = String.join(", ", unread.subList(0, Math.min(unread.size(), MAX_NAMED_UNREAD)));
@@ -128,9 +127,14 @@ final class Qwen3WeightBinder {
     /** The tensor, or null after recording why it cannot be used. */
     private Tensor expect(String name, long... shape) {
         read.add(name);
-        Optional<Tensor> found = checkpoint.find(name);
+        String format = stored.unsupported().get(name);
+        if (format != null) {
+            problem(name + " has type " + format + ", expected F32, F16 or BF16");
+            return null;
+        }
+        Optional<Tensor> found = stored.find(name);
         if (found.isEmpty()) {
-            boolean untiedHead = name.equals(LM_HEAD);
+            boolean untiedHead = name.equals(names.output()) && names == Qwen3TensorNames.HUGGING_FACE;
             problem("missing " + name + (untiedHead ? " (tie_word_embeddings is false)" : ""));
             return null;
         }

@@ -1,12 +1,11 @@
 package fs.model;
 
 import fs.FsException;
-import fs.safetensors.Checkpoint;
 import fs.tensor.Tensor;
 import java.util.List;
 
 /**
- * Every weight of a Qwen3 checkpoint, bound by name and checked against the config. {@code lmHead} is the
+ * Every weight of a Qwen3 model, bound by name (as its source names them) and checked against the config. {@code lmHead} is the
  * embedding table itself when the embeddings are tied, as in Hugging Face, even if the file stores an
  * lm_head.weight. {@code notes} are what binding chose that the user should hear about (see {@link WeightCheck}).
  */
@@ -21,12 +20,12 @@ public record Qwen3Weights(Tensor embedTokens, List<Layer> layers, Tensor norm, 
      * Binds every weight by name, checking shapes and dtypes against {@code config} before anything runs: all
      * missing, mismatched or unused tensors are reported at once, in one FsException.
      */
-    public static Qwen3Weights bind(Qwen3Config config, Checkpoint checkpoint) {
-        Qwen3WeightBinder binder = new Qwen3WeightBinder(config, checkpoint);
+    public static Qwen3Weights bind(Qwen3Config config, ModelTensors tensors) {
+        Qwen3WeightBinder binder = new Qwen3WeightBinder(config, tensors);
         Qwen3Weights weights = binder.bind();
         WeightCheck check = binder.check();
         if (!check.ok()) {
-            throw new FsException(checkpoint.directory() + ": weights do not match config.json ("
+            throw new FsException(tensors.source() + ": weights do not match " + tensors.names().configName() + " ("
                     + check.problemCount() + (check.problemCount() == 1 ? " problem): " : " problems): ")
                     + check.problemLine());
         }
@@ -34,13 +33,13 @@ public record Qwen3Weights(Tensor embedTokens, List<Layer> layers, Tensor norm, 
     }
 
     /** What {@link #bind} would reject or note; ok when it would succeed. */
-    public static WeightCheck check(Qwen3Config config, Checkpoint checkpoint) {
-        Qwen3WeightBinder binder = new Qwen3WeightBinder(config, checkpoint);
+    public static WeightCheck check(Qwen3Config config, ModelTensors tensors) {
+        Qwen3WeightBinder binder = new Qwen3WeightBinder(config, tensors);
         binder.bind();
         return binder.check();
     }
 
-    /** The weights of model.layers.N; projections are [out, in] as PyTorch's Linear stores them. */
+    /** The weights of layer N; projections are [out, in] as PyTorch's Linear stores them. */
     public record Layer(
             Tensor inputLayernorm,
             Tensor qProj,

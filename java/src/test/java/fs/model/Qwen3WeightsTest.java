@@ -7,11 +7,14 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import fs.FsException;
+import fs.gguf.QTied;
 import fs.safetensors.Checkpoint;
 import fs.safetensors.SafetensorsWriter;
 import fs.tensor.DType;
+import fs.source.ModelSource;
 import fs.tensor.Tensor;
 import java.io.IOException;
+import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 import java.nio.file.Files;
@@ -31,6 +34,10 @@ class Qwen3WeightsTest {
         return Float.intBitsToFloat(bf16.data().get(HALF, 0) << 16);
     }
 
+    private static ModelTensors tensors(Checkpoint checkpoint) {
+        return new ModelTensors(checkpoint.directory(), Qwen3TensorNames.HUGGING_FACE, checkpoint.tensors(), Map.of());
+    }
+
     private static Qwen3Config config(Path model) {
         return Qwen3Config.read(model.resolve("config.json"));
     }
@@ -39,7 +46,7 @@ class Qwen3WeightsTest {
     void bindsEveryWeightOfATiedCheckpointWithoutLmHead() {
         Path model = TinyQwen3.writeTied(dir);
         try (Checkpoint checkpoint = Checkpoint.open(model)) {
-            Qwen3Weights weights = Qwen3Weights.bind(config(model), checkpoint);
+            Qwen3Weights weights = Qwen3Weights.bind(config(model), tensors(checkpoint));
             assertSame(checkpoint.tensor("model.embed_tokens.weight"), weights.embedTokens());
             assertSame(weights.embedTokens(), weights.lmHead());
             assertSame(checkpoint.tensor("model.norm.weight"), weights.norm());
@@ -55,7 +62,7 @@ class Qwen3WeightsTest {
             for (int i = 0; i < names.size(); i++) {
                 assertSame(checkpoint.tensor(p + names.get(i) + ".weight"), bound.get(i), names.get(i));
             }
-            assertEquals(new WeightCheck(List.of(), 0, List.of()), Qwen3Weights.check(config(model), checkpoint));
+            assertEquals(new WeightCheck(List.of(), 0, List.of()), Qwen3Weights.check(config(model), tensors(checkpoint)));
             assertEquals(List.of(), weights.notes());
         }
     }
@@ -65,14 +72,14 @@ class Qwen3WeightsTest {
         Path model = TinyQwen3.write(dir, true, TinyQwen3.shapes());
         try (Checkpoint checkpoint = Checkpoint.open(model)) {
             assertEquals(1f, firstValue(checkpoint.tensor("lm_head.weight"))); // the first tensor TinyQwen3 writes
-            Qwen3Weights weights = Qwen3Weights.bind(config(model), checkpoint);
+            Qwen3Weights weights = Qwen3Weights.bind(config(model), tensors(checkpoint));
             assertSame(checkpoint.tensor("model.embed_tokens.weight"), weights.lmHead());
             assertEquals(2f, firstValue(weights.lmHead()));
             assertEquals(1, weights.notes().size(), weights.notes().toString());
             String note = weights.notes().getFirst();
             assertTrue(note.contains("lm_head.weight differs from model.embed_tokens.weight")
                     && note.contains("tie_word_embeddings is true"), note);
-            WeightCheck check = Qwen3Weights.check(config(model), checkpoint);
+            WeightCheck check = Qwen3Weights.check(config(model), tensors(checkpoint));
             assertTrue(check.ok(), check.problemLine());
             assertEquals(weights.notes(), check.notes());
         }
@@ -86,7 +93,7 @@ class Qwen3WeightsTest {
         TinyQwen3.write(dir, true, Map.of()); // config.json only
         writer.write(dir.resolve("model.safetensors"));
         try (Checkpoint checkpoint = Checkpoint.open(dir)) {
-            Qwen3Weights weights = Qwen3Weights.bind(config(dir), checkpoint);
+            Qwen3Weights weights = Qwen3Weights.bind(config(dir), tensors(checkpoint));
             assertSame(weights.embedTokens(), weights.lmHead());
             assertEquals(List.of(), weights.notes());
         }
@@ -96,12 +103,12 @@ class Qwen3WeightsTest {
     void bindsAnUntiedCheckpointAndRejectsOneWithoutLmHead() throws IOException {
         Path untied = TinyQwen3.write(dir.resolve("untied"), false, TinyQwen3.shapes());
         try (Checkpoint checkpoint = Checkpoint.open(untied)) {
-            assertSame(checkpoint.tensor("lm_head.weight"), Qwen3Weights.bind(config(untied), checkpoint).lmHead());
+            assertSame(checkpoint.tensor("lm_head.weight"), Qwen3Weights.bind(config(untied), tensors(checkpoint)).lmHead());
         }
         Path headless = TinyQwen3.writeTied(dir.resolve("headless"));
         Files.writeString(headless.resolve("config.json"), TinyQwen3.configJson(false));
         try (Checkpoint checkpoint = Checkpoint.open(headless)) {
-            FsException e = assertThrows(FsException.class, () -> Qwen3Weights.bind(config(headless), checkpoint));
+            FsException e = assertThrows(FsException.class, () -> Qwen3Weights.bind(config(headless), tensors(checkpoint)));
             assertTrue(e.getMessage().contains("missing lm_head.weight (tie_word_embeddings is false)"), e.getMessage());
         }
     }
@@ -115,7 +122,7 @@ class Qwen3WeightsTest {
         shapes.remove("model.norm.weight");
         Path model = TinyQwen3.write(dir, true, shapes);
         try (Checkpoint checkpoint = Checkpoint.open(model)) {
-            FsException e = assertThrows(FsException.class, () -> Qwen3Weights.bind(config(model), checkpoint));
+            FsException e = assertThrows(FsException.class, () -> Qwen3Weights.bind(config(model), tensors(checkpoint)));
             String message = e.getMessage();
             assertFalse(message.contains("\n"), message);
             assertTrue(message.startsWith(model + ": weights do not match config.json (4 problems): "), message);
@@ -126,7 +133,7 @@ class Qwen3WeightsTest {
                     "missing model.norm.weight")) {
                 assertTrue(message.contains(problem), "'" + problem + "' in: " + message);
             }
-            assertEquals(4, Qwen3Weights.check(config(model), checkpoint).problemCount());
+            assertEquals(4, Qwen3Weights.check(config(model), tensors(checkpoint)).problemCount());
         }
     }
 
@@ -136,7 +143,7 @@ class Qwen3WeightsTest {
         Files.writeString(model.resolve("config.json"),
                 TinyQwen3.configJson(true).replace("\"num_hidden_layers\": 2", "\"num_hidden_layers\": 1000000000"));
         try (Checkpoint checkpoint = Checkpoint.open(model)) {
-            FsException e = assertThrows(FsException.class, () -> Qwen3Weights.bind(config(model), checkpoint));
+            FsException e = assertThrows(FsException.class, () -> Qwen3Weights.bind(config(model), tensors(checkpoint)));
             assertEquals(model + ": weights do not match config.json (1 problem): num_hidden_layers is 1000000000"
                     + " but the checkpoint stores 2 layers", e.getMessage());
         }
@@ -152,10 +159,10 @@ class Qwen3WeightsTest {
         long expected = TinyQwen3.shapes().keySet().stream().filter(name -> !name.equals("lm_head.weight")).count();
         assertTrue(expected > WeightCheck.MAX_LISTED, "the test needs more problems than are listed");
         try (Checkpoint checkpoint = Checkpoint.open(model)) {
-            WeightCheck check = Qwen3Weights.check(config(model), checkpoint);
+            WeightCheck check = Qwen3Weights.check(config(model), tensors(checkpoint));
             assertEquals(expected, check.problemCount());
             assertEquals(WeightCheck.MAX_LISTED, check.problems().size());
-            FsException e = assertThrows(FsException.class, () -> Qwen3Weights.bind(config(model), checkpoint));
+            FsException e = assertThrows(FsException.class, () -> Qwen3Weights.bind(config(model), tensors(checkpoint)));
             assertTrue(e.getMessage().contains("(" + expected + " problems): "), e.getMessage());
             assertTrue(e.getMessage().endsWith("; and " + (expected - WeightCheck.MAX_LISTED) + " more"), e.getMessage());
         }
@@ -167,7 +174,7 @@ class Qwen3WeightsTest {
         Files.writeString(model.resolve("config.json"),
                 TinyQwen3.configJson(true).replace("\"num_hidden_layers\": 2", "\"num_hidden_layers\": 1"));
         try (Checkpoint checkpoint = Checkpoint.open(model)) {
-            FsException e = assertThrows(FsException.class, () -> Qwen3Weights.bind(config(model), checkpoint));
+            FsException e = assertThrows(FsException.class, () -> Qwen3Weights.bind(config(model), tensors(checkpoint)));
             String message = e.getMessage();
             assertTrue(message.contains("(2 problems): num_hidden_layers is 1 but the checkpoint stores 2 layers; "
                     + "11 stored tensors are not part of this model: 'model.layers.1.input_layernorm.weight', "), message);
@@ -184,13 +191,13 @@ class Qwen3WeightsTest {
         shapes.put("model.layers.01.input_layernorm.weight", new long[] {TinyQwen3.HIDDEN});
         Path model = TinyQwen3.write(dir, true, shapes);
         try (Checkpoint checkpoint = Checkpoint.open(model)) {
-            FsException e = assertThrows(FsException.class, () -> Qwen3Weights.bind(config(model), checkpoint));
+            FsException e = assertThrows(FsException.class, () -> Qwen3Weights.bind(config(model), tensors(checkpoint)));
             assertTrue(e.getMessage().endsWith("(1 problem): 3 stored tensors are not part of this model: 'foo.bar',"
                     + " '' (an empty name), 'model.layers.01.input_layernorm.weight'"), e.getMessage());
         }
         Path untied = TinyQwen3.write(dir.resolve("untied"), false, TinyQwen3.shapes());
         try (Checkpoint checkpoint = Checkpoint.open(untied)) {
-            assertTrue(Qwen3Weights.check(config(untied), checkpoint).ok(), "an untied model reads lm_head.weight");
+            assertTrue(Qwen3Weights.check(config(untied), tensors(checkpoint)).ok(), "an untied model reads lm_head.weight");
         }
     }
 
@@ -204,7 +211,7 @@ class Qwen3WeightsTest {
         TinyQwen3.write(dir, false, Map.of()); // config.json only
         writer.write(dir.resolve("model.safetensors"));
         try (Checkpoint checkpoint = Checkpoint.open(dir)) {
-            assertEquals(List.of(), Qwen3Weights.check(config(dir), checkpoint).problems());
+            assertEquals(List.of(), Qwen3Weights.check(config(dir), tensors(checkpoint)).problems());
         }
 
         SafetensorsWriter ints = new SafetensorsWriter();
@@ -214,7 +221,57 @@ class Qwen3WeightsTest {
         ints.write(dir.resolve("model.safetensors"));
         try (Checkpoint checkpoint = Checkpoint.open(dir)) {
             assertEquals(List.of("model.norm.weight is stored as I16, which fs does not read as a weight"),
-                    Qwen3Weights.check(config(dir), checkpoint).problems());
+                    Qwen3Weights.check(config(dir), tensors(checkpoint)).problems());
         }
+    }
+
+    /** q-tied's BF16 GGUF tensors, with some left out and others added, under its own config. */
+    private static WeightCheck checkGguf(Qwen3Config config, List<String> leftOut, List<Tensor> added,
+            Map<String, String> unsupported) {
+        try (ModelSource source = ModelSource.open(QTied.gguf("BF16"))) {
+            List<Tensor> tensors = new java.util.ArrayList<>(source.tensors().tensors());
+            tensors.removeIf(tensor -> leftOut.contains(tensor.name()));
+            tensors.addAll(added);
+            return Qwen3Weights.check(config, new ModelTensors(source.path(), Qwen3TensorNames.GGUF, tensors, unsupported));
+        }
+    }
+
+    private static Qwen3Config qTiedConfig() {
+        try (ModelSource source = ModelSource.open(QTied.gguf("BF16"))) {
+            return source.config();
+        }
+    }
+
+    @Test
+    void bindsGgufNamesWithTheSameChecks() {
+        Qwen3Config config = qTiedConfig();
+        assertTrue(checkGguf(config, List.of(), List.of(), Map.of()).ok());
+
+        Tensor norm = new Tensor("blk.0.attn_norm.weight", DType.F32, new long[] {256}, MemorySegment.ofArray(new float[256]));
+        Tensor stray = new Tensor("rope_freqs.weight", DType.F32, new long[] {64}, MemorySegment.ofArray(new float[64]));
+        Tensor wide = new Tensor("blk.1.ffn_up.weight", DType.F32, new long[] {768, 512},
+                MemorySegment.ofArray(new float[768 * 512]));
+        WeightCheck check = checkGguf(config, List.of("output_norm.weight", "blk.1.ffn_up.weight", norm.name()),
+                List.of(stray, wide), Map.of(norm.name(), "Q4_K"));
+        assertEquals(List.of("blk.0.attn_norm.weight has type Q4_K, expected F32, F16 or BF16",
+                "blk.1.ffn_up.weight has shape [768, 512], expected [768, 256]",
+                "missing output_norm.weight",
+                "1 stored tensor is not part of this model: 'rope_freqs.weight'"), check.problems());
+    }
+
+    @Test
+    void aGgufBlockCountOtherThanTheStoredLayersIsOneProblem() {
+        Qwen3Config stored = qTiedConfig();
+        Qwen3Config threeLayers = new Qwen3Config(stored.hiddenSize(), 3, stored.numAttentionHeads(),
+                stored.numKeyValueHeads(), stored.headDim(), stored.intermediateSize(), stored.vocabSize(),
+                stored.rmsNormEps(), stored.ropeTheta(), stored.ropeScaling(), stored.maxPositionEmbeddings(),
+                stored.tieWordEmbeddings(), stored.bosTokenId(), stored.eosTokenIds(), stored.torchDtype());
+        assertEquals(List.of("qwen3.block_count is 3 but the file stores 2 layers"),
+                checkGguf(threeLayers, List.of(), List.of(), Map.of()).problems());
+        // A layer stored only in a format fs cannot compute with still counts as stored.
+        List<String> problems =
+                checkGguf(threeLayers, List.of(), List.of(), Map.of("blk.2.attn_q.weight", "Q8_0")).problems();
+        assertEquals("missing blk.2.attn_norm.weight", problems.get(0), problems.toString());
+        assertEquals("blk.2.attn_q.weight has type Q8_0, expected F32, F16 or BF16", problems.get(1));
     }
 }

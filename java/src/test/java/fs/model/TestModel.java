@@ -16,7 +16,8 @@ public record TestModel(Checkpoint checkpoint, Backend backend, Qwen3Model model
             int logitRows) {
         Checkpoint checkpoint = Checkpoint.open(dir);
         Qwen3Config config = Qwen3Config.read(configJson);
-        Qwen3Model model = new Qwen3Model(config, Qwen3Weights.bind(config, checkpoint), backend,
+        Qwen3Model model = new Qwen3Model(config, Qwen3Weights.bind(config,
+                new ModelTensors(dir, Qwen3TensorNames.HUGGING_FACE, checkpoint.tensors(), java.util.Map.of())), backend,
                 new Qwen3Model.Shape(contextLength, batchRows, logitRows));
         return new TestModel(checkpoint, backend, model);
     }

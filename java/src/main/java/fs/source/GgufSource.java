@@ -1,0 +1,128 @@
+package fs.source;
+
+import fs.FsException;
+import fs.chat.ChatTemplate;
+import fs.generate.GenerationConfig;
+import fs.gguf.GgufFile;
+import fs.gguf.GgufTensor;
+import fs.model.ModelTensors;
+import fs.model.Qwen3Config;
+import fs.model.Qwen3GgufConfig;
+import fs.model.Qwen3TensorNames;
+import fs.tensor.DType;
+import fs.tensor.Tensor;
+import fs.tokenizer.GgufTokenizer;
+import fs.tokenizer.Tokenizer;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * A single GGUF file as llama.cpp writes one for architecture qwen3: the config from its qwen3.* metadata, the
+ * tokenizer from tokenizer.ggml.*, the chat template from tokenizer.chat_template, and its tensors by their GGUF
+ * names. A GGUF carries no generation_config.json, so sampling starts from Hugging Face's defaults.
+ */
+public final class GgufSource implements ModelSource {
+    static final String CHAT_TEMPLATE = "tokenizer.chat_template";
+
+    private final GgufFile file;
+    private final Qwen3Config config;
+    private final ModelTensors tensors;
+
+    private GgufSource(GgufFile file, Qwen3Config config, ModelTensors tensors) {
+        this.file = file;
+        this.config = config;
+        this.tensors = tensors;
+    }
+
+    static GgufSource open(Path path) {
+        GgufFile file = GgufFile.open(path);
+        try {
+            return new GgufSource(file, Qwen3GgufConfig.read(file), tensors(file));
+        } catch (RuntimeException e) {
+            file.close();
+            throw e;
+        }
+    }
+
+    static Tokenizer readTokenizer(Path path) {
+        try (GgufFile file = GgufFile.open(path)) {
+            return GgufTokenizer.read(file.metadata());
+        }
+    }
+
+    /**
+     * The one place a GGUF tensor becomes a {@link Tensor}: the same bytes, in the same row-major shape (the reader
+     * has already put GGUF's fastest-first dimensions in that order). A tensor in a block format is listed as
+     * unsupported by its type's name until the backends compute with that format.
+     */
+    private static ModelTensors tensors(GgufFile file) {
+        List<Tensor> usable = new ArrayList<>();
+        Map<String, String> unsupported = new LinkedHashMap<>();
+        for (GgufTensor tensor : file.tensors()) {
+            Optional<DType> dtype = switch (tensor.type()) {
+                case F32 -> Optional.of(DType.F32);
+                case F16 -> Optional.of(DType.F16);
+                case BF16 -> Optional.of(DType.BF16);
+                default -> Optional.empty();
+            };
+            if (dtype.isPresent()) {
+                usable.add(new Tensor(tensor.name(), dtype.get(), tensor.shape(), tensor.data()));
+            } else {
+                unsupported.put(tensor.name(), tensor.type().name());
+            }
+        }
+        return new ModelTensors(file.path(), Qwen3TensorNames.GGUF, usable, unsupported);
+    }
+
+    /** The mapped file, for what only a GGUF has (its metadata, each tensor's ggml type). */
+    public GgufFile file() {
+        return file;
+    }
+
+    @Override
+    public Path path() {
+        return file.path();
+    }
+
+    @Override
+    public Qwen3Config config() {
+        return config;
+    }
+
+    @Override
+    public GenerationConfig generationConfig() {
+        return GenerationConfig.defaults();
+    }
+
+    @Override
+    public ModelTensors tensors() {
+        return tensors;
+    }
+
+    @Override
+    public Tokenizer tokenizer() {
+        return GgufTokenizer.read(file.metadata());
+    }
+
+    @Override
+    public ChatTemplate chatTemplate() {
+        if (!file.metadata().has(CHAT_TEMPLATE)) {
+            throw new FsException(file.path() + ": no chat template (the file has no " + CHAT_TEMPLATE + ")");
+        }
+        return ChatTemplate.of(file.metadata().string(CHAT_TEMPLATE), file.path() + " (" + CHAT_TEMPLATE + ")");
+    }
+
+    @Override
+    public Optional<Path> changedFile() {
+        return file.changedSinceOpen() ? Optional.of(file.path()) : Optional.empty();
+    }
+
+    @Override
+    public void close() {
+        file.close();
+    }
+}
