@@ -1,5 +1,7 @@
 package fs.hub;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import fs.FsException;
 import java.io.IOException;
 import java.io.InputStream;
@@ -19,7 +21,9 @@ import java.nio.file.StandardOpenOption;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HexFormat;
+import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
 import java.util.Optional;
@@ -35,6 +39,9 @@ import java.util.regex.Pattern;
 final class HubClient implements AutoCloseable {
     /** What the hub says about a file: the commit it resolved to, the ETag naming its blob, and where to get it. */
     record FileInfo(String commit, String etag, long size, URI location) {}
+
+    /** The commit a revision resolved to and the path of every file of the repo at that commit. */
+    record RepoFiles(String commit, List<String> paths) {}
 
     /** The hub answered with an error status. */
     static final class StatusException extends IOException {
@@ -62,6 +69,8 @@ final class HubClient implements AutoCloseable {
     }
 
     private static final int MAX_REDIRECTS = 5;
+    /** A repo's file listing is a few KB; the hub's answer for a repo of 10^5 files stays below this. */
+    private static final int MAX_LISTING_BYTES = 50 * 1000 * 1000;
     private static final Pattern SHA256 = Pattern.compile("[0-9a-f]{64}");
     private static final Pattern ETAG = Pattern.compile("[A-Za-z0-9_-]+");
 
@@ -120,6 +129,41 @@ final class HubClient implements AutoCloseable {
             return Optional.of(new FileInfo(commit, etag, size, location));
         }
         throw new IOException("more than " + MAX_REDIRECTS + " redirects from " + resolveUrl(repo, revision, file));
+    }
+
+    /**
+     * The files of a repo at a revision, from the hub's model API ({@code /api/models/{repo}/revision/{revision}}, as
+     * huggingface_hub lists them), or empty when the hub has no such repo (404).
+     */
+    Optional<RepoFiles> repoFiles(RepoId repo, String revision) throws IOException {
+        String base = endpoint.toString().replaceAll("/+$", "");
+        URI uri = URI.create(base + "/api/models/" + repo + "/revision/" + revision);
+        HttpResponse<InputStream> response = get(uri, 0);
+        byte[] body;
+        try (InputStream in = response.body()) {
+            if (response.statusCode() == 404) return Optional.empty();
+            if (response.statusCode() != 200) throw statusError(response);
+            body = in.readNBytes(MAX_LISTING_BYTES + 1);
+        }
+        if (body.length > MAX_LISTING_BYTES) throw new IOException(uri + " sent a listing over " + MAX_LISTING_BYTES + " bytes");
+        JsonNode root;
+        try {
+            root = new ObjectMapper().readTree(body);
+        } catch (IOException e) {
+            throw new IOException(uri + " did not send a JSON repo listing", e);
+        }
+        JsonNode sha = root == null ? null : root.get("sha");
+        JsonNode siblings = root == null ? null : root.get("siblings");
+        if (sha == null || !sha.isTextual() || siblings == null || !siblings.isArray()) {
+            throw new IOException(uri + " sent no commit (sha) and file list (siblings)");
+        }
+        List<String> paths = new ArrayList<>();
+        for (JsonNode sibling : siblings) {
+            JsonNode name = sibling.get("rfilename");
+            if (name == null || !name.isTextual()) throw new IOException(uri + " lists a file without a name");
+            paths.add(name.textValue());
+        }
+        return Optional.of(new RepoFiles(sha.textValue(), List.copyOf(paths)));
     }
 
     /**

@@ -2,6 +2,7 @@ package fs.hub;
 
 import fs.FsException;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.PrintWriter;
 import java.net.URI;
 import java.nio.file.FileSystemException;
@@ -9,6 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -17,8 +19,10 @@ import java.util.Set;
 import java.util.regex.Pattern;
 
 /**
- * Turns the MODEL argument of a command into a local model directory: a directory as given, or a Hugging Face repo id
- * ({@code Qwen/Qwen3-0.6B}) found in, or downloaded into, the Hugging Face cache (see {@link HubCache}).
+ * Turns the MODEL argument of a command into a local model: a directory or a GGUF file as given, a Hugging Face repo id
+ * ({@code Qwen/Qwen3-0.6B}) found in, or downloaded into, the Hugging Face cache (see {@link HubCache}), or one GGUF
+ * file of a repo named by its quantization tag ({@code Qwen/Qwen3-0.6B-GGUF:Q8_0}, see {@link GgufTag}), through the
+ * same cache.
  *
  * <p>A complete cached snapshot of "main" is used as it is, without asking the hub about newer commits. Otherwise the
  * hub resolves "main" to a commit and the missing files of that commit are downloaded: config.json,
@@ -35,6 +39,10 @@ public final class ModelResolver {
     private static final String DEFAULT_ENDPOINT = "https://huggingface.co";
     private static final Set<String> TRUE_VALUES = Set.of("1", "on", "yes", "true");
     private static final Pattern COMMIT = Pattern.compile("[0-9a-f]{40}");
+    private static final String GGUF_EXTENSION = ".gguf";
+    /** A hub file that becomes a path in the cache: plain names, '/' between folders, no leading dot or slash. */
+    private static final Pattern REPO_PATH = Pattern.compile("[A-Za-z0-9_+-][A-Za-z0-9_.+-]*(/[A-Za-z0-9_+-][A-Za-z0-9_.+-]*)*");
+    private static final byte[] GGUF_MAGIC = {'G', 'G', 'U', 'F'};
 
     private final Map<String, String> environment;
     private final PrintWriter log;
@@ -68,18 +76,21 @@ public final class ModelResolver {
     }
 
     /**
-     * The local directory holding {@code model}: the directory itself when it exists (it must contain config.json),
-     * else the cache snapshot of the Hugging Face repo it names, downloaded first when needed.
+     * The local directory or GGUF file of {@code model}: the directory (which must contain config.json) or file itself
+     * when it exists, else the cache snapshot of the Hugging Face repo it names, or the cached GGUF file its tag names,
+     * downloaded first when needed.
      *
      * @throws FsException with one line saying what is wrong and what to do
      */
     public Path resolveModel(String model) {
         Optional<Path> local = existingPath(model);
-        if (local.isPresent()) return checkedDirectory(local.get());
-        RepoId repo = RepoId.parse(model).orElseThrow(() -> new FsException(
+        if (local.isPresent()) return checkedModel(local.get());
+        if (model.toLowerCase(Locale.ROOT).endsWith(GGUF_EXTENSION)) throw new FsException(model + ": no such file");
+        Optional<GgufTag> tagged = GgufTag.parse(model);
+        RepoId repo = tagged.map(GgufTag::repo).or(() -> RepoId.parse(model)).orElseThrow(() -> new FsException(
                 "'" + model + "' is not a directory and not a Hugging Face repo id (owner/name, e.g. Qwen/Qwen3-0.6B)"));
         try {
-            return resolveRepo(repo);
+            return tagged.isPresent() ? resolveGguf(tagged.get()) : resolveRepo(repo);
         } catch (IOException e) {
             throw new FsException(repo + ": cannot use the Hugging Face cache (" + e + ")", e);
         }
@@ -95,15 +106,27 @@ public final class ModelResolver {
         }
     }
 
-    private static Path checkedDirectory(Path path) {
+    /** A model directory with its config.json, or a GGUF file (by its name or its first bytes). */
+    private static Path checkedModel(Path path) {
         if (!Files.isDirectory(path)) {
+            if (path.getFileName().toString().toLowerCase(Locale.ROOT).endsWith(GGUF_EXTENSION) || isGguf(path)) {
+                return path;
+            }
             throw new FsException(path + " is a file, not a model directory (one with config.json, tokenizer.json "
-                    + "and safetensors weights)");
+                    + "and safetensors weights) nor a GGUF file");
         }
         if (!Files.isRegularFile(path.resolve(ModelFiles.CONFIG))) {
             throw new FsException(path + " has no " + ModelFiles.CONFIG + ": not a Hugging Face model directory");
         }
         return path;
+    }
+
+    private static boolean isGguf(Path file) {
+        try (InputStream in = Files.newInputStream(file)) {
+            return Arrays.equals(in.readNBytes(GGUF_MAGIC.length), GGUF_MAGIC);
+        } catch (IOException e) {
+            return false;
+        }
     }
 
     private Path resolveRepo(RepoId repo) throws IOException {
@@ -116,35 +139,114 @@ public final class ModelResolver {
                 ? "is only partly in the Hugging Face cache (" + cache.repoDir(repo) + " lacks " + String.join(", ", missing) + ")"
                 : "is not in the Hugging Face cache (" + cache.repoDir(repo) + ")";
         String otherWays = "download it with `huggingface-cli download " + repo + "`, or pass a local directory";
+        return online(repo.toString(), inCache, otherWays, client -> download(client, cache, repo));
+    }
+
+    /** What is done with the hub once the cache cannot answer. */
+    private interface HubWork {
+        Path run(HubClient client) throws IOException;
+    }
+
+    /**
+     * Runs {@code work} against the hub unless HF_HUB_OFFLINE forbids it, turning each way it can fail into one line
+     * that says what {@code model} lacks ({@code inCache}) and what the user can do.
+     */
+    private Path online(String model, String inCache, String otherWays, HubWork work) throws IOException {
         if (TRUE_VALUES.contains(environment.getOrDefault("HF_HUB_OFFLINE", "").strip().toLowerCase(Locale.ROOT))) {
-            throw new FsException(repo + " " + inCache + " and HF_HUB_OFFLINE is set: unset it to let fs download "
+            throw new FsException(model + " " + inCache + " and HF_HUB_OFFLINE is set: unset it to let fs download "
                     + "the model, or " + otherWays);
         }
         try (HubClient client = new HubClient(endpoint(), token(), CONNECT_TIMEOUT, readTimeout)) {
             try {
-                return download(client, cache, repo);
+                return work.run(client);
             } catch (HubClient.StatusException e) {
                 if (e.status == 401 || e.status == 403) {
-                    throw new FsException(repo + ": the Hugging Face hub refused access (" + e.getMessage() + "): the "
+                    throw new FsException(model + ": the Hugging Face hub refused access (" + e.getMessage() + "): the "
                             + "repo does not exist, or it is private or gated: check the name"
                             + (token() == null ? ", or set HF_TOKEN to a token that has access" : " and HF_TOKEN")
                             + " (it is not a local directory either)", e);
                 }
-                throw new FsException(repo + " " + inCache + " and could not be downloaded (" + e.getMessage()
+                throw new FsException(model + " " + inCache + " and could not be downloaded (" + e.getMessage()
                         + "): try again later, or " + otherWays, e);
             } catch (HubClient.NetworkException e) {
                 String retry = !e.unreachable ? "run again (downloads resume)"
                         : customEndpoint() ? "HF_ENDPOINT (" + client.endpoint() + ") cannot be reached: check it and "
                                 + "run again (downloads resume)"
                         : "connect to the internet and run again (downloads resume)";
-                throw new FsException(repo + " " + inCache + " and could not be downloaded (" + e.getMessage()
+                throw new FsException(model + " " + inCache + " and could not be downloaded (" + e.getMessage()
                         + "): " + retry + ", or " + otherWays, e);
             } catch (FileSystemException e) {
-                throw new FsException(repo + " " + inCache + " and could not be stored there (" + e.getFile() + ": "
+                throw new FsException(model + " " + inCache + " and could not be stored there (" + e.getFile() + ": "
                         + (e.getReason() != null ? e.getReason() : e.getClass().getSimpleName()) + ")", e);
             } catch (IOException e) {
-                throw new FsException(repo + " " + inCache + " and could not be downloaded (" + e.getMessage() + ")", e);
+                throw new FsException(model + " " + inCache + " and could not be downloaded (" + e.getMessage() + ")", e);
             }
+        }
+    }
+
+    /**
+     * The GGUF file of a repo that {@code tagged}'s tag names: the one in the cached snapshot of main when it is there
+     * (no request made), else the one the hub lists for main, downloaded into the cache.
+     */
+    private Path resolveGguf(GgufTag tagged) throws IOException {
+        RepoId repo = tagged.repo();
+        HubCache cache = HubCache.locate(environment);
+        Optional<Path> cached = cache.mainSnapshot(repo);
+        if (cached.isPresent()) {
+            List<String> matching = matching(tagged, snapshotFiles(cached.get()));
+            if (matching.size() == 1) return cached.get().resolve(matching.getFirst());
+            if (matching.size() > 1) throw ambiguous(tagged, matching, "in the cache");
+        }
+        String inCache = "is not in the Hugging Face cache (" + cache.repoDir(repo) + ")";
+        String otherWays = "download the file with `huggingface-cli download " + repo + " FILE.gguf` and pass its path";
+        return online(tagged.toString(), inCache, otherWays, client -> downloadGguf(client, cache, tagged));
+    }
+
+    private Path downloadGguf(HubClient client, HubCache cache, GgufTag tagged) throws IOException {
+        RepoId repo = tagged.repo();
+        HubClient.RepoFiles files = client.repoFiles(repo, "main").orElseThrow(() -> new FsException(
+                repo + ": the Hugging Face hub has no such repo: check the repo id; it is not a local file either"));
+        String commit = files.commit();
+        if (!COMMIT.matcher(commit).matches()) {
+            throw new IOException("the hub named an unusable commit '" + commit + "' for " + repo);
+        }
+        List<String> matching = matching(tagged, files.paths());
+        if (matching.size() > 1) throw ambiguous(tagged, matching, "on the hub");
+        if (matching.isEmpty()) {
+            List<String> tags = files.paths().stream().map(GgufTag::tagOf).filter(t -> t != null).distinct().toList();
+            throw new FsException(repo + " has no GGUF file for the tag '" + tagged.tag() + "' "
+                    + (tags.isEmpty() ? "(it has no .gguf files at all)" : "(its tags: " + String.join(", ", tags) + ")"));
+        }
+        String file = matching.getFirst();
+        if (!REPO_PATH.matcher(file).matches() || file.contains("..")) {
+            throw new FsException(repo + ": the GGUF file " + file + " does not have a plain file name fs can store");
+        }
+        HubClient.FileInfo info = client.fileInfo(repo, commit, file).orElseThrow(() -> new IOException(
+                "the hub lists " + file + " but has no such file at commit " + commit));
+        log.println("fetching " + file + " of " + repo + " (commit " + commit + ") from " + client.endpoint()
+                + " into " + cache.repoDir(repo));
+        log.flush();
+        new Downloads(client, cache, repo, commit, new DownloadProgress(log, progressBar)).store(file, info);
+        cache.writeMainRef(repo, commit);
+        return cache.snapshotDir(repo, commit).resolve(file);
+    }
+
+    private static List<String> matching(GgufTag tagged, List<String> paths) {
+        return paths.stream().filter(tagged::matches).toList();
+    }
+
+    private static FsException ambiguous(GgufTag tagged, List<String> matching, String where) {
+        return new FsException(tagged + ": the tag '" + tagged.tag() + "' names " + matching.size() + " GGUF files "
+                + where + " (" + String.join(", ", matching) + "): give the whole tag of one, or its path");
+    }
+
+    /** Every file of a cached snapshot, as a path relative to it with '/' separators. */
+    private static List<String> snapshotFiles(Path snapshot) throws IOException {
+        try (var files = Files.walk(snapshot, 4)) {
+            return files.filter(Files::isRegularFile)
+                    .map(file -> snapshot.relativize(file).toString().replace(java.io.File.separatorChar, '/'))
+                    .sorted()
+                    .toList();
         }
     }
 

@@ -20,7 +20,7 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A Hugging Face hub on 127.0.0.1 for one repo, behaving like huggingface.co: {@code /{repo}/resolve/{rev}/{file}}
- * answers HEAD and GET for revision "main" or the commit, with X-Repo-Commit and an ETag (a sha1 for small files);
+ * answers HEAD and GET for revision "main" or the commit, {@code /api/models/{repo}/revision/{rev}} lists the files, with X-Repo-Commit and an ETag (a sha1 for small files);
  * large ("LFS") files get a 302 to a separate CDN server carrying X-Linked-Etag (their sha256) and X-Linked-Size.
  * The CDN honours Range. Faults can be switched on: a transfer cut off, a stall, corrupted bytes, a required token.
  */
@@ -103,6 +103,10 @@ final class FakeHub implements AutoCloseable {
             requests.add(exchange.getRequestMethod() + " " + path);
             String authorization = exchange.getRequestHeaders().getFirst("Authorization");
             if (authorization != null) hubAuthorizations.add(authorization);
+            if (path.equals("/api/models/" + repo + "/revision/main") || path.equals("/api/models/" + repo + "/revision/" + COMMIT)) {
+                serveListing(exchange);
+                return;
+            }
             String prefix = "/" + repo + "/resolve/";
             if (!path.startsWith(prefix)) {
                 send(exchange, 404, null);
@@ -137,6 +141,16 @@ final class FakeHub implements AutoCloseable {
             headers.set("ETag", "\"" + sha1(content) + "\"");
             send(exchange, 200, content);
         }
+    }
+
+    /** The model API's answer for the repo at main: its commit and every file (huggingface_hub's model_info). */
+    private void serveListing(HttpExchange exchange) throws IOException {
+        StringBuilder json = new StringBuilder("{\"id\": \"" + repo + "\", \"sha\": \"" + COMMIT + "\", \"siblings\": [");
+        int i = 0;
+        for (String name : files.keySet()) json.append(i++ == 0 ? "" : ", ").append("{\"rfilename\": \"").append(name).append("\"}");
+        json.append("]}");
+        exchange.getResponseHeaders().set("Content-Type", "application/json");
+        send(exchange, 200, json.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8));
     }
 
     private void serveCdn(HttpExchange exchange) throws IOException {

@@ -304,4 +304,110 @@ class ModelResolverTest {
         assertEquals(Path.of("/x/huggingface/hub"), HubCache.locate(Map.of("XDG_CACHE_HOME", "/x")).root());
         assertEquals(Path.of("/home/u/.cache/huggingface/hub"), HubCache.locate(Map.of("HOME", "/home/u")).root());
     }
+
+    private static final String GGUF_REPO = "acme/Tiny-GGUF";
+
+    /** A GGUF repo as Qwen's are laid out: one file per quantization, plus a README. */
+    private FakeHub ggufHub(String... ggufFiles) throws IOException {
+        hub.close();
+        hub = new FakeHub(GGUF_REPO).file("README.md", "# Tiny");
+        Random random = new Random(2);
+        for (String file : ggufFiles) {
+            byte[] content = new byte[100_000 + random.nextInt(1000)];
+            random.nextBytes(content);
+            hub.lfsFile(file, content);
+        }
+        return hub;
+    }
+
+    private Path ggufRepoDir() {
+        return cacheRoot.resolve("models--acme--Tiny-GGUF");
+    }
+
+    @Test
+    void aQuantTagFetchesThatOneGgufFileIntoTheCacheAndReusesIt() throws IOException {
+        ggufHub("Tiny-Q8_0.gguf", "Tiny-BF16.gguf", "Tiny-Q4_K_M.gguf");
+        Path file = resolve(environment(), GGUF_REPO + ":q8_0");
+
+        assertEquals(ggufRepoDir().resolve("snapshots").resolve(FakeHub.COMMIT).resolve("Tiny-Q8_0.gguf"), file);
+        assertTrue(Files.isSymbolicLink(file));
+        assertArrayEquals(hub.content("Tiny-Q8_0.gguf"), Files.readAllBytes(file));
+        assertEquals(FakeHub.COMMIT, Files.readString(ggufRepoDir().resolve("refs").resolve("main")));
+        List<String> cdn = hub.requests.stream().filter(r -> r.contains(" cdn/")).toList();
+        assertEquals(List.of("GET cdn/blobs/" + FakeHub.sha256(hub.content("Tiny-Q8_0.gguf"))), cdn,
+                "only the tagged file is downloaded");
+
+        int requests = hub.requests.size();
+        assertEquals(file, resolve(environment(), GGUF_REPO + ":Q8_0"));
+        assertEquals(requests, hub.requests.size(), "the cached file is used without asking the hub");
+        assertEquals(file, resolve(environment("HF_HUB_OFFLINE", "1"), GGUF_REPO + ":Q8_0"));
+
+        Path other = resolve(environment(), GGUF_REPO + ":BF16");
+        assertArrayEquals(hub.content("Tiny-BF16.gguf"), Files.readAllBytes(other));
+    }
+
+    @Test
+    void aMissingOrAmbiguousTagNamesWhatTheRepoHas() throws IOException {
+        ggufHub("Tiny-Q8_0.gguf", "Tiny-BF16.gguf", "Tiny-Q4_K_M.gguf");
+        FsException missing = assertThrows(FsException.class, () -> resolve(environment(), GGUF_REPO + ":Q2_K"));
+        assertOneLine(missing);
+        assertEquals(GGUF_REPO + " has no GGUF file for the tag 'Q2_K' (its tags: Q8_0, BF16, Q4_K_M)",
+                missing.getMessage());
+
+        ggufHub("Tiny-Q8_0.gguf", "Other-Q8_0.gguf");
+        FsException ambiguous = assertThrows(FsException.class, () -> resolve(environment(), GGUF_REPO + ":Q8_0"));
+        assertOneLine(ambiguous);
+        assertEquals(GGUF_REPO + ":Q8_0: the tag 'Q8_0' names 2 GGUF files on the hub (Tiny-Q8_0.gguf, "
+                + "Other-Q8_0.gguf): give the whole tag of one, or its path", ambiguous.getMessage());
+
+        ggufHub();
+        FsException none = assertThrows(FsException.class, () -> resolve(environment(), GGUF_REPO + ":Q8_0"));
+        assertEquals(GGUF_REPO + " has no GGUF file for the tag 'Q8_0' (it has no .gguf files at all)", none.getMessage());
+        assertFalse(Files.exists(ggufRepoDir().resolve("refs")), "nothing was cached");
+    }
+
+    @Test
+    void aQuantTagOfflineOrOfAMissingRepoIsOneLine() throws IOException {
+        ggufHub("Tiny-Q8_0.gguf");
+        FsException offline = assertThrows(FsException.class,
+                () -> resolve(environment("HF_HUB_OFFLINE", "1"), GGUF_REPO + ":Q8_0"));
+        assertOneLine(offline);
+        assertTrue(offline.getMessage().startsWith(GGUF_REPO + ":Q8_0 is not in the Hugging Face cache (")
+                && offline.getMessage().contains("HF_HUB_OFFLINE is set"), offline.getMessage());
+        assertTrue(hub.requests.isEmpty());
+
+        FsException absent = assertThrows(FsException.class, () -> resolve(environment(), "acme/absent:Q8_0"));
+        assertOneLine(absent);
+        assertEquals("acme/absent: the Hugging Face hub has no such repo: check the repo id; it is not a local file"
+                + " either", absent.getMessage());
+    }
+
+    @Test
+    void aLocalGgufFileIsUsedAsItIs() throws IOException {
+        Path named = Files.writeString(temp.resolve("model.GGUF"), "not checked here");
+        assertEquals(named, resolve(environment(), named.toString()));
+        Path byMagic = Files.write(temp.resolve("model.bin"), new byte[] {'G', 'G', 'U', 'F', 3, 0, 0, 0});
+        assertEquals(byMagic, resolve(environment(), byMagic.toString()));
+        FsException absent = assertThrows(FsException.class, () -> resolve(environment(), temp + "/absent.gguf"));
+        assertEquals(temp + "/absent.gguf: no such file", absent.getMessage());
+        assertTrue(hub.requests.isEmpty());
+    }
+
+    @Test
+    void quantTagsMatchTheEndOfAGgufFilesName() {
+        GgufTag tag = GgufTag.parse("Qwen/Qwen3-0.6B-GGUF:Q4_K_M").orElseThrow();
+        assertEquals(new RepoId("Qwen", "Qwen3-0.6B-GGUF"), tag.repo());
+        assertTrue(tag.matches("Qwen3-0.6B-Q4_K_M.gguf"));
+        assertTrue(tag.matches("sub/qwen3-0.6b.q4_k_m.GGUF"));
+        assertTrue(tag.matches("Q4_K_M.gguf"));
+        assertFalse(tag.matches("Qwen3-0.6B-Q4_K_M.gguf.part"));
+        assertFalse(tag.matches("Qwen3-0.6B-IQ4_K_M.gguf"));
+        assertFalse(tag.matches("Qwen3-0.6B-Q4_K_M-00001-of-00002.gguf"));
+        assertEquals("Q4_K_M", GgufTag.tagOf("Qwen3-0.6B-Q4_K_M-00001-of-00002.gguf"));
+        assertEquals("Q8_0", GgufTag.tagOf("llama-2-7b.Q8_0.gguf"));
+        assertEquals(null, GgufTag.tagOf("README.md"));
+        for (String notTagged : List.of("Qwen/Qwen3-0.6B", "Qwen/Qwen3:", "Qwen:Q8_0", "a/b:Q8 0", "a/b/c:Q8_0")) {
+            assertTrue(GgufTag.parse(notTagged).isEmpty(), notTagged);
+        }
+    }
 }

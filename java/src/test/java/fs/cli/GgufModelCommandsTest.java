@@ -1,0 +1,138 @@
+package fs.cli;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import fs.gguf.QTied;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.util.Arrays;
+import org.junit.jupiter.api.Test;
+
+/** Every command that takes MODEL, on a GGUF file (q-tied's, as llama.cpp wrote it). */
+class GgufModelCommandsTest {
+    private static final String BF16 = QTied.gguf("BF16").toString();
+    private static final String Q8_0 = QTied.gguf("Q8_0").toString();
+
+    private static JsonNode golden() throws IOException {
+        return new ObjectMapper().readTree(QTied.dir().resolve("golden-BF16.json").toFile());
+    }
+
+    private static int[] ints(JsonNode array) {
+        return array.valueStream().mapToInt(JsonNode::intValue).toArray();
+    }
+
+    @Test
+    void runAndLogitsComputeWhatTheFileSays() throws IOException {
+        JsonNode golden = golden();
+        String tokens = CliRun.ids(ints(golden.get("tokens")));
+        CliRun run = CliRun.of("run", BF16, "--tokens", tokens, "-n", "8", "--temp", "0", "--print-ids", "-t", "2",
+                "--backend", "cpu");
+        assertEquals(0, run.exitCode(), run.err());
+        assertEquals(Arrays.toString(ints(golden.get("greedy"))).replaceAll("[\\[\\],]", ""), run.out().strip());
+        assertTrue(run.err().contains("fs: " + BF16 + ": 2 layers, context 4096"), run.err());
+
+        CliRun logits = CliRun.of("logits", BF16, "--tokens", tokens, "--top", "5", "-t", "2", "--backend", "cpu");
+        assertEquals(0, logits.exitCode(), logits.err());
+        JsonNode positions = new ObjectMapper().readTree(logits.out()).get("positions");
+        for (int p = 0; p < positions.size(); p++) {
+            assertArrayEquals(ints(golden.get("positions").get(p).get("top_ids")), ints(positions.get(p).get("top_ids")),
+                    "position " + p);
+        }
+    }
+
+    @Test
+    void aPromptGoesThroughTheFilesTokenizerAndChatTemplate() {
+        CliRun run = CliRun.of("run", BF16, "-p", "Why is the sky blue?", "-n", "3", "--temp", "0", "-t", "2",
+                "--backend", "cpu");
+        assertEquals(0, run.exitCode(), run.err());
+        CliRun same = CliRun.of("run", BF16, "-p", "Why is the sky blue?", "-n", "3", "--temp", "0", "-t", "2",
+                "--backend", "cpu");
+        assertEquals(run.out(), same.out());
+        // The prompt's token count: the chat template rendered and tokenized as from the Hugging Face files.
+        CliRun ids = CliRun.of("tokenize", QTied.dir().toString(),
+                "<|im_start|>user\nWhy is the sky blue?<|im_end|>\n<|im_start|>assistant\n");
+        int promptTokens = ids.out().strip().split(" ").length;
+        assertTrue(run.err().contains("prompt:     " + promptTokens + " tokens"), run.err());
+    }
+
+    @Test
+    void tokenizeAndDetokenizeReadTheFilesTokenizer() {
+        String text = "Hello, world! <think>naïve café</think> 2026";
+        CliRun fromGguf = CliRun.of("tokenize", BF16, text);
+        CliRun fromJson = CliRun.of("tokenize", QTied.dir().toString(), text);
+        assertEquals(0, fromGguf.exitCode(), fromGguf.err());
+        assertEquals(fromJson.out(), fromGguf.out());
+        String[] ids = fromGguf.out().strip().split(" ");
+        String[] args = new String[ids.length + 2];
+        args[0] = "detokenize";
+        args[1] = BF16;
+        System.arraycopy(ids, 0, args, 2, ids.length);
+        CliRun back = CliRun.of(args);
+        assertEquals(0, back.exitCode(), back.err());
+        assertEquals(text, back.out().strip());
+    }
+
+    @Test
+    void inspectSummarizesTheMetadataAndListsEveryTensorsType() {
+        CliRun inspect = CliRun.of("inspect", BF16);
+        assertEquals(0, inspect.exitCode(), inspect.err());
+        String out = inspect.out();
+        assertTrue(out.contains("format         GGUF v3, alignment 32, 22 metadata keys\n"), out);
+        assertTrue(out.contains("vocab          8064\n"), out);
+        assertTrue(out.lines().anyMatch(l -> l.matches("'tokenizer\\.ggml\\.tokens' +array +8064 × string: '!', '\"',"
+                + " '#', …")), out);
+        assertTrue(out.lines().anyMatch(l -> l.matches("'qwen3\\.block_count' +uint32 +2")), out);
+        assertTrue(out.lines().anyMatch(l -> l.startsWith("'tokenizer.chat_template'") && l.endsWith("(4116 characters)")),
+                out);
+        assertFalse(out.contains("'$'"), "the token list is summarized, not dumped");
+        assertTrue(out.lines().anyMatch(l -> l.matches("token_embd\\.weight +BF16 +\\[8064, 256] +4128768 +16\\.00")), out);
+        assertTrue(out.lines().anyMatch(l -> l.matches("blk\\.1\\.attn_q_norm\\.weight +F32 +\\[128] +512 +32\\.00")), out);
+        assertTrue(out.contains("total          24 tensors, 4,032,256 parameters (4.0 M), 8,068,096 bytes (0.01 GiB),"
+                + " 16.01 bits per weight\n"), out);
+        assertTrue(out.contains("weights        ok"), out);
+    }
+
+    @Test
+    void inspectOfAQuantizedFileListsItAndExitsOneNamingTheTypes() throws IOException {
+        CliRun inspect = CliRun.of("inspect", Q8_0, "--json");
+        assertEquals(1, inspect.exitCode(), inspect.err());
+        JsonNode root = new ObjectMapper().readTree(inspect.out());
+        assertEquals("gguf", root.get("format").textValue());
+        assertEquals(8064, root.get("gguf").get("metadata").get("tokenizer.ggml.tokens").get("length").intValue());
+        assertEquals("string", root.get("gguf").get("metadata").get("tokenizer.ggml.tokens").get("element_type").textValue());
+        assertEquals("qwen3", root.get("gguf").get("metadata").get("general.architecture").get("value").textValue());
+        JsonNode embedding = root.get("tensors").valueStream()
+                .filter(t -> t.get("name").textValue().equals("token_embd.weight")).findFirst().orElseThrow();
+        assertEquals("Q8_0", embedding.get("type").textValue());
+        assertEquals(8.5, embedding.get("bits_per_weight").doubleValue(), 1e-12);
+        assertEquals(8064L * 256 / 32 * 34, embedding.get("bytes").longValue());
+        JsonNode weights = root.get("weights");
+        assertFalse(weights.get("ok").booleanValue());
+        assertEquals(15, weights.get("problem_count").intValue());
+        assertEquals("token_embd.weight has type Q8_0, expected F32, F16 or BF16", weights.get("problems").get(0).textValue());
+
+        CliRun run = CliRun.of("run", Q8_0, "--tokens", "1,2", "-n", "1", "--backend", "cpu");
+        assertEquals(1, run.exitCode());
+        assertEquals(1, run.err().strip().lines().count(), run.err());
+        assertTrue(run.err().startsWith("fs: " + Q8_0 + ": weights do not match the file's metadata (15 problems): "
+                + "token_embd.weight has type Q8_0"), run.err());
+    }
+
+    @Test
+    void benchAndVerifyRunOnAGgufFile() throws IOException {
+        CliRun bench = CliRun.of("bench", BF16, "-p", "4", "-n", "2", "-r", "1", "-t", "2", "--backend", "cpu", "--json");
+        assertEquals(0, bench.exitCode(), bench.err());
+        JsonNode test = new ObjectMapper().readTree(bench.out()).get(0);
+        assertEquals(BF16, test.get("model_filename").textValue());
+        assertEquals(Files.size(QTied.gguf("BF16")) > test.get("model_size").longValue(), true);
+        assertEquals(4_032_256, test.get("model_n_params").longValue());
+
+        CliRun verify = CliRun.of("verify", BF16, "--tokens", "1,2,3,4", "-t", "2");
+        assertEquals(0, verify.exitCode(), verify.out() + verify.err());
+    }
+}
