@@ -4,8 +4,8 @@ so llama.cpp can be benchmarked on exactly the weights fs runs.
 
     /usr/bin/python3 tools/reference/to_gguf.py models/full /tmp/full-bf16.gguf
 
-Reads config.json, tokenizer.json, tokenizer_config.json, generation_config.json (optional) and model.safetensors or
-model.safetensors.index.json with its shards. Matrices keep their bf16 bytes (a Hugging Face [out, in] row-major
+Reads config.json, tokenizer.json, tokenizer_config.json (its chat_template becomes tokenizer.chat_template),
+generation_config.json (optional) and model.safetensors or model.safetensors.index.json with its shards. Matrices keep their bf16 bytes (a Hugging Face [out, in] row-major
 matrix is byte for byte a ggml tensor with dims [in, out]); 1-D norm weights become F32, as llama.cpp's own converter
 writes them. A tied checkpoint gets no output.weight: llama.cpp then reuses token_embd.weight.
 
@@ -15,7 +15,6 @@ the alignment, then the tensor data, each tensor starting at a multiple of the a
 """
 import json
 import os
-import re
 import struct
 import sys
 
@@ -115,10 +114,6 @@ def load_json(directory, name, required=True):
 
 # ---------------------------------------------------------------------------------------------------------- tokenizer
 
-def looks_like_control(text):
-    return re.fullmatch(r"<\|.*\|>", text) is not None
-
-
 def vocabulary(directory, vocab_size):
     """(tokens, token types, merges) as llama.cpp's gpt2 tokenizer wants them: one entry per id up to vocab_size, the
     ids the tokenizer does not use filled with "[PAD{id}]" placeholders of type UNUSED."""
@@ -128,7 +123,9 @@ def vocabulary(directory, vocab_size):
         fail(f"{directory}/tokenizer.json: model type {model.get('type')}, expected BPE")
     by_id = {i: (text, TOKEN_NORMAL) for text, i in model["vocab"].items()}
     for added in tokenizer.get("added_tokens", []):
-        kind = TOKEN_CONTROL if added.get("special") or looks_like_control(added["content"]) else TOKEN_USER_DEFINED
+        # As llama.cpp's converter typed q-tied's tokens: Hugging Face's special flag alone decides (<|fim_prefix|>,
+        # not special, stays USER_DEFINED), so that skipping special tokens drops the same ones in both tokenizers.
+        kind = TOKEN_CONTROL if added.get("special") else TOKEN_USER_DEFINED
         by_id[added["id"]] = (added["content"], kind)
     if max(by_id) >= vocab_size:
         fail(f"{directory}: token id {max(by_id)} does not fit vocab_size {vocab_size}")
@@ -225,6 +222,8 @@ def metadata(directory, config):
         gguf_kv("tokenizer.ggml.merges", GGUF_ARRAY, merges, GGUF_STRING),
         gguf_kv("tokenizer.ggml.add_bos_token", GGUF_BOOL, bool(tokenizer_config.get("add_bos_token", False))),
     ]
+    if "chat_template" in tokenizer_config:
+        kvs.append(gguf_kv("tokenizer.chat_template", GGUF_STRING, tokenizer_config["chat_template"]))
     # Qwen3 names no bos token in tokenizer_config.json; config.json's bos_token_id (<|endoftext|>) is what llama.cpp's
     # converter records, as it does for padding.
     bos = token_id(directory, tokenizer_config, "bos_token")

@@ -17,7 +17,7 @@ import java.util.function.Consumer;
  * UNUSED, Hugging Face's special added tokens as CONTROL and its other added tokens as USER_DEFINED, merges as "a b".
  * Each key is a step that writes it, so a test can leave one out or change it.
  */
-final class TokenizerGguf {
+public final class TokenizerGguf {
     static final int NORMAL = 1;
     static final int CONTROL = 3;
     static final int USER_DEFINED = 4;
@@ -25,7 +25,7 @@ final class TokenizerGguf {
 
     private TokenizerGguf() {}
 
-    static Map<String, Consumer<GgufWriter>> keys(Path tokenizerJson, int rows) {
+    public static Map<String, Consumer<GgufWriter>> keys(Path tokenizerJson, int rows) {
         JsonNode root;
         try {
             root = new ObjectMapper().readTree(tokenizerJson.toFile());

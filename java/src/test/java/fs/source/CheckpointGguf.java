@@ -1,0 +1,90 @@
+package fs.source;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import fs.gguf.GgufWriter;
+import fs.model.Qwen3Config;
+import fs.model.Qwen3TensorNames;
+import fs.safetensors.Checkpoint;
+import fs.tensor.GgmlType;
+import fs.tensor.Tensor;
+import fs.tokenizer.TokenizerGguf;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Writes a bf16 Hugging Face checkpoint as the GGUF file tools/reference/to_gguf.py (and llama.cpp's converter) would
+ * make of it: the qwen3.* and tokenizer.ggml.* metadata, the chat template, matrices with their bf16 bytes, 1-D norm
+ * weights widened to F32, no output.weight when tied.
+ */
+final class CheckpointGguf {
+    private CheckpointGguf() {}
+
+    static Path write(Path checkpointDir, Path file) {
+        Qwen3Config config = Qwen3Config.read(checkpointDir.resolve("config.json"));
+        GgufWriter writer = new GgufWriter();
+        writer.string("general.architecture", "qwen3")
+                .u32("qwen3.block_count", config.numHiddenLayers())
+                .u32("qwen3.context_length", config.maxPositionEmbeddings())
+                .u32("qwen3.embedding_length", config.hiddenSize())
+                .u32("qwen3.feed_forward_length", config.intermediateSize())
+                .u32("qwen3.attention.head_count", config.numAttentionHeads())
+                .u32("qwen3.attention.head_count_kv", config.numKeyValueHeads())
+                .u32("qwen3.attention.key_length", config.headDim())
+                .u32("qwen3.attention.value_length", config.headDim())
+                .f32("qwen3.attention.layer_norm_rms_epsilon", config.rmsNormEps())
+                .f32("qwen3.rope.freq_base", config.ropeTheta());
+        TokenizerGguf.keys(checkpointDir.resolve("tokenizer.json"), config.vocabSize()).values()
+                .forEach(key -> key.accept(writer));
+        writer.u32("tokenizer.ggml.bos_token_id", config.bosTokenId())
+                .u32("tokenizer.ggml.eos_token_id", config.eosTokenIds().getFirst())
+                .string("tokenizer.chat_template", chatTemplate(checkpointDir));
+        try (Checkpoint checkpoint = Checkpoint.open(checkpointDir)) {
+            List<String[]> names = new ArrayList<>();
+            names.add(new String[] {Qwen3TensorNames.HUGGING_FACE.embedding(), Qwen3TensorNames.GGUF.embedding()});
+            for (int layer = 0; layer < config.numHiddenLayers(); layer++) {
+                List<String> from = Qwen3TensorNames.HUGGING_FACE.layer(layer);
+                List<String> to = Qwen3TensorNames.GGUF.layer(layer);
+                for (int i = 0; i < from.size(); i++) names.add(new String[] {from.get(i), to.get(i)});
+            }
+            names.add(new String[] {Qwen3TensorNames.HUGGING_FACE.norm(), Qwen3TensorNames.GGUF.norm()});
+            if (!config.tieWordEmbeddings()) {
+                names.add(new String[] {Qwen3TensorNames.HUGGING_FACE.output(), Qwen3TensorNames.GGUF.output()});
+            }
+            for (String[] name : names) {
+                Tensor tensor = checkpoint.tensor(name[0]);
+                long[] dims = new long[tensor.rank()];
+                for (int i = 0; i < dims.length; i++) dims[i] = tensor.dim(dims.length - 1 - i);
+                byte[] bf16 = tensor.data().toArray(ValueLayout.JAVA_BYTE);
+                if (tensor.rank() == 2) {
+                    writer.tensor(name[1], GgmlType.BF16, dims, bf16);
+                } else {
+                    writer.tensor(name[1], GgmlType.F32, dims, widened(bf16));
+                }
+            }
+        }
+        return writer.write(file);
+    }
+
+    /** bf16 is the top half of a float32: widening is exact. */
+    private static byte[] widened(byte[] bf16) {
+        ByteBuffer in = ByteBuffer.wrap(bf16).order(ByteOrder.LITTLE_ENDIAN);
+        ByteBuffer out = ByteBuffer.allocate(bf16.length * 2).order(ByteOrder.LITTLE_ENDIAN);
+        while (in.hasRemaining()) out.putInt((in.getShort() & 0xFFFF) << 16);
+        return out.array();
+    }
+
+    private static String chatTemplate(Path checkpointDir) {
+        try {
+            return new ObjectMapper().readTree(checkpointDir.resolve("tokenizer_config.json").toFile())
+                    .get("chat_template").textValue();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+}
