@@ -42,7 +42,11 @@ class ModelSourceTest {
             try (GgufFile file = GgufFile.open(QTied.gguf("BF16"))) {
                 assertEquals(Qwen3GgufConfig.read(file), config);
             }
-            assertEquals(GenerationConfig.defaults(), source.generationConfig());
+            // Hugging Face's sampling defaults; generation ends at <|endoftext|> and <|im_end|>, as Qwen3's does.
+            GenerationConfig defaults = GenerationConfig.defaults();
+            assertEquals(new GenerationConfig(defaults.doSample(), defaults.temperature(), defaults.topK(),
+                    defaults.topP(), defaults.minP(), defaults.repetitionPenalty(), List.of(8000, 8002)),
+                    source.generationConfig());
 
             assertEquals(Qwen3TensorNames.GGUF, source.tensors().names());
             assertEquals(Map.of(), source.tensors().unsupported());
