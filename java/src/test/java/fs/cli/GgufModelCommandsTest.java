@@ -8,7 +8,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import fs.gguf.QTied;
+import java.io.ByteArrayInputStream;
 import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.util.Arrays;
 import org.junit.jupiter.api.Test;
@@ -58,6 +61,24 @@ class GgufModelCommandsTest {
                 "<|im_start|>user\nWhy is the sky blue?<|im_end|>\n<|im_start|>assistant\n");
         int promptTokens = ids.out().strip().split(" ").length;
         assertTrue(run.err().contains("prompt:     " + promptTokens + " tokens"), run.err());
+    }
+
+    @Test
+    void chatTalksThroughTheFilesTemplate() {
+        InputStream original = System.in;
+        System.setIn(new ByteArrayInputStream("Hello\nHello again\n".getBytes(StandardCharsets.UTF_8)));
+        CliRun chat;
+        try {
+            chat = CliRun.of("chat", BF16, "-n", "4", "--temp", "0", "-t", "2", "--backend", "cpu");
+        } finally {
+            System.setIn(original);
+        }
+        assertEquals(0, chat.exitCode(), chat.err());
+        // The first answer is the greedy continuation of the template's prompt for "Hello", as run gives it.
+        CliRun run = CliRun.of("run", BF16, "-p", "Hello", "-n", "4", "--temp", "0", "-t", "2", "--backend", "cpu");
+        assertEquals(0, run.exitCode(), run.err());
+        assertTrue(chat.out().startsWith(run.out()) && chat.out().length() > run.out().length(),
+                "chat:\n" + chat.out() + "\nrun:\n" + run.out());
     }
 
     @Test
