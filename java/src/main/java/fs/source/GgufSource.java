@@ -4,9 +4,7 @@ import fs.FsException;
 import fs.chat.ChatTemplate;
 import fs.generate.GenerationConfig;
 import fs.gguf.GgufFile;
-import fs.gguf.GgufMetadata;
 import fs.gguf.GgufTensor;
-import fs.gguf.GgufValueType;
 import fs.model.ModelTensors;
 import fs.model.Qwen3Config;
 import fs.model.Qwen3GgufConfig;
@@ -29,15 +27,12 @@ import java.util.Optional;
  */
 public final class GgufSource implements ModelSource {
     static final String CHAT_TEMPLATE = "tokenizer.chat_template";
-    private static final String TOKENS = "tokenizer.ggml.tokens";
-    private static final String TOKEN_TYPE = "tokenizer.ggml.token_type";
 
     /**
      * The tokens that end a turn besides the file's one eos id: Qwen3's generation_config.json stops at both, and
      * llama.cpp's end-of-generation set finds them by their text the same way.
      */
     private static final List<String> END_TOKENS = List.of("<|im_end|>", "<|endoftext|>");
-    private static final long CONTROL = 3; // llama.cpp's token type of Hugging Face's special tokens
 
     private final GgufFile file;
     private final Qwen3Config config;
@@ -63,15 +58,7 @@ public final class GgufSource implements ModelSource {
 
     /** Hugging Face's sampling defaults, ending at the special tokens of {@link #END_TOKENS} the file has. */
     private static GenerationConfig generationConfig(GgufFile file) {
-        GgufMetadata metadata = file.metadata();
-        List<Integer> endIds = new ArrayList<>();
-        if (metadata.has(TOKENS) && metadata.has(TOKEN_TYPE)) {
-            String[] tokens = metadata.array(TOKENS, GgufValueType.STRING).strings();
-            long[] types = metadata.array(TOKEN_TYPE, GgufValueType.INT32).longs();
-            for (int id = 0; id < Math.min(tokens.length, types.length); id++) {
-                if (types[id] == CONTROL && END_TOKENS.contains(tokens[id])) endIds.add(id);
-            }
-        }
+        List<Integer> endIds = GgufTokenizer.specialIds(file.metadata(), END_TOKENS);
         GenerationConfig defaults = GenerationConfig.defaults();
         return new GenerationConfig(defaults.doSample(), defaults.temperature(), defaults.topK(), defaults.topP(),
                 defaults.minP(), defaults.repetitionPenalty(), endIds);

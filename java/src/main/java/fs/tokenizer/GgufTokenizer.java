@@ -46,6 +46,21 @@ public final class GgufTokenizer {
         return new Tokenizer(new GgufTokenizer(metadata).data());
     }
 
+    /**
+     * The ids of the special (CONTROL) tokens spelled {@code texts}, in id order, without building the tokenizer;
+     * empty when the file has no token list.
+     */
+    public static List<Integer> specialIds(GgufMetadata metadata, List<String> texts) {
+        List<Integer> ids = new ArrayList<>();
+        if (!metadata.has(TOKENS) || !metadata.has(TOKEN_TYPE)) return ids;
+        String[] tokens = metadata.array(TOKENS, GgufValueType.STRING).strings();
+        long[] types = metadata.array(TOKEN_TYPE, GgufValueType.INT32).longs();
+        for (int id = 0; id < Math.min(tokens.length, types.length); id++) {
+            if (types[id] == CONTROL && texts.contains(tokens[id])) ids.add(id);
+        }
+        return ids;
+    }
+
     private TokenizerData data() {
         requireName(MODEL, "gpt2", "byte-level BPE");
         requireName(PRE, "qwen2", "Qwen2 and Qwen3's pre-tokenizer");
