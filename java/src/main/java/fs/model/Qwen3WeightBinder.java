@@ -94,7 +94,6 @@ final class Qwen3WeightBinder {
      */
     private Tensor tiedHead(Tensor embedTokens) {
         String output = names.output();
-        if (stored.unsupported().containsKey(output)) read.add(output);
         Optional<Tensor> head = stored.find(output);
         if (head.isPresent()) {
             read.add(output);
@@ -127,11 +126,6 @@ final class Qwen3WeightBinder {
     /** The tensor, or null after recording why it cannot be used. */
     private Tensor expect(String name, long... shape) {
         read.add(name);
-        String format = stored.unsupported().get(name);
-        if (format != null) {
-            problem(name + " has type " + format + ", expected F32, F16 or BF16");
-            return null;
-        }
         Optional<Tensor> found = stored.find(name);
         if (found.isEmpty()) {
             boolean untiedHead = name.equals(names.output()) && names == Qwen3TensorNames.HUGGING_FACE;

@@ -72,26 +72,15 @@ public final class GgufSource implements ModelSource {
 
     /**
      * The one place a GGUF tensor becomes a {@link Tensor}: the same bytes, in the same row-major shape (the reader
-     * has already put GGUF's fastest-first dimensions in that order). A tensor in a block format is listed as
-     * unsupported by its type's name until the backends compute with that format.
+     * has already put GGUF's fastest-first dimensions in that order) and format. Whether a backend computes with that
+     * format is the binder's and the backend's question, each answered by the format's name.
      */
     private static ModelTensors tensors(GgufFile file) {
-        List<Tensor> usable = new ArrayList<>();
-        Map<String, String> unsupported = new LinkedHashMap<>();
+        List<Tensor> tensors = new ArrayList<>();
         for (GgufTensor tensor : file.tensors()) {
-            Optional<DType> dtype = switch (tensor.type()) {
-                case F32 -> Optional.of(DType.F32);
-                case F16 -> Optional.of(DType.F16);
-                case BF16 -> Optional.of(DType.BF16);
-                default -> Optional.empty();
-            };
-            if (dtype.isPresent()) {
-                usable.add(new Tensor(tensor.name(), dtype.get(), tensor.shape(), tensor.data()));
-            } else {
-                unsupported.put(tensor.name(), tensor.type().name());
-            }
+            tensors.add(new Tensor(tensor.name(), tensor.type(), tensor.shape(), tensor.data()));
         }
-        return new ModelTensors(file.path(), Qwen3TensorNames.GGUF, usable, unsupported);
+        return new ModelTensors(file.path(), Qwen3TensorNames.GGUF, tensors);
     }
 
     /** The mapped file, for what only a GGUF has (its metadata, each tensor's ggml type). */

@@ -28,7 +28,7 @@ public final class HuggingFaceSource implements ModelSource {
         this.config = config;
         this.generationConfig = generationConfig;
         this.checkpoint = checkpoint;
-        this.tensors = new ModelTensors(directory, Qwen3TensorNames.HUGGING_FACE, checkpoint.tensors(), Map.of());
+        this.tensors = new ModelTensors(directory, Qwen3TensorNames.HUGGING_FACE, checkpoint.tensors());
     }
 
     static HuggingFaceSource open(Path directory) {

@@ -12,18 +12,24 @@ import fs.gguf.QTied;
 import fs.source.ModelSource;
 import java.io.IOException;
 import java.util.List;
+import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.FieldSource;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * llama.cpp's GGUF files of q-tied, run from the file alone (config, tensors and names from the GGUF), against
  * golden-T.json: the float64 logits of the file's exact weights for tokens.txt's 48 ids. At every position the top-5
  * ids must be the golden's and their logits within 1e-3; the 8 greedy tokens after the prompt must be the golden's.
- * A backend's test extends this class and says how to create the backend.
+ * A backend's test extends this class and says how to create the backend and which files' formats it reads.
  */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS) // so that types() is the backend test's own
 public abstract class QTiedGoldenTest {
-    /** The file types the backends compute with; a quantized type joins once both backends read its blocks. */
-    static final List<String> TYPES = List.of("BF16");
+    /** Every file type of q-tied, each a mix of formats as llama.cpp's presets make them. */
+    protected static final List<String> ALL_TYPES =
+            List.of("BF16", "Q8_0", "Q6_K", "Q5_K_M", "Q4_K_M", "Q4_0", "Q2_K", "IQ2_XXS");
+
+    /** The file types whose every format the backend computes with. */
+    protected abstract List<String> types();
 
     /** A fresh backend; the test closes it. */
     protected abstract Backend createBackend();
@@ -61,7 +67,7 @@ public abstract class QTiedGoldenTest {
     }
 
     @ParameterizedTest
-    @FieldSource("TYPES")
+    @MethodSource("types")
     void everyPositionMatchesTheExactGolden(String type) throws IOException {
         QTiedGolden golden = QTiedGolden.load(type);
         try (Run run = Run.open(type, createBackend(), 16, 16)) {
@@ -87,7 +93,7 @@ public abstract class QTiedGoldenTest {
     }
 
     @ParameterizedTest
-    @FieldSource("TYPES")
+    @MethodSource("types")
     void theGreedyContinuationIsTheGoldens(String type) throws IOException {
         QTiedGolden golden = QTiedGolden.load(type);
         try (Run run = Run.open(type, createBackend(), 16, 1)) {

@@ -35,7 +35,7 @@ class Qwen3WeightsTest {
     }
 
     private static ModelTensors tensors(Checkpoint checkpoint) {
-        return new ModelTensors(checkpoint.directory(), Qwen3TensorNames.HUGGING_FACE, checkpoint.tensors(), Map.of());
+        return new ModelTensors(checkpoint.directory(), Qwen3TensorNames.HUGGING_FACE, checkpoint.tensors());
     }
 
     private static Qwen3Config config(Path model) {
@@ -226,13 +226,12 @@ class Qwen3WeightsTest {
     }
 
     /** q-tied's BF16 GGUF tensors, with some left out and others added, under its own config. */
-    private static WeightCheck checkGguf(Qwen3Config config, List<String> leftOut, List<Tensor> added,
-            Map<String, String> unsupported) {
+    private static WeightCheck checkGguf(Qwen3Config config, List<String> leftOut, List<Tensor> added) {
         try (ModelSource source = ModelSource.open(QTied.gguf("BF16"))) {
             List<Tensor> tensors = new java.util.ArrayList<>(source.tensors().tensors());
             tensors.removeIf(tensor -> leftOut.contains(tensor.name()));
             tensors.addAll(added);
-            return Qwen3Weights.check(config, new ModelTensors(source.path(), Qwen3TensorNames.GGUF, tensors, unsupported));
+            return Qwen3Weights.check(config, new ModelTensors(source.path(), Qwen3TensorNames.GGUF, tensors));
         }
     }
 
@@ -245,15 +244,15 @@ class Qwen3WeightsTest {
     @Test
     void bindsGgufNamesWithTheSameChecks() {
         Qwen3Config config = qTiedConfig();
-        assertTrue(checkGguf(config, List.of(), List.of(), Map.of()).ok());
+        assertTrue(checkGguf(config, List.of(), List.of()).ok());
 
-        Tensor norm = new Tensor("blk.0.attn_norm.weight", DType.F32, new long[] {256}, MemorySegment.ofArray(new float[256]));
+        Tensor norm = new Tensor("blk.0.attn_norm.weight", DType.I32, new long[] {256}, MemorySegment.ofArray(new int[256]));
         Tensor stray = new Tensor("rope_freqs.weight", DType.F32, new long[] {64}, MemorySegment.ofArray(new float[64]));
         Tensor wide = new Tensor("blk.1.ffn_up.weight", DType.F32, new long[] {768, 512},
                 MemorySegment.ofArray(new float[768 * 512]));
         WeightCheck check = checkGguf(config, List.of("output_norm.weight", "blk.1.ffn_up.weight", norm.name()),
-                List.of(stray, wide), Map.of(norm.name(), "Q4_K"));
-        assertEquals(List.of("blk.0.attn_norm.weight has type Q4_K, expected F32, F16 or BF16",
+                List.of(norm, stray, wide));
+        assertEquals(List.of("blk.0.attn_norm.weight is stored as I32, which fs does not read as a weight",
                 "blk.1.ffn_up.weight has shape [768, 512], expected [768, 256]",
                 "missing output_norm.weight",
                 "1 stored tensor is not part of this model: 'rope_freqs.weight'"), check.problems());
@@ -267,11 +266,13 @@ class Qwen3WeightsTest {
                 stored.rmsNormEps(), stored.ropeTheta(), stored.ropeScaling(), stored.maxPositionEmbeddings(),
                 stored.tieWordEmbeddings(), stored.bosTokenId(), stored.eosTokenIds(), stored.torchDtype());
         assertEquals(List.of("qwen3.block_count is 3 but the file stores 2 layers"),
-                checkGguf(threeLayers, List.of(), List.of(), Map.of()).problems());
+                checkGguf(threeLayers, List.of(), List.of()).problems());
         // A layer stored only in a format fs cannot compute with still counts as stored.
-        List<String> problems =
-                checkGguf(threeLayers, List.of(), List.of(), Map.of("blk.2.attn_q.weight", "Q8_0")).problems();
+        long queryDim = stored.queryDim();
+        Tensor query = new Tensor("blk.2.attn_q.weight", DType.I32, new long[] {queryDim, stored.hiddenSize()},
+                MemorySegment.ofArray(new int[Math.toIntExact(queryDim * stored.hiddenSize())]));
+        List<String> problems = checkGguf(threeLayers, List.of(), List.of(query)).problems();
         assertEquals("missing blk.2.attn_norm.weight", problems.get(0), problems.toString());
-        assertEquals("blk.2.attn_q.weight has type Q8_0, expected F32, F16 or BF16", problems.get(1));
+        assertEquals("blk.2.attn_q.weight is stored as I32, which fs does not read as a weight", problems.get(1));
     }
 }

@@ -17,7 +17,7 @@ public record TestModel(Checkpoint checkpoint, Backend backend, Qwen3Model model
         Checkpoint checkpoint = Checkpoint.open(dir);
         Qwen3Config config = Qwen3Config.read(configJson);
         Qwen3Model model = new Qwen3Model(config, Qwen3Weights.bind(config,
-                new ModelTensors(dir, Qwen3TensorNames.HUGGING_FACE, checkpoint.tensors(), java.util.Map.of())), backend,
+                new ModelTensors(dir, Qwen3TensorNames.HUGGING_FACE, checkpoint.tensors())), backend,
                 new Qwen3Model.Shape(contextLength, batchRows, logitRows));
         return new TestModel(checkpoint, backend, model);
     }

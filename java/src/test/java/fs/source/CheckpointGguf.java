@@ -5,7 +5,7 @@ import fs.gguf.GgufWriter;
 import fs.model.Qwen3Config;
 import fs.model.Qwen3TensorNames;
 import fs.safetensors.Checkpoint;
-import fs.tensor.GgmlType;
+import fs.tensor.DType;
 import fs.tensor.Tensor;
 import fs.tokenizer.TokenizerGguf;
 import java.io.IOException;
@@ -62,9 +62,9 @@ final class CheckpointGguf {
                 for (int i = 0; i < dims.length; i++) dims[i] = tensor.dim(dims.length - 1 - i);
                 byte[] bf16 = tensor.data().toArray(ValueLayout.JAVA_BYTE);
                 if (tensor.rank() == 2) {
-                    writer.tensor(name[1], GgmlType.BF16, dims, bf16);
+                    writer.tensor(name[1], DType.BF16, dims, bf16);
                 } else {
-                    writer.tensor(name[1], GgmlType.F32, dims, widened(bf16));
+                    writer.tensor(name[1], DType.F32, dims, widened(bf16));
                 }
             }
         }

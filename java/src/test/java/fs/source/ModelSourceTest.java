@@ -49,7 +49,6 @@ class ModelSourceTest {
                     source.generationConfig());
 
             assertEquals(Qwen3TensorNames.GGUF, source.tensors().names());
-            assertEquals(Map.of(), source.tensors().unsupported());
             assertEquals(24, source.tensors().tensors().size());
             Tensor embedding = source.tensors().find("token_embd.weight").orElseThrow();
             assertEquals(DType.BF16, embedding.dtype());
@@ -86,17 +85,16 @@ class ModelSourceTest {
     }
 
     @Test
-    void quantizedTensorsAreRefusedByNameAndType() {
+    void quantizedTensorsKeepTheirFormatAndBind() {
         try (ModelSource source = ModelSource.open(QTied.gguf("Q8_0"))) {
-            Map<String, String> unsupported = source.tensors().unsupported();
-            assertEquals("Q8_0", unsupported.get("token_embd.weight"));
-            assertEquals(15, unsupported.size(), "every matrix; the norms are F32: " + unsupported);
-            FsException e = assertThrows(FsException.class,
-                    () -> Qwen3Weights.bind(source.config(), source.tensors()));
-            assertTrue(e.getMessage().startsWith(QTied.gguf("Q8_0") + ": weights do not match the file's metadata (15 "
-                    + "problems): token_embd.weight has type Q8_0, expected F32, F16 or BF16; blk.0.attn_q.weight has"
-                    + " type Q8_0, expected F32, F16 or BF16; "), e.getMessage());
-            assertFalse(e.getMessage().contains("\n"));
+            List<Tensor> quantized = source.tensors().tensors().stream().filter(t -> t.dtype() == DType.Q8_0).toList();
+            assertEquals(15, quantized.size(), "every matrix; the norms are F32");
+            Tensor embedding = source.tensors().find("token_embd.weight").orElseThrow();
+            assertEquals(DType.Q8_0, embedding.dtype());
+            assertArrayEquals(new long[] {8064, 256}, embedding.shape());
+            assertEquals(8064 * DType.Q8_0.rowBytes(256), embedding.byteSize());
+            Qwen3Weights weights = Qwen3Weights.bind(source.config(), source.tensors());
+            assertSame(embedding, weights.embedTokens());
         }
     }
 
