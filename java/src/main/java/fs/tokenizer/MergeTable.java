@@ -41,7 +41,21 @@ final class MergeTable {
                 || size < 0 || size * 2 > keys.length) {
             throw new IllegalArgumentException("bad merge table");
         }
+        int used = 0;
+        for (long key : keys) if (key != EMPTY) used++;
+        // A table with no empty slot would make every lookup of an absent pair probe forever.
+        if (used != size) throw new IllegalArgumentException("merge count does not match the table");
         return new MergeTable(keys, ranks, merged, size);
+    }
+
+    /** Whether every merge names tokens the vocabulary has: both of the pair and the merged one. */
+    boolean usesOnlyTokensOf(TokenIds vocab) {
+        for (int slot = 0; slot < keys.length; slot++) {
+            long key = keys[slot];
+            if (key == EMPTY) continue;
+            if (!vocab.hasToken((int) (key >>> 32)) || !vocab.hasToken((int) key) || !vocab.hasToken(merged[slot])) return false;
+        }
+        return true;
     }
 
     /**

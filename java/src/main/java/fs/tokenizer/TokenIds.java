@@ -76,6 +76,11 @@ final class TokenIds {
         idLimit = Math.max(idLimit, id + 1);
     }
 
+    /** How many distinct tokens there are. */
+    int size() {
+        return size;
+    }
+
     /** One more than the highest id. */
     int idLimit() {
         return idLimit;
@@ -187,8 +192,39 @@ final class TokenIds {
         if (Integer.bitCount(slots.length) != 1 || size < 0 || size * 2 > slots.length) throw new IllegalArgumentException("bad vocabulary table");
         char[] arena = BinaryArrays.readChars(in);
         int[] offsetById = BinaryArrays.readInts(in);
-        for (int offset : offsetById) if (offset < -1 || offset > arena.length - HEADER) throw new IllegalArgumentException("bad token offset");
-        return new TokenIds(slots, size, arena, offsetById);
+        TokenIds ids = new TokenIds(slots, size, arena, offsetById);
+        ids.check();
+        return ids;
+    }
+
+    /**
+     * That tables read back can be used without a lookup running off the arena, returning an id without a token, or
+     * (with no empty slot left) probing forever: checks the checksum cannot make, against a file another build or a
+     * hostile program wrote.
+     */
+    private void check() {
+        int used = 0;
+        for (long entry : slots) {
+            if (entry == 0) continue;
+            used++;
+            int offset = (int) entry - 1;
+            if (!isEntry(offset)) throw new IllegalArgumentException("bad vocabulary slot");
+            int id = idAt(offset);
+            if (id < 0 || id >= idLimit || offsetById[id] < 0) throw new IllegalArgumentException("bad token id");
+        }
+        if (used != size) throw new IllegalArgumentException("vocabulary size does not match its slots");
+        for (int offset : offsetById) if (offset != -1 && !isEntry(offset)) throw new IllegalArgumentException("bad token offset");
+    }
+
+    /** Whether an arena offset starts an entry that lies wholly within the arena. */
+    private boolean isEntry(int offset) {
+        return offset >= 0 && offset <= arena.length - HEADER && lengthAt(offset) >= 0
+                && lengthAt(offset) <= arena.length - HEADER - offset;
+    }
+
+    /** Whether the id names a token, for a table that refers to ids. */
+    boolean hasToken(int id) {
+        return id >= 0 && id < idLimit && offsetById[id] >= 0;
     }
 
     /** A slot from the hash's high bits after a multiplicative mix (String hashes of short tokens are clustered). */

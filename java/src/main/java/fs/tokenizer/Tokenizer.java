@@ -31,11 +31,9 @@ public final class Tokenizer {
     Tokenizer(TokenizerData data) {
         this.vocab = data.vocab();
         List<Normalizer.Form> normalizerForms = data.normalizerForms();
-        int limit = vocab.idLimit();
-        for (AddedToken token : data.added()) limit = Math.max(limit, token.id() + 1);
-        this.idLimit = limit;
-        this.addedById = new AddedToken[limit];
-        this.tokenBytes = new byte[limit][];
+        this.idLimit = data.idLimit();
+        this.addedById = new AddedToken[idLimit];
+        this.tokenBytes = new byte[idLimit][];
         List<AddedToken> raw = new ArrayList<>();
         List<AddedToken> normalized = new ArrayList<>();
         for (AddedToken token : data.added()) {
@@ -58,9 +56,30 @@ public final class Tokenizer {
         return load(modelDir, TokenizerCache.forUser());
     }
 
+    /**
+     * Reads the tokenizer of a model with {@code modelVocabSize} embedding rows (config.json's vocab_size), refusing
+     * one that has ids the model has no row for.
+     */
+    public static Tokenizer load(Path modelDir, int modelVocabSize) {
+        return load(modelDir, TokenizerCache.forUser(), modelVocabSize);
+    }
+
     static Tokenizer load(Path modelDir, TokenizerCache cache) {
+        return new Tokenizer(read(modelDir, cache));
+    }
+
+    static Tokenizer load(Path modelDir, TokenizerCache cache, int modelVocabSize) {
+        TokenizerData data = read(modelDir, cache);
+        if (data.idLimit() > modelVocabSize) {
+            throw new FsException(modelDir.resolve("tokenizer.json") + ": token id " + (data.idLimit() - 1)
+                    + " is beyond config.json's vocab_size " + modelVocabSize + " (the model has no embedding row for it)");
+        }
+        return new Tokenizer(data);
+    }
+
+    private static TokenizerData read(Path modelDir, TokenizerCache cache) {
         if (!Files.isDirectory(modelDir)) throw new FsException("model directory not found: " + modelDir);
-        return new Tokenizer(cache.read(modelDir.resolve("tokenizer.json")));
+        return cache.read(modelDir.resolve("tokenizer.json"));
     }
 
     /** The ids of a text; like Hugging Face with add_special_tokens=false, nothing is added around it. */

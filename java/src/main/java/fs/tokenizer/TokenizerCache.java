@@ -144,7 +144,14 @@ final class TokenizerCache {
             }
         }
         if (!merges.findsMerges(256)) throw new IllegalArgumentException("merges hashed differently");
-        return new TokenizerData(vocab, merges, byteIds, ignoreMerges, added, forms, patterns);
+        for (int id : byteIds) if (id != -1 && !vocab.hasToken(id)) throw new IllegalArgumentException("bad byte id");
+        if (!merges.usesOnlyTokensOf(vocab)) throw new IllegalArgumentException("merge of unknown tokens");
+        TokenizerData data = new TokenizerData(vocab, merges, byteIds, ignoreMerges, added, forms, patterns);
+        for (AddedToken token : added) {
+            if (token.id() < 0 || token.id() >= data.idBound()) throw new IllegalArgumentException("bad added token id");
+        }
+        if (data.idLimit() > data.idBound()) throw new IllegalArgumentException("ids beyond the vocabulary");
+        return data;
     }
 
     private static void write(Path cacheFile, Source source, TokenizerData data) {

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
 import fs.FsException;
+import fs.JsonMessages;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -26,10 +27,20 @@ final class TokenizerFile {
     /** GPT-2's split, which a ByteLevel pre-tokenizer applies when its use_regex is true. */
     private static final String GPT2_PATTERN = "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+";
 
+    /** Qwen3's tables hold ~150k tokens and merges; a smaller file gets tables sized for it. */
+    private static final int LARGEST_EXPECTED = 200_000;
+    /** The fewest bytes a vocabulary entry takes ("a":0,): no id in a file can reach its length over this. */
+    private static final int SMALLEST_ENTRY_BYTES = 6;
+
     private final Path file;
-    private final TokenIds vocab = new TokenIds(200_000);
+    /**
+     * A bound on ids from the file's length, checked as each is read, before the tables grow to hold it: the file
+     * cannot define more tokens than this, and {@link TokenizerData#idBound} allows that many unused ones besides.
+     */
+    private final long idBound;
+    private final TokenIds vocab;
     private int vocabSize;
-    private final MergeTable merges = new MergeTable(200_000);
+    private final MergeTable merges;
     private int mergeCount;
     /** Merges met before the vocabulary (not the order Hugging Face writes), resolved once it is read. */
     private final List<String[]> unresolvedMerges = new ArrayList<>();
@@ -40,8 +51,12 @@ final class TokenizerFile {
     private Object decoder;
     private boolean sawModel;
 
-    private TokenizerFile(Path file) {
+    private TokenizerFile(Path file, int fileBytes) {
         this.file = file;
+        this.idBound = fileBytes / SMALLEST_ENTRY_BYTES + 1 + TokenizerData.MAX_UNUSED_IDS;
+        int expected = Math.min(LARGEST_EXPECTED, fileBytes / SMALLEST_ENTRY_BYTES + 1);
+        this.vocab = new TokenIds(expected);
+        this.merges = new MergeTable(expected);
     }
 
     static TokenizerData read(Path file) {
@@ -53,7 +68,7 @@ final class TokenizerFile {
         } catch (IOException e) {
             throw new FsException("cannot read " + file + ": " + e.getMessage());
         }
-        TokenizerFile reader = new TokenizerFile(file);
+        TokenizerFile reader = new TokenizerFile(file, json.length);
         // Interning 150k distinct vocabulary strings would be wasted work. (Turning canonicalization off as well makes
         // Jackson fall back to its slower char-based parser.)
         JsonFactory factory = JsonFactory.builder().disable(JsonFactory.Feature.INTERN_FIELD_NAMES).build();
@@ -61,18 +76,10 @@ final class TokenizerFile {
             reader.readTop(parser);
             return reader.build();
         } catch (JsonProcessingException e) {
-            String where = e.getLocation() == null ? "" : " at " + e.getLocation().offsetDescription();
-            throw reader.error("malformed JSON: " + oneLine(e.getOriginalMessage()) + where);
+            throw reader.error(JsonMessages.describe(e));
         } catch (IOException e) {
-            throw reader.error("malformed: " + oneLine(e.getMessage()));
-        } catch (ClassCastException | NullPointerException e) {
-            // A section of an unexpected shape, e.g. "added_tokens": {} or a Split without a pattern.
-            throw reader.error("unexpected structure (" + oneLine(e.getMessage()) + ")");
+            throw new FsException("cannot read " + file + ": " + e.getMessage());
         }
-    }
-
-    private static String oneLine(String message) {
-        return message == null ? "" : message.replaceAll("\\s*\\R\\s*", " ");
     }
 
     private void readTop(JsonParser p) throws IOException {
@@ -110,9 +117,14 @@ final class TokenizerFile {
         expect(p.currentToken(), JsonToken.START_OBJECT, "model.vocab");
         while (p.nextToken() == JsonToken.FIELD_NAME) {
             String token = p.currentName();
-            if (p.nextToken() != JsonToken.VALUE_NUMBER_INT) throw error("model.vocab[\"" + token + "\"] is not an integer id");
+            if (p.nextToken() != JsonToken.VALUE_NUMBER_INT) throw error("model.vocab[" + quoted(token) + "] is not an integer id");
+            // Checked before the tables grow to hold the id: an id of 10^9 would otherwise ask for gigabytes.
+            if (p.getNumberType() != JsonParser.NumberType.INT || p.getIntValue() >= idBound) {
+                throw error("model.vocab[" + quoted(token) + "] has id " + p.getText()
+                        + ", beyond the vocabulary (a file this size cannot define that many tokens)");
+            }
             int id = p.getIntValue();
-            if (id < 0) throw error("model.vocab[\"" + token + "\"] has negative id " + id);
+            if (id < 0) throw error("model.vocab[" + quoted(token) + "] has negative id " + id);
             vocab.put(token, id);
             vocabSize++;
         }
@@ -131,7 +143,7 @@ final class TokenizerFile {
                 int length = p.getTextLength();
                 int space = indexOf(text, from, length, ' ');
                 if (space < 0 || indexOf(text, space + 1, from + length - space - 1, ' ') >= 0) {
-                    throw error("merge " + rank + " \"" + p.getText() + "\" is not two tokens separated by a space");
+                    throw error("merge " + rank + " " + quoted(p.getText()) + " is not two tokens separated by a space");
                 }
                 addMerge(rank, vocabFirst, text, from, space - from, text, space + 1, from + length - space - 1);
             } else if (t == JsonToken.START_ARRAY) {
@@ -156,8 +168,8 @@ final class TokenizerFile {
             int rightId = vocab.id(rightHash, b, bFrom, bLength, a, aFrom, 0);
             int mergedId = vocab.id(TokenIds.hashOfConcat(leftHash, rightHash, bLength), a, aFrom, aLength, b, bFrom, bLength);
             if (leftId < 0 || rightId < 0 || mergedId < 0) {
-                throw error("merge " + rank + " (\"" + new String(a, aFrom, aLength) + "\", \"" + new String(b, bFrom, bLength)
-                        + "\") uses a token missing from model.vocab");
+                throw error("merge " + rank + " (" + quoted(new String(a, aFrom, aLength)) + ", "
+                        + quoted(new String(b, bFrom, bLength)) + ") uses a token missing from model.vocab");
             }
             merges.put(leftId, rightId, rank, mergedId);
         } else {
@@ -171,7 +183,7 @@ final class TokenizerFile {
     }
 
     /** A small section as maps, lists, strings, numbers, booleans and nulls. */
-    private static Object readValue(JsonParser p) throws IOException {
+    private Object readValue(JsonParser p) throws IOException {
         return switch (p.currentToken()) {
             case START_OBJECT -> {
                 Map<String, Object> map = new LinkedHashMap<>();
@@ -193,7 +205,8 @@ final class TokenizerFile {
             case VALUE_TRUE -> true;
             case VALUE_FALSE -> false;
             case VALUE_NULL -> null;
-            default -> throw new IOException("unexpected " + p.currentToken());
+            default -> throw error("unexpected " + JsonMessages.words(p.currentToken()) + " at line "
+                    + p.currentLocation().getLineNr());
         };
     }
 
@@ -208,7 +221,9 @@ final class TokenizerFile {
             addMerge(rank, true, pair[0].toCharArray(), 0, pair[0].length(), pair[1].toCharArray(), 0, pair[1].length());
         }
         boolean ignoreMerges = Boolean.TRUE.equals(modelSettings.get("ignore_merges"));
-        return new TokenizerData(vocab, merges, byteIds, ignoreMerges, added, normalizerForms(), splitPatterns());
+        TokenizerData data = new TokenizerData(vocab, merges, byteIds, ignoreMerges, added, normalizerForms(), splitPatterns());
+        checkIdsWithinVocabulary(data);
+        return data;
     }
 
     private void checkModel() {
@@ -220,7 +235,7 @@ final class TokenizerFile {
             Object value = modelSettings.get(affix);
             if (value != null && !"".equals(value)) throw error("BPE " + affix + " is not supported");
         }
-        if (decoder == null || !"ByteLevel".equals(((Map<?, ?>) decoder).get("type"))) {
+        if (!(decoder instanceof Map<?, ?> spec) || !"ByteLevel".equals(spec.get("type"))) {
             throw error("decoder is not ByteLevel; only byte-level BPE tokenizers are supported");
         }
     }
@@ -228,14 +243,17 @@ final class TokenizerFile {
     private List<AddedToken> addedTokens() {
         List<AddedToken> result = new ArrayList<>();
         if (addedTokens == null) return result;
-        for (Object entry : (List<?>) addedTokens) {
-            Map<?, ?> token = (Map<?, ?>) entry;
-            Object content = token.get("content");
-            if (!(content instanceof String text) || !(token.get("id") instanceof Long id) || id < 0 || id > Integer.MAX_VALUE) {
-                throw error("an added token lacks a string content or a valid id: " + token);
-            }
+        List<?> entries = array(addedTokens, "added_tokens");
+        for (int i = 0; i < entries.size(); i++) {
+            Map<?, ?> token = object(entries.get(i), "added_tokens[" + i + "]");
+            if (!(token.get("content") instanceof String text)) throw error("added_tokens[" + i + "] has no string \"content\"");
+            if (!(token.get("id") instanceof Long id)) throw error("added token " + quoted(text) + " has no integer \"id\"");
+            if (id < 0) throw error("added token " + quoted(text) + " has negative id " + id);
+            if (id > Integer.MAX_VALUE) throw error("added token " + quoted(text) + " has id " + id + ", beyond the vocabulary");
             for (String flag : List.of("lstrip", "rstrip", "single_word")) {
-                if (Boolean.TRUE.equals(token.get(flag))) throw error("added token " + text + " sets " + flag + ", which is not supported");
+                if (Boolean.TRUE.equals(token.get(flag))) {
+                    throw error("added token " + quoted(text) + " sets " + flag + ", which is not supported");
+                }
             }
             result.add(new AddedToken(id.intValue(), text, Boolean.TRUE.equals(token.get("special")),
                     !Boolean.FALSE.equals(token.get("normalized"))));
@@ -245,7 +263,7 @@ final class TokenizerFile {
 
     private List<Normalizer.Form> normalizerForms() {
         List<Normalizer.Form> forms = new ArrayList<>();
-        if (normalizer != null) addNormalizer((Map<?, ?>) normalizer, forms);
+        if (normalizer != null) addNormalizer(object(normalizer, "normalizer"), forms);
         return forms;
     }
 
@@ -257,15 +275,17 @@ final class TokenizerFile {
             case "NFKC" -> forms.add(Normalizer.Form.NFKC);
             case "NFKD" -> forms.add(Normalizer.Form.NFKD);
             case "Sequence" -> {
-                for (Object inner : (List<?>) spec.get("normalizers")) addNormalizer((Map<?, ?>) inner, forms);
+                for (Object inner : array(spec.get("normalizers"), "normalizer.normalizers")) {
+                    addNormalizer(object(inner, "normalizer.normalizers[]"), forms);
+                }
             }
-            default -> throw error("normalizer " + type + " is not supported (only NFC, NFD, NFKC, NFKD)");
+            default -> throw error("normalizer " + describe(type) + " is not supported (only NFC, NFD, NFKC, NFKD)");
         }
     }
 
     private List<Pattern> splitPatterns() {
         List<Pattern> patterns = new ArrayList<>();
-        if (preTokenizer == null || !addPreTokenizer((Map<?, ?>) preTokenizer, patterns)) {
+        if (preTokenizer == null || !addPreTokenizer(object(preTokenizer, "pre_tokenizer"), patterns)) {
             throw error("pre_tokenizer has no ByteLevel step; only byte-level BPE tokenizers are supported");
         }
         return patterns;
@@ -277,21 +297,23 @@ final class TokenizerFile {
         switch (String.valueOf(type)) {
             case "Sequence" -> {
                 boolean byteLevel = false;
-                for (Object inner : (List<?>) spec.get("pretokenizers")) byteLevel |= addPreTokenizer((Map<?, ?>) inner, patterns);
+                for (Object inner : array(spec.get("pretokenizers"), "pre_tokenizer.pretokenizers")) {
+                    byteLevel |= addPreTokenizer(object(inner, "pre_tokenizer.pretokenizers[]"), patterns);
+                }
                 return byteLevel;
             }
             case "Split" -> {
                 if (!"Isolated".equals(spec.get("behavior")) || Boolean.TRUE.equals(spec.get("invert"))) {
-                    throw error("Split pre-tokenizer with behavior " + spec.get("behavior") + ", invert " + spec.get("invert")
+                    throw error("Split pre-tokenizer with behavior " + describe(spec.get("behavior")) + ", invert " + describe(spec.get("invert"))
                             + " is not supported (only Isolated, not inverted)");
                 }
-                Map<?, ?> pattern = (Map<?, ?>) spec.get("pattern");
+                Map<?, ?> pattern = object(spec.get("pattern"), "the Split pre-tokenizer's pattern");
                 try {
                     if (pattern.get("Regex") instanceof String regex) patterns.add(PreTokenizer.compile(regex));
                     else if (pattern.get("String") instanceof String literal) patterns.add(Pattern.compile(Pattern.quote(literal)));
-                    else throw error("Split pre-tokenizer pattern is neither Regex nor String: " + pattern);
+                    else throw error("Split pre-tokenizer pattern is neither a Regex nor a String");
                 } catch (PatternSyntaxException e) {
-                    throw error("Split pre-tokenizer regex does not compile: " + e.getDescription());
+                    throw error("Split pre-tokenizer regex does not compile: " + e.getDescription() + " at index " + e.getIndex());
                 }
                 return false;
             }
@@ -302,12 +324,75 @@ final class TokenizerFile {
                 if (!Boolean.FALSE.equals(spec.get("use_regex"))) patterns.add(PreTokenizer.compile(GPT2_PATTERN));
                 return true;
             }
-            default -> throw error("pre-tokenizer " + type + " is not supported (only Sequence, Split, ByteLevel)");
+            default -> throw error("pre-tokenizer " + describe(type) + " is not supported (only Sequence, Split, ByteLevel)");
         }
     }
 
-    private static void expect(JsonToken actual, JsonToken expected, String what) throws IOException {
-        if (actual != expected) throw new IOException(what + " should start with " + expected + ", not " + actual);
+    private void expect(JsonToken actual, JsonToken expected, String what) {
+        if (actual != expected) throw error(what + " should be " + JsonMessages.words(expected) + ", not " + JsonMessages.words(actual));
+    }
+
+    /** Every id, the vocabulary's and the added tokens', below {@link TokenizerData#idBound}. */
+    private void checkIdsWithinVocabulary(TokenizerData data) {
+        long bound = data.idBound();
+        String vocabulary = "beyond the vocabulary (the file defines " + data.tokenCount() + " tokens; ids up to "
+                + (bound - 1) + " are accepted)";
+        if (vocab.idLimit() > bound) throw error("model.vocab has id " + (vocab.idLimit() - 1) + ", " + vocabulary);
+        for (AddedToken token : data.added()) {
+            if (token.id() >= bound) throw error("added token " + quoted(token.content()) + " has id " + token.id() + ", " + vocabulary);
+        }
+    }
+
+    private Map<?, ?> object(Object value, String field) {
+        if (value instanceof Map<?, ?> map) return map;
+        throw error(field + " should be an object, not " + kind(value));
+    }
+
+    private List<?> array(Object value, String field) {
+        if (value instanceof List<?> list) return list;
+        throw error(field + " should be an array, not " + kind(value));
+    }
+
+    private static String kind(Object value) {
+        return switch (value) {
+            case null -> "null (or missing)";
+            case Map<?, ?> m -> "an object";
+            case List<?> l -> "an array";
+            case String s -> "the string " + quoted(s);
+            case Boolean b -> String.valueOf(b);
+            default -> "the number " + value;
+        };
+    }
+
+    /** A type or setting from the file as the message shows it: strings quoted, anything else by its kind. */
+    private static String describe(Object value) {
+        return value instanceof String s ? quoted(s) : kind(value);
+    }
+
+    /** A string from the file, quoted and kept to one short line whatever it holds. */
+    static String quoted(String text) {
+        StringBuilder out = new StringBuilder("\"");
+        int shown = Math.min(text.length(), 40);
+        if (shown < text.length() && Character.isHighSurrogate(text.charAt(shown - 1))) shown--; // not half a pair
+        for (int i = 0; i < shown; i++) {
+            char c = text.charAt(i);
+            if (c < 0x20 || c == 0x7F || Character.isSurrogate(c) && !validPairAt(text, i)) {
+                out.append(String.format("\\u%04x", (int) c));
+            } else if (c == '"' || c == '\\') {
+                out.append('\\').append(c);
+            } else {
+                out.append(c);
+            }
+        }
+        if (shown < text.length()) out.append("…");
+        return out.append('"').toString();
+    }
+
+    private static boolean validPairAt(String text, int i) {
+        char c = text.charAt(i);
+        return Character.isHighSurrogate(c)
+                ? i + 1 < text.length() && Character.isLowSurrogate(text.charAt(i + 1))
+                : i > 0 && Character.isHighSurrogate(text.charAt(i - 1));
     }
 
     private FsException error(String problem) {

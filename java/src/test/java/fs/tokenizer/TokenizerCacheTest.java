@@ -10,6 +10,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import fs.FsException;
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
@@ -94,6 +96,36 @@ class TokenizerCacheTest {
             assertArrayEquals(good, Files.readAllBytes(file), "the cache file is rewritten");
             assertNotNull(cache.cached(json));
         }
+    }
+
+    /**
+     * Tables that pass the checksum (written by another build, or by hand) are still checked before use: an added
+     * token id near 2^31 would size the tokenizer's tables by itself and crash it with an OutOfMemoryError.
+     */
+    @Test
+    void rebuildsTablesThatPassTheChecksumButCannotBeUsed() throws IOException {
+        Path model = smallModel();
+        Path json = model.resolve("tokenizer.json");
+        TokenizerCache cache = new TokenizerCache(temp.resolve("cache"));
+        int[] expected = Tokenizer.load(model, cache).encode("abc<|end|>");
+        Path file = cache.cacheFile(json);
+        byte[] good = Files.readAllBytes(file);
+        int bodyStart = CacheFileBytes.bodyStart(good);
+        byte[] tables = Arrays.copyOfRange(good, bodyStart, good.length);
+        int content = indexOf(tables, "<|end|>".getBytes(StandardCharsets.UTF_16BE));
+        ByteBuffer.wrap(tables).putInt(content - 8, Integer.MAX_VALUE - 1); // the added token's id, before its length
+        Files.write(file, CacheFileBytes.withTables(good, tables));
+
+        assertNull(cache.cached(json));
+        assertArrayEquals(expected, Tokenizer.load(model, cache).encode("abc<|end|>"));
+        assertArrayEquals(good, Files.readAllBytes(file), "the cache file is rewritten");
+    }
+
+    private static int indexOf(byte[] bytes, byte[] part) {
+        for (int i = 0; i + part.length <= bytes.length; i++) {
+            if (Arrays.equals(bytes, i, i + part.length, part, 0, part.length)) return i;
+        }
+        throw new AssertionError("not found");
     }
 
     @Test

@@ -3,11 +3,13 @@ package fs.tokenizer;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import fs.FsException;
+import fs.fuzz.LoaderContract;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -138,15 +140,52 @@ class TokenizerTest {
         assertError(dir, tinyTokenizer("[\"a b c\"]", ""), "is not two tokens separated by a space");
         assertError(dir, tinyTokenizer("[]", "").replace("\"BPE\"", "\"WordPiece\""), "model type WordPiece is not supported");
         assertError(dir, tinyTokenizer("[]", "").replace("\"normalizer\": null", "\"normalizer\": {\"type\": \"Lowercase\"}"),
-                "normalizer Lowercase is not supported");
+                "normalizer \"Lowercase\" is not supported");
         assertError(dir, tinyTokenizer("[]", "").replace("\"lstrip\": false", "\"lstrip\": true"), "sets lstrip");
         assertError(dir, tinyTokenizer("[]", "").replace("\"add_prefix_space\": false", "\"add_prefix_space\": true"),
                 "add_prefix_space is not supported");
-        assertError(dir, "{\"model\": ", "malformed JSON");
-        assertError(dir, "[1, 2]", "malformed");
-        assertError(dir, tinyTokenizer("[]", "").replace("\"added_tokens\": [", "\"added_tokens\": [7, "), "unexpected structure");
+        assertError(dir, "{\"model\": ", "the file ends too early");
+        assertError(dir, "[1, 2]", "the file should be an object, not an array");
+        assertError(dir, tinyTokenizer("[]", "").replace("\"added_tokens\": [", "\"added_tokens\": [7, "),
+                "added_tokens[0] should be an object, not the number 7");
         FsException missing = assertThrows(FsException.class, () -> Tokenizer.load(dir.resolve("absent")));
         assertTrue(missing.getMessage().startsWith("model directory not found"), missing.getMessage());
+    }
+
+    @Test
+    void refusesIdsFarBeyondTheVocabularyBeforeAllocatingForThem(@TempDir Path dir) throws IOException {
+        // Tables are sized by the highest id: these used to ask for gigabytes (an OutOfMemoryError after seconds).
+        assertError(dir, tinyTokenizer("[]", "").replace("\"id\": 9,", "\"id\": 1000000000,"),
+                "added token \"<x>\" has id 1000000000, beyond the vocabulary (the file defines 8 tokens; ids up to 65543 are accepted)");
+        assertError(dir, tinyTokenizer("[]", "").replace("\"ab\": 4", "\"ab\": 1000000000"),
+                "model.vocab[\"ab\"] has id 1000000000, beyond the vocabulary");
+        assertError(dir, tinyTokenizer("[]", "").replace("\"ab\": 4", "\"ab\": 99999999999999999999"),
+                "model.vocab[\"ab\"] has id 99999999999999999999, beyond the vocabulary");
+        // A few unused ids below the highest are a tokenizer's own business (this one leaves 7 and 8 unused).
+        assertEquals(10, load(dir, tinyTokenizer("[]", "")).vocabSize());
+    }
+
+    @Test
+    void refusesIdsTheModelHasNoEmbeddingRowFor(@TempDir Path dir) throws IOException {
+        Files.writeString(dir.resolve("tokenizer.json"), tinyTokenizer("[]", ""));
+        FsException e = assertThrows(FsException.class, () -> Tokenizer.load(dir, new TokenizerCache(null), 9));
+        assertEquals(dir.resolve("tokenizer.json") + ": token id 9 is beyond config.json's vocab_size 9"
+                + " (the model has no embedding row for it)", e.getMessage());
+        assertEquals(10, Tokenizer.load(dir, new TokenizerCache(null), 10).vocabSize());
+    }
+
+    @Test
+    void describesSectionsOfTheWrongShapeInPlainWords(@TempDir Path dir) throws IOException {
+        String tiny = tinyTokenizer("[]", "");
+        assertError(dir, tiny.replace("\"normalizer\": null", "\"normalizer\": [1]"), "normalizer should be an object, not an array");
+        assertError(dir, tiny.replaceFirst("\"pre_tokenizer\": \\{[^}]*\\}", "\"pre_tokenizer\": {\"type\": \"Split\", \"behavior\": \"Isolated\"}"),
+                "the Split pre-tokenizer's pattern should be an object, not null (or missing)");
+        assertError(dir, tiny.replace("\"vocab\": {", "\"vocab\": 3, \"x\": {"), "model.vocab should be an object, not an integer");
+        assertError(dir, tiny.replace("\"content\": \"<x>\"", "\"content\": \"<\\n>\", \"id\": \"9\""),
+                "added token \"<\\u000a>\" has no integer \"id\"");
+        assertError(dir, "{\"a\": " + "[".repeat(1500) + "]".repeat(1500) + "}", "nested more than 1000 levels deep");
+        assertError(dir, "{\"a\": \"abc", "the file ends in the middle of a string");
+        assertError(dir, "{\"a\": [1}", "not valid JSON: Unexpected close marker '}': expected ']' at line 1");
     }
 
     private static void assertError(Path dir, String json, String expected) throws IOException {
@@ -155,5 +194,6 @@ class TokenizerTest {
         assertTrue(e.getMessage().contains(expected), e.getMessage());
         assertTrue(e.getMessage().startsWith("tokenizer " + dir.resolve("tokenizer.json")), e.getMessage());
         assertEquals(1, e.getMessage().lines().count());
+        assertNull(LoaderContract.violation(e, "tokenizer.json"));
     }
 }
