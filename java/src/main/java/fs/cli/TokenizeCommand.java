@@ -86,9 +86,28 @@ final class TokenizeCommand implements Callable<Integer> {
             if (text == null || !text.isTextual()) {
                 throw new FsException("stdin line " + number + " is not a JSON object with a \"text\" string");
             }
+            int lone = loneSurrogate(text.textValue());
+            if (lone >= 0) {
+                // JSON's \\u escapes can spell half a character, which no UTF-8 text (nor the tokenizer) can hold.
+                throw new FsException("stdin line " + number + ": \"text\" holds a lone surrogate \\u"
+                        + Integer.toHexString(text.textValue().charAt(lone)) + " at character " + lone + ", which is not Unicode text");
+            }
             out.println("{\"ids\":[" + joined(tokenizer.encode(text.textValue()), ",") + "]}");
             out.flush(); // one answer per line as it comes, for a caller that feeds lines one at a time
         }
+    }
+
+    /** The index of the first surrogate that is not half of a pair, or -1. */
+    static int loneSurrogate(String text) {
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            if (Character.isHighSurrogate(c) && i + 1 < text.length() && Character.isLowSurrogate(text.charAt(i + 1))) {
+                i++;
+            } else if (Character.isSurrogate(c)) {
+                return i;
+            }
+        }
+        return -1;
     }
 
     /** Decodes UTF-8, refusing invalid bytes rather than replacing them. */

@@ -102,6 +102,19 @@ class TokenizeCommandTest {
     }
 
     @Test
+    void refusesAJsonLineWithALoneSurrogate() {
+        // JSON's \\u escapes can spell half of a surrogate pair; no UTF-8 text can, so there is nothing to tokenize.
+        byte[] input = "{\"text\": \"ok\"}\n{\"text\": \"a\\ud800b\"}\n{\"text\": \"ok\"}\n".getBytes(StandardCharsets.UTF_8);
+        Result result = run(input, "tokenize", "--jsonl", model);
+        assertEquals(1, result.exit());
+        assertEquals("{\"ids\":[562]}", result.out().strip());
+        assertEquals("fs: stdin line 2: \"text\" holds a lone surrogate \\ud800 at character 1, which is not Unicode text",
+                result.err().strip());
+        // A pair spelled as two escapes is one character, and tokenizes.
+        assertEquals(0, run("{\"text\": \"\\ud83d\\ude42\"}\n".getBytes(StandardCharsets.UTF_8), "tokenize", "--jsonl", model).exit());
+    }
+
+    @Test
     void refusesAJsonLineWithoutText() {
         byte[] input = "{\"text\": \"ok\"}\n[1, 2]\n".getBytes(StandardCharsets.UTF_8);
         Result result = run(input, "tokenize", "--jsonl", model);
@@ -133,6 +146,6 @@ class TokenizeCommandTest {
         assertOneLineError(run("tokenize", dir.resolve("nope").toString(), "x"), "is not a directory and not a Hugging Face repo id");
         assertOneLineError(run("detokenize", dir.toString(), "1"), "no tokenizer.json at");
         Files.writeString(dir.resolve("tokenizer.json"), "{\"model\": {\"vocab\": {\"a\": 0,");
-        assertOneLineError(run("tokenize", dir.toString(), "x"), "malformed JSON");
+        assertOneLineError(run("tokenize", dir.toString(), "x"), "tokenizer.json: the file ends too early at line 1, column 29");
     }
 }
