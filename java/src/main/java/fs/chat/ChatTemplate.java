@@ -2,9 +2,11 @@ package fs.chat;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
 import fs.FsException;
+import fs.JsonMessages;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -179,21 +181,27 @@ public final class ChatTemplate {
                 }
             }
             return null;
+        } catch (JsonProcessingException e) {
+            throw new FsException(config + ": " + JsonMessages.describe(e));
         } catch (IOException e) {
-            throw new FsException("cannot read " + config + ": " + e.getMessage().lines().findFirst().orElse(""));
+            throw new FsException("cannot read " + config + ": " + e.getMessage());
         }
     }
 
     private static String defaultOfNamedTemplates(JsonParser p, Path config) throws IOException {
         String found = null;
-        while (p.nextToken() == JsonToken.START_OBJECT) {
+        for (JsonToken entry; (entry = p.nextToken()) != JsonToken.END_ARRAY; ) {
+            if (entry != JsonToken.START_OBJECT) {
+                throw new FsException(config + ": chat_template lists " + JsonMessages.words(entry)
+                        + " where a named template {\"name\": ..., \"template\": ...} belongs");
+            }
             String name = null;
             String template = null;
             while (p.nextToken() == JsonToken.FIELD_NAME) {
                 String field = p.currentName();
-                p.nextToken();
-                if (field.equals("name")) name = p.getValueAsString();
-                else if (field.equals("template")) template = p.getValueAsString();
+                boolean text = p.nextToken() == JsonToken.VALUE_STRING;
+                if (text && field.equals("name")) name = p.getText();
+                else if (text && field.equals("template")) template = p.getText();
                 else p.skipChildren();
             }
             if ("default".equals(name)) found = template;

@@ -2,11 +2,13 @@ package fs.chat;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import fs.FsException;
+import fs.fuzz.LoaderContract;
 import fs.tokenizer.Qwen3Files;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -68,6 +70,24 @@ class ChatTemplateTest {
         ChatTemplate fromJinja = ChatTemplate.load(dir);
         List<ChatMessage> chat = List.of(ChatMessage.user("Hi"));
         assertEquals(template.render(chat, true, false), fromJinja.render(chat, true, false));
+    }
+
+    @Test
+    void describesABrokenTokenizerConfigInPlainWords(@TempDir Path dir) throws IOException {
+        Path config = dir.resolve("tokenizer_config.json");
+        String[][] cases = {
+            {"{\"chat_template\": \"abc", ": the file ends in the middle of a string at line 1, column 23"},
+            {"{\"eos_token\": [1, 2}", ": not valid JSON: Unexpected close marker '}': expected ']' at line 1, column 20"},
+            {"{\"x\": " + "[".repeat(1200) + "]".repeat(1200) + "}", ": nested more than 1000 levels deep"},
+            {"{\"chat_template\": [7]}", ": chat_template lists an integer where a named template {\"name\": ..., \"template\": ...} belongs"},
+            {"{\"chat_template\": [{\"name\": {\"default\": 1}, \"template\": \"x\"}]}", ": chat_template lists no template named \"default\""},
+        };
+        for (String[] c : cases) {
+            Files.writeString(config, c[0]);
+            FsException e = assertThrows(FsException.class, () -> ChatTemplate.load(dir));
+            assertEquals(config + c[1], e.getMessage());
+            assertNull(LoaderContract.violation(e, "tokenizer_config.json"));
+        }
     }
 
     @Test
