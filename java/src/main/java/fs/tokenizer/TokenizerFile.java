@@ -27,6 +27,8 @@ final class TokenizerFile {
     /** GPT-2's split, which a ByteLevel pre-tokenizer applies when its use_regex is true. */
     private static final String GPT2_PATTERN = "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+";
 
+    /** Read whole onto the heap, with tables several times its size: a bound that keeps that well within reach. */
+    private static final long MAX_FILE_BYTES = 256L << 20;
     /** Qwen3's tables hold ~150k tokens and merges; a smaller file gets tables sized for it. */
     private static final int LARGEST_EXPECTED = 200_000;
     /** The fewest bytes a vocabulary entry takes ("a":0,): no id in a file can reach its length over this. */
@@ -62,6 +64,11 @@ final class TokenizerFile {
     static TokenizerData read(Path file) {
         byte[] json;
         try {
+            long size = Files.size(file);
+            if (size > MAX_FILE_BYTES) {
+                throw new FsException("tokenizer " + file + ": " + size + " bytes, more than any tokenizer.json needs (the limit is "
+                        + MAX_FILE_BYTES + "; Qwen3's is 11 MB)");
+            }
             json = Files.readAllBytes(file);
         } catch (NoSuchFileException e) {
             throw new FsException("no tokenizer.json at " + file);

@@ -11,6 +11,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import fs.FsException;
 import fs.fuzz.LoaderContract;
 import java.io.IOException;
+import java.io.RandomAccessFile;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.OptionalInt;
@@ -163,6 +164,17 @@ class TokenizerTest {
                 "model.vocab[\"ab\"] has id 99999999999999999999, beyond the vocabulary");
         // A few unused ids below the highest are a tokenizer's own business (this one leaves 7 and 8 unused).
         assertEquals(10, load(dir, tinyTokenizer("[]", "")).vocabSize());
+    }
+
+    @Test
+    void refusesAFileTooLargeToBeATokenizerBeforeReadingIt(@TempDir Path dir) throws IOException {
+        // Sparse: 300 MB that take no disk, and would take 300 MB of heap (and tables several times that) if read.
+        try (RandomAccessFile file = new RandomAccessFile(dir.resolve("tokenizer.json").toFile(), "rw")) {
+            file.setLength(300_000_000L);
+        }
+        FsException e = assertThrows(FsException.class, () -> Tokenizer.load(dir, new TokenizerCache(null)));
+        assertEquals("tokenizer " + dir.resolve("tokenizer.json") + ": 300000000 bytes, more than any tokenizer.json needs"
+                + " (the limit is 268435456; Qwen3's is 11 MB)", e.getMessage());
     }
 
     @Test
