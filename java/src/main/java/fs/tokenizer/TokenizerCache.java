@@ -95,7 +95,7 @@ final class TokenizerCache {
         try (FileChannel channel = FileChannel.open(cacheFile, StandardOpenOption.READ)) {
             long size = channel.size();
             // The tables take a few times the JSON's size; a file far larger is not one this class wrote for it.
-            if (size > 32 * source.size() + (1 << 20)) return null;
+            if (size > Integer.MAX_VALUE || size > 32 * source.size() + (1 << 20)) return null;
             ByteBuffer in = ByteBuffer.allocate((int) size);
             while (in.hasRemaining() && channel.read(in) >= 0) {
                 // until the buffer is full or the file ends

@@ -13,6 +13,12 @@ import java.util.regex.Pattern;
  */
 record TokenizerData(TokenIds vocab, MergeTable merges, int[] byteIds, boolean ignoreMerges, List<AddedToken> added,
         List<Normalizer.Form> normalizerForms, List<Pattern> splitPatterns) {
+    /**
+     * How many ids may go unused below the highest: a tokenizer may reserve a few, but the tables are sized by the
+     * highest id, so one far beyond the tokens there are (an id of 10^9 in a file of 150k tokens) would make them
+     * gigabytes of nothing.
+     */
+    static final int MAX_UNUSED_IDS = 1 << 16;
 
     /** One more than the highest id, added tokens included: the size of the tokenizer's tables by id. */
     int idLimit() {
@@ -20,13 +26,6 @@ record TokenizerData(TokenIds vocab, MergeTable merges, int[] byteIds, boolean i
         for (AddedToken token : added) limit = Math.max(limit, token.id() + 1);
         return limit;
     }
-
-    /**
-     * How many ids may go unused below the highest: a tokenizer may reserve a few, but the tables are sized by the
-     * highest id, so one far beyond the tokens there are (an id of 10^9 in a file of 150k tokens) would make them
-     * gigabytes of nothing.
-     */
-    static final int MAX_UNUSED_IDS = 1 << 16;
 
     /** How many tokens there are, the vocabulary's and the added ones. */
     long tokenCount() {

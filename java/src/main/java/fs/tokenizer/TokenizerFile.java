@@ -127,7 +127,8 @@ final class TokenizerFile {
             if (p.nextToken() != JsonToken.VALUE_NUMBER_INT) throw error("model.vocab[" + quoted(token) + "] is not an integer id");
             // Checked before the tables grow to hold the id: an id of 10^9 would otherwise ask for gigabytes.
             if (p.getNumberType() != JsonParser.NumberType.INT || p.getIntValue() >= idBound) {
-                throw error("model.vocab[" + quoted(token) + "] has id " + p.getText()
+                String id = p.getText().length() > 24 ? p.getText().substring(0, 24) + "…" : p.getText(); // up to 1,000 digits
+                throw error("model.vocab[" + quoted(token) + "] has id " + id
                         + ", beyond the vocabulary (a file this size cannot define that many tokens)");
             }
             int id = p.getIntValue();
