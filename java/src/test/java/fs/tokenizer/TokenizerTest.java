@@ -162,6 +162,8 @@ class TokenizerTest {
                 "model.vocab[\"ab\"] has id 1000000000, beyond the vocabulary");
         assertError(dir, tinyTokenizer("[]", "").replace("\"ab\": 4", "\"ab\": 99999999999999999999"),
                 "model.vocab[\"ab\"] has id 99999999999999999999, beyond the vocabulary");
+        assertError(dir, tinyTokenizer("[]", "").replace("\"ab\": 4", "\"ab\": 1" + "0".repeat(999)),
+                "model.vocab[\"ab\"] has id 100000000000000000000000…, beyond the vocabulary");
         // A few unused ids below the highest are a tokenizer's own business (this one leaves 7 and 8 unused).
         assertEquals(10, load(dir, tinyTokenizer("[]", "")).vocabSize());
     }
