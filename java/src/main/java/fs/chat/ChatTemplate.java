@@ -24,6 +24,7 @@ import java.util.List;
 public final class ChatTemplate {
     /** SHA-256 of the chat_template string of Qwen/Qwen3-0.6B (and the other Qwen3 hybrid-thinking models). */
     static final String QWEN3_SHA256 = "87a2728cb8dc9fe424d624542f6060ec05a1d285ebbec578bb078900e33396b5";
+    private static final long MAX_TEMPLATE_BYTES = 1 << 20;
 
     private ChatTemplate() {}
 
@@ -212,6 +213,12 @@ public final class ChatTemplate {
 
     private static String read(Path file) {
         try {
+            // Qwen3's template is 4 KB; a file of gigabytes would be read whole before its hash could refuse it.
+            long size = Files.size(file);
+            if (size > MAX_TEMPLATE_BYTES) {
+                throw new FsException(file + ": " + size + " bytes, more than any chat template needs (the limit is "
+                        + MAX_TEMPLATE_BYTES + ")");
+            }
             return Files.readString(file, StandardCharsets.UTF_8);
         } catch (IOException e) {
             throw new FsException("cannot read " + file + ": " + e.getMessage());

@@ -11,6 +11,7 @@ import fs.FsException;
 import fs.fuzz.LoaderContract;
 import fs.tokenizer.Qwen3Files;
 import java.io.IOException;
+import java.io.RandomAccessFile;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -88,6 +89,16 @@ class ChatTemplateTest {
             assertEquals(config + c[1], e.getMessage());
             assertNull(LoaderContract.violation(e, "tokenizer_config.json"));
         }
+    }
+
+    @Test
+    void refusesAChatTemplateJinjaTooLargeToBeOneBeforeReadingIt(@TempDir Path dir) throws IOException {
+        Path jinja = dir.resolve("chat_template.jinja");
+        try (RandomAccessFile file = new RandomAccessFile(jinja.toFile(), "rw")) {
+            file.setLength(3_000_000_000L); // sparse: no disk, and more than a String can hold if it were read
+        }
+        FsException e = assertThrows(FsException.class, () -> ChatTemplate.load(dir));
+        assertEquals(jinja + ": 3000000000 bytes, more than any chat template needs (the limit is 1048576)", e.getMessage());
     }
 
     @Test
