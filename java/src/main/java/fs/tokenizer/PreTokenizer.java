@@ -17,6 +17,12 @@ final class PreTokenizer {
     }
 
     /**
+     * The longest Split pattern accepted, 30 times Qwen3's: compiling a long literal costs the JDK time quadratic
+     * in its length (a 47,000-character one took 8 s), and no pre-tokenizer needs one.
+     */
+    static final int MAX_PATTERN_CHARS = 4096;
+
+    /**
      * Compiles a tokenizer.json regex with the Unicode semantics of Hugging Face's Oniguruma: \s, \w, \d and
      * case-insensitive groups follow Unicode, not ASCII.
      */

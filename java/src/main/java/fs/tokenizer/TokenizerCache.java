@@ -128,6 +128,8 @@ final class TokenizerCache {
         List<Pattern> patterns = new ArrayList<>();
         for (int i = in.getInt(); i > 0; i--) {
             String regex = readString(in);
+            // Compiling costs up to quadratic time in the length: only patterns tokenizer.json may have are used.
+            if (regex.length() > PreTokenizer.MAX_PATTERN_CHARS + 16) throw new IllegalArgumentException("pattern too long");
             patterns.add(Pattern.compile(regex, in.getInt()));
         }
         List<AddedToken> added = new ArrayList<>();

@@ -236,7 +236,7 @@ final class TokenizerFile {
 
     private void checkModel() {
         Object type = modelSettings.get("type");
-        if (type != null && !"BPE".equals(type)) throw error("model type " + type + " is not supported (only BPE)");
+        if (type != null && !"BPE".equals(type)) throw error("model type " + describe(type) + " is not supported (only BPE)");
         if (modelSettings.get("dropout") != null) throw error("BPE dropout is not supported");
         if (Boolean.TRUE.equals(modelSettings.get("byte_fallback"))) throw error("BPE byte_fallback is not supported");
         for (String affix : List.of("continuing_subword_prefix", "end_of_word_suffix")) {
@@ -316,6 +316,12 @@ final class TokenizerFile {
                             + " is not supported (only Isolated, not inverted)");
                 }
                 Map<?, ?> pattern = object(spec.get("pattern"), "the Split pre-tokenizer's pattern");
+                for (Object text : pattern.values()) {
+                    if (text instanceof String s && s.length() > PreTokenizer.MAX_PATTERN_CHARS) {
+                        throw error("Split pre-tokenizer pattern is " + s.length() + " characters long, more than any pre-tokenizer needs"
+                                + " (the limit is " + PreTokenizer.MAX_PATTERN_CHARS + ")");
+                    }
+                }
                 try {
                     if (pattern.get("Regex") instanceof String regex) patterns.add(PreTokenizer.compile(regex));
                     else if (pattern.get("String") instanceof String literal) patterns.add(Pattern.compile(Pattern.quote(literal)));

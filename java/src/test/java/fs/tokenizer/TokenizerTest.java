@@ -139,7 +139,7 @@ class TokenizerTest {
     void refusesWhatItCannotDoExactly(@TempDir Path dir) throws IOException {
         assertError(dir, tinyTokenizer("[\"a z\"]", ""), "merge 0 (\"a\", \"z\") uses a token missing from model.vocab");
         assertError(dir, tinyTokenizer("[\"a b c\"]", ""), "is not two tokens separated by a space");
-        assertError(dir, tinyTokenizer("[]", "").replace("\"BPE\"", "\"WordPiece\""), "model type WordPiece is not supported");
+        assertError(dir, tinyTokenizer("[]", "").replace("\"BPE\"", "\"WordPiece\""), "model type \"WordPiece\" is not supported");
         assertError(dir, tinyTokenizer("[]", "").replace("\"normalizer\": null", "\"normalizer\": {\"type\": \"Lowercase\"}"),
                 "normalizer \"Lowercase\" is not supported");
         assertError(dir, tinyTokenizer("[]", "").replace("\"lstrip\": false", "\"lstrip\": true"), "sets lstrip");
@@ -180,6 +180,15 @@ class TokenizerTest {
     }
 
     @Test
+    void refusesASplitPatternTooLongToCompileQuickly(@TempDir Path dir) throws IOException {
+        // A long literal's compile time is quadratic in the JDK: 47,000 characters took 8 s before this limit.
+        String split = "{\"type\": \"Sequence\", \"pretokenizers\": [{\"type\": \"Split\", \"pattern\": {\"Regex\": \"" + "x".repeat(4097)
+                + "\"}, \"behavior\": \"Isolated\", \"invert\": false}, {\"type\": \"ByteLevel\", \"add_prefix_space\": false}]}";
+        assertError(dir, tinyTokenizer("[]", "").replaceFirst("\"pre_tokenizer\": \\{[^}]*\\}", java.util.regex.Matcher.quoteReplacement("\"pre_tokenizer\": " + split)),
+                "Split pre-tokenizer pattern is 4097 characters long, more than any pre-tokenizer needs (the limit is 4096)");
+    }
+
+    @Test
     void refusesIdsTheModelHasNoEmbeddingRowFor(@TempDir Path dir) throws IOException {
         Files.writeString(dir.resolve("tokenizer.json"), tinyTokenizer("[]", ""));
         FsException e = assertThrows(FsException.class, () -> Tokenizer.load(dir, new TokenizerCache(null), 9));
@@ -199,6 +208,8 @@ class TokenizerTest {
                 "added token \"<\\u000a>\" has no integer \"id\"");
         assertError(dir, "{\"a\": " + "[".repeat(1500) + "]".repeat(1500) + "}", "nested more than 1000 levels deep");
         assertError(dir, "{\"a\": \"abc", "the file ends in the middle of a string");
+        assertError(dir, tiny.replace("\"model\": {\"type\": \"BPE\"", "\"model\": {\"type\": {\"a\": " + "[1,".repeat(300) + "1" + "]".repeat(300) + "}"),
+                "model type an object is not supported (only BPE)");
         assertError(dir, "{\"a\": [1}", "not valid JSON: Unexpected close marker '}': expected ']' at line 1");
     }
 
