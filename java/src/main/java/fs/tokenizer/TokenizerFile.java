@@ -327,7 +327,8 @@ final class TokenizerFile {
                     else if (pattern.get("String") instanceof String literal) patterns.add(Pattern.compile(Pattern.quote(literal)));
                     else throw error("Split pre-tokenizer pattern is neither a Regex nor a String");
                 } catch (PatternSyntaxException e) {
-                    throw error("Split pre-tokenizer regex does not compile: " + e.getDescription() + " at index " + e.getIndex());
+                    // The description quotes the regex's own characters, which may be line breaks.
+                    throw error("Split pre-tokenizer regex does not compile: " + quoted(e.getDescription()) + " at index " + e.getIndex());
                 }
                 return false;
             }

@@ -189,6 +189,14 @@ class TokenizerTest {
     }
 
     @Test
+    void quotesARegexErrorThatHoldsALineBreak(@TempDir Path dir) throws IOException {
+        String split = "{\"type\": \"Sequence\", \"pretokenizers\": [{\"type\": \"Split\", \"pattern\": {\"Regex\": \"\\\\p{\\r}\"},"
+                + " \"behavior\": \"Isolated\", \"invert\": false}, {\"type\": \"ByteLevel\", \"add_prefix_space\": false}]}";
+        assertError(dir, tinyTokenizer("[]", "").replaceFirst("\"pre_tokenizer\": \\{[^}]*\\}", java.util.regex.Matcher.quoteReplacement("\"pre_tokenizer\": " + split)),
+                "Split pre-tokenizer regex does not compile: \"Unknown character property name {\\u000d}\" at index 4");
+    }
+
+    @Test
     void refusesIdsTheModelHasNoEmbeddingRowFor(@TempDir Path dir) throws IOException {
         Files.writeString(dir.resolve("tokenizer.json"), tinyTokenizer("[]", ""));
         FsException e = assertThrows(FsException.class, () -> Tokenizer.load(dir, new TokenizerCache(null), 9));
