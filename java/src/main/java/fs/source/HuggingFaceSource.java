@@ -64,7 +64,7 @@ public final class HuggingFaceSource implements ModelSource {
 
     @Override
     public Tokenizer tokenizer() {
-        return Tokenizer.load(directory);
+        return Tokenizer.load(directory, config.vocabSize()); // an id with no embedding row is refused here
     }
 
     @Override
