@@ -1,0 +1,184 @@
+#!/usr/bin/env bash
+# Runs fs on a lent NVIDIA machine from device-bundle/ (made here by prepare.sh): "${fs[@]}" devices, "${fs[@]}" verify on a bf16
+# checkpoint and on two quantized GGUF files, fs bench on the same formats over OpenCL, and nvidia-smi. Every output
+# and a summary of the figures go to $OUT (the device tool brings back what is there), else to device-out/.
+#
+#   FS_DEVICE_ICD=nvidia|pocl  which OpenCL driver the bundled ICD loader gets (default nvidia; pocl is the local test)
+#   FS_DEVICE_BUDGET=SECONDS   the whole run's time, every step included (default 540: a 600 s call with margin)
+#   FS_DEVICE_FULL=1|0         bench a Qwen3-0.6B-shaped checkpoint made on the spot (default 1; 0 benches the tiny one)
+#
+# Each step runs under timeout, with at most what is left of the budget, so that one hang costs one step, not the
+# lease; a step that fails is recorded with its first line of stderr and the run goes on.
+set -uo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+bundle="$root/device-bundle"
+out="${OUT:-$root/device-out}"
+icd="${FS_DEVICE_ICD:-nvidia}"
+budget="${FS_DEVICE_BUDGET:-540}"
+full="${FS_DEVICE_FULL:-1}"
+quantized=(Q8_0 Q4_K_M)
+start=$SECONDS
+
+mkdir -p "$out" || exit 1
+rm -f "$out"/{summary.md,run.log,system.txt,devices.txt,verify.txt,bench.txt}
+exec 3>&1 4>&2 > >(tee -a "$out/run.log") 2>&1
+tee_pid=$!
+say() { printf '[%4ds] %s\n' $((SECONDS - start)) "$*"; }
+[[ -f "$bundle/runtime.tar.xz" ]] || { say "no device-bundle/runtime.tar.xz: run tools/device/prepare.sh here first"; exit 1; }
+work="$(mktemp -d "${TMPDIR:-/tmp}/fs-device.XXXXXX")"
+# On every exit, run.log is made whole (tee done) before the device tool collects $OUT.
+trap 'rm -rf "$work"; exec 1>&3 2>&4; wait "$tee_pid"' EXIT
+steps="$work/steps.tsv"
+: >"$steps"
+
+# step NAME FILE LIMIT CMD…: CMD's stdout to $work/NAME.out, stderr to $work/NAME.err, both appended to FILE.
+step() {
+  local name="$1" file="$2" limit="$3" left rc t0
+  shift 3
+  left=$((budget - (SECONDS - start) - 10))  # 10 s kept for the summary
+  ((left < limit)) && limit=$left
+  if ((limit < 5)); then
+    printf '%s\tskipped\t0\tno time left in the budget\n' "$name" >>"$steps"
+    say "$name: skipped (budget spent)"
+    return 1
+  fi
+  say "$name: $* (limit ${limit}s)"
+  t0=$SECONDS
+  timeout -k 5 "$limit" "$@" >"$work/$name.out" 2>"$work/$name.err"
+  rc=$?
+  # The JVM's notice of the incubating Vector API is not fs's output.
+  sed -i '/^WARNING: Using incubator modules/d' "$work/$name.err"
+  { echo "=== $name (exit $rc, $((SECONDS - t0)) s): $*"; cat "$work/$name.out"
+    [[ -s "$work/$name.err" ]] && { echo "--- stderr"; cat "$work/$name.err"; }; echo; } >>"$out/$file"
+  local note=""
+  if ((rc == 124 || rc == 137)); then note="timed out after ${limit}s"
+  elif grep -q '^Traceback' "$work/$name.err"; then note="$(grep -v '^\s*$' "$work/$name.err" | tail -1)"
+  elif ((rc != 0)); then note="$(grep -v '^\s*$' "$work/$name.err" | head -1)"
+  fi
+  printf '%s\t%s\t%s\t%s\n' "$name" "$rc" $((SECONDS - t0)) "${note//$'\t'/ }" >>"$steps"
+  say "$name: exit $rc${note:+ ($note)}"
+  return "$rc"
+}
+
+# --- the machine
+{ echo "date: $(date -u +%FT%TZ)"; uname -a; echo "cores: $(nproc)"; grep -m1 'model name' /proc/cpuinfo
+  grep MemTotal /proc/meminfo; } >"$out/system.txt" 2>&1
+command -v nvidia-smi >/dev/null && step nvidia-smi system.txt 20 nvidia-smi
+
+# --- the OpenCL driver behind the bundled loader
+export LD_LIBRARY_PATH="$bundle/lib"
+case "$icd" in
+  nvidia)
+    # The driver's libraries are mounted (/usr/local/nvidia on this workplace's machines) or installed: the ICD file
+    # names the library bare, so its folder goes on the library path.
+    for dir in /usr/local/nvidia/lib64 /usr/local/nvidia/lib /usr/lib/x86_64-linux-gnu /usr/lib64; do
+      [[ -e "$dir/libnvidia-opencl.so.1" ]] && LD_LIBRARY_PATH+=":$dir"
+    done
+    export OCL_ICD_VENDORS="$bundle/vendors"
+    { echo "libnvidia-opencl.so.1 found at:"; find /usr/local/nvidia /usr/lib /usr/lib64 -maxdepth 3 \
+        -name 'libnvidia-opencl.so*' 2>/dev/null; ldconfig -p 2>/dev/null | grep -E 'libnvidia-opencl|libcuda\.so'
+      ls -l /etc/OpenCL/vendors 2>/dev/null; } >>"$out/system.txt"
+    ;;
+  pocl)
+    mkdir -p "$work/vendors"
+    cp /etc/OpenCL/vendors/pocl.icd "$work/vendors/" || { say "no /etc/OpenCL/vendors/pocl.icd (apt-get install pocl-opencl-icd)"; exit 1; }
+    export OCL_ICD_VENDORS="$work/vendors"
+    ;;
+  *) say "FS_DEVICE_ICD is '$icd'; it takes nvidia or pocl"; exit 2 ;;
+esac
+say "ICD: $icd, OCL_ICD_VENDORS=$OCL_ICD_VENDORS, LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
+
+# --- the runtime and the models
+# Python unpacks: python3 is on the CUDA image and here, where xz may not be. make_checkpoint.py needs torch, which the
+# CUDA image's python3 has; here it may be another python3.
+python=python3
+for candidate in python3 /usr/bin/python3; do
+  "$candidate" -c 'import torch' 2>/dev/null && { python="$candidate"; break; }
+done
+# The helpers are Python files, not shell functions, because timeout runs programs.
+cat >"$work/unpack.py" <<'PY'
+import lzma, shutil, sys, tarfile
+kind, source, target = sys.argv[1:]
+if kind == "tar":
+    with tarfile.open(source, "r:xz") as archive:
+        extra = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
+        archive.extractall(target, **extra)
+else:
+    with lzma.open(source) as packed, open(target, "wb") as plain:
+        shutil.copyfileobj(packed, plain)
+PY
+step unpack-runtime run.log 60 "$python" "$work/unpack.py" tar "$bundle/runtime.tar.xz" "$work" || exit 1
+mkdir -p "$work/tokenizer" "$work/cache"
+step unpack-tokenizer run.log 30 "$python" "$work/unpack.py" xz "$bundle/models/tokenizer.json.xz" "$work/tokenizer/tokenizer.json" || exit 1
+cp "$bundle/models/tokenizer_config.json" "$work/tokenizer/"
+
+# make_checkpoint.py writes the same checkpoints as the committed ones (its presets), with the tokenizer from here.
+cat >"$work/make_checkpoint.py" <<'PY'
+import importlib.util, sys
+script, tokenizer, shape, target = sys.argv[1:]
+spec = importlib.util.spec_from_file_location("make_checkpoint", script)
+module = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(module)
+module.TOKENIZER_DIR = tokenizer
+module.write_checkpoint(target, dict(module.FULL if shape == "full" else module.PRESETS[shape]))
+PY
+make_checkpoint=("$python" "$work/make_checkpoint.py" "$root/tools/reference/make_checkpoint.py" "$work/tokenizer")
+step make-tiny-tied run.log 90 "${make_checkpoint[@]}" tiny-tied "$work/tiny-tied"
+bench_model="$work/tiny-tied"
+if [[ "$full" != 0 ]] && step make-full run.log 150 "${make_checkpoint[@]}" full "$work/full"; then
+  bench_model="$work/full"
+fi
+
+fs=(env FS_CACHE_DIR="$work/cache" "$work/runtime/bin/java" --add-modules jdk.incubator.vector
+    --enable-native-access=ALL-UNNAMED -XX:+UseParallelGC -Xss4m -jar "$bundle/app/fs.jar")
+
+# --- fs
+step version devices.txt 30 "${fs[@]}" --version
+if ! step devices devices.txt 60 "${fs[@]}" devices || { [[ "$icd" == nvidia ]] && ! grep -q NVIDIA "$work/devices.out"; }; then
+  OCL_ICD_DEBUG=15 step devices-debug devices.txt 30 "${fs[@]}" devices  # the loader says which ICD it tried and why
+fi
+step verify-bf16-tiny verify.txt 90 "${fs[@]}" verify "$work/tiny-tied"
+bench=("${fs[@]}" bench --backend opencl -r 3 --json)
+# Prefill and generation apart: bench prints its JSON at the end, so a test that overruns loses only its own figures.
+shape="$(basename "$bench_model")"
+step "bench-bf16-$shape-pp" bench.txt 120 "${bench[@]}" "$bench_model" -p 128,512 -n 0
+step "bench-bf16-$shape-tg" bench.txt 120 "${bench[@]}" "$bench_model" -p 0 -n 64
+for t in "${quantized[@]}"; do
+  step "verify-$t" verify.txt 60 "${fs[@]}" verify "$bundle/models/model-$t.gguf"
+  step "bench-$t" bench.txt 90 "${bench[@]}" "$bundle/models/model-$t.gguf" -p 128 -n 64
+done
+[[ "$bench_model" == "$work/full" ]] && step verify-bf16-full verify.txt 120 "${fs[@]}" verify "$work/full"
+# The same machine's CPU (the Vector API path), for scale, with what time is left.
+step "bench-bf16-$shape-cpu" bench.txt 120 "${fs[@]}" bench --backend cpu -r 3 --json "$bench_model" -p 128 -n 64
+
+# --- the summary: every step, then every bench figure and verify's verdicts
+{
+  echo "# fs on $( (nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null || echo "$icd") | head -1)"
+  echo
+  echo "$(date -u +%FT%TZ), ICD $icd, $(nproc) cores, $((SECONDS - start)) s of a ${budget} s budget."
+  echo
+  echo "| step | exit | seconds | note |"
+  echo "|---|---|---|---|"
+  while IFS=$'\t' read -r name rc seconds note; do echo "| $name | $rc | $seconds | ${note//|/\\|} |"; done <"$steps"
+  echo
+  echo "| model | backend | test | tok/s |"
+  echo "|---|---|---|---|"
+  "$python" - "$work"/bench-*.out <<'PY' || echo "| (bench figures could not be read: see bench.txt) | | | |"
+import json, sys
+for path in sys.argv[1:]:
+    try:
+        rows = json.load(open(path))
+    except ValueError:
+        continue  # a bench that failed printed no JSON; the steps table has its reason
+    for r in rows:
+        test = f"pp{r['n_prompt']}" if r["n_prompt"] else f"tg{r['n_gen']}"
+        print(f"| {r['model_type']} | {r['backends']} | {test} | {r['avg_ts']:.2f} ± {r['stddev_ts']:.2f} |")
+PY
+  echo
+  for f in "$work"/verify-*.out; do
+    [[ -s "$f" ]] || continue
+    echo "- $(basename "$f" .out): $(grep -E '^largest NMSE' "$f" | head -1); $(tail -1 "$f")"
+  done
+} >"$out/summary.md"
+say "done: $(ls "$out" | tr '\n' ' ')in $out"
+cat "$out/summary.md"
