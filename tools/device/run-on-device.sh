@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs fs on a lent NVIDIA machine from device-bundle/ (made here by prepare.sh): "${fs[@]}" devices, "${fs[@]}" verify on a bf16
+# Runs fs on a lent NVIDIA machine from device-bundle/ (made here by prepare.sh): fs devices, fs verify on a bf16
 # checkpoint and on two quantized GGUF files, fs bench on the same formats over OpenCL, and nvidia-smi. Every output
 # and a summary of the figures go to $OUT (the device tool brings back what is there), else to device-out/.
 #
@@ -69,9 +69,9 @@ command -v nvidia-smi >/dev/null && step nvidia-smi system.txt 20 nvidia-smi
 export LD_LIBRARY_PATH="$bundle/lib"
 case "$icd" in
   nvidia)
-    # The driver's libraries are mounted (/usr/local/nvidia on this workplace's machines) or installed: the ICD file
-    # names the library bare, so its folder goes on the library path.
-    for dir in /usr/local/nvidia/lib64 /usr/local/nvidia/lib /usr/lib/x86_64-linux-gnu /usr/lib64; do
+    # The ICD file names the library bare: an installed driver is found through ld.so's cache, a mounted one
+    # (/usr/local/nvidia on this workplace's machines, which ldconfig may not know) through the library path.
+    for dir in /usr/local/nvidia/lib64 /usr/local/nvidia/lib; do
       [[ -e "$dir/libnvidia-opencl.so.1" ]] && LD_LIBRARY_PATH+=":$dir"
     done
     export OCL_ICD_VENDORS="$bundle/vendors"
