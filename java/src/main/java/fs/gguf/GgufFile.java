@@ -1,6 +1,7 @@
 package fs.gguf;
 
 import fs.FsException;
+import fs.tensor.FileStamp;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -10,14 +11,12 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.TimeUnit;
 
 /**
  * One GGUF file (versions 2 and 3), mapped into memory once: its tensors are slices of the mapping, so opening reads
@@ -32,15 +31,6 @@ public final class GgufFile implements AutoCloseable {
     private final Map<String, GgufTensor> tensorsByName;
     /** The file as it was when mapped: a shared mapping shows whatever is written to the file later. */
     private final FileStamp stamp;
-
-    /** What a cheap stat() can tell about a file's contents: its identity, size and modification time. */
-    private record FileStamp(Object fileKey, long size, long modifiedNanos) {
-        static FileStamp of(Path path) throws IOException {
-            BasicFileAttributes attributes = Files.readAttributes(path, BasicFileAttributes.class);
-            return new FileStamp(attributes.fileKey(), attributes.size(),
-                    attributes.lastModifiedTime().to(TimeUnit.NANOSECONDS));
-        }
-    }
 
     private GgufFile(Path path, Arena arena, GgufHeader header, List<GgufTensor> tensors, FileStamp stamp) {
         this.path = path;
@@ -113,19 +103,9 @@ public final class GgufFile implements AutoCloseable {
         return Optional.ofNullable(tensorsByName.get(name));
     }
 
-    /**
-     * Whether the mapped file has been truncated or written to since it was opened (one stat() call): its tensors
-     * then read other bytes than the header described, or fault. A file replaced by another under the same name
-     * (a new inode) leaves the mapping intact and does not count.
-     */
+    /** Whether the mapped file has been truncated or written to since it was opened (see {@link FileStamp}). */
     public boolean changedSinceOpen() {
-        try {
-            FileStamp now = FileStamp.of(path);
-            if (stamp.fileKey() != null && !stamp.fileKey().equals(now.fileKey())) return false;
-            return now.size() != stamp.size() || now.modifiedNanos() != stamp.modifiedNanos();
-        } catch (IOException e) {
-            return false; // deleted or renamed: the mapping keeps the old inode's bytes alive
-        }
+        return stamp.changedOnDisk();
     }
 
     /** Unmaps the file; the tensors' data becomes inaccessible. Closing twice is harmless. */
