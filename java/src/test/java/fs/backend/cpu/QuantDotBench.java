@@ -44,10 +44,10 @@ public class QuantDotBench {
     private static final long STREAMED_BYTES = 1L << 30;
     private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
     private static final Map<DType, RowFormat> FORMATS = Map.of(
-            DType.Q2_K, new Q2KRows(), DType.Q3_K, new Q3KRows(), DType.Q4_K, new Q4KRows(),
+            DType.Q8_0, Q8_0Rows.INSTANCE, DType.Q4_0, Q4_0Rows.INSTANCE, DType.Q2_K, new Q2KRows(), DType.Q3_K, new Q3KRows(), DType.Q4_K, new Q4KRows(),
             DType.Q5_K, new Q5KRows(), DType.Q6_K, new Q6KRows(), DType.IQ2_XXS, new Iq2XxsRows());
 
-    @Param({"Q4_K", "Q5_K", "Q6_K", "Q2_K", "Q3_K", "IQ2_XXS"})
+    @Param({"Q4_K", "Q6_K", "Q8_0", "Q4_0", "Q2_K", "Q3_K", "Q5_K", "IQ2_XXS"})
     public DType type;
 
     @Param({"cached", "streamed"})
@@ -89,6 +89,7 @@ public class QuantDotBench {
             case Q2_K -> new long[] {80, 82};
             case Q3_K -> new long[] {108};
             case Q6_K -> new long[] {208};
+            case Q8_0, Q4_0 -> new long[] {0};
             default -> new long[] {0, 2}; // Q4_K, Q5_K: d, dmin; IQ2_XXS: d (and its first grid byte, any value)
         };
         for (long block = 0; block < weights.byteSize() / type.blockBytes(); block++) {
