@@ -15,7 +15,10 @@ import jdk.incubator.vector.VectorOperators;
  * Q4_K rows (layout in {@link fs.quant.ReferenceDequantizer}): blocks of 256 weights in 8 groups of 32, each run of
  * 32 quant bytes holding two groups, one per nibble. A chunk of bytes is read once for both of its groups; a weight
  * is {@code fma(q, d·scale, −dmin·min)}, which rounds once, as the reference's {@code (d·scale)·q − dmin·min} does
- * after its exact product.
+ * after its exact product. One chunk per step into two accumulators: with C2 of JDK 25, a step of two chunks into
+ * four accumulators (whether the quants were read from the segment or from a copy of the row in an array), or a run
+ * read as one 256-bit vector and widened in two halves (convertShape part 1), made it box the vectors: 20–40 MB
+ * allocated per 1024-row matrix-vector product and 6–15× slower (QuantDotBench with -prof gc).
  */
 final class Q4KRows implements RowFormat {
     private static final int BLOCK_BYTES = 144;
