@@ -15,7 +15,9 @@ import jdk.incubator.vector.VectorOperators;
  * Q4_K rows (layout in {@link fs.quant.ReferenceDequantizer}): blocks of 256 weights in 8 groups of 32, each run of
  * 32 quant bytes holding two groups, one per nibble. A chunk of bytes is read once for both of its groups; a weight
  * is {@code fma(q, d·scale, −dmin·min)}, which rounds once, as the reference's {@code (d·scale)·q − dmin·min} does
- * after its exact product. One chunk per step into two accumulators: with C2 of JDK 25, a step of two chunks into
+ * after its exact product. The high nibble is taken in place as {@code q & 0xF0} = 16·q, against the scale times
+ * 2^-4: both factors are exact (d·scale is at least 2^-24, far from float32's subnormals), so the product and the
+ * weight are the same floats, and the shift it saves is a tenth of the chunk's vector work. One chunk per step into two accumulators: with C2 of JDK 25, a step of two chunks into
  * four accumulators (whether the quants were read from the segment or from a copy of the row in an array), or a run
  * read as one 256-bit vector and widened in two halves (convertShape part 1), made it box the vectors: 20–40 MB
  * allocated per 1024-row matrix-vector product and 6–15× slower (QuantDotBench with -prof gc).
@@ -34,13 +36,13 @@ final class Q4KRows implements RowFormat {
             for (int run = 0; run < 4; run++) {
                 FloatVector lowScale = FloatVector.broadcast(F, scales[2 * run]);
                 FloatVector lowMin = FloatVector.broadcast(F, scales[8 + 2 * run]);
-                FloatVector highScale = FloatVector.broadcast(F, scales[2 * run + 1]);
+                FloatVector highScale = FloatVector.broadcast(F, scales[2 * run + 1] * 0x1p-4f);
                 FloatVector highMin = FloatVector.broadcast(F, scales[8 + 2 * run + 1]);
                 int xRun = xOffset + 256 * b + 64 * run;
                 for (int c = 0; c < 32; c += L) {
                     IntVector q = bytes(w, at + 16 + 32 * run + c);
                     FloatVector w0 = floats(q.and(0xF)).fma(lowScale, lowMin);
-                    FloatVector w1 = floats(q.lanewise(VectorOperators.LSHR, 4).and(0xF)).fma(highScale, highMin);
+                    FloatVector w1 = floats(q.and(0xF0)).fma(highScale, highMin);
                     acc0 = w0.fma(FloatVector.fromArray(F, x, xRun + c), acc0);
                     acc1 = w1.fma(FloatVector.fromArray(F, x, xRun + 32 + c), acc1);
                 }
