@@ -87,6 +87,10 @@ __kernel void matmul_decode_gpu(__global const float* x, __global const wtype* w
     if (lid == 0) out[n] = total;
 }
 
+// Both prefill kernels write output n of input row r at out[r * out_stride + out_first + n]: a dense weight's matmul
+// fills all of out (out_first 0, out_stride N); a block format's fills it one dequantized panel of weight rows at a
+// time (OpenClBackend), each panel its own columns.
+
 // Prefill (many input rows), GPU design: each work-group computes a TILE×TILE block of out (rows × outputs) with WG×WG
 // work-items of 4×4 outputs each: rows tr + WG·i and outputs tn + WG·j, so that local reads are broadcasts (xs) or hit
 // distinct banks (ws, rows padded to TK + 1). Per K-step of TK the group stages TILE×TK inputs and TILE×TK weights in
@@ -122,7 +126,8 @@ static void store4(__local float* p, float4 v) {
 }
 
 __kernel __attribute__((reqd_work_group_size(WG, WG, 1)))
-void matmul_rows_gpu(__global const float* x, __global const wtype* w, __global float* out, int rows, int K, int N) {
+void matmul_rows_gpu(__global const float* x, __global const wtype* w, __global float* out, int rows, int K, int N,
+                     int out_first, int out_stride) {
     int tn = get_local_id(0);
     int tr = get_local_id(1);
     int lid = tr * WG + tn;
@@ -160,7 +165,7 @@ void matmul_rows_gpu(__global const float* x, __global const wtype* w, __global 
         if (r >= rows) break;
         for (int j = 0; j < PER_ITEM; j++) {
             int n = n0 + tn + WG * j;
-            if (n < N) out[(size_t)r * N + n] = acc[i][j];
+            if (n < N) out[(size_t)r * out_stride + out_first + n] = acc[i][j];
         }
     }
 }
@@ -208,7 +213,7 @@ static void store_tile_row(__global float* out, __global const float* xr, float1
 }
 
 __kernel void matmul_rows_cpu(__global const float* x, __global const wtype* w, __global float* out, int rows, int K,
-                              int N) {
+                              int N, int out_first, int out_stride) {
     int n0 = get_global_id(0) * OUT_BLOCK;
     if (n0 >= N) return;
     int outputs = min(OUT_BLOCK, N - n0);
@@ -238,10 +243,16 @@ __kernel void matmul_rows_cpu(__global const float* x, __global const wtype* w, 
             TILE_ROW(3, xv)
         }
         int tail = chunks * 16;
-        __global float* o = out + (size_t)r0 * N + n0;
+        __global float* o = out + (size_t)r0 * out_stride + out_first + n0;
         store_tile_row(o, x0, acc00, acc01, acc02, acc03, w0, w1, w2, w3, tail, K, outputs);
-        if (r0 + 1 < rows) store_tile_row(o + N, x1, acc10, acc11, acc12, acc13, w0, w1, w2, w3, tail, K, outputs);
-        if (r0 + 2 < rows) store_tile_row(o + 2 * N, x2, acc20, acc21, acc22, acc23, w0, w1, w2, w3, tail, K, outputs);
-        if (r0 + 3 < rows) store_tile_row(o + 3 * N, x3, acc30, acc31, acc32, acc33, w0, w1, w2, w3, tail, K, outputs);
+        if (r0 + 1 < rows) {
+            store_tile_row(o + out_stride, x1, acc10, acc11, acc12, acc13, w0, w1, w2, w3, tail, K, outputs);
+        }
+        if (r0 + 2 < rows) {
+            store_tile_row(o + 2 * out_stride, x2, acc20, acc21, acc22, acc23, w0, w1, w2, w3, tail, K, outputs);
+        }
+        if (r0 + 3 < rows) {
+            store_tile_row(o + 3 * out_stride, x3, acc30, acc31, acc32, acc33, w0, w1, w2, w3, tail, K, outputs);
+        }
     }
 }

@@ -2,6 +2,9 @@ package fs.backend.opencl;
 
 import fs.tensor.DType;
 import java.lang.foreign.MemorySegment;
+import java.util.Collections;
+import java.util.EnumSet;
+import java.util.Set;
 import java.util.function.BiFunction;
 
 /**
@@ -11,6 +14,10 @@ import java.util.function.BiFunction;
  * the same for every design and launched here.
  */
 record BlockKernels(ClKernel dequantize, ClKernel embed, ClKernel matmulDecode) {
+    /** The formats blocks.cl has a header for. */
+    static final Set<DType> FORMATS = Collections.unmodifiableSet(EnumSet.of(DType.Q8_0, DType.Q4_0, DType.Q2_K,
+            DType.Q3_K, DType.Q4_K, DType.Q5_K, DType.Q6_K, DType.IQ2_XXS));
+
     /** Builds blocks.cl for {@code type} (once per device) and makes its kernels with {@code kernel}. */
     static BlockKernels build(DeviceContext device, KernelDesign design, DType type,
             BiFunction<MemorySegment, String, ClKernel> kernel) {

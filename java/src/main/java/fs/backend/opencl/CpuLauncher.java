@@ -27,9 +27,10 @@ record CpuLauncher(MemorySegment queue) implements Launcher {
     }
 
     @Override
-    public void matmulRows(ClKernel kernel, ClMemory x, ClMemory w, ClMemory out, int rows, int k, int n) {
+    public void matmulRows(ClKernel kernel, ClMemory x, ClMemory w, ClMemory out, int rows, int k, int n,
+            int firstOutput, int outStride) {
         int outBlock = KernelConstants.OUT_BLOCK;
-        kernel.arg(0, x).arg(1, w).arg(2, out).arg(3, rows).arg(4, k).arg(5, n)
+        kernel.arg(0, x).arg(1, w).arg(2, out).arg(3, rows).arg(4, k).arg(5, n).arg(6, firstOutput).arg(7, outStride)
                 .run(queue, (n + outBlock - 1) / outBlock, 1);
     }
 

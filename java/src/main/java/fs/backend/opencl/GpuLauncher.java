@@ -29,10 +29,11 @@ record GpuLauncher(MemorySegment queue, int group) implements Launcher {
     }
 
     @Override
-    public void matmulRows(ClKernel kernel, ClMemory x, ClMemory w, ClMemory out, int rows, int k, int n) {
+    public void matmulRows(ClKernel kernel, ClMemory x, ClMemory w, ClMemory out, int rows, int k, int n,
+            int firstOutput, int outStride) {
         int tile = KernelConstants.TILE;
         int wg = KernelConstants.WG;
-        kernel.arg(0, x).arg(1, w).arg(2, out).arg(3, rows).arg(4, k).arg(5, n)
+        kernel.arg(0, x).arg(1, w).arg(2, out).arg(3, rows).arg(4, k).arg(5, n).arg(6, firstOutput).arg(7, outStride)
                 .run(queue, roundUp(n, tile) / tile * wg, roundUp(rows, tile) / tile * wg, wg, wg);
     }
 

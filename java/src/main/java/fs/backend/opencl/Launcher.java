@@ -18,8 +18,12 @@ sealed interface Launcher permits GpuLauncher, CpuLauncher {
      */
     void matmulDecode(ClKernel kernel, int chunk, ClMemory x, ClMemory w, ClMemory out, int k, int n);
 
-    /** matmul_rows_*: out = x·Wᵀ for {@code rows} input rows. */
-    void matmulRows(ClKernel kernel, ClMemory x, ClMemory w, ClMemory out, int rows, int k, int n);
+    /**
+     * matmul_rows_*: x·Wᵀ for {@code rows} input rows and W {@code n}×{@code k}, output j of row r at
+     * {@code out[r * outStride + firstOutput + j]}, so that a matmul can be run one panel of W's rows at a time.
+     */
+    void matmulRows(ClKernel kernel, ClMemory x, ClMemory w, ClMemory out, int rows, int k, int n, int firstOutput,
+            int outStride);
 
     /** rope_*: rotates {@code heads} heads of {@code headDim} in each of {@code rows} rows, in place. */
     void rope(ClKernel kernel, ClMemory x, ClMemory inverseFrequencies, int rows, int heads, int headDim, int startPos,

@@ -14,6 +14,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.EnumMap;
 import java.util.EnumSet;
 import java.util.List;
@@ -21,13 +22,19 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * The Qwen3 ops on one OpenCL device. Weights are uploaded once in their stored dtype; activations and the KV cache
- * stay on the device, and only {@link #read} and {@link #argmax} wait for the queue. Not thread-safe: one thread
- * drives a backend.
+ * The Qwen3 ops on one OpenCL device. Weights are uploaded once in their stored dtype, block formats as their blocks
+ * (weights.cl reads F32, F16 and BF16, blocks.cl the block formats); activations and the KV cache stay on the device,
+ * and only {@link #read} and {@link #argmax} wait for the queue. Not thread-safe: one thread drives a backend.
  */
 public final class OpenClBackend implements Backend {
     /** Work-group size of the GPU design's reductions (a power of two, capped by what the device allows). */
     private static final int GPU_GROUP = 256;
+    /**
+     * Floats of the scratch a block-format prefill matmul dequantizes one panel of weight rows into (4 MiB), for
+     * weights.cl's float kernel to read: small enough to stay in a CPU's or a GPU's cache between being written and
+     * read, large enough that a panel's launch (1024 rows of 1024) keeps every core busy.
+     */
+    private static final int PANEL_FLOATS = 1 << 20;
 
     record ClBuffer(MemorySegment handle, long length, OpenClBackend owner) implements Buffer, ClMemory {}
 
@@ -52,6 +59,7 @@ public final class OpenClBackend implements Backend {
     private final List<MemorySegment> memObjects = new ArrayList<>();
     private final List<ClKernel> kernels = new ArrayList<>();
     private final Map<DType, WeightKernels> weightKernels = new EnumMap<>(DType.class);
+    private final Map<DType, BlockKernels> blockKernels = new EnumMap<>(DType.class);
     private final List<RopeFrequencies> ropeFrequencies = new ArrayList<>();
     private final ClKernel ropeKernel;
     private final ClKernel storeKv;
@@ -61,6 +69,8 @@ public final class OpenClBackend implements Backend {
     private final ClKernel argmax;
     private final MemorySegment scratch;
     private ClBuffer tokens;
+    /** Where a block-format prefill matmul dequantizes its panels, allocated on first use. */
+    private ClBuffer panel;
     private final ClBuffer argmaxResult;
     /** Host memory for token ids and reads, grown as needed (the previous one freed). */
     private Arena stagingArena = Arena.ofShared();
@@ -107,11 +117,15 @@ public final class OpenClBackend implements Backend {
     }
 
     /** The dtypes weights.cl has kernels for. */
-    private static final Set<DType> SUPPORTED = EnumSet.of(DType.F32, DType.F16, DType.BF16);
+    private static final Set<DType> DENSE = EnumSet.of(DType.F32, DType.F16, DType.BF16);
 
     @Override
     public boolean supports(DType dtype) {
-        return SUPPORTED.contains(dtype);
+        return DENSE.contains(dtype) || BlockKernels.FORMATS.contains(dtype);
+    }
+
+    private static boolean isBlockFormat(DType dtype) {
+        return BlockKernels.FORMATS.contains(dtype);
     }
 
     @Override
@@ -119,11 +133,30 @@ public final class OpenClBackend implements Backend {
         checkOpen();
         if (!supports(tensor.dtype()) || tensor.rank() < 1 || tensor.rank() > 2) {
             throw new FsException("cannot upload " + tensor + ": the OpenCL backend reads weights of rank 1 or 2 in "
-                    + SUPPORTED);
+                    + supported());
+        }
+        // rmsNorm's kernels (weights.cl) read a norm's weights as floats; llama.cpp keeps every 1-D tensor in F32
+        if (tensor.rank() == 1 && isBlockFormat(tensor.dtype())) {
+            throw new FsException("tensor " + tensor.name() + " is a 1-D weight stored as " + tensor.dtype()
+                    + "; the OpenCL backend reads 1-D weights (norms) in " + DENSE);
         }
         long rows = tensor.rank() == 2 ? tensor.dim(0) : 1;
         long columns = tensor.dim(tensor.rank() - 1);
         long bytes = tensor.data().byteSize();
+        long needed;
+        try {
+            needed = tensor.byteSize();
+        } catch (IllegalArgumentException | ArithmeticException e) {
+            throw new FsException("tensor " + tensor.name() + " has a shape " + tensor.dtype()
+                    + Arrays.toString(tensor.shape()) + " whose rows are not whole blocks or too large");
+        }
+        if (bytes != needed) {
+            throw new FsException("tensor " + tensor.name() + " holds " + bytes + " bytes, its shape "
+                    + tensor.dtype() + Arrays.toString(tensor.shape()) + " needs " + needed);
+        }
+        if (rows > Integer.MAX_VALUE || columns > Integer.MAX_VALUE) {
+            throw new FsException("tensor " + tensor.name() + " is too large: " + tensor);
+        }
         memory.reserve(tensor.name(), bytes);
         MemorySegment handle;
         try (Arena staging = Arena.ofConfined()) {
@@ -132,6 +165,10 @@ public final class OpenClBackend implements Backend {
             handle = createBuffer(CL_MEM_READ_ONLY() | CL_MEM_COPY_HOST_PTR(), bytes, host, tensor.name());
         }
         return new ClWeight(tensor.name(), tensor.dtype(), rows, columns, handle, this);
+    }
+
+    private static List<DType> supported() {
+        return Arrays.stream(DType.values()).filter(t -> DENSE.contains(t) || isBlockFormat(t)).toList();
     }
 
     @Override
@@ -173,8 +210,12 @@ public final class OpenClBackend implements Backend {
         MemorySegment.copy(tokenIds, 0, ids, ValueLayout.JAVA_INT, 0, tokenIds.length);
         ClStatus.check(clEnqueueWriteBuffer(queue, tokens.handle(), CL_TRUE(), 0, (long) tokenIds.length * Integer.BYTES,
                 ids, 0, MemorySegment.NULL, MemorySegment.NULL), "clEnqueueWriteBuffer(token ids)");
-        kernelsFor(t.dtype()).embed().arg(0, t).arg(1, tokens).arg(2, o).arg(3, (int) t.columns())
-                .run(queue, t.columns(), tokenIds.length, 0, 0);
+        if (isBlockFormat(t.dtype())) {
+            blockKernelsFor(t.dtype()).embed(queue, t, tokens, tokenIds.length, (int) t.columns(), o);
+        } else {
+            kernelsFor(t.dtype()).embed().arg(0, t).arg(1, tokens).arg(2, o).arg(3, (int) t.columns())
+                    .run(queue, t.columns(), tokenIds.length, 0, 0);
+        }
     }
 
     @Override
@@ -195,12 +236,47 @@ public final class OpenClBackend implements Backend {
         ClBuffer in = own(x), o = own(out);
         require(in.length() >= (long) rows * k && o.length() >= (long) rows * n, "matmul buffers too small");
         if (rows == 0) return;
+        if (isBlockFormat(weight.dtype())) {
+            blockMatmul(in, weight, o, rows, k, n);
+            return;
+        }
         WeightKernels kernels = kernelsFor(weight.dtype());
         if (rows == 1) {
             launcher.matmulDecode(kernels.matmulDecode(), KernelConstants.DENSE_CHUNK, in, weight, o, k, n);
         } else {
-            launcher.matmulRows(kernels.matmulRows(), in, weight, o, rows, k, n);
+            launcher.matmulRows(kernels.matmulRows(), in, weight, o, rows, k, n, 0, n);
         }
+    }
+
+    /**
+     * A block-format weight's matmul. Decode reads the blocks where they lie (bound by memory, it gains from their
+     * size); prefill reuses each weight over many rows, so the weight's rows are dequantized a panel at a time into
+     * scratch and weights.cl's float kernel multiplies each panel into its columns of out. The panel keeps a float
+     * copy of the weight from ever being made, and each panel is read while it is still in cache.
+     */
+    private void blockMatmul(ClBuffer in, ClWeight weight, ClBuffer o, int rows, int k, int n) {
+        BlockKernels blocks = blockKernelsFor(weight.dtype());
+        if (rows == 1) {
+            launcher.matmulDecode(blocks.matmulDecode(), KernelConstants.PIECE, in, weight, o, k, n);
+            return;
+        }
+        int panelRows = Math.max(1, PANEL_FLOATS / k);
+        if (panelRows >= KernelConstants.TILE) panelRows -= panelRows % KernelConstants.TILE; // whole GPU tiles
+        ClBuffer scratch = panel((long) panelRows * k);
+        ClKernel floatRows = kernelsFor(DType.F32).matmulRows();
+        for (int first = 0; first < n; first += panelRows) {
+            int count = Math.min(panelRows, n - first);
+            blocks.dequantize(queue, weight, k, first, count, scratch);
+            launcher.matmulRows(floatRows, in, scratch, o, rows, k, count, first, n);
+        }
+    }
+
+    /** The panel scratch, at least {@code length} floats. */
+    private ClBuffer panel(long length) {
+        if (panel == null || panel.length() < length) {
+            panel = buffer("prefill panel scratch", Math.max(length, PANEL_FLOATS));
+        }
+        return panel;
     }
 
     @Override
@@ -305,6 +381,7 @@ public final class OpenClBackend implements Backend {
         clFinish(queue);
         kernels.forEach(ClKernel::release);
         weightKernels.clear();
+        blockKernels.clear();
         memObjects.forEach(m -> clReleaseMemObject(m));
         memObjects.clear();
         clReleaseCommandQueue(queue);
@@ -319,6 +396,15 @@ public final class OpenClBackend implements Backend {
         built = new WeightKernels(kernel(program, "embed"), kernel(program, design.kernel("rmsnorm")),
                 kernel(program, design.kernel("matmul_decode")), kernel(program, design.kernel("matmul_rows")));
         weightKernels.put(dtype, built);
+        return built;
+    }
+
+    private BlockKernels blockKernelsFor(DType dtype) {
+        BlockKernels built = blockKernels.get(dtype);
+        if (built == null) {
+            built = BlockKernels.build(device, design, dtype, this::kernel);
+            blockKernels.put(dtype, built);
+        }
         return built;
     }
 

@@ -101,6 +101,8 @@ class JoclCrossCheckTest {
         clSetKernelArg(kernel, 3, Sizeof.cl_int, Pointer.to(new int[] {ROWS}));
         clSetKernelArg(kernel, 4, Sizeof.cl_int, Pointer.to(new int[] {K}));
         clSetKernelArg(kernel, 5, Sizeof.cl_int, Pointer.to(new int[] {N}));
+        clSetKernelArg(kernel, 6, Sizeof.cl_int, Pointer.to(new int[] {0})); // the outputs start at column 0
+        clSetKernelArg(kernel, 7, Sizeof.cl_int, Pointer.to(new int[] {N})); // of rows N apart
         // the launch CpuLauncher makes: one work-item per OUT_BLOCK outputs (each over every input row), groups of one
         long items = (N + KernelConstants.OUT_BLOCK - 1) / KernelConstants.OUT_BLOCK;
         clEnqueueNDRangeKernel(queue, kernel, 1, null, new long[] {items}, new long[] {1}, 0, null, null);

@@ -6,10 +6,9 @@ import java.util.List;
 
 /** q-tied's GGUF goldens through the GPU kernel design, forced on PoCL (CI has no GPU). */
 class OpenClGpuDesignQTiedGoldenTest extends QTiedGoldenTest {
-    /** The float file: the block kernels (BlockKernels) are not yet the backend's matmul. */
     @Override
     protected List<String> types() {
-        return List.of("BF16");
+        return ALL_TYPES;
     }
 
     @Override
