@@ -5,10 +5,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import fs.gguf.QTied;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /** fs verify on PoCL (CI's OpenCL) against the Vector API path. */
 class VerifyCommandTest {
@@ -37,6 +40,18 @@ class VerifyCommandTest {
         for (JsonNode op : report.get("ops")) worst = Math.max(worst, op.get("nmse").asDouble());
         assertTrue(worst < 1e-9, "largest NMSE " + worst);
         assertEquals(2 * (1 + 17 * 2 + 2), report.get("ops").size());
+    }
+
+    /** Block-format weights (Q4_K_M mixes Q4_K, Q6_K and Q5_K; IQ2_XXS adds Q2_K's blocks) on both paths. */
+    @ParameterizedTest
+    @ValueSource(strings = {"Q4_K_M", "IQ2_XXS", "Q8_0"})
+    void openClAgreesWithTheCpuOnAQuantizedFile(String type) throws Exception {
+        Result result = verify(QTied.gguf(type).toString(), "--tokens", "1,2,3,4,5", "--json");
+        assertEquals(0, result.exit(), result.err());
+        JsonNode report = new ObjectMapper().readTree(result.out());
+        assertTrue(report.get("agree").asBoolean(), result.out());
+        assertTrue(report.get("first_over_threshold").isNull(), result.out());
+        assertEquals(6, report.get("top1_agreement").asInt());
     }
 
     @Test

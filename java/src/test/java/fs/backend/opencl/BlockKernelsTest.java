@@ -29,7 +29,7 @@ import org.junit.jupiter.params.provider.EnumSource;
  */
 class BlockKernelsTest {
     /** Where each block format is stored: the file of its name, and Q3_K in the Q2_K preset's matrices. */
-    private static final Map<DType, String> FILE_OF = Map.of(DType.Q8_0, "Q8_0", DType.Q4_0, "Q4_0",
+    static final Map<DType, String> FILE_OF = Map.of(DType.Q8_0, "Q8_0", DType.Q4_0, "Q4_0",
             DType.Q2_K, "Q2_K", DType.Q3_K, "Q2_K", DType.Q4_K, "Q4_K_M", DType.Q5_K, "Q5_K_M",
             DType.Q6_K, "Q6_K", DType.IQ2_XXS, "IQ2_XXS");
     /** The unit roundoff of float32. */

@@ -5,6 +5,7 @@ import static fs.backend.opencl.OpenClTestSupport.tensor;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import fs.FsException;
 import fs.backend.Backend;
@@ -13,6 +14,9 @@ import fs.backend.KvCache;
 import fs.backend.Rope;
 import fs.backend.Weight;
 import fs.backend.cpu.VectorBackend;
+import fs.gguf.GgufFile;
+import fs.gguf.GgufTensor;
+import fs.gguf.QTied;
 import fs.model.RopeScaling;
 import fs.tensor.DType;
 import fs.tensor.Tensor;
@@ -97,6 +101,51 @@ class OpenClBackendTest {
                 });
             }
         }
+    }
+
+    /**
+     * A matrix of each block format, as llama.cpp wrote it in q-tied, uploaded as its blocks: its embedding is the
+     * oracle's bit for bit (both decode exactly), and its matmul in decode and in prefill (odd row counts) is the
+     * oracle's within float32 rounding.
+     */
+    @ParameterizedTest
+    @EnumSource(KernelDesign.class)
+    void everyBlockFormatEmbedsAndMultipliesAsTheOracle(KernelDesign design) {
+        for (Map.Entry<DType, String> entry : BlockKernelsTest.FILE_OF.entrySet()) {
+            DType type = entry.getKey();
+            assertTrue(backends.get(design).supports(type), type.name());
+            try (GgufFile gguf = GgufFile.open(QTied.gguf(entry.getValue()))) {
+                GgufTensor stored = gguf.tensors().stream().filter(t -> t.type() == type).findFirst().orElseThrow();
+                int n = (int) stored.rows(), k = (int) stored.columns();
+                Tensor w = new Tensor(stored.name(), type, new long[] {n, k}, stored.data());
+                int[] tokens = {n - 1, 0, n / 2};
+                Function<Backend, float[]> embed = backend -> {
+                    Buffer x = backend.allocate((long) tokens.length * k);
+                    backend.embed(backend.upload(w), tokens, x);
+                    return read(backend, x, tokens.length * k);
+                };
+                assertArrayEquals(embed.apply(oracle), embed.apply(backends.get(design)), design + " embed " + w);
+                for (int rows : new int[] {1, 5, 37}) {
+                    float[] x = random(random, rows * k);
+                    assertMatchesOracle(design, "matmul " + w + " of " + rows + " rows", backend -> {
+                        Buffer out = backend.allocate((long) rows * n);
+                        backend.matmul(input(backend, x), backend.upload(w), out, rows);
+                        return read(backend, out, rows * n);
+                    });
+                }
+            }
+        }
+    }
+
+    /** rmsNorm reads a norm's weights as floats: a 1-D tensor in a block format is refused at upload, by name. */
+    @ParameterizedTest
+    @EnumSource(KernelDesign.class)
+    void aNormInABlockFormatIsRefusedByName(KernelDesign design) {
+        Tensor gamma = new Tensor("blk.0.attn_norm.weight", DType.Q8_0, new long[] {32},
+                arena.allocate(DType.Q8_0.blockBytes()));
+        FsException e = assertThrows(FsException.class, () -> backends.get(design).upload(gamma));
+        assertEquals("tensor blk.0.attn_norm.weight is a 1-D weight stored as Q8_0; the OpenCL backend reads 1-D"
+                + " weights (norms) in [F32, F16, BF16]", e.getMessage());
     }
 
     @ParameterizedTest
