@@ -121,7 +121,11 @@ public final class OpenClBackend implements Backend {
 
     @Override
     public boolean supports(DType dtype) {
-        return DENSE.contains(dtype) || BlockKernels.FORMATS.contains(dtype);
+        return reads(dtype);
+    }
+
+    private static boolean reads(DType dtype) {
+        return DENSE.contains(dtype) || isBlockFormat(dtype);
     }
 
     private static boolean isBlockFormat(DType dtype) {
@@ -168,7 +172,7 @@ public final class OpenClBackend implements Backend {
     }
 
     private static List<DType> supported() {
-        return Arrays.stream(DType.values()).filter(t -> DENSE.contains(t) || isBlockFormat(t)).toList();
+        return Arrays.stream(DType.values()).filter(OpenClBackend::reads).toList();
     }
 
     @Override
