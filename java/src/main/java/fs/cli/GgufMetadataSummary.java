@@ -2,6 +2,7 @@ package fs.cli;
 
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import fs.Quoted;
 import fs.gguf.GgufArray;
 import fs.gguf.GgufValue;
 import fs.gguf.GgufValueType;
@@ -22,11 +23,11 @@ final class GgufMetadataSummary {
 
     /** One line per key: key, type, value, the key column as wide as the longest key. */
     static List<String> lines(Map<String, GgufValue> metadata) {
-        int width = metadata.keySet().stream().mapToInt(key -> GgufValue.quote(key).length()).max().orElse(0);
+        int width = metadata.keySet().stream().mapToInt(key -> Quoted.quote(key).length()).max().orElse(0);
         List<String> lines = new ArrayList<>();
         for (var entry : metadata.entrySet()) {
             GgufValue value = entry.getValue();
-            lines.add(String.format(Locale.ROOT, "%-" + width + "s  %-7s  %s", GgufValue.quote(entry.getKey()),
+            lines.add(String.format(Locale.ROOT, "%-" + width + "s  %-7s  %s", Quoted.quote(entry.getKey()),
                     typeName(value.type()), text(value)));
         }
         return lines;
@@ -61,7 +62,7 @@ final class GgufMetadataSummary {
             case ARRAY -> summary((GgufArray) value.value());
             case STRING -> {
                 String text = (String) value.value();
-                String quoted = GgufValue.quote(text);
+                String quoted = Quoted.quote(text);
                 yield quoted.endsWith("…'") ? quoted + " (" + text.length() + " characters)" : quoted;
             }
             default -> element(value.type(), value.value());
@@ -82,7 +83,7 @@ final class GgufMetadataSummary {
 
     private static String element(GgufValueType type, Object element) {
         return switch (type) {
-            case STRING -> GgufValue.quote((String) element);
+            case STRING -> Quoted.quote((String) element);
             case ARRAY -> "[" + ((GgufArray) element).length() + " × "
                     + typeName(((GgufArray) element).elementType()) + "]";
             case UINT64 -> Long.toUnsignedString((Long) element);

@@ -1,6 +1,7 @@
 package fs.gguf;
 
 import fs.FsException;
+import fs.Quoted;
 import fs.tensor.DType;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -115,7 +116,7 @@ record GgufHeader(int version, GgufMetadata metadata, int alignment, long dataSt
             Map<String, GgufValue> values = new LinkedHashMap<>();
             for (long i = 0; i < count; i++) {
                 String key = string("the key of metadata entry " + i);
-                String where = "key " + GgufValue.quote(key);
+                String where = "key " + Quoted.quote(key);
                 if (values.containsKey(key)) throw new FsException(name + ": " + where + " appears twice");
                 GgufValueType type = valueType(u32(where + ": the value type"), where + ": value type");
                 values.put(key, new GgufValue(type, value(type, where, 0)));
@@ -138,7 +139,7 @@ record GgufHeader(int version, GgufMetadata metadata, int alignment, long dataSt
             Set<String> names = new HashSet<>();
             for (long i = 0; i < count; i++) {
                 String tensor = string("the name of tensor " + i);
-                String where = "tensor " + GgufValue.quote(tensor);
+                String where = "tensor " + Quoted.quote(tensor);
                 if (!names.add(tensor)) throw new FsException(name + ": " + where + " appears twice");
                 long dims = u32(where + ": the dimension count");
                 if (dims < 1 || dims > MAX_DIMS) {
@@ -188,7 +189,7 @@ record GgufHeader(int version, GgufMetadata metadata, int alignment, long dataSt
             long dataSize = Math.max(0, size - dataStart);
             for (Entry entry : entries) {
                 if (entry.offset() < 0 || entry.offset() > dataSize || entry.bytes() > dataSize - entry.offset()) {
-                    throw error("tensor " + GgufValue.quote(entry.name()), "data at offset "
+                    throw error("tensor " + Quoted.quote(entry.name()), "data at offset "
                             + Long.toUnsignedString(entry.offset()) + " (" + entry.bytes()
                             + " bytes) runs past the end of the file (the data section holds " + dataSize
                             + " bytes from file offset " + dataStart + ")");
@@ -200,8 +201,8 @@ record GgufHeader(int version, GgufMetadata metadata, int alignment, long dataSt
                 Entry previous = byOffset.get(i - 1);
                 Entry entry = byOffset.get(i);
                 if (entry.offset() < previous.offset() + previous.bytes()) {
-                    throw error("tensor " + GgufValue.quote(entry.name()), "data " + range(entry) + " overlaps tensor "
-                            + GgufValue.quote(previous.name()) + " " + range(previous));
+                    throw error("tensor " + Quoted.quote(entry.name()), "data " + range(entry) + " overlaps tensor "
+                            + Quoted.quote(previous.name()) + " " + range(previous));
                 }
             }
         }

@@ -1,6 +1,7 @@
 package fs.gguf;
 
 import fs.FsException;
+import fs.Quoted;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -75,7 +76,7 @@ public final class GgufMetadata {
 
     private GgufValue required(String key) {
         GgufValue value = values.get(key);
-        if (value == null) throw new FsException(file + ": key " + GgufValue.quote(key) + " is missing");
+        if (value == null) throw new FsException(file + ": key " + Quoted.quote(key) + " is missing");
         return value;
     }
 
@@ -87,6 +88,6 @@ public final class GgufMetadata {
 
     /** A problem with {@code key}'s value, as one line naming the file and the key. */
     public FsException error(String key, String problem) {
-        return new FsException(file + ": key " + GgufValue.quote(key) + " " + problem);
+        return new FsException(file + ": key " + Quoted.quote(key) + " " + problem);
     }
 }

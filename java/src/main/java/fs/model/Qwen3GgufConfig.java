@@ -1,10 +1,10 @@
 package fs.model;
 
 import fs.FsException;
+import fs.Quoted;
 import fs.gguf.GgufFile;
 import fs.gguf.GgufMetadata;
 import fs.gguf.GgufTensor;
-import fs.gguf.GgufValue;
 import fs.gguf.GgufValueType;
 import java.util.Arrays;
 import java.util.List;
@@ -34,7 +34,7 @@ public final class Qwen3GgufConfig {
     private Qwen3Config config() {
         String architecture = metadata.string("general.architecture");
         if (!architecture.equals(ARCHITECTURE)) {
-            throw metadata.error("general.architecture", "is " + GgufValue.quote(architecture) + ", expected '"
+            throw metadata.error("general.architecture", "is " + Quoted.quote(architecture) + ", expected '"
                     + ARCHITECTURE + "'");
         }
         checkRopeScaling();
@@ -74,7 +74,7 @@ public final class Qwen3GgufConfig {
         if (!metadata.has(typeKey)) return;
         String type = metadata.string(typeKey);
         if (!type.equals("none")) {
-            throw metadata.error(typeKey, "is " + GgufValue.quote(type) + ": only plain RoPE is supported");
+            throw metadata.error(typeKey, "is " + Quoted.quote(type) + ": only plain RoPE is supported");
         }
     }
 

@@ -1,8 +1,8 @@
 package fs.tokenizer;
 
 import fs.FsException;
+import fs.Quoted;
 import fs.gguf.GgufMetadata;
-import fs.gguf.GgufValue;
 import fs.gguf.GgufValueType;
 import java.text.Normalizer;
 import java.util.ArrayList;
@@ -86,7 +86,7 @@ public final class GgufTokenizer {
                     added.add(new AddedToken(id, token, types[id] == CONTROL, false));
                 }
                 case UNUSED -> { } // the placeholders that pad the list to the embedding's rows: no token has them
-                default -> throw metadata.error(TOKEN_TYPE, "gives token " + id + " " + GgufValue.quote(token)
+                default -> throw metadata.error(TOKEN_TYPE, "gives token " + id + " " + Quoted.quote(token)
                         + " the type " + typeName(types[id]) + ", which a gpt2 tokenizer does not use");
             }
         }
@@ -106,7 +106,7 @@ public final class GgufTokenizer {
     private void requireName(String key, String expected, String what) {
         String name = metadata.string(key);
         if (!name.equals(expected)) {
-            throw metadata.error(key, "is " + GgufValue.quote(name) + ": only '" + expected + "' (" + what
+            throw metadata.error(key, "is " + Quoted.quote(name) + ": only '" + expected + "' (" + what
                     + ") is supported");
         }
     }
@@ -119,7 +119,7 @@ public final class GgufTokenizer {
             char[] merge = merges[rank].toCharArray();
             int space = merges[rank].indexOf(' ');
             if (space < 0 || merges[rank].indexOf(' ', space + 1) >= 0) {
-                throw metadata.error(MERGES, "entry " + rank + " " + GgufValue.quote(merges[rank])
+                throw metadata.error(MERGES, "entry " + rank + " " + Quoted.quote(merges[rank])
                         + " is not two tokens separated by a space");
             }
             int rightFrom = space + 1;
@@ -131,7 +131,7 @@ public final class GgufTokenizer {
             int merged = vocab.id(TokenIds.hashOfConcat(leftHash, rightHash, rightLength), merge, 0, space, merge,
                     rightFrom, rightLength);
             if (left < 0 || right < 0 || merged < 0) {
-                throw metadata.error(MERGES, "entry " + rank + " " + GgufValue.quote(merges[rank])
+                throw metadata.error(MERGES, "entry " + rank + " " + Quoted.quote(merges[rank])
                         + " uses a token that is not a normal token of " + TOKENS);
             }
             table.put(left, right, rank, merged);
@@ -140,7 +140,7 @@ public final class GgufTokenizer {
     }
 
     private FsException duplicate(int id, String token) {
-        return metadata.error(TOKENS, "lists " + GgufValue.quote(token) + " twice (again as token " + id + ")");
+        return metadata.error(TOKENS, "lists " + Quoted.quote(token) + " twice (again as token " + id + ")");
     }
 
     private static String typeName(long type) {
