@@ -2,6 +2,7 @@ package fs.generate;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import fs.FsException;
+import fs.Quoted;
 import fs.safetensors.StrictJson;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -117,7 +118,7 @@ public record GenerationConfig(
                 throw new FsException(file + ": " + field + " entries must be token ids, got " + shown(id));
             }
             if (!id.canConvertToInt() || id.intValue() < 0 || id.intValue() >= vocabSize) {
-                throw new FsException(file + ": " + field + " " + id + " is outside the vocabulary (0.."
+                throw new FsException(file + ": " + field + " " + shown(id) + " is outside the vocabulary (0.."
                         + (vocabSize - 1) + ", from config.json's vocab_size)");
             }
             ids.add(id.intValue());
@@ -125,7 +126,9 @@ public record GenerationConfig(
         return ids;
     }
 
+    /** A value as a message shows it: a string quoted, anything else as its JSON, cut short. */
     private static String shown(JsonNode node) {
+        if (node.isTextual()) return Quoted.quote(node.textValue());
         String text = node.toString();
         return text.length() <= 40 ? text : text.substring(0, 40) + "…";
     }

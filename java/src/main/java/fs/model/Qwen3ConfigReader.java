@@ -2,6 +2,7 @@ package fs.model;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import fs.FsException;
+import fs.Quoted;
 import fs.safetensors.StrictJson;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -77,14 +78,14 @@ final class Qwen3ConfigReader {
 
     private void checkModelType() {
         String modelType = text("model_type");
-        if (!modelType.equals("qwen3")) throw error("model_type is '" + modelType + "', expected 'qwen3'");
+        if (!modelType.equals("qwen3")) throw error("model_type is " + Quoted.quote(modelType) + ", expected 'qwen3'");
         if (!has("architectures")) return;
         JsonNode architectures = root.get("architectures");
         if (!architectures.isArray()) throw error("architectures must be a list of names, found " + kind(architectures));
         for (JsonNode architecture : architectures) {
             if (architecture.isTextual() && architecture.textValue().equals(ARCHITECTURE)) return;
         }
-        throw error("architectures is " + architectures + ", expected one to be '" + ARCHITECTURE + "'");
+        throw error("architectures is " + describe(architectures) + ", expected one to be '" + ARCHITECTURE + "'");
     }
 
     /**
@@ -93,7 +94,7 @@ final class Qwen3ConfigReader {
      */
     private void checkImplementedMath() {
         if (has("hidden_act") && !text("hidden_act").equals("silu")) {
-            throw error("hidden_act is '" + text("hidden_act") + "': fs implements only 'silu'");
+            throw error("hidden_act is " + Quoted.quote(text("hidden_act")) + ": fs implements only 'silu'");
         }
         if (has("attention_bias") && bool("attention_bias")) {
             throw error("attention_bias is true: fs implements attention projections without bias");
@@ -106,7 +107,7 @@ final class Qwen3ConfigReader {
             if (!types.isArray()) throw error("layer_types must be a list of names, found " + describe(types));
             for (JsonNode type : types) {
                 if (!type.isTextual() || !type.textValue().equals("full_attention")) {
-                    throw error("layer_types has " + (type.isTextual() ? "'" + type.textValue() + "'" : describe(type))
+                    throw error("layer_types has " + (type.isTextual() ? Quoted.quote(type.textValue()) : describe(type))
                             + ": fs implements only 'full_attention'");
                 }
             }
@@ -145,7 +146,7 @@ final class Qwen3ConfigReader {
                 checkRopeKeys(field, node, type, YARN_KEYS);
                 yield yarn(field, node);
             }
-            default -> throw error(field + " of type '" + type + "' is not supported (fs implements plain RoPE and YaRN)");
+            default -> throw error(field + " of type " + Quoted.quote(type) + " is not supported (fs implements plain RoPE and YaRN)");
         };
     }
 
@@ -170,7 +171,7 @@ final class Qwen3ConfigReader {
         JsonNode ropeType = node.get("rope_type");
         JsonNode legacy = node.get("type");
         if (ropeType != null && legacy != null && !ropeType.equals(legacy)) {
-            throw error(field + ".rope_type (" + ropeType + ") and " + field + ".type (" + legacy + ") differ");
+            throw error(field + ".rope_type (" + describe(ropeType) + ") and " + field + ".type (" + describe(legacy) + ") differ");
         }
         if (ropeType == null && legacy == null) return "default";
         String key = ropeType != null ? "rope_type" : "type";
@@ -182,7 +183,8 @@ final class Qwen3ConfigReader {
     private void checkRopeKeys(String field, JsonNode node, String type, List<String> known) {
         for (Map.Entry<String, JsonNode> entry : node.properties()) {
             if (!known.contains(entry.getKey())) {
-                throw error(field + "." + entry.getKey() + " is not supported with rope type '" + type + "' (fs reads "
+                throw error(field + " key " + Quoted.quote(entry.getKey()) + " is not supported with rope type "
+                        + Quoted.quote(type) + " (fs reads "
                         + String.join(", ", known) + ")");
             }
         }
@@ -341,9 +343,9 @@ final class Qwen3ConfigReader {
         return new FsException(file + ": " + problem);
     }
 
+    /** A value as a message shows it: its kind, and its text quoted (a string's own text; else its JSON). */
     private static String describe(JsonNode node) {
-        String text = node.toString();
-        return kind(node) + " " + (text.length() <= 40 ? text : text.substring(0, 40) + "…");
+        return kind(node) + " " + Quoted.quote(node.isTextual() ? node.textValue() : node.toString());
     }
 
     private static String kind(JsonNode node) {

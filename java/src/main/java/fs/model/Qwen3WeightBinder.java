@@ -1,5 +1,6 @@
 package fs.model;
 
+import fs.Quoted;
 import fs.backend.cpu.VectorBackend;
 import fs.tensor.Tensor;
 import java.util.ArrayList;
@@ -114,7 +115,7 @@ final class Qwen3WeightBinder {
         List<String> unread = new ArrayList<>();
         for (String name : stored.storedNames()) {
             if (read.contains(name)) continue;
-            unread.add(name.isEmpty() ? "'' (an empty name)" : "'" + name + "'");
+            unread.add(Quoted.quote(name) + (name.isEmpty() ? " (an empty name)" : ""));
         }
         if (unread.isEmpty()) return;
         String named = String.join(", ", unread.subList(0, Math.min(unread.size(), MAX_NAMED_UNREAD)));

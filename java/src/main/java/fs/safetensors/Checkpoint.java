@@ -2,9 +2,11 @@ package fs.safetensors;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import fs.FsException;
+import fs.Quoted;
 import fs.tensor.Tensor;
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -23,6 +25,8 @@ public final class Checkpoint implements AutoCloseable {
     public static final String SINGLE_FILE = "model.safetensors";
     public static final String INDEX_FILE = "model.safetensors.index.json";
     private static final long MAX_INDEX_BYTES = 100L * 1000 * 1000;
+    /** A weight_map can name many tensors; a message lists this many of those missing and counts the rest. */
+    private static final int MAX_LISTED = 5;
 
     private final Path directory;
     private final List<SafetensorsFile> files;
@@ -73,16 +77,16 @@ public final class Checkpoint implements AutoCloseable {
         for (var field : weightMap.properties()) {
             JsonNode file = field.getValue();
             if (!file.isTextual()) {
-                throw new FsException(index + ": weight_map entry '" + field.getKey() + "' must be a file name");
+                throw new FsException(index + ": weight_map entry " + Quoted.quote(field.getKey()) + " must be a file name");
             }
-            Path shard = directory.resolve(file.textValue()).normalize();
-            if (!shard.startsWith(directory.normalize()) || shard.equals(directory.normalize())) {
-                throw new FsException(index + ": weight_map entry '" + field.getKey() + "' names '"
-                        + file.textValue() + "', which is not a file inside " + directory);
+            Path shard = shard(directory, file.textValue());
+            if (shard == null || !shard.startsWith(directory.normalize()) || shard.equals(directory.normalize())) {
+                throw new FsException(index + ": weight_map entry " + Quoted.quote(field.getKey()) + " names "
+                        + Quoted.quote(file.textValue()) + ", which is not a file inside " + directory);
             }
             if (!Files.isRegularFile(shard)) {
-                throw new FsException(index + ": tensor '" + field.getKey() + "' is in shard '" + file.textValue()
-                        + "', which does not exist");
+                throw new FsException(index + ": tensor " + Quoted.quote(field.getKey()) + " is in shard "
+                        + Quoted.quote(file.textValue()) + ", which does not exist");
             }
             namesByFile.computeIfAbsent(shard, f -> new ArrayList<>()).add(field.getKey());
         }
@@ -92,17 +96,27 @@ public final class Checkpoint implements AutoCloseable {
             List<String> absent = new ArrayList<>();
             for (SafetensorsFile file : checkpoint.files) {
                 for (String name : namesByFile.get(file.path())) {
-                    if (file.tensor(name).isEmpty()) absent.add("'" + name + "' is not in " + file.path().getFileName());
+                    if (file.tensor(name).isEmpty()) absent.add(Quoted.quote(name) + " is not in " + file.path().getFileName());
                 }
             }
             if (!absent.isEmpty()) {
-                throw new FsException(index + ": tensors listed in weight_map are missing from their shards: "
-                        + String.join("; ", absent));
+                String shown = String.join("; ", absent.subList(0, Math.min(absent.size(), MAX_LISTED)));
+                throw new FsException(index + ": tensors listed in weight_map are missing from their shards: " + shown
+                        + (absent.size() > MAX_LISTED ? "; and " + (absent.size() - MAX_LISTED) + " more" : ""));
             }
             return checkpoint;
         } catch (RuntimeException e) {
             checkpoint.close();
             throw e;
+        }
+    }
+
+    /** The shard a weight_map entry names, or null when the name is no path at all (a NUL in it, say). */
+    private static Path shard(Path directory, String name) {
+        try {
+            return directory.resolve(name).normalize();
+        } catch (InvalidPathException e) {
+            return null;
         }
     }
 
@@ -117,7 +131,7 @@ public final class Checkpoint implements AutoCloseable {
                 for (Tensor tensor : file.tensors()) {
                     Path other = fileOfTensor.putIfAbsent(tensor.name(), path);
                     if (other != null) {
-                        throw new FsException(directory + ": tensor '" + tensor.name() + "' is in both "
+                        throw new FsException(directory + ": tensor " + Quoted.quote(tensor.name()) + " is in both "
                                 + other.getFileName() + " and " + path.getFileName());
                     }
                     tensorsByName.put(tensor.name(), tensor);
@@ -151,7 +165,7 @@ public final class Checkpoint implements AutoCloseable {
     /** The tensor called {@code name}, or an FsException naming the checkpoint when there is none. */
     public Tensor tensor(String name) {
         Tensor tensor = tensorsByName.get(name);
-        if (tensor == null) throw new FsException(directory + ": checkpoint has no tensor '" + name + "'");
+        if (tensor == null) throw new FsException(directory + ": checkpoint has no tensor " + Quoted.quote(name));
         return tensor;
     }
 

@@ -2,6 +2,7 @@ package fs.safetensors;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import fs.FsException;
+import fs.Quoted;
 import fs.tensor.DType;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -17,6 +18,7 @@ import java.util.Map;
  */
 record SafetensorsHeader(List<Entry> entries, Map<String, String> metadata) {
     static final String METADATA_KEY = "__metadata__";
+    private static final int MAX_DIMS_SHOWN = 8;
 
     /** One tensor: {@code begin} and {@code end} are byte offsets relative to the start of the data section. */
     record Entry(String name, DType dtype, long[] shape, long begin, long end) {}
@@ -55,26 +57,26 @@ record SafetensorsHeader(List<Entry> entries, Map<String, String> metadata) {
         }
         Entry first = entries.getFirst();
         if (first.begin() > 0) {
-            throw new FsException(file + ": " + bytes(first.begin()) + " before the first tensor '" + first.name()
-                    + "' " + range(first) + " belong to no tensor");
+            throw new FsException(file + ": " + bytes(first.begin()) + " before the first tensor " + Quoted.quote(first.name())
+                    + " " + range(first) + " belong to no tensor");
         }
         for (int i = 1; i < entries.size(); i++) {
             Entry previous = entries.get(i - 1);
             Entry entry = entries.get(i);
             if (entry.begin() < previous.end()) {
-                throw new FsException(file + ": tensor '" + entry.name() + "': data_offsets " + range(entry)
-                        + " overlap tensor '" + previous.name() + "' " + range(previous));
+                throw new FsException(file + ": tensor " + Quoted.quote(entry.name()) + ": data_offsets " + range(entry)
+                        + " overlap tensor " + Quoted.quote(previous.name()) + " " + range(previous));
             }
             if (entry.begin() > previous.end()) {
-                throw new FsException(file + ": " + bytes(entry.begin() - previous.end()) + " between tensor '"
-                        + previous.name() + "' " + range(previous) + " and tensor '" + entry.name() + "' "
+                throw new FsException(file + ": " + bytes(entry.begin() - previous.end()) + " between tensor "
+                        + Quoted.quote(previous.name()) + " " + range(previous) + " and tensor " + Quoted.quote(entry.name()) + " "
                         + range(entry) + " belong to no tensor");
             }
         }
         Entry last = entries.getLast();
         if (last.end() < dataSize) {
-            throw new FsException(file + ": " + bytes(dataSize - last.end()) + " after the last tensor '" + last.name()
-                    + "' " + range(last) + " belong to no tensor (is the header size at the start of the file wrong?)");
+            throw new FsException(file + ": " + bytes(dataSize - last.end()) + " after the last tensor " + Quoted.quote(last.name())
+                    + " " + range(last) + " belong to no tensor (is the header size at the start of the file wrong?)");
         }
     }
 
@@ -90,8 +92,8 @@ record SafetensorsHeader(List<Entry> entries, Map<String, String> metadata) {
         Map<String, String> metadata = new LinkedHashMap<>();
         for (var field : node.properties()) {
             if (!field.getValue().isTextual()) {
-                throw new FsException(file + ": " + METADATA_KEY + " entry '" + field.getKey()
-                        + "' must be a string, found " + kind(field.getValue()));
+                throw new FsException(file + ": " + METADATA_KEY + " entry " + Quoted.quote(field.getKey())
+                        + " must be a string, found " + kind(field.getValue()));
             }
             metadata.put(field.getKey(), field.getValue().textValue());
         }
@@ -99,14 +101,14 @@ record SafetensorsHeader(List<Entry> entries, Map<String, String> metadata) {
     }
 
     private static Entry parseEntry(String name, JsonNode node, long dataSize, String file) {
-        String where = file + ": tensor '" + name + "': ";
+        String where = file + ": tensor " + Quoted.quote(name) + ": ";
         if (!node.isObject()) {
             throw new FsException(where + "expected an object with dtype, shape and data_offsets, found " + kind(node));
         }
         DType dtype = parseDType(node.get("dtype"), where);
         long[] shape = parseLongs(node.get("shape"), "shape", -1, where);
         for (long dim : shape) {
-            if (dim < 0) throw new FsException(where + "shape " + Arrays.toString(shape) + " has a negative dimension");
+            if (dim < 0) throw new FsException(where + "shape " + dims(shape) + " has a negative dimension");
         }
         long[] offsets = parseLongs(node.get("data_offsets"), "data_offsets", 2, where);
         long begin = offsets[0];
@@ -126,11 +128,11 @@ record SafetensorsHeader(List<Entry> entries, Map<String, String> metadata) {
             expectedBytes = dtype.blockBytes(); // safetensors dtypes are blocks of one element
             for (long dim : shape) expectedBytes = Math.multiplyExact(expectedBytes, dim);
         } catch (ArithmeticException e) {
-            throw new FsException(where + "shape " + Arrays.toString(shape) + " is too large to address");
+            throw new FsException(where + "shape " + dims(shape) + " is too large to address");
         }
         if (end - begin != expectedBytes) {
             throw new FsException(where + "data_offsets " + Arrays.toString(offsets) + " hold " + (end - begin)
-                    + " bytes but " + dtype + " " + Arrays.toString(shape) + " needs " + expectedBytes);
+                    + " bytes but " + dtype + " " + dims(shape) + " needs " + expectedBytes);
         }
         return new Entry(name, dtype, shape, begin, end);
     }
@@ -140,7 +142,7 @@ record SafetensorsHeader(List<Entry> entries, Map<String, String> metadata) {
         if (!node.isTextual()) throw new FsException(where + "dtype must be a string, found " + kind(node));
         String name = node.textValue();
         return DType.fromSafetensorsName(name).orElseThrow(() -> new FsException(
-                where + "unknown dtype '" + name + "' (known: " + DType.safetensorsTypes() + ")"));
+                where + "unknown dtype " + Quoted.quote(name) + " (known: " + DType.safetensorsTypes() + ")"));
     }
 
     /** An array of integers that fit a long, of exactly {@code length} elements unless that is -1. */
@@ -160,6 +162,13 @@ record SafetensorsHeader(List<Entry> entries, Map<String, String> metadata) {
             values[i] = element.longValue();
         }
         return values;
+    }
+
+    /** A shape as a message shows it: a file may claim thousands of dimensions, so only the first few are listed. */
+    private static String dims(long[] shape) {
+        if (shape.length <= MAX_DIMS_SHOWN) return Arrays.toString(shape);
+        String first = Arrays.toString(Arrays.copyOf(shape, MAX_DIMS_SHOWN));
+        return first.substring(0, first.length() - 1) + ", … (" + shape.length + " dimensions)]";
     }
 
     private static String abbreviate(String text) {

@@ -41,7 +41,7 @@ class SamplingParamsTest {
         readFails("{\"eos_token_id\": -1}", "eos_token_id -1", "outside the vocabulary");
         readFails("{\"eos_token_id\": 4294967296}", "eos_token_id", "4294967296");
         readFails("{\"bos_token_id\": 200000}", "bos_token_id 200000", "outside the vocabulary");
-        readFails("{\"eos_token_id\": [\"end\"]}", "eos_token_id", "\"end\"");
+        readFails("{\"eos_token_id\": [\"end\"]}", "eos_token_id", "'end'");
     }
 
     @Test
@@ -135,5 +135,18 @@ class SamplingParamsTest {
         assertTrue(e.getMessage().contains("generation_config.json"), e.getMessage());
         FsException range = assertThrows(FsException.class, () -> readConfig("{\"top_p\": 2}").samplingParams());
         assertTrue(range.getMessage().startsWith("generation_config.json: top-p"), range.getMessage());
+    }
+
+    /** A value from the file holding a line break, or 2,000 characters, is shown quoted and cut: one short line. */
+    @Test
+    void quotesValuesFromTheFileOnOneShortLine() throws IOException {
+        readFails("{\"do_sample\": \"y\\nes" + "x".repeat(2000) + "\"}", "do_sample must be true or false, got 'y\\u000aes");
+        readFails("{\"eos_token_id\": " + "9".repeat(900) + "}", "eos_token_id 9999", "…");
+        readFails("{\"top_k\": [" + "1,".repeat(2000) + "1]}", "top_k must be a whole number");
+        for (String json : List.of("{\"do_sample\": \"" + "x".repeat(2000) + "\"}", "{\"eos_token_id\": " + "9".repeat(900) + "}",
+                "{\"temperature\": [\"" + "x".repeat(2000) + "\"]}")) {
+            FsException e = assertThrows(FsException.class, () -> readConfig(json));
+            assertTrue(e.getMessage().length() < dir.toString().length() + 150, "short: " + e.getMessage());
+        }
     }
 }

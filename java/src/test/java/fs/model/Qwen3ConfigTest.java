@@ -118,7 +118,7 @@ class Qwen3ConfigTest {
 
     @Test
     void rejectsNonNumericAndOutOfRangeValues() throws IOException {
-        readFails(edited(root -> root.put("hidden_size", "1024")), "hidden_size", "positive integer", "\"1024\"");
+        readFails(edited(root -> root.put("hidden_size", "1024")), "hidden_size", "positive integer", "'1024'");
         readFails(edited(root -> root.put("num_hidden_layers", 2.5)), "num_hidden_layers", "positive integer");
         readFails(edited(root -> root.put("vocab_size", 0)), "vocab_size", "positive integer");
         readFails(edited(root -> root.put("intermediate_size", 1L << 40)), "intermediate_size", "positive integer");
@@ -230,7 +230,7 @@ class Qwen3ConfigTest {
         readFails(yarnWith("\"original_max_position_embeddings\": 32768"), "rope_scaling.factor is missing");
         readFails(yarnWith("\"factor\": null"), "rope_scaling.factor is missing");
         readFails(yarnWith("\"factor\": 0.5"), "rope_scaling.factor must be a number of at least 1", "0.5");
-        readFails(yarnWith("\"factor\": \"4\""), "rope_scaling.factor must be a number", "\"4\"");
+        readFails(yarnWith("\"factor\": \"4\""), "rope_scaling.factor must be a number", "string '4'");
         readFails(yarnWith("\"factor\": 4, \"original_max_position_embeddings\": 0"),
                 "rope_scaling.original_max_position_embeddings must be a positive integer");
         readFails(yarnWith("\"factor\": 4, \"original_max_position_embeddings\": 32768.5"),
@@ -252,10 +252,10 @@ class Qwen3ConfigTest {
     @Test
     void rejectsRopeKeysFsDoesNotRead() throws IOException {
         readFails(yarnWith("\"factor\": 4, \"partial_rotary_factor\": 0.5"),
-                "rope_scaling.partial_rotary_factor is not supported with rope type 'yarn'", "fs reads");
-        readFails(yarnWith("\"factor\": 4, \"low_freq_factor\": 1"), "rope_scaling.low_freq_factor is not supported");
+                "rope_scaling key 'partial_rotary_factor' is not supported with rope type 'yarn'", "fs reads");
+        readFails(yarnWith("\"factor\": 4, \"low_freq_factor\": 1"), "rope_scaling key 'low_freq_factor' is not supported");
         readFails(withRopeScaling("""
-                {"factor": 4}"""), "rope_scaling.factor is not supported with rope type 'default'");
+                {"factor": 4}"""), "rope_scaling key 'factor' is not supported with rope type 'default'");
     }
 
     @Test
@@ -264,7 +264,7 @@ class Qwen3ConfigTest {
         readFails(withRopeScaling("""
                 {"rope_type": 5}"""), "rope_scaling.rope_type must be a string", "5");
         readFails(yarnWith("\"type\": \"linear\", \"factor\": 4"),
-                "rope_scaling.rope_type (\"yarn\") and rope_scaling.type (\"linear\") differ");
+                "rope_scaling.rope_type (string 'yarn') and rope_scaling.type (string 'linear') differ");
         readFails(edited(root -> {
             root.putObject("rope_scaling").put("rope_type", "yarn").put("factor", 4);
             root.putObject("rope_parameters").put("rope_type", "default");
@@ -336,5 +336,24 @@ class Qwen3ConfigTest {
                 assertFalse(message.contains(internal), "no '" + internal + "' in: " + message);
             }
         }
+    }
+
+    /** A value of the file holding a line break, or 2,000 characters, is shown quoted and cut: one short line. */
+    @Test
+    void quotesValuesFromTheFileOnOneShortLine() throws IOException {
+        String odd = "qw\nen3" + "x".repeat(2000);
+        for (Path file : List.of(
+                edited(root -> root.put("model_type", odd)),
+                edited(root -> root.putArray("architectures").add(odd)),
+                edited(root -> root.put("hidden_act", odd)),
+                edited(root -> root.putArray("layer_types").add(odd)),
+                edited(root -> root.putObject("rope_scaling").put("rope_type", odd)),
+                edited(root -> root.putObject("rope_scaling").put("rope_type", "yarn").put(odd, 1)))) {
+            FsException e = assertThrows(FsException.class, () -> Qwen3Config.read(file));
+            // Quoted as text, the line break as an escape; inside a list, as the list's JSON (with a backslash-n).
+            assertTrue(e.getMessage().matches(".*qw\\\\(u000a|n)en3x+….*"), "the line break escaped: " + e.getMessage());
+            assertTrue(e.getMessage().length() < file.toString().length() + 300, "short: " + e.getMessage());
+        }
+        readFails(edited(root -> root.put("model_type", odd)), "model_type is 'qw\\u000aen3" + "x".repeat(54) + "…'");
     }
 }

@@ -275,4 +275,18 @@ class Qwen3WeightsTest {
         assertEquals("missing blk.2.attn_norm.weight", problems.get(0), problems.toString());
         assertEquals("blk.2.attn_q.weight is stored as I32, which fs does not read as a weight", problems.get(1));
     }
+
+    /** An unread tensor's name holding a line break, or 2,000 characters, is quoted and cut. */
+    @Test
+    void quotesTheNamesOfUnreadTensors() {
+        Map<String, long[]> shapes = TinyQwen3.shapes();
+        shapes.remove("lm_head.weight");
+        shapes.put("foo\nbar" + "x".repeat(2000), new long[] {3});
+        Path model = TinyQwen3.write(dir, true, shapes);
+        try (Checkpoint checkpoint = Checkpoint.open(model)) {
+            FsException e = assertThrows(FsException.class, () -> Qwen3Weights.bind(config(model), tensors(checkpoint)));
+            assertTrue(e.getMessage().endsWith("1 stored tensor is not part of this model: 'foo\\u000abar"
+                    + "x".repeat(53) + "…'"), e.getMessage());
+        }
+    }
 }

@@ -144,4 +144,23 @@ class CheckpointTest {
         twoShards();
         openFails(dir, "2 .safetensors files", Checkpoint.INDEX_FILE);
     }
+
+    /** Tensor and shard names from the index are quoted and cut, and only the first few missing ones listed. */
+    @Test
+    void quotesNamesFromTheIndexOnOneShortLine() throws IOException {
+        twoShards();
+        String odd = "a\\n" + "x".repeat(2000);
+        index(dir, "{\"" + odd + "\": \"model-00001-of-00002.safetensors\"}");
+        FsException absent = openFails(dir, "'a\\u000a" + "x".repeat(58) + "…' is not in model-00001-of-00002.safetensors");
+        assertTrue(absent.getMessage().length() < 400, "short: " + absent.getMessage());
+        index(dir, "{\"a\": \"" + odd + ".safetensors\"}");
+        openFails(dir, "is in shard 'a\\u000a" + "x".repeat(58) + "…', which does not exist");
+        index(dir, "{\"a\": \"nul\\u0000.safetensors\"}");
+        openFails(dir, "names 'nul\\u0000.safetensors', which is not a file inside");
+        StringBuilder many = new StringBuilder("{\"a\": \"model-00001-of-00002.safetensors\"");
+        for (int i = 0; i < 1000; i++) many.append(", \"t").append(i).append("\": \"model-00001-of-00002.safetensors\"");
+        index(dir, many.append("}").toString());
+        FsException manyAbsent = openFails(dir, "'t0' is not in", "'t4' is not in", "; and 995 more");
+        assertFalse(manyAbsent.getMessage().contains("'t5'"), manyAbsent.getMessage());
+    }
 }

@@ -318,4 +318,23 @@ class SafetensorsFileTest {
         assertMentions(openFails(dir.resolve("absent.safetensors")), "no such file");
         assertMentions(openFails(Files.createDirectory(dir.resolve("sub.safetensors"))), "is a directory");
     }
+
+    /** Names and values from the header are quoted and cut: a line break in a name, a 2,000-character dtype. */
+    @Test
+    void quotesNamesAndValuesFromTheHeaderOnOneShortLine() {
+        Path file = dir.resolve("odd.safetensors");
+        SafetensorsWriter.writeRaw(file, "{\"scal\\r\":{\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[0,1]}}", new byte[1]);
+        assertMentions(openFails(file), "tensor 'scal\\u000d'");
+        SafetensorsWriter.writeRaw(file, "{\"w\":{\"dtype\":\"" + "x".repeat(2000) + "\",\"shape\":[1],"
+                + "\"data_offsets\":[0,1]}}", new byte[1]);
+        FsException dtype = openFails(file);
+        assertMentions(dtype, "unknown dtype '" + "x".repeat(60) + "…'");
+        assertTrue(dtype.getMessage().length() < file.toString().length() + 250, "short: " + dtype.getMessage());
+        SafetensorsWriter.writeRaw(file, "{\"__metadata__\":{\"a\\nb\":1}}", new byte[0]);
+        assertMentions(openFails(file), "__metadata__ entry 'a\\u000ab'");
+        SafetensorsWriter.writeRaw(file, "{\"w\":{\"dtype\":\"U8\",\"shape\":[" + "1,".repeat(1000) + "-1],"
+                + "\"data_offsets\":[0,1]}}", new byte[1]);
+        FsException shape = openFails(file);
+        assertMentions(shape, "[1, 1, 1, 1, 1, 1, 1, 1, … (1001 dimensions)]", "negative dimension");
+    }
 }
