@@ -1,9 +1,9 @@
 package fs.hub;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import fs.FsException;
-import java.io.IOException;
+import fs.Quoted;
+import fs.safetensors.StrictJson;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -25,26 +25,28 @@ final class ModelFiles {
     static final List<String> REQUIRED = List.of(CONFIG, TOKENIZER, TOKENIZER_CONFIG);
 
     // A shard name comes from a downloaded file and becomes a path: no separators, no leading dot, no "..".
+    private static final long MAX_INDEX_BYTES = 100L * 1000 * 1000; // as Checkpoint allows
     private static final Pattern SHARD_NAME = Pattern.compile("[A-Za-z0-9_-][A-Za-z0-9_.-]*");
 
     private ModelFiles() {}
 
     /** The shard files an index's weight_map names, each once, in order of first mention. */
     static List<String> shards(Path index) {
-        JsonNode weightMap;
-        try {
-            weightMap = new ObjectMapper().readTree(index.toFile()).get("weight_map");
-        } catch (IOException e) {
-            throw new FsException(index + ": not a readable safetensors index (" + e.getMessage() + ")", e);
-        }
+        // Read as Checkpoint reads it later: plain-words errors, a duplicate key refused rather than one of two kept.
+        JsonNode weightMap = StrictJson.readObjectFile(index, MAX_INDEX_BYTES).get("weight_map");
         if (weightMap == null || !weightMap.isObject() || weightMap.isEmpty()) {
             throw new FsException(index + ": has no weight_map naming the shard files");
         }
         Set<String> shards = new LinkedHashSet<>();
-        for (JsonNode shard : weightMap) {
-            String name = shard.asText();
+        for (var entry : weightMap.properties()) {
+            JsonNode shard = entry.getValue();
+            if (!shard.isTextual()) {
+                throw new FsException(index + ": weight_map entry " + Quoted.quote(entry.getKey()) + " must be a file name");
+            }
+            String name = shard.textValue();
             if (!SHARD_NAME.matcher(name).matches() || name.contains("..")) {
-                throw new FsException(index + ": weight_map names a shard that is not a plain file name: " + shard);
+                throw new FsException(index + ": weight_map names a shard that is not a plain file name: "
+                        + Quoted.quote(name));
             }
             shards.add(name);
         }
