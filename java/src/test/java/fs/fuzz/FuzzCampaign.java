@@ -12,7 +12,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Predicate;
 
 /**
  * Runs one loader over a stream of mutated inputs and holds it to {@link LoaderContract}. Inputs run on a worker
@@ -42,23 +41,17 @@ public final class FuzzCampaign {
     /**
      * @param name names the target in the figures and in saved failure inputs
      * @param fileName what every refusal must name (the file the input was written to)
-     * @param pendingFix broken promises already found and reported, whose fix is on its way in another change: they
-     *     are counted and listed, not failed on. Empty for a target whose every failure fails the run.
      */
-    public record Target(String name, String fileName, Inputs inputs, Loader loader, Predicate<String> pendingFix) {
-        public Target(String name, String fileName, Inputs inputs, Loader loader) {
-            this(name, fileName, inputs, loader, violation -> false);
-        }
-    }
+    public record Target(String name, String fileName, Inputs inputs, Loader loader) {}
 
     /** What a run did: the figures docs/RELIABILITY.md records. */
     public record Figures(String target, long inputs, long loaded, long refused, int distinctRefusals, long hangs,
-            Map<String, String> failures, Map<String, String> pending, double seconds) {
+            Map<String, String> failures, double seconds) {
         @Override
         public String toString() {
             return String.format("fuzz %s: %,d inputs (%,d loaded, %,d refused with %,d distinct messages), %d hangs,"
-                            + " %d distinct failures, %d distinct failures pending a fix elsewhere, %.1f s, %,.0f inputs/s",
-                    target, inputs, loaded, refused, distinctRefusals, hangs, failures.size(), pending.size(), seconds,
+                            + " %d distinct failures, %.1f s, %,.0f inputs/s",
+                    target, inputs, loaded, refused, distinctRefusals, hangs, failures.size(), seconds,
                     inputs / Math.max(seconds, 1e-9));
         }
     }
@@ -72,7 +65,6 @@ public final class FuzzCampaign {
         long seconds = Long.getLong("fs.fuzz.seconds", Long.MAX_VALUE / 1_000_000_000L);
         Figures figures = run(target, tries, seed, TimeUnit.SECONDS.toNanos(seconds));
         System.out.println(figures);
-        figures.pending().forEach((signature, input) -> System.out.println("  pending: " + signature + " -> " + input));
         if (!figures.failures().isEmpty()) {
             StringBuilder report = new StringBuilder(figures.toString()).append(" (seed ").append(seed).append(')');
             figures.failures().forEach((signature, input) -> report.append("\n  ").append(signature).append(" -> ").append(input));
@@ -116,7 +108,6 @@ public final class FuzzCampaign {
         private final long budgetNanos;
         private final SplittableRandom random;
         private final Map<String, String> failures = new LinkedHashMap<>();
-        private final Map<String, String> pending = new LinkedHashMap<>();
         private final Set<String> refusals = new HashSet<>();
         private long next;
         private long loaded;
@@ -175,8 +166,7 @@ public final class FuzzCampaign {
             String violation = LoaderContract.violation(thrown, target.fileName());
             if (violation != null) {
                 String signature = signature(violation, thrown);
-                Map<String, String> found = target.pendingFix().test(violation) ? pending : failures;
-                if (!found.containsKey(signature)) found.put(signature, save(target.name(), seed, loadingIndex, input));
+                if (!failures.containsKey(signature)) failures.put(signature, save(target.name(), seed, loadingIndex, input));
             } else if (thrown == null) {
                 loaded++;
             } else {
@@ -195,7 +185,7 @@ public final class FuzzCampaign {
         }
 
         synchronized Figures figures(double seconds) {
-            return new Figures(target.name(), next, loaded, refused, refusals.size(), hangs, failures, pending, seconds);
+            return new Figures(target.name(), next, loaded, refused, refusals.size(), hangs, failures, seconds);
         }
     }
 

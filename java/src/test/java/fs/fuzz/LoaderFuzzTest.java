@@ -17,7 +17,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
-import java.util.function.Predicate;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -28,14 +27,7 @@ import org.junit.jupiter.api.io.TempDir;
 class LoaderFuzzTest {
     /** Per target in CI: a few seconds each on a busy machine; the long campaign sets fs.fuzz.tries instead. */
     private static final int CI_TRIES = 1_500;
-    /**
-     * Issue 9: these loaders still pass Jackson's own messages through ("START_OBJECT", "StreamReadConstraints..."),
-     * and some echo a whole bad value; their fix is another change's (fs/safetensors, Qwen3ConfigReader,
-     * GenerationConfig). Until it lands those are listed, not failed on; every other broken promise fails. Remove
-     * this once it has.
-     */
-    private static final Predicate<String> MESSAGE_FIX_PENDING =
-            violation -> violation.startsWith("a message with Java internals") || violation.startsWith("a message of ");
+
 
     @TempDir
     Path dir;
@@ -47,7 +39,7 @@ class LoaderFuzzTest {
                 new Mutator(List.of(seed("config.json"), seed("config-untied.json"))), input -> {
                     Files.write(file, input);
                     Qwen3Config.read(file);
-                }, MESSAGE_FIX_PENDING), CI_TRIES);
+                }), CI_TRIES);
     }
 
     @Test
@@ -57,7 +49,7 @@ class LoaderFuzzTest {
                 new Mutator(List.of(seed("generation_config.json"))), input -> {
                     Files.write(file, input);
                     GenerationConfig.read(dir, 151_936); // Qwen3's vocabulary: the seed's ids are inside it
-                }, MESSAGE_FIX_PENDING), CI_TRIES);
+                }), CI_TRIES);
     }
 
     @Test
@@ -76,7 +68,7 @@ class LoaderFuzzTest {
         FuzzCampaign.runAndCheck(new FuzzCampaign.Target("safetensors", "model.safetensors", safetensorsInputs(), input -> {
             Files.write(file, input);
             SafetensorsFile.open(file).close();
-        }, MESSAGE_FIX_PENDING), CI_TRIES);
+        }), CI_TRIES);
     }
 
     /**
