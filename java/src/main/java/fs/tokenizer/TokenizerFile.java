@@ -5,6 +5,7 @@ import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
 import fs.FsException;
+import fs.Quoted;
 import fs.JsonMessages;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -124,15 +125,15 @@ final class TokenizerFile {
         expect(p.currentToken(), JsonToken.START_OBJECT, "model.vocab");
         while (p.nextToken() == JsonToken.FIELD_NAME) {
             String token = p.currentName();
-            if (p.nextToken() != JsonToken.VALUE_NUMBER_INT) throw error("model.vocab[" + quoted(token) + "] is not an integer id");
+            if (p.nextToken() != JsonToken.VALUE_NUMBER_INT) throw error("model.vocab[" + Quoted.quote(token) + "] is not an integer id");
             // Checked before the tables grow to hold the id: an id of 10^9 would otherwise ask for gigabytes.
             if (p.getNumberType() != JsonParser.NumberType.INT || p.getIntValue() >= idBound) {
                 String id = p.getText().length() > 24 ? p.getText().substring(0, 24) + "…" : p.getText(); // up to 1,000 digits
-                throw error("model.vocab[" + quoted(token) + "] has id " + id
+                throw error("model.vocab[" + Quoted.quote(token) + "] has id " + id
                         + ", beyond the vocabulary (a file this size cannot define that many tokens)");
             }
             int id = p.getIntValue();
-            if (id < 0) throw error("model.vocab[" + quoted(token) + "] has negative id " + id);
+            if (id < 0) throw error("model.vocab[" + Quoted.quote(token) + "] has negative id " + id);
             vocab.put(token, id);
             vocabSize++;
         }
@@ -151,7 +152,7 @@ final class TokenizerFile {
                 int length = p.getTextLength();
                 int space = indexOf(text, from, length, ' ');
                 if (space < 0 || indexOf(text, space + 1, from + length - space - 1, ' ') >= 0) {
-                    throw error("merge " + rank + " " + quoted(p.getText()) + " is not two tokens separated by a space");
+                    throw error("merge " + rank + " " + Quoted.quote(p.getText()) + " is not two tokens separated by a space");
                 }
                 addMerge(rank, vocabFirst, text, from, space - from, text, space + 1, from + length - space - 1);
             } else if (t == JsonToken.START_ARRAY) {
@@ -176,8 +177,8 @@ final class TokenizerFile {
             int rightId = vocab.id(rightHash, b, bFrom, bLength, a, aFrom, 0);
             int mergedId = vocab.id(TokenIds.hashOfConcat(leftHash, rightHash, bLength), a, aFrom, aLength, b, bFrom, bLength);
             if (leftId < 0 || rightId < 0 || mergedId < 0) {
-                throw error("merge " + rank + " (" + quoted(new String(a, aFrom, aLength)) + ", "
-                        + quoted(new String(b, bFrom, bLength)) + ") uses a token missing from model.vocab");
+                throw error("merge " + rank + " (" + Quoted.quote(new String(a, aFrom, aLength)) + ", "
+                        + Quoted.quote(new String(b, bFrom, bLength)) + ") uses a token missing from model.vocab");
             }
             merges.put(leftId, rightId, rank, mergedId);
         } else {
@@ -255,12 +256,12 @@ final class TokenizerFile {
         for (int i = 0; i < entries.size(); i++) {
             Map<?, ?> token = object(entries.get(i), "added_tokens[" + i + "]");
             if (!(token.get("content") instanceof String text)) throw error("added_tokens[" + i + "] has no string \"content\"");
-            if (!(token.get("id") instanceof Long id)) throw error("added token " + quoted(text) + " has no integer \"id\"");
-            if (id < 0) throw error("added token " + quoted(text) + " has negative id " + id);
-            if (id > Integer.MAX_VALUE) throw error("added token " + quoted(text) + " has id " + id + ", beyond the vocabulary");
+            if (!(token.get("id") instanceof Long id)) throw error("added token " + Quoted.quote(text) + " has no integer \"id\"");
+            if (id < 0) throw error("added token " + Quoted.quote(text) + " has negative id " + id);
+            if (id > Integer.MAX_VALUE) throw error("added token " + Quoted.quote(text) + " has id " + id + ", beyond the vocabulary");
             for (String flag : List.of("lstrip", "rstrip", "single_word")) {
                 if (Boolean.TRUE.equals(token.get(flag))) {
-                    throw error("added token " + quoted(text) + " sets " + flag + ", which is not supported");
+                    throw error("added token " + Quoted.quote(text) + " sets " + flag + ", which is not supported");
                 }
             }
             result.add(new AddedToken(id.intValue(), text, Boolean.TRUE.equals(token.get("special")),
@@ -328,7 +329,7 @@ final class TokenizerFile {
                     else throw error("Split pre-tokenizer pattern is neither a Regex nor a String");
                 } catch (PatternSyntaxException e) {
                     // The description quotes the regex's own characters, which may be line breaks.
-                    throw error("Split pre-tokenizer regex does not compile: " + quoted(e.getDescription()) + " at index " + e.getIndex());
+                    throw error("Split pre-tokenizer regex does not compile: " + Quoted.quote(e.getDescription()) + " at index " + e.getIndex());
                 }
                 return false;
             }
@@ -354,7 +355,7 @@ final class TokenizerFile {
                 + (bound - 1) + " are accepted)";
         if (vocab.idLimit() > bound) throw error("model.vocab has id " + (vocab.idLimit() - 1) + ", " + vocabulary);
         for (AddedToken token : data.added()) {
-            if (token.id() >= bound) throw error("added token " + quoted(token.content()) + " has id " + token.id() + ", " + vocabulary);
+            if (token.id() >= bound) throw error("added token " + Quoted.quote(token.content()) + " has id " + token.id() + ", " + vocabulary);
         }
     }
 
@@ -373,7 +374,7 @@ final class TokenizerFile {
             case null -> "null (or missing)";
             case Map<?, ?> m -> "an object";
             case List<?> l -> "an array";
-            case String s -> "the string " + quoted(s);
+            case String s -> "the string " + Quoted.quote(s);
             case Boolean b -> String.valueOf(b);
             default -> "the number " + value;
         };
@@ -381,33 +382,7 @@ final class TokenizerFile {
 
     /** A type or setting from the file as the message shows it: strings quoted, anything else by its kind. */
     private static String describe(Object value) {
-        return value instanceof String s ? quoted(s) : kind(value);
-    }
-
-    /** A string from the file, quoted and kept to one short line whatever it holds. */
-    static String quoted(String text) {
-        StringBuilder out = new StringBuilder("\"");
-        int shown = Math.min(text.length(), 40);
-        if (shown < text.length() && Character.isHighSurrogate(text.charAt(shown - 1))) shown--; // not half a pair
-        for (int i = 0; i < shown; i++) {
-            char c = text.charAt(i);
-            if (c < 0x20 || c == 0x7F || Character.isSurrogate(c) && !validPairAt(text, i)) {
-                out.append(String.format("\\u%04x", (int) c));
-            } else if (c == '"' || c == '\\') {
-                out.append('\\').append(c);
-            } else {
-                out.append(c);
-            }
-        }
-        if (shown < text.length()) out.append("…");
-        return out.append('"').toString();
-    }
-
-    private static boolean validPairAt(String text, int i) {
-        char c = text.charAt(i);
-        return Character.isHighSurrogate(c)
-                ? i + 1 < text.length() && Character.isLowSurrogate(text.charAt(i + 1))
-                : i > 0 && Character.isHighSurrogate(text.charAt(i - 1));
+        return value instanceof String s ? Quoted.quote(s) : kind(value);
     }
 
     private FsException error(String problem) {

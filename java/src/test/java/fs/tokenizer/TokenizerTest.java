@@ -137,11 +137,11 @@ class TokenizerTest {
 
     @Test
     void refusesWhatItCannotDoExactly(@TempDir Path dir) throws IOException {
-        assertError(dir, tinyTokenizer("[\"a z\"]", ""), "merge 0 (\"a\", \"z\") uses a token missing from model.vocab");
+        assertError(dir, tinyTokenizer("[\"a z\"]", ""), "merge 0 ('a', 'z') uses a token missing from model.vocab");
         assertError(dir, tinyTokenizer("[\"a b c\"]", ""), "is not two tokens separated by a space");
-        assertError(dir, tinyTokenizer("[]", "").replace("\"BPE\"", "\"WordPiece\""), "model type \"WordPiece\" is not supported");
+        assertError(dir, tinyTokenizer("[]", "").replace("\"BPE\"", "\"WordPiece\""), "model type 'WordPiece' is not supported");
         assertError(dir, tinyTokenizer("[]", "").replace("\"normalizer\": null", "\"normalizer\": {\"type\": \"Lowercase\"}"),
-                "normalizer \"Lowercase\" is not supported");
+                "normalizer 'Lowercase' is not supported");
         assertError(dir, tinyTokenizer("[]", "").replace("\"lstrip\": false", "\"lstrip\": true"), "sets lstrip");
         assertError(dir, tinyTokenizer("[]", "").replace("\"add_prefix_space\": false", "\"add_prefix_space\": true"),
                 "add_prefix_space is not supported");
@@ -157,13 +157,13 @@ class TokenizerTest {
     void refusesIdsFarBeyondTheVocabularyBeforeAllocatingForThem(@TempDir Path dir) throws IOException {
         // Tables are sized by the highest id: these used to ask for gigabytes (an OutOfMemoryError after seconds).
         assertError(dir, tinyTokenizer("[]", "").replace("\"id\": 9,", "\"id\": 1000000000,"),
-                "added token \"<x>\" has id 1000000000, beyond the vocabulary (the file defines 8 tokens; ids up to 65543 are accepted)");
+                "added token '<x>' has id 1000000000, beyond the vocabulary (the file defines 8 tokens; ids up to 65543 are accepted)");
         assertError(dir, tinyTokenizer("[]", "").replace("\"ab\": 4", "\"ab\": 1000000000"),
-                "model.vocab[\"ab\"] has id 1000000000, beyond the vocabulary");
+                "model.vocab['ab'] has id 1000000000, beyond the vocabulary");
         assertError(dir, tinyTokenizer("[]", "").replace("\"ab\": 4", "\"ab\": 99999999999999999999"),
-                "model.vocab[\"ab\"] has id 99999999999999999999, beyond the vocabulary");
+                "model.vocab['ab'] has id 99999999999999999999, beyond the vocabulary");
         assertError(dir, tinyTokenizer("[]", "").replace("\"ab\": 4", "\"ab\": 1" + "0".repeat(999)),
-                "model.vocab[\"ab\"] has id 100000000000000000000000…, beyond the vocabulary");
+                "model.vocab['ab'] has id 100000000000000000000000…, beyond the vocabulary");
         // A few unused ids below the highest are a tokenizer's own business (this one leaves 7 and 8 unused).
         assertEquals(10, load(dir, tinyTokenizer("[]", "")).vocabSize());
     }
@@ -193,7 +193,7 @@ class TokenizerTest {
         String split = "{\"type\": \"Sequence\", \"pretokenizers\": [{\"type\": \"Split\", \"pattern\": {\"Regex\": \"\\\\p{\\r}\"},"
                 + " \"behavior\": \"Isolated\", \"invert\": false}, {\"type\": \"ByteLevel\", \"add_prefix_space\": false}]}";
         assertError(dir, tinyTokenizer("[]", "").replaceFirst("\"pre_tokenizer\": \\{[^}]*\\}", java.util.regex.Matcher.quoteReplacement("\"pre_tokenizer\": " + split)),
-                "Split pre-tokenizer regex does not compile: \"Unknown character property name {\\u000d}\" at index 4");
+                "Split pre-tokenizer regex does not compile: 'Unknown character property name {\\u000d}' at index 4");
     }
 
     @Test
@@ -213,7 +213,7 @@ class TokenizerTest {
                 "the Split pre-tokenizer's pattern should be an object, not null (or missing)");
         assertError(dir, tiny.replace("\"vocab\": {", "\"vocab\": 3, \"x\": {"), "model.vocab should be an object, not an integer");
         assertError(dir, tiny.replace("\"content\": \"<x>\"", "\"content\": \"<\\n>\", \"id\": \"9\""),
-                "added token \"<\\u000a>\" has no integer \"id\"");
+                "added token '<\\u000a>' has no integer \"id\"");
         assertError(dir, "{\"a\": " + "[".repeat(1500) + "]".repeat(1500) + "}", "nested more than 1000 levels deep");
         assertError(dir, "{\"a\": \"abc", "the file ends in the middle of a string");
         assertError(dir, tiny.replace("\"model\": {\"type\": \"BPE\"", "\"model\": {\"type\": {\"a\": " + "[1,".repeat(300) + "1" + "]".repeat(300) + "}"),
