@@ -2,7 +2,7 @@ package fs.gguf;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import fs.FsException;
+import fs.fuzz.FuzzCampaign;
 import fs.quant.ReferenceDequantizer;
 import fs.tensor.DType;
 import java.lang.management.ManagementFactory;
@@ -12,23 +12,21 @@ import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
+import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Byte-mutation fuzzing of the GGUF reader. The contract, for any bytes: {@link GgufFile#open} either loads the file,
- * and then every row of every tensor decodes without error (so validation made the slices safe), or throws an
- * FsException whose one-line message names the file; never another exception, never more than 2 s, never memory out
- * of proportion to the file (each case's allocation is measured). Deterministic: fixed seeds, fixed case count. A
- * longer run: {@code mvn -pl java test -Dtest=GgufFuzzTest -Dgguf.fuzz.cases=200000 -Dgguf.fuzz.seed=7}; a failure
- * prints the seed and case to replay.
+ * Byte-mutation fuzzing of the GGUF reader, on the shared harness ({@link FuzzCampaign}, held to
+ * {@code fs.fuzz.LoaderContract} like every other loader: one FsException line naming the file, within 2 s). On top of
+ * that, a file that loads must decode every row of every tensor without error (so validation made the slices safe),
+ * and no input may allocate memory out of proportion to the file. See docs/RELIABILITY.md for a longer run.
  */
 class GgufFuzzTest {
-    private static final int CASES = Integer.getInteger("gguf.fuzz.cases", 2000);
-    private static final long SEED = Long.getLong("gguf.fuzz.seed", 20261201L);
-    private static final long MAX_NANOS_PER_CASE = 2_000_000_000L;
+    /** In CI: about a second. */
+    private static final int CI_TRIES = 2000;
     /** Generous for a few-KB file (a real parse of one allocates some tens of KB); a claimed count would need GBs. */
-    private static final long MAX_ALLOCATED_BYTES_PER_CASE = 32L << 20;
+    private static final long MAX_ALLOCATED_BYTES_PER_INPUT = 32L << 20;
     private static final long[] INTERESTING = {
         0, 1, 2, 3, 4, 5, 13, 16, 31, 32, 33, 255, 256, 4096, 65535, Integer.MAX_VALUE, 1L << 31, 0xFFFFFFFFL,
         1L << 32, 1L << 40, 1L << 62, Long.MAX_VALUE, Long.MIN_VALUE, -1, -32
@@ -64,34 +62,31 @@ class GgufFuzzTest {
     }
 
     @Test
-    void mutatedFilesLoadOrFailWithOneLineNamingTheFile() throws Exception {
+    void mutatedFilesLoadOrFailWithOneLineNamingTheFile() {
         List<byte[]> seeds = seeds();
-        Random random = new Random(SEED);
         Path file = dir.resolve("fuzz.gguf");
         var threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
-        int loaded = 0;
-        for (int c = 0; c < CASES; c++) {
-            byte[] bytes = mutate(seeds.get(c % seeds.size()), random);
-            GgufWriter.write(file, bytes);
+        FuzzCampaign.Inputs inputs = random -> mutate(seeds.get(random.nextInt(seeds.size())), random);
+        FuzzCampaign.Figures figures = FuzzCampaign.runAndCheck(new FuzzCampaign.Target("gguf", "fuzz.gguf", inputs, input -> {
+            GgufWriter.write(file, input);
             long allocatedBefore = threads.getCurrentThreadAllocatedBytes();
-            long start = System.nanoTime();
             try {
-                loaded += openAndDecode(file) ? 1 : 0;
-            } catch (Throwable e) {
-                throw new AssertionError("case " + c + " (seed " + SEED + ") broke the contract: " + e, e);
+                openAndDecode(file);
+            } finally {
+                long allocated = threads.getCurrentThreadAllocatedBytes() - allocatedBefore;
+                if (allocated > MAX_ALLOCATED_BYTES_PER_INPUT) {
+                    throw new AssertionError("allocated " + allocated + " bytes for a file of " + input.length);
+                }
             }
-            long nanos = System.nanoTime() - start;
-            long allocated = threads.getCurrentThreadAllocatedBytes() - allocatedBefore;
-            assertTrue(nanos < MAX_NANOS_PER_CASE, "case " + c + " (seed " + SEED + ") took " + nanos / 1e9 + " s");
-            assertTrue(allocated < MAX_ALLOCATED_BYTES_PER_CASE,
-                    "case " + c + " (seed " + SEED + ") allocated " + allocated + " bytes for " + bytes.length);
-        }
+        }), CI_TRIES);
         // Both outcomes must occur, or the mutations are too weak (all load) or too blunt (none do).
-        assertTrue(loaded > CASES / 50 && loaded < CASES - CASES / 50, loaded + " of " + CASES + " loaded");
+        long loaded = figures.loaded();
+        assertTrue(loaded > figures.inputs() / 50 && loaded < figures.inputs() - figures.inputs() / 50,
+                loaded + " of " + figures.inputs() + " loaded");
     }
 
-    /** True when the file loaded; an FsException must be one line naming the file; anything else propagates. */
-    private static boolean openAndDecode(Path file) {
+    /** Opens the file and decodes every row; an FsException (the reader's refusal) propagates to the contract. */
+    private static void openAndDecode(Path file) {
         try (GgufFile gguf = GgufFile.open(file)) {
             for (GgufTensor tensor : gguf.tensors()) {
                 // An empty tensor may claim 2^40 rows of nothing, or rows wider than an array: there is nothing to read.
@@ -100,17 +95,10 @@ class GgufFuzzTest {
                 for (long r = 0; r < tensor.rows(); r++) ReferenceDequantizer.decode(tensor.type(), tensor.row(r), row);
             }
             gguf.metadata().values().values().forEach(GgufValue::describe);
-            return true;
-        } catch (FsException e) {
-            String message = e.getMessage();
-            if (!message.startsWith(file.toString()) || message.contains("\n")) {
-                throw new AssertionError("not one line naming the file: " + message);
-            }
-            return false;
         }
     }
 
-    private static byte[] mutate(byte[] seed, Random random) {
+    private static byte[] mutate(byte[] seed, SplittableRandom random) {
         byte[] bytes = seed.clone();
         int mutations = 1 + random.nextInt(3);
         for (int m = 0; m < mutations && bytes.length > 8; m++) {
