@@ -7,7 +7,7 @@ package fs;
  */
 public final class Quoted {
     /** Enough to recognise a name; past it the text is cut, with "…" to say so. */
-    static final int MAX_SHOWN = 60;
+    private static final int MAX_SHOWN = 60;
 
     private Quoted() {}
 
