@@ -6,9 +6,7 @@ import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.channels.FileChannel;
-import java.nio.file.AccessDeniedException;
 import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
@@ -62,12 +60,8 @@ public final class GgufFile implements AutoCloseable {
                 arena.close();
                 throw e;
             }
-        } catch (NoSuchFileException e) {
-            throw new FsException(path + ": no such file");
-        } catch (AccessDeniedException e) {
-            throw new FsException(path + ": permission denied");
         } catch (IOException e) {
-            throw new FsException(path + ": cannot read: " + e.getMessage(), e);
+            throw FsException.cannotRead(path, e);
         }
     }
 

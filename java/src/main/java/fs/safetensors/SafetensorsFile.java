@@ -10,9 +10,7 @@ import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
-import java.nio.file.AccessDeniedException;
 import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
@@ -90,12 +88,8 @@ public final class SafetensorsFile implements AutoCloseable {
                 arena.close();
                 throw e;
             }
-        } catch (NoSuchFileException e) {
-            throw new FsException(path + ": no such file");
-        } catch (AccessDeniedException e) {
-            throw new FsException(path + ": permission denied");
         } catch (IOException e) {
-            throw new FsException(path + ": cannot read: " + e.getMessage(), e);
+            throw FsException.cannotRead(path, e);
         }
     }
 
