@@ -1,0 +1,45 @@
+package fs.quant;
+
+import fs.FsException;
+import fs.tensor.DType;
+import java.lang.foreign.MemorySegment;
+
+/** The {@link RowQuantizer} of each ggml type fs writes. */
+public final class RowQuantizers {
+    private RowQuantizers() {}
+
+    /** The quantizer that writes {@code type}; an FsException naming the type when fs cannot write it. */
+    public static RowQuantizer of(DType type) {
+        return switch (type) {
+            case Q8_0 -> Q8_0Quantizer.INSTANCE;
+            case Q4_0 -> Q4_0Quantizer.INSTANCE;
+            case Q2_K -> Q2KQuantizer.INSTANCE;
+            case Q3_K -> Q3KQuantizer.INSTANCE;
+            case Q4_K -> Q4KQuantizer.INSTANCE;
+            case Q5_K -> Q5KQuantizer.INSTANCE;
+            case Q6_K -> Q6KQuantizer.INSTANCE;
+            case IQ2_XXS -> Iq2XxsQuantizer.INSTANCE;
+            default -> throw new FsException("no quantizer for " + type
+                    + ": fs quantizes to Q8_0, Q6_K, Q5_K, Q4_K, Q4_0, Q3_K, Q2_K and IQ2_XXS");
+        };
+    }
+
+    /**
+     * Checks a call against {@link RowQuantizer#quantize}'s contract (a programming error, not the user's, when it
+     * fails): whole blocks per row, enough weights, an importance per column, room in {@code out}.
+     */
+    static void checkArguments(DType type, float[] weights, int rows, int columns, float[] importance,
+            MemorySegment out, long outOffset) {
+        long bytes = (long) rows * type.rowBytes(columns);
+        if (rows < 0 || (long) rows * columns > weights.length) {
+            throw new IllegalArgumentException(rows + " rows of " + columns + " weights, " + weights.length + " given");
+        }
+        if (importance != null && importance.length != columns) {
+            throw new IllegalArgumentException(importance.length + " importances for " + columns + " columns");
+        }
+        if (outOffset < 0 || outOffset + bytes > out.byteSize()) {
+            throw new IllegalArgumentException(bytes + " bytes of " + type + " at " + outOffset + " do not fit in "
+                    + out.byteSize());
+        }
+    }
+}

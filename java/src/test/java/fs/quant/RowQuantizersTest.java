@@ -1,0 +1,161 @@
+package fs.quant;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import fs.FsException;
+import fs.gguf.GgufFile;
+import fs.gguf.GgufTensor;
+import fs.gguf.QTied;
+import fs.tensor.DType;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * The quantizers against llama.cpp's own files of q-tied: each tensor of model-BF16.gguf, decoded to float and
+ * quantized to the type llama-quantize chose for it in model-T.gguf (with imatrix.gguf's importance where llama.cpp
+ * used it: the IQ2_XXS file, for the tensors the matrix covers), must give llama.cpp's bytes, every block. That is
+ * stronger than any error bound: the same bytes dequantize to the same floats.
+ */
+class RowQuantizersTest {
+    private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    /** llama-imatrix's importance matrix for q-tied, the one llama-quantize made the IQ2_XXS file with. */
+    private static final Path IMATRIX = QTied.dir().resolve("imatrix.gguf");
+
+    /**
+     * Every quantized tensor of llama.cpp's files, once per (name, type, importance or not): the presets store
+     * some tensors alike (the embedding is Q6_K in five files), and quantizing the same rows twice proves nothing more.
+     */
+    static Stream<Arguments> tensors() {
+        Map<String, Arguments> cases = new LinkedHashMap<>();
+        for (String file : QTied.TYPES) {
+            if (file.equals("BF16")) continue;
+            try (GgufFile gguf = GgufFile.open(QTied.gguf(file)); GgufFile imatrix = GgufFile.open(IMATRIX)) {
+                for (GgufTensor tensor : gguf.tensors()) {
+                    if (tensor.type() == DType.F32) continue; // norms: llama.cpp keeps them as they are
+                    // llama-quantize used the matrix for every tensor it covers, and only in the IQ2_XXS file
+                    boolean weighted = file.equals("IQ2_XXS") && importance(imatrix, tensor.name()) != null;
+                    String key = tensor.name() + " " + tensor.type() + (weighted ? " weighted" : "");
+                    cases.putIfAbsent(key, Arguments.of(file, tensor.name(), tensor.type(), weighted));
+                }
+            }
+        }
+        return cases.values().stream();
+    }
+
+    @ParameterizedTest(name = "{1} as {2} (model-{0}.gguf, importance: {3})")
+    @MethodSource("tensors")
+    void quantizesToLlamaCppsBytes(String file, String name, DType type, boolean weighted) {
+        try (GgufFile source = GgufFile.open(QTied.gguf("BF16"));
+                GgufFile reference = GgufFile.open(QTied.gguf(file));
+                GgufFile imatrix = GgufFile.open(IMATRIX);
+                Arena arena = Arena.ofConfined()) {
+            GgufTensor expected = reference.tensor(name).orElseThrow();
+            float[] weights = decode(source.tensor(name).orElseThrow());
+            int rows = (int) expected.rows();
+            int columns = (int) expected.columns();
+            float[] importance = weighted ? importance(imatrix, name) : null;
+            MemorySegment out = arena.allocate(expected.data().byteSize());
+            RowQuantizers.of(type).quantize(weights, rows, columns, importance, out, 0);
+            int blockBytes = type.blockBytes();
+            long blocks = out.byteSize() / blockBytes;
+            long same = 0;
+            for (long b = 0; b < blocks; b++) {
+                long at = b * blockBytes;
+                if (out.asSlice(at, blockBytes).mismatch(expected.data().asSlice(at, blockBytes)) < 0) same++;
+            }
+            if (same != blocks) {
+                double[] rmse = rmse(weights, rows, columns, expected, out);
+                throw new AssertionError(expected + ": " + same + " of " + blocks + " blocks are llama.cpp's; RMSE "
+                        + rmse[0] + " against llama.cpp's " + rmse[1] + " (ratio " + rmse[0] / rmse[1] + ")");
+            }
+        }
+    }
+
+    /** A bf16 tensor's rows, as float32 (exact: a bf16 is the top half of a float). */
+    private static float[] decode(GgufTensor bf16) {
+        int rows = (int) bf16.rows();
+        int columns = (int) bf16.columns();
+        float[] weights = new float[rows * columns];
+        float[] row = new float[columns];
+        for (int r = 0; r < rows; r++) {
+            ReferenceDequantizer.decode(DType.BF16, bf16.row(r), row);
+            System.arraycopy(row, 0, weights, r * columns, columns);
+        }
+        return weights;
+    }
+
+    /** RMSE of (ours − original) and (llama.cpp's − original), both dequantized by the reference decoder. */
+    private static double[] rmse(float[] weights, int rows, int columns, GgufTensor expected, MemorySegment ours) {
+        float[] a = new float[columns];
+        float[] b = new float[columns];
+        double sa = 0;
+        double sb = 0;
+        long rowBytes = expected.rowBytes();
+        for (int r = 0; r < rows; r++) {
+            ReferenceDequantizer.decode(expected.type(), ours.asSlice(r * rowBytes, rowBytes), a);
+            ReferenceDequantizer.decode(expected.type(), expected.row(r), b);
+            for (int c = 0; c < columns; c++) {
+                double w = weights[r * columns + c];
+                sa += (a[c] - w) * (a[c] - w);
+                sb += (b[c] - w) * (b[c] - w);
+            }
+        }
+        return new double[] {Math.sqrt(sa / weights.length), Math.sqrt(sb / weights.length)};
+    }
+
+    /** llama-quantize's importance for a tensor: in_sum2 / counts, or null where the matrix has no entry. */
+    private static float[] importance(GgufFile imatrix, String tensor) {
+        Optional<GgufTensor> sums = imatrix.tensor(tensor + ".in_sum2");
+        if (sums.isEmpty()) return null;
+        float count = imatrix.tensor(tensor + ".counts").orElseThrow().data().get(F32, 0);
+        float[] values = new float[(int) sums.get().columns()];
+        for (int i = 0; i < values.length; i++) {
+            float sum = sums.get().data().getAtIndex(F32, i);
+            values[i] = count > 0 ? sum / count : 1;
+        }
+        return values;
+    }
+
+    @Test
+    void iq2XxsRefusesToQuantizeWithoutImportance() {
+        FsException e = assertThrows(FsException.class, () -> RowQuantizers.of(DType.IQ2_XXS)
+                .quantize(new float[256], 1, 256, null, MemorySegment.ofArray(new byte[66]), 0));
+        assertEquals("IQ2_XXS needs an importance matrix (--imatrix), as llama.cpp does", e.getMessage());
+    }
+
+    @Test
+    void aTypeWithNoQuantizerIsRefusedByName() {
+        FsException e = assertThrows(FsException.class, () -> RowQuantizers.of(DType.BF16));
+        assertTrue(e.getMessage().contains("BF16"), e.getMessage());
+    }
+
+    @Test
+    void theTwoRoundingsAreGgmlsNearestEvenAndCsRoundfAwayFromZero() {
+        // nearest_int (K-quants, IQ2_XXS) rounds ties to even; roundf (Q8_0) away from zero; Math.round does neither
+        assertEquals(2, QuantMath.nearestInt(2.5f));
+        assertEquals(4, QuantMath.nearestInt(3.5f));
+        assertEquals(-2, QuantMath.nearestInt(-2.5f));
+        assertEquals(3, QuantMath.roundHalfAway(2.5f));
+        assertEquals(-3, QuantMath.roundHalfAway(-2.5f));
+        assertEquals(0, QuantMath.roundHalfAway(0.49999997f)); // float(x + 0.5) would round up to 1
+    }
+
+    @Test
+    void rowsMustHoldWholeBlocks() {
+        assertThrows(IllegalArgumentException.class, () -> RowQuantizers.of(DType.Q4_K)
+                .quantize(new float[128], 1, 128, null, MemorySegment.ofArray(new byte[144]), 0));
+    }
+}
