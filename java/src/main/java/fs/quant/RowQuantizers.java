@@ -25,8 +25,10 @@ public final class RowQuantizers {
     }
 
     /**
-     * Checks a call against {@link RowQuantizer#quantize}'s contract (a programming error, not the user's, when it
-     * fails): whole blocks per row, enough weights, an importance per column, room in {@code out}.
+     * Checks a call against {@link RowQuantizer#quantize}'s contract: whole blocks per row, enough weights, an
+     * importance per column, room in {@code out} (IllegalArgumentException: the caller's mistake); and finite weights
+     * and finite, non-negative importances (FsException: the file's). llama.cpp's searches assume the latter and turn
+     * a NaN into a garbage block or an abort; one scan of the input costs far less than the searches.
      */
     static void checkArguments(DType type, float[] weights, int rows, int columns, float[] importance,
             MemorySegment out, long outOffset) {
@@ -40,6 +42,20 @@ public final class RowQuantizers {
         if (outOffset < 0 || outOffset + bytes > out.byteSize()) {
             throw new IllegalArgumentException(bytes + " bytes of " + type + " at " + outOffset + " do not fit in "
                     + out.byteSize());
+        }
+        for (int i = 0; i < rows * columns; i++) {
+            if (!Float.isFinite(weights[i])) {
+                throw new FsException("weight " + i % columns + " of row " + i / columns + " is " + weights[i]
+                        + ": " + type + " holds finite weights only");
+            }
+        }
+        if (importance != null) {
+            for (int i = 0; i < columns; i++) {
+                if (!(importance[i] >= 0) || importance[i] == Float.POSITIVE_INFINITY) {
+                    throw new FsException("the importance of column " + i + " is " + importance[i]
+                            + ": importances are finite and not negative");
+                }
+            }
         }
     }
 }

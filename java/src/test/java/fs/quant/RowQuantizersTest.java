@@ -158,4 +158,19 @@ class RowQuantizersTest {
         assertThrows(IllegalArgumentException.class, () -> RowQuantizers.of(DType.Q4_K)
                 .quantize(new float[128], 1, 128, null, MemorySegment.ofArray(new byte[144]), 0));
     }
+
+    @Test
+    void aNonFiniteWeightOrImportanceIsRefusedWithItsPlace() {
+        float[] weights = new float[2 * 256];
+        weights[256 + 7] = Float.NaN;
+        MemorySegment out = MemorySegment.ofArray(new byte[2 * 210]);
+        FsException e = assertThrows(FsException.class,
+                () -> RowQuantizers.of(DType.Q6_K).quantize(weights, 2, 256, null, out, 0));
+        assertEquals("weight 7 of row 1 is NaN: Q6_K holds finite weights only", e.getMessage());
+        float[] importance = new float[256];
+        importance[3] = -1;
+        e = assertThrows(FsException.class,
+                () -> RowQuantizers.of(DType.Q4_K).quantize(new float[256], 1, 256, importance, out, 0));
+        assertEquals("the importance of column 3 is -1.0: importances are finite and not negative", e.getMessage());
+    }
 }
