@@ -33,40 +33,55 @@ class RowQuantizersTest {
     private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     /** llama-imatrix's importance matrix for q-tied, the one llama-quantize made the IQ2_XXS file with. */
     private static final Path IMATRIX = QTied.dir().resolve("imatrix.gguf");
+    private static final Path WEIGHTED = QTied.dir().resolve("quantized-with-imatrix.gguf");
 
     /**
      * Every quantized tensor of llama.cpp's files, once per (name, type, importance or not): the presets store
      * some tensors alike (the embedding is Q6_K in five files), and quantizing the same rows twice proves nothing more.
+     * Then the importance-weighted paths no preset file took: quantized-with-imatrix.gguf holds two tensors in each
+     * of Q8_0, Q4_0, Q3_K, Q4_K, Q5_K and Q6_K as llama.cpp's ggml_quantize_chunk (libggml-base, the function
+     * llama-quantize calls) wrote them with imatrix.gguf's importance, named TYPE/TENSOR.
      */
     static Stream<Arguments> tensors() {
         Map<String, Arguments> cases = new LinkedHashMap<>();
-        for (String file : QTied.TYPES) {
-            if (file.equals("BF16")) continue;
-            try (GgufFile gguf = GgufFile.open(QTied.gguf(file)); GgufFile imatrix = GgufFile.open(IMATRIX)) {
-                for (GgufTensor tensor : gguf.tensors()) {
-                    if (tensor.type() == DType.F32) continue; // norms: llama.cpp keeps them as they are
-                    // llama-quantize used the matrix for every tensor it covers, and only in the IQ2_XXS file
-                    boolean weighted = file.equals("IQ2_XXS") && importance(imatrix, tensor.name()) != null;
-                    String key = tensor.name() + " " + tensor.type() + (weighted ? " weighted" : "");
-                    cases.putIfAbsent(key, Arguments.of(file, tensor.name(), tensor.type(), weighted));
+        try (GgufFile imatrix = GgufFile.open(IMATRIX)) {
+            for (String type : QTied.TYPES) {
+                if (type.equals("BF16")) continue;
+                String file = QTied.gguf(type).getFileName().toString();
+                try (GgufFile gguf = GgufFile.open(QTied.gguf(type))) {
+                    for (GgufTensor tensor : gguf.tensors()) {
+                        if (tensor.type() == DType.F32) continue; // norms: llama.cpp keeps them as they are
+                        // llama-quantize used the matrix for every tensor it covers, and only in the IQ2_XXS file
+                        boolean weighted = type.equals("IQ2_XXS") && importance(imatrix, tensor.name()) != null;
+                        String key = tensor.name() + " " + tensor.type() + (weighted ? " weighted" : "");
+                        cases.putIfAbsent(key, Arguments.of(file, tensor.name(), tensor.type(), weighted));
+                    }
                 }
+            }
+        }
+        try (GgufFile gguf = GgufFile.open(WEIGHTED)) {
+            for (GgufTensor tensor : gguf.tensors()) {
+                cases.put(tensor.name(), Arguments.of(WEIGHTED.getFileName().toString(), tensor.name(), tensor.type(),
+                        true));
             }
         }
         return cases.values().stream();
     }
 
-    @ParameterizedTest(name = "{1} as {2} (model-{0}.gguf, importance: {3})")
+    @ParameterizedTest(name = "{1} as {2} ({0}, importance: {3})")
     @MethodSource("tensors")
     void quantizesToLlamaCppsBytes(String file, String name, DType type, boolean weighted) {
+        String sourceName = name.substring(name.indexOf('/') + 1); // TYPE/TENSOR in quantized-with-imatrix.gguf
         try (GgufFile source = GgufFile.open(QTied.gguf("BF16"));
-                GgufFile reference = GgufFile.open(QTied.gguf(file));
+                GgufFile reference = GgufFile.open(QTied.dir().resolve(file));
                 GgufFile imatrix = GgufFile.open(IMATRIX);
                 Arena arena = Arena.ofConfined()) {
             GgufTensor expected = reference.tensor(name).orElseThrow();
-            float[] weights = decode(source.tensor(name).orElseThrow());
+            assertEquals(type, expected.type());
+            float[] weights = decode(source.tensor(sourceName).orElseThrow());
             int rows = (int) expected.rows();
             int columns = (int) expected.columns();
-            float[] importance = weighted ? importance(imatrix, name) : null;
+            float[] importance = weighted ? importance(imatrix, sourceName) : null;
             MemorySegment out = arena.allocate(expected.data().byteSize());
             RowQuantizers.of(type).quantize(weights, rows, columns, importance, out, 0);
             int blockBytes = type.blockBytes();
