@@ -2,6 +2,7 @@ package fs.quant;
 
 import static fs.quant.QuantMath.half;
 import static fs.quant.QuantMath.putHalf;
+import static fs.quant.QuantMath.truncate;
 
 import fs.tensor.DType;
 import java.lang.foreign.MemorySegment;
@@ -52,9 +53,9 @@ final class Q4_0Quantizer implements RowQuantizer {
         float id = d != 0 ? 1f / d : 0f;
         putHalf(out, o, half(d));
         for (int j = 0; j < BLOCK / 2; j++) {
-            // C's (int8_t)(x + 8.5f) truncates toward zero, as Java's (int) does; the sum lies in [0, 17).
-            int q0 = Math.min(15, (int) (x[at + j] * id + 8.5f));
-            int q1 = Math.min(15, (int) (x[at + BLOCK / 2 + j] * id + 8.5f));
+            // MIN(15, (int8_t)(x0 + 8.5f)) into a uint8_t: the sum lies in [0, 17) unless x0 is infinite
+            int q0 = Math.min(15, (byte) truncate(x[at + j] * id + 8.5f)) & 0xFF;
+            int q1 = Math.min(15, (byte) truncate(x[at + BLOCK / 2 + j] * id + 8.5f)) & 0xFF;
             out[o + 2 + j] = (byte) (q0 | q1 << 4);
         }
     }

@@ -2,7 +2,8 @@ package fs.quant;
 
 import static fs.quant.QuantMath.half;
 import static fs.quant.QuantMath.putHalf;
-import static fs.quant.QuantMath.roundHalfAway;
+import static fs.quant.QuantMath.roundf;
+import static fs.quant.QuantMath.truncate;
 
 import fs.tensor.DType;
 import java.lang.foreign.MemorySegment;
@@ -37,6 +38,6 @@ final class Q8_0Quantizer implements RowQuantizer {
         float d = amax / 127;
         float id = d != 0 ? 1f / d : 0f;
         putHalf(out, o, half(d));
-        for (int j = 0; j < BLOCK; j++) out[o + 2 + j] = (byte) roundHalfAway(x[at + j] * id);
+        for (int j = 0; j < BLOCK; j++) out[o + 2 + j] = (byte) truncate(roundf(x[at + j] * id));
     }
 }

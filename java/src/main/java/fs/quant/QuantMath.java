@@ -26,10 +26,19 @@ final class QuantMath {
         return (bits & 0x007FFFFF) - 0x00400000;
     }
 
-    /** C's roundf: to nearest, ties away from zero (Math.round ties toward +∞). Exact in double for any float. */
-    static int roundHalfAway(float v) {
-        int r = (int) Math.floor(Math.abs((double) v) + 0.5);
-        return v < 0 ? -r : r;
+    /** C's roundf: to nearest, ties away from zero (Math.round ties toward +∞); NaN and ±∞ stay as they are. */
+    static float roundf(float v) {
+        if (!(Math.abs(v) < 0x1p23f)) return v; // integral already, or not a number
+        return Math.copySign((float) Math.floor(Math.abs((double) v) + 0.5), v); // exact in double
+    }
+
+    /**
+     * C's conversion of a float to an integer type as x86 does it (cvttss2si, then the low bits): toward zero, and
+     * 0x80000000 for NaN or beyond int's range, where Java's cast saturates. It matters where x / d is infinite:
+     * Q8_0's and Q4_0's reference paths divide by a d whose inverse overflows for a block of weights below ~4e-37.
+     */
+    static int truncate(float v) {
+        return Math.abs(v) < 0x1p31f ? (int) v : Integer.MIN_VALUE;
     }
 
     /** An f16 as ggml stores it (GGML_FP32_TO_FP16 rounds to nearest even, as {@link Float#floatToFloat16} does). */

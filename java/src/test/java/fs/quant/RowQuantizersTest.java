@@ -15,6 +15,7 @@ import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.stream.Stream;
@@ -158,14 +159,17 @@ class RowQuantizersTest {
     }
 
     @Test
-    void theTwoRoundingsAreGgmlsNearestEvenAndCsRoundfAwayFromZero() {
+    void theRoundingsAreGgmlsNearestEvenAndCsRoundfAwayFromZero() {
         // nearest_int (K-quants, IQ2_XXS) rounds ties to even; roundf (Q8_0) away from zero; Math.round does neither
         assertEquals(2, QuantMath.nearestInt(2.5f));
         assertEquals(4, QuantMath.nearestInt(3.5f));
         assertEquals(-2, QuantMath.nearestInt(-2.5f));
-        assertEquals(3, QuantMath.roundHalfAway(2.5f));
-        assertEquals(-3, QuantMath.roundHalfAway(-2.5f));
-        assertEquals(0, QuantMath.roundHalfAway(0.49999997f)); // float(x + 0.5) would round up to 1
+        assertEquals(3f, QuantMath.roundf(2.5f));
+        assertEquals(-3f, QuantMath.roundf(-2.5f));
+        assertEquals(0f, QuantMath.roundf(0.49999997f)); // float(x + 0.5) would round up to 1
+        // and x86's conversion of what does not fit: 0x80000000, whose low byte is 0 (Java's cast gives -1)
+        assertEquals(0, (byte) QuantMath.truncate(Float.POSITIVE_INFINITY));
+        assertEquals(0, (byte) QuantMath.truncate(Float.NaN));
     }
 
     @Test
@@ -187,5 +191,22 @@ class RowQuantizersTest {
         e = assertThrows(FsException.class,
                 () -> RowQuantizers.of(DType.Q4_K).quantize(new float[256], 1, 256, importance, out, 0));
         assertEquals("the importance of column 3 is -1.0: importances are finite and not negative", e.getMessage());
+    }
+
+    /**
+     * Weights so small that 1 / d overflows: x / d is ±∞, which x86 converts to 0x80000000 (low byte 0) where
+     * Java's cast saturates; llama.cpp's bytes (checked against libggml-base) are all zero for both types.
+     */
+    @Test
+    void blocksOfWeightsBelowFloatRangeOfTheInverseScaleAreLlamaCppsZeroBytes() {
+        float[] weights = new float[32];
+        java.util.Arrays.fill(weights, 1e-40f);
+        weights[5] = -3e-40f;
+        for (DType type : List.of(DType.Q8_0, DType.Q4_0)) {
+            byte[] out = new byte[type.blockBytes()];
+            java.util.Arrays.fill(out, (byte) 0x55);
+            RowQuantizers.of(type).quantize(weights, 1, 32, null, MemorySegment.ofArray(out), 0);
+            assertEquals(-1, java.util.Arrays.mismatch(out, new byte[type.blockBytes()]), type.toString());
+        }
     }
 }
