@@ -4,13 +4,16 @@ import fs.FsException;
 import fs.tensor.DType;
 import java.lang.foreign.MemorySegment;
 
-/** The {@link RowQuantizer} of each ggml type fs writes. */
+/** The {@link RowQuantizer} of each ggml type fs writes: every type fs reads from GGUF. */
 public final class RowQuantizers {
     private RowQuantizers() {}
 
     /** The quantizer that writes {@code type}; an FsException naming the type when fs cannot write it. */
     public static RowQuantizer of(DType type) {
         return switch (type) {
+            case F32 -> FloatQuantizer.F32;
+            case F16 -> FloatQuantizer.F16;
+            case BF16 -> FloatQuantizer.BF16;
             case Q8_0 -> Q8_0Quantizer.INSTANCE;
             case Q4_0 -> Q4_0Quantizer.INSTANCE;
             case Q2_K -> Q2KQuantizer.INSTANCE;
@@ -20,7 +23,7 @@ public final class RowQuantizers {
             case Q6_K -> Q6KQuantizer.INSTANCE;
             case IQ2_XXS -> Iq2XxsQuantizer.INSTANCE;
             default -> throw new FsException("no quantizer for " + type
-                    + ": fs quantizes to Q8_0, Q6_K, Q5_K, Q4_K, Q4_0, Q3_K, Q2_K and IQ2_XXS");
+                    + ": fs writes F32, F16, BF16, Q8_0, Q6_K, Q5_K, Q4_K, Q4_0, Q3_K, Q2_K and IQ2_XXS");
         };
     }
 

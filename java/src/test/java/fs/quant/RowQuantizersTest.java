@@ -153,9 +153,45 @@ class RowQuantizersTest {
     }
 
     @Test
-    void aTypeWithNoQuantizerIsRefusedByName() {
-        FsException e = assertThrows(FsException.class, () -> RowQuantizers.of(DType.BF16));
-        assertTrue(e.getMessage().contains("BF16"), e.getMessage());
+    void everyGgufTypeFsReadsHasAQuantizerAndNoOtherTypeHas() {
+        for (DType type : DType.values()) {
+            if (type.isGgmlType()) {
+                assertTrue(RowQuantizers.of(type) != null, type.toString());
+            } else {
+                FsException e = assertThrows(FsException.class, () -> RowQuantizers.of(type));
+                assertTrue(e.getMessage().startsWith("no quantizer for " + type + ": "), e.getMessage());
+            }
+        }
+    }
+
+    /** model-BF16.gguf's tensors decoded to float and written back as BF16 are the file's bytes. */
+    @Test
+    void bf16WeightsWrittenAsBf16AreTheFilesBytes() {
+        try (GgufFile source = GgufFile.open(QTied.gguf("BF16")); Arena arena = Arena.ofConfined()) {
+            for (GgufTensor tensor : source.tensors()) {
+                if (tensor.type() != DType.BF16) continue;
+                MemorySegment out = arena.allocate(tensor.data().byteSize());
+                RowQuantizers.of(DType.BF16).quantize(decode(tensor), (int) tensor.rows(), (int) tensor.columns(),
+                        null, out, 0);
+                assertEquals(-1, out.mismatch(tensor.data()), tensor.toString());
+            }
+        }
+    }
+
+    @Test
+    void f16AndBf16RoundToNearestEvenAsGgmlDoes() {
+        float[] weights = {
+            1 + 0x1p-11f, 1 + 3 * 0x1p-11f, 65520f, -0f, // f16 ties: down to even, up to even, to ∞ (as ggml's)
+            Float.intBitsToFloat(0x3F808000), Float.intBitsToFloat(0x3F818000), Float.intBitsToFloat(0x3F808001)
+        };
+        short[] f16 = {0x3C00, 0x3C02, 0x7C00, (short) 0x8000};
+        short[] bf16 = {0x3F80, 0x3F82, 0x3F81};
+        MemorySegment out = MemorySegment.ofArray(new byte[2 * weights.length]);
+        RowQuantizers.of(DType.F16).quantize(weights, 1, weights.length, null, out, 0);
+        ValueLayout.OfShort half = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+        for (int i = 0; i < f16.length; i++) assertEquals(f16[i], out.get(half, 2L * i), "f16 " + i);
+        RowQuantizers.of(DType.BF16).quantize(weights, 1, weights.length, null, out, 0);
+        for (int i = 0; i < bf16.length; i++) assertEquals(bf16[i], out.get(half, 2L * (4 + i)), "bf16 " + i);
     }
 
     @Test
