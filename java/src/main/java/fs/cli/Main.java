@@ -33,6 +33,9 @@ import picocli.CommandLine.ParseResult;
             BenchCommand.class,
             DevicesCommand.class,
             VerifyCommand.class,
+            PullCommand.class,
+            ListCommand.class,
+            RmCommand.class,
             CommandLine.HelpCommand.class,
         })
 public final class Main implements Runnable {
