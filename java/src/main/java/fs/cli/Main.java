@@ -33,6 +33,7 @@ import picocli.CommandLine.ParseResult;
             BenchCommand.class,
             DevicesCommand.class,
             VerifyCommand.class,
+            ServeCommand.class,
             PullCommand.class,
             ListCommand.class,
             RmCommand.class,

@@ -1,0 +1,189 @@
+package fs.cli;
+
+import fs.FsException;
+import fs.chat.ChatTemplate;
+import fs.generate.GenerationConfig;
+import fs.generate.GenerationStats;
+import fs.generate.SamplingParams;
+import fs.generate.StopReason;
+import fs.model.Qwen3Model;
+import fs.server.OpenAiServer;
+import fs.server.SerialEngine;
+import fs.server.ServedModel;
+import fs.server.TokenSink;
+import java.io.PrintWriter;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.function.Supplier;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+import sun.misc.Signal;
+
+@Command(name = "serve", mixinStandardHelpOptions = true,
+        description = "Serves the model over an OpenAI-compatible HTTP API (/v1/chat/completions, /v1/completions, "
+                + "/v1/models, /health, /metrics) until SIGTERM or Ctrl-C.")
+final class ServeCommand implements Callable<Integer> {
+    /** How long running requests may go on after SIGTERM before they are cut. */
+    static final Duration SHUTDOWN_GRACE = Duration.ofSeconds(5);
+
+    @Spec
+    CommandSpec spec;
+
+    @Mixin
+    ModelOptions modelOptions;
+
+    @Option(names = "--host", paramLabel = "HOST", defaultValue = "127.0.0.1",
+            description = "Address to listen on (default: ${DEFAULT-VALUE}, this machine only; 0.0.0.0 for every "
+                    + "interface).")
+    String host;
+
+    private int port = 8080;
+    private int parallel = 1;
+    private int queue = 8;
+
+    @Option(names = "--api-key", paramLabel = "KEY",
+            description = "Require 'Authorization: Bearer KEY' on every request but /health (default: none).")
+    String apiKey;
+
+    @Option(names = "--port", paramLabel = "N", description = "Port to listen on; 0 picks a free one (default: 8080).")
+    void port(int value) {
+        if (value < 0 || value > 65535) throw usage("--port must be between 0 and 65535, got " + value);
+        port = value;
+    }
+
+    @Option(names = {"--parallel", "-np"}, paramLabel = "N",
+            description = "Requests decoded at once (default: 1; this build runs one at a time, the others queue).")
+    void parallel(int value) {
+        if (value < 1) throw usage("--parallel must be at least 1, got " + value);
+        if (value > 1) {
+            throw usage("--parallel " + value + ": this build decodes one request at a time (the batched engine is "
+                    + "not in yet); use --parallel 1, and --queue for how many may wait");
+        }
+        parallel = value;
+    }
+
+    @Option(names = "--queue", paramLabel = "N",
+            description = "Requests that may wait for a free slot; more get 503 with Retry-After (default: 8).")
+    void queue(int value) {
+        if (value < 1) throw usage("--queue must be at least 1, got " + value);
+        queue = value;
+    }
+
+    @Override
+    public Integer call() throws InterruptedException {
+        PrintWriter err = spec.commandLine().getErr();
+        if (apiKey != null && apiKey.isBlank()) throw new FsException("--api-key is empty");
+        String model = modelOptions.model();
+        CountDownLatch stop = new CountDownLatch(1);
+        OpenAiServer server = OpenAiServer.start(host, port, apiKey, err);
+        InetSocketAddress address = server.address();
+        err.println("fs: listening on http://" + address.getHostString() + ":" + address.getPort()
+                + " (" + parallel + " slot, " + queue + " queued at most); loading " + model);
+        err.flush();
+        boolean[] ready = {false};
+        // SIGTERM (and Ctrl-C) end the server cleanly with exit 0; while the model loads there is nothing to finish.
+        Runnable onSignal = () -> {
+            synchronized (ready) {
+                if (!ready[0]) {
+                    err.println("fs: stopped while loading the model");
+                    err.flush();
+                    Runtime.getRuntime().halt(0);
+                }
+            }
+            stop.countDown();
+        };
+        Signal.handle(new Signal("TERM"), signal -> onSignal.run());
+        Signal.handle(new Signal("INT"), signal -> onSignal.run());
+        try (LoadedModel loaded = modelOptions.load(
+                context -> Qwen3Model.Shape.forGeneration(context, ModelOptions.PREFILL_BATCH), err)) {
+            try {
+                serve(server, loaded, model, ready, stop, err);
+            } finally {
+                server.shutdown(SHUTDOWN_GRACE); // before the model closes: running requests still use it
+            }
+        } finally {
+            server.shutdown(SHUTDOWN_GRACE); // when the model did not load; else a no-op
+        }
+        err.println("fs: stopped");
+        return 0;
+    }
+
+    private void serve(OpenAiServer server, LoadedModel loaded, String model, boolean[] ready, CountDownLatch stop,
+            PrintWriter err) throws InterruptedException {
+        GenerationConfig defaults = loaded.generationConfig();
+        defaults.samplingParams(); // a generation_config.json no sampler takes fails now, not at each request
+        SerialEngine engine = SerialEngine.start(loaded.model(), loaded.stopIds(), queue, loaded::checkUnchanged);
+        ServedModel served = new ServedModel(modelId(model), System.currentTimeMillis() / 1000,
+                loaded.source().tokenizer(), chatTemplate(loaded), defaults, engine);
+        warmUp(served);
+        server.ready(served);
+        synchronized (ready) {
+            ready[0] = true;
+        }
+        err.println("fs: ready: model \"" + served.id() + "\"");
+        err.flush();
+        stop.await();
+        err.println("fs: shutting down: running requests get " + SHUTDOWN_GRACE.toSeconds() + " s to finish");
+        err.flush();
+    }
+
+    /**
+     * Runs two tokens through the engine and generates two, so that the JIT compiles the prompt and decode kernels
+     * before the first client waits for them (on the CPU a cold first request spends seconds compiling); /health
+     * says 503 until then.
+     */
+    private static void warmUp(ServedModel served) throws InterruptedException {
+        int[] prompt = served.tokenizer().encode("<|im_start|>user\n");
+        if (prompt.length < 2) return;
+        CountDownLatch done = new CountDownLatch(1);
+        RuntimeException[] failure = {null};
+        served.engine().submit(prompt, SamplingParams.greedy(), 2, new TokenSink() {
+            @Override
+            public void onToken(int id) {}
+
+            @Override
+            public void onDone(StopReason reason, GenerationStats stats) {
+                done.countDown();
+            }
+
+            @Override
+            public void onError(RuntimeException e) {
+                failure[0] = e;
+                done.countDown();
+            }
+        });
+        done.await();
+        if (failure[0] != null) throw failure[0];
+    }
+
+    /** The name clients give in "model": a local model's file or directory name, else the repo as given. */
+    static String modelId(String model) {
+        Path path = Path.of(model);
+        if (Files.exists(path) && path.getFileName() != null) return path.toAbsolutePath().normalize().getFileName().toString();
+        return model;
+    }
+
+    /** The chat template, or the reason there is none, given to each chat request that needs it. */
+    private static Supplier<ChatTemplate> chatTemplate(LoadedModel loaded) {
+        try {
+            ChatTemplate template = loaded.source().chatTemplate();
+            return () -> template;
+        } catch (FsException e) {
+            return () -> {
+                throw e;
+            };
+        }
+    }
+
+    private ParameterException usage(String message) {
+        return new ParameterException(spec.commandLine(), message);
+    }
+}

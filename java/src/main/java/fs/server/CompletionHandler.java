@@ -1,0 +1,210 @@
+package fs.server;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.sun.net.httpserver.HttpExchange;
+import fs.FsException;
+import fs.chat.ChatTemplate;
+import fs.generate.GenerationStats;
+import fs.generate.SamplingParams;
+import java.io.IOException;
+
+/**
+ * Answers {@code POST /v1/chat/completions} and {@code POST /v1/completions}: checks the request, turns it into
+ * token ids, submits it to the engine and relays the answer, streamed or whole, on the request's own (virtual)
+ * thread. It knows the engine only by {@link CompletionEngine}.
+ */
+final class CompletionHandler {
+    /** How a handled request ended, for the server's log line. */
+    record Outcome(int promptTokens, int completionTokens, String finishReason) {}
+
+    /** The answer's end: finishReason null when it was cut (the server shuts down) or failed (error set). */
+    private record Finish(String finishReason, RuntimeException error, GenerationStats stats, int tokens) {}
+
+    @FunctionalInterface
+    private interface DeltaSink {
+        void accept(ReasoningSplitter.Delta delta) throws IOException;
+    }
+
+    private final ServerMetrics metrics;
+
+    CompletionHandler(ServerMetrics metrics) {
+        this.metrics = metrics;
+    }
+
+    Outcome handle(HttpExchange exchange, ServedModel served, boolean chat) throws IOException {
+        CompletionRequest request = chat
+                ? CompletionRequest.chat(Exchanges.readJsonObject(exchange, OpenAiServer.MAX_BODY_BYTES))
+                : CompletionRequest.text(Exchanges.readJsonObject(exchange, OpenAiServer.MAX_BODY_BYTES));
+        if (request.model() != null && !request.model().equals(served.id())) {
+            throw new ApiException(404, "invalid_request_error", "model_not_found", "model", "the model "
+                    + fs.Quoted.quote(request.model()) + " does not exist: this server serves "
+                    + fs.Quoted.quote(served.id()) + " (see GET /v1/models)");
+        }
+        int[] prompt = promptIds(served, request.prompt());
+        checkFits(prompt.length, request.maxTokens(), served.engine().contextLength());
+        SamplingParams params = request.sampling().over(defaults(served));
+
+        AnswerQueue answer = new AnswerQueue(served.tokenizer(), metrics);
+        CompletionEngine.Handle handle;
+        try {
+            handle = served.engine().submit(prompt, params, request.maxTokens(), answer);
+        } catch (CompletionEngine.UnavailableException e) {
+            metrics.requestRejected();
+            throw ApiException.unavailable("unavailable", e.getMessage());
+        }
+        AnswerFormat format = chat ? AnswerFormat.chat(served.id()) : AnswerFormat.text(served.id());
+        try {
+            Finish finish = request.stream()
+                    ? stream(exchange, request, format, answer, handle, prompt.length, chat)
+                    : whole(exchange, request, format, answer, handle, prompt.length, chat);
+            return new Outcome(prompt.length, finish.tokens, finish.finishReason);
+        } catch (IOException | RuntimeException e) {
+            handle.cancel(); // the client went away (or the answer could not be written): free the engine
+            throw e;
+        } catch (InterruptedException e) {
+            handle.cancel();
+            Thread.currentThread().interrupt();
+            throw ApiException.unavailable("shutting_down", "the server is shutting down");
+        }
+    }
+
+    private Finish stream(HttpExchange exchange, CompletionRequest request, AnswerFormat format, AnswerQueue answer,
+            CompletionEngine.Handle handle, int promptTokens, boolean chat) throws IOException, InterruptedException {
+        EventStream events = EventStream.open(exchange);
+        ObjectNode start = format.start();
+        if (start != null) events.send(start);
+        Finish finish = relay(request, answer, handle, chat, delta -> events.send(format.chunk(delta)));
+        if (finish.finishReason == null) {
+            // Headers are gone: the error travels as an event, as OpenAI streams errors; no [DONE], it did not finish.
+            events.send(failure(finish).body());
+            return finish;
+        }
+        events.send(format.end(finish.finishReason));
+        if (request.includeUsage()) events.send(format.usageChunk(usage(promptTokens, finish)));
+        events.done();
+        return finish;
+    }
+
+    private Finish whole(HttpExchange exchange, CompletionRequest request, AnswerFormat format, AnswerQueue answer,
+            CompletionEngine.Handle handle, int promptTokens, boolean chat) throws IOException, InterruptedException {
+        StringBuilder reasoning = new StringBuilder();
+        StringBuilder content = new StringBuilder();
+        Finish finish = relay(request, answer, handle, chat, delta -> {
+            reasoning.append(delta.reasoning());
+            content.append(delta.content());
+        });
+        if (finish.finishReason == null) throw failure(finish);
+        Exchanges.sendJson(exchange, 200, format.whole(reasoning.toString(), content.toString(), finish.finishReason,
+                usage(promptTokens, finish)));
+        return finish;
+    }
+
+    /**
+     * Takes the answer's events until its end, passing the text through the stop strings and (for a chat) the
+     * reasoning splitter to {@code out}. A stop string cancels the generation; what the engine made after it is dropped
+     * and not counted.
+     */
+    private static Finish relay(CompletionRequest request, AnswerQueue answer, CompletionEngine.Handle handle,
+            boolean chat, DeltaSink out) throws IOException, InterruptedException {
+        StopMatcher stops = new StopMatcher(request.stop());
+        ReasoningSplitter splitter = chat ? new ReasoningSplitter() : null;
+        int tokens = 0;
+        while (true) {
+            switch (answer.take()) {
+                case AnswerQueue.Event.Token token -> {
+                    if (stops.stopped()) continue;
+                    tokens++;
+                    String text = stops.push(token.text());
+                    if (stops.stopped()) handle.cancel();
+                    emit(text, splitter, out);
+                }
+                case AnswerQueue.Event.Done done -> {
+                    if (!stops.stopped()) {
+                        String text = stops.push(done.text());
+                        emit(text + stops.flush(), splitter, out);
+                    }
+                    if (splitter != null) {
+                        ReasoningSplitter.Delta rest = splitter.flush();
+                        if (!rest.isEmpty()) out.accept(rest);
+                    }
+                    String reason = stops.stopped() ? "stop" : switch (done.reason()) {
+                        case END_OF_SEQUENCE -> "stop";
+                        case TOKEN_LIMIT, CONTEXT_FULL -> "length";
+                        case CANCELLED -> null; // not by this request: the engine is shutting down
+                    };
+                    return new Finish(reason, null, done.stats(), tokens);
+                }
+                case AnswerQueue.Event.Failed failed -> {
+                    return new Finish(null, failed.error(), null, tokens);
+                }
+            }
+        }
+    }
+
+    private static void emit(String text, ReasoningSplitter splitter, DeltaSink out) throws IOException {
+        if (text.isEmpty()) return;
+        ReasoningSplitter.Delta delta = splitter != null ? splitter.push(text) : new ReasoningSplitter.Delta("", text);
+        if (!delta.isEmpty()) out.accept(delta);
+    }
+
+    private static ObjectNode usage(int promptTokens, Finish finish) {
+        return AnswerFormat.usage(promptTokens, finish.stats.cachedTokens(), finish.tokens);
+    }
+
+    /** The error for an answer that did not finish. */
+    private static ApiException failure(Finish finish) {
+        if (finish.error == null || finish.error instanceof CompletionEngine.UnavailableException) {
+            return ApiException.unavailable("shutting_down", "the server is shutting down: the answer was cut short");
+        }
+        String message = finish.error instanceof FsException ? finish.error.getMessage()
+                : "internal error: " + finish.error.getClass().getSimpleName()
+                        + (finish.error.getMessage() != null ? ": " + finish.error.getMessage() : "");
+        return new ApiException(500, "server_error", "generation_failed", null, message);
+    }
+
+    private static int[] promptIds(ServedModel served, CompletionRequest.Prompt prompt) {
+        try {
+            return switch (prompt) {
+                case CompletionRequest.Prompt.Chat chat -> {
+                    ChatTemplate template = served.chatTemplate().get();
+                    yield served.tokenizer().encode(template.render(chat.messages(), true, chat.enableThinking()));
+                }
+                case CompletionRequest.Prompt.Text text -> served.tokenizer().encode(text.text());
+                case CompletionRequest.Prompt.Tokens tokens -> {
+                    int vocab = served.tokenizer().vocabSize();
+                    for (int id : tokens.ids()) {
+                        if (id < 0 || id >= vocab) {
+                            throw ApiException.invalid("prompt", "token id " + id + " is outside the vocabulary (0.."
+                                    + (vocab - 1) + ")");
+                        }
+                    }
+                    yield tokens.ids();
+                }
+            };
+        } catch (FsException e) {
+            // The template's refusals (e.g. a system message that is not first) are about the request.
+            throw ApiException.invalid(prompt instanceof CompletionRequest.Prompt.Chat ? "messages" : "prompt",
+                    e.getMessage());
+        }
+    }
+
+    /** A prompt plus max_tokens must fit the context, as OpenAI refuses one that does not. */
+    private static void checkFits(int promptTokens, int maxTokens, int context) {
+        if (promptTokens < 1) throw ApiException.invalid("prompt", "the prompt is empty: there is nothing to continue");
+        long needed = promptTokens + (long) Math.max(maxTokens, 0);
+        if (needed > context) {
+            String wanted = maxTokens >= 0 ? promptTokens + " prompt tokens + " + maxTokens + " max_tokens"
+                    : promptTokens + " prompt tokens";
+            throw new ApiException(400, "invalid_request_error", "context_length_exceeded", "messages",
+                    wanted + " do not fit this server's context of " + context + " tokens (fs serve --ctx)");
+        }
+    }
+
+    private static SamplingParams defaults(ServedModel served) {
+        try {
+            return served.defaults().samplingParams();
+        } catch (FsException e) {
+            throw new ApiException(500, "server_error", "bad_generation_config", null, e.getMessage());
+        }
+    }
+}

@@ -1,0 +1,328 @@
+package fs.server;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import fs.FsException;
+import fs.chat.ChatMessage;
+import fs.generate.SamplingParams;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The body of a {@code /v1/chat/completions} or {@code /v1/completions} request, read and checked: every field this
+ * server uses, with the wrong type or an impossible value refused (400, naming the field), and every field OpenAI
+ * defines but this server cannot honour refused when given a value that would need it (logprobs, n &gt; 1, tools,
+ * presence and frequency penalties). Fields it does not know are ignored, as llama-server ignores them.
+ *
+ * @param model        the model the client named; null when it named none
+ * @param prompt       the messages (chat) or the text or token ids (completions)
+ * @param stream       answer as server-sent events
+ * @param includeUsage streamed: end with a chunk that carries the usage
+ * @param maxTokens    tokens to generate at most; -1: until the model stops or the context is full
+ * @param stop         strings that end the answer (not part of it)
+ */
+record CompletionRequest(
+        String model,
+        Prompt prompt,
+        boolean stream,
+        boolean includeUsage,
+        int maxTokens,
+        Sampling sampling,
+        List<String> stop) {
+
+    /** The most stop strings a request may give (OpenAI allows 4; llama-server any number). */
+    static final int MAX_STOP_STRINGS = 16;
+
+    /** What the model continues. */
+    sealed interface Prompt {
+        /** Chat messages, rendered through the chat template; {@code enableThinking} null: the template's default. */
+        record Chat(List<ChatMessage> messages, Boolean enableThinking) implements Prompt {}
+
+        /** A text, tokenized as is. */
+        record Text(String text) implements Prompt {}
+
+        /** Token ids, as is. */
+        record Tokens(int[] ids) implements Prompt {}
+    }
+
+    /** The sampling fields the request gave (null: the model's default from generation_config.json). */
+    record Sampling(Float temperature, Integer topK, Float topP, Float minP, Float repeatPenalty, Long seed) {
+        /** {@code defaults} with the request's values; a value no sampler takes is a 400 naming it. */
+        SamplingParams over(SamplingParams defaults) {
+            try {
+                return defaults.withOverrides(temperature, topK, topP, minP, repeatPenalty, seed);
+            } catch (FsException e) {
+                throw ApiException.invalid(null, e.getMessage());
+            }
+        }
+    }
+
+    private static final Map<String, String> CHAT_ROLES =
+            Map.of("system", "system", "developer", "system", "user", "user", "assistant", "assistant");
+
+    /** Reads a chat completion request. */
+    static CompletionRequest chat(JsonNode body) {
+        Prompt prompt = new Prompt.Chat(messages(body), enableThinking(body));
+        refuseNonZero(body, "logprobs", "logprobs are not supported by this server");
+        refuseNonZero(body, "top_logprobs", "logprobs are not supported by this server");
+        refuseTools(body);
+        JsonNode format = body.get("response_format");
+        if (format != null && !format.isNull()) {
+            String type = format.isObject() ? text(format, "type", "response_format.type") : null;
+            if (!"text".equals(type)) {
+                throw ApiException.unsupported("response_format", "response_format other than {\"type\": \"text\"} "
+                        + "(JSON mode, JSON schema) is not supported by this server");
+            }
+        }
+        Integer maxCompletion = integer(body, "max_completion_tokens");
+        int maxTokens = maxCompletion != null ? positive("max_completion_tokens", maxCompletion) : maxTokens(body);
+        return common(body, prompt, maxTokens);
+    }
+
+    /** Reads a (legacy) text completion request. */
+    static CompletionRequest text(JsonNode body) {
+        Prompt prompt = textPrompt(body);
+        refuseNonZero(body, "logprobs", "logprobs are not supported by this server");
+        Boolean echo = bool(body, "echo");
+        if (echo != null && echo) throw ApiException.unsupported("echo", "echo is not supported by this server");
+        JsonNode suffix = body.get("suffix");
+        if (suffix != null && !suffix.isNull()) {
+            throw ApiException.unsupported("suffix", "suffix (insertion) is not supported by this server");
+        }
+        Integer bestOf = integer(body, "best_of");
+        if (bestOf != null && bestOf != 1) {
+            throw ApiException.unsupported("best_of", "best_of must be 1: this server returns one completion");
+        }
+        return common(body, prompt, maxTokens(body));
+    }
+
+    private static CompletionRequest common(JsonNode body, Prompt prompt, int maxTokens) {
+        String model = text(body, "model", "model");
+        Integer n = integer(body, "n");
+        if (n != null && n != 1) throw ApiException.unsupported("n", "n must be 1: this server returns one choice");
+        for (String penalty : List.of("presence_penalty", "frequency_penalty")) {
+            Float value = number(body, penalty);
+            if (value != null && value != 0f) {
+                throw ApiException.unsupported(penalty, penalty + " is not supported by this server (use "
+                        + "repetition_penalty, Hugging Face's multiplicative penalty, or leave it 0)");
+            }
+        }
+        Float repetition = number(body, "repetition_penalty");
+        Float repeat = number(body, "repeat_penalty"); // llama-server's name for it
+        if (repetition != null && repeat != null && !repetition.equals(repeat)) {
+            throw ApiException.invalid("repeat_penalty", "repetition_penalty and repeat_penalty are the same setting "
+                    + "and were given different values");
+        }
+        Integer topK = integer(body, "top_k");
+        Sampling sampling = new Sampling(number(body, "temperature"), topK, number(body, "top_p"),
+                number(body, "min_p"), repetition != null ? repetition : repeat, longInteger(body, "seed"));
+
+        Boolean stream = bool(body, "stream");
+        boolean includeUsage = false;
+        JsonNode options = body.get("stream_options");
+        if (options != null && !options.isNull()) {
+            if (!options.isObject()) throw ApiException.wrongType("stream_options", "an object", kind(options));
+            Boolean include = bool(options, "include_usage", "stream_options.include_usage");
+            includeUsage = include != null && include;
+        }
+        return new CompletionRequest(model, prompt, stream != null && stream, includeUsage, maxTokens, sampling,
+                stopStrings(body));
+    }
+
+    private static List<ChatMessage> messages(JsonNode body) {
+        JsonNode messages = body.get("messages");
+        if (messages == null || messages.isNull()) throw ApiException.invalid("messages", "'messages' is required");
+        if (!messages.isArray()) throw ApiException.wrongType("messages", "an array", kind(messages));
+        if (messages.isEmpty()) throw ApiException.invalid("messages", "'messages' must hold at least one message");
+        List<ChatMessage> result = new ArrayList<>();
+        for (int i = 0; i < messages.size(); i++) {
+            String at = "messages[" + i + "]";
+            JsonNode message = messages.get(i);
+            if (!message.isObject()) throw ApiException.wrongType(at, "an object", kind(message));
+            String given = text(message, "role", at + ".role");
+            if (given == null) throw ApiException.invalid(at + ".role", "'" + at + ".role' is required");
+            String role = CHAT_ROLES.get(given);
+            if (role == null) {
+                throw ApiException.unsupported(at + ".role", "role " + quoted(given) + " is not supported by this "
+                        + "server (system, developer, user or assistant)");
+            }
+            if (message.has("tool_calls") && !message.get("tool_calls").isNull()
+                    && !message.get("tool_calls").isEmpty()) {
+                throw ApiException.unsupported(at + ".tool_calls", "tool calls are not supported by this server");
+            }
+            String content = content(message.get("content"), at + ".content", role);
+            String reasoning = role.equals("assistant") ? text(message, "reasoning_content", at + ".reasoning_content")
+                    : null;
+            result.add(new ChatMessage(role, content, reasoning, List.of()));
+        }
+        return result;
+    }
+
+    /** A message's content: a string, or an array of text parts (joined); null only for an assistant. */
+    private static String content(JsonNode content, String at, String role) {
+        if (content == null || content.isNull()) {
+            if (role.equals("assistant")) return "";
+            throw ApiException.invalid(at, "'" + at + "' is required");
+        }
+        if (content.isTextual()) return content.textValue();
+        if (!content.isArray()) throw ApiException.wrongType(at, "a string or an array of parts", kind(content));
+        StringBuilder text = new StringBuilder();
+        for (int i = 0; i < content.size(); i++) {
+            JsonNode part = content.get(i);
+            String partAt = at + "[" + i + "]";
+            if (!part.isObject()) throw ApiException.wrongType(partAt, "an object", kind(part));
+            String type = text(part, "type", partAt + ".type");
+            if (!"text".equals(type)) {
+                throw ApiException.unsupported(partAt + ".type", "content parts of type " + quoted(type)
+                        + " are not supported by this server (only \"text\": the model reads text only)");
+            }
+            String partText = text(part, "text", partAt + ".text");
+            if (partText == null) throw ApiException.invalid(partAt + ".text", "'" + partAt + ".text' is required");
+            text.append(partText);
+        }
+        return text.toString();
+    }
+
+    private static Boolean enableThinking(JsonNode body) {
+        JsonNode kwargs = body.get("chat_template_kwargs");
+        if (kwargs == null || kwargs.isNull()) return null;
+        if (!kwargs.isObject()) throw ApiException.wrongType("chat_template_kwargs", "an object", kind(kwargs));
+        return bool(kwargs, "enable_thinking", "chat_template_kwargs.enable_thinking");
+    }
+
+    private static Prompt textPrompt(JsonNode body) {
+        JsonNode prompt = body.get("prompt");
+        if (prompt == null || prompt.isNull()) throw ApiException.invalid("prompt", "'prompt' is required");
+        if (prompt.isTextual()) return new Prompt.Text(prompt.textValue());
+        if (!prompt.isArray()) {
+            throw ApiException.wrongType("prompt", "a string, an array of one string or an array of token ids",
+                    kind(prompt));
+        }
+        if (prompt.size() == 1 && prompt.get(0).isTextual()) return new Prompt.Text(prompt.get(0).textValue());
+        int[] ids = new int[prompt.size()];
+        for (int i = 0; i < ids.length; i++) {
+            JsonNode id = prompt.get(i);
+            if (id.isTextual()) {
+                throw ApiException.unsupported("prompt", "a batch of several prompts is not supported by this server: "
+                        + "send one request per prompt");
+            }
+            if (!id.isIntegralNumber() || !id.canConvertToInt()) {
+                throw ApiException.wrongType("prompt[" + i + "]", "a token id", kind(id));
+            }
+            ids[i] = id.intValue();
+        }
+        return new Prompt.Tokens(ids);
+    }
+
+    private static int maxTokens(JsonNode body) {
+        Integer max = integer(body, "max_tokens");
+        return max != null ? positive("max_tokens", max) : -1;
+    }
+
+    private static int positive(String field, int value) {
+        if (value < 1) throw ApiException.invalid(field, "'" + field + "' must be at least 1, got " + value);
+        return value;
+    }
+
+    private static List<String> stopStrings(JsonNode body) {
+        JsonNode stop = body.get("stop");
+        if (stop == null || stop.isNull()) return List.of();
+        List<String> strings = new ArrayList<>();
+        if (stop.isTextual()) {
+            strings.add(stop.textValue());
+        } else if (stop.isArray()) {
+            for (int i = 0; i < stop.size(); i++) {
+                JsonNode one = stop.get(i);
+                if (!one.isTextual()) throw ApiException.wrongType("stop[" + i + "]", "a string", kind(one));
+                strings.add(one.textValue());
+            }
+        } else {
+            throw ApiException.wrongType("stop", "a string or an array of strings", kind(stop));
+        }
+        if (strings.size() > MAX_STOP_STRINGS) {
+            throw ApiException.invalid("stop", "at most " + MAX_STOP_STRINGS + " stop strings, got " + strings.size());
+        }
+        strings.removeIf(String::isEmpty); // an empty string would stop before the first token
+        return List.copyOf(strings);
+    }
+
+    private static void refuseTools(JsonNode body) {
+        for (String field : List.of("tools", "functions")) {
+            JsonNode tools = body.get(field);
+            if (tools != null && !tools.isNull() && !(tools.isArray() && tools.isEmpty())) {
+                throw ApiException.unsupported(field, "tools (function calling) are not supported by this server");
+            }
+        }
+    }
+
+    /** Refuses {@code field} when it is true or a non-zero number (OpenAI's logprobs is either, by endpoint). */
+    private static void refuseNonZero(JsonNode body, String field, String message) {
+        JsonNode node = body.get(field);
+        if (node == null || node.isNull()) return;
+        if (node.isBoolean()) {
+            if (node.booleanValue()) throw ApiException.unsupported(field, message);
+        } else if (node.isNumber()) {
+            if (node.doubleValue() != 0) throw ApiException.unsupported(field, message);
+        } else {
+            throw ApiException.wrongType(field, "a boolean or a number", kind(node));
+        }
+    }
+
+    private static String text(JsonNode object, String field, String param) {
+        JsonNode node = object.get(field);
+        if (node == null || node.isNull()) return null;
+        if (!node.isTextual()) throw ApiException.wrongType(param, "a string", kind(node));
+        return node.textValue();
+    }
+
+    private static Boolean bool(JsonNode object, String field) {
+        return bool(object, field, field);
+    }
+
+    private static Boolean bool(JsonNode object, String field, String param) {
+        JsonNode node = object.get(field);
+        if (node == null || node.isNull()) return null;
+        if (!node.isBoolean()) throw ApiException.wrongType(param, "a boolean", kind(node));
+        return node.booleanValue();
+    }
+
+    private static Float number(JsonNode object, String field) {
+        JsonNode node = object.get(field);
+        if (node == null || node.isNull()) return null;
+        if (!node.isNumber()) throw ApiException.wrongType(field, "a number", kind(node));
+        return node.floatValue();
+    }
+
+    private static Integer integer(JsonNode object, String field) {
+        JsonNode node = object.get(field);
+        if (node == null || node.isNull()) return null;
+        if (!node.isIntegralNumber()) throw ApiException.wrongType(field, "an integer", kind(node));
+        if (!node.canConvertToInt()) throw ApiException.invalid(field, "'" + field + "' is out of range: " + node);
+        return node.intValue();
+    }
+
+    private static Long longInteger(JsonNode object, String field) {
+        JsonNode node = object.get(field);
+        if (node == null || node.isNull()) return null;
+        if (!node.isIntegralNumber()) throw ApiException.wrongType(field, "an integer", kind(node));
+        if (!node.canConvertToLong()) throw ApiException.invalid(field, "'" + field + "' is out of range: " + node);
+        return node.longValue();
+    }
+
+    /** What a JSON value is, in OpenAI's words ("a string", "an object"). */
+    private static String kind(JsonNode node) {
+        return switch (node.getNodeType()) {
+            case STRING -> "a string";
+            case NUMBER -> node.isIntegralNumber() ? "an integer" : "a decimal";
+            case BOOLEAN -> "a boolean";
+            case ARRAY -> "an array";
+            case OBJECT -> "an object";
+            case NULL -> "null";
+            default -> "a value";
+        };
+    }
+
+    private static String quoted(String s) {
+        return s == null ? "(none)" : fs.Quoted.quote(s);
+    }
+}
