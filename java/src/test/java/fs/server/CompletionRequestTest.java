@@ -1,0 +1,115 @@
+package fs.server;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import fs.chat.ChatMessage;
+import fs.generate.SamplingParams;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class CompletionRequestTest {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private static JsonNode json(String text) {
+        try {
+            return JSON.readTree(text.replace('\'', '"'));
+        } catch (Exception e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    private static ApiException chatRefused(String body) {
+        return assertThrows(ApiException.class, () -> CompletionRequest.chat(json(body)));
+    }
+
+    @Test
+    void readsAChatRequestWithEveryFieldItUses() {
+        CompletionRequest request = CompletionRequest.chat(json("{'model':'m','messages':["
+                + "{'role':'developer','content':'Be brief.'},{'role':'user','content':[{'type':'text','text':'Hi'},"
+                + "{'type':'text','text':' there'}]},{'role':'assistant','content':null,'reasoning_content':'hm'},"
+                + "{'role':'user','content':'Again'}],"
+                + "'stream':true,'stream_options':{'include_usage':true},'max_tokens':9,'max_completion_tokens':7,"
+                + "'temperature':0.5,'top_p':0.9,'top_k':5,'min_p':0.1,'repeat_penalty':1.1,'seed':42,"
+                + "'stop':['a','','b'],'n':1,'logprobs':false,'presence_penalty':0,"
+                + "'chat_template_kwargs':{'enable_thinking':false},'unknown_field':{'ignored':true}}"));
+        assertEquals("m", request.model());
+        CompletionRequest.Prompt.Chat chat = (CompletionRequest.Prompt.Chat) request.prompt();
+        assertEquals(List.of(new ChatMessage("system", "Be brief.", null, List.of()),
+                new ChatMessage("user", "Hi there", null, List.of()),
+                new ChatMessage("assistant", "", "hm", List.of()),
+                new ChatMessage("user", "Again", null, List.of())), chat.messages());
+        assertEquals(Boolean.FALSE, chat.enableThinking());
+        assertTrue(request.stream());
+        assertTrue(request.includeUsage());
+        assertEquals(7, request.maxTokens(), "max_completion_tokens wins over the older max_tokens");
+        assertEquals(List.of("a", "b"), request.stop(), "an empty stop string would stop at once: it is dropped");
+        SamplingParams params = request.sampling().over(SamplingParams.greedy());
+        assertEquals(new SamplingParams(0.5f, 5, 0.9f, 0.1f, 1.1f, 42L), params);
+    }
+
+    @Test
+    void leftOutFieldsKeepTheDefaults() {
+        CompletionRequest request = CompletionRequest.text(json("{'prompt':'Once'}"));
+        assertNull(request.model());
+        assertEquals("Once", ((CompletionRequest.Prompt.Text) request.prompt()).text());
+        assertFalse(request.stream());
+        assertEquals(-1, request.maxTokens());
+        SamplingParams defaults = new SamplingParams(0.6f, 20, 0.95f, 0f, 1f, 3L);
+        assertEquals(defaults, request.sampling().over(defaults));
+    }
+
+    @Test
+    void aTextPromptMayBeTokenIds() {
+        CompletionRequest request = CompletionRequest.text(json("{'prompt':[1,2,3]}"));
+        assertArrayEquals(new int[] {1, 2, 3}, ((CompletionRequest.Prompt.Tokens) request.prompt()).ids());
+    }
+
+    @Test
+    void wrongTypesAreNamedWithTheField() {
+        ApiException e = chatRefused("{'messages':[{'role':'user','content':'x'}],'temperature':'hot'}");
+        assertEquals(400, e.status);
+        assertEquals("invalid_type", e.code);
+        assertEquals("temperature", e.param);
+        assertEquals("invalid type for 'temperature': expected a number, but got a string instead", e.getMessage());
+        assertEquals("max_tokens", chatRefused("{'messages':[{'role':'user','content':'x'}],'max_tokens':1.5}").param);
+        assertEquals("messages[0].content",
+                chatRefused("{'messages':[{'role':'user','content':5}]}").param);
+        assertEquals("stream", chatRefused("{'messages':[{'role':'user','content':'x'}],'stream':'yes'}").param);
+        assertEquals("messages", chatRefused("{'messages':{}}").param);
+    }
+
+    @Test
+    void valuesTheServerCannotHonourAreRefusedClearly() {
+        String ok = "{'messages':[{'role':'user','content':'x'}],";
+        assertEquals("unsupported_value", chatRefused(ok + "'n':2}").code);
+        assertEquals("logprobs", chatRefused(ok + "'logprobs':true}").param);
+        assertEquals("top_logprobs", chatRefused(ok + "'top_logprobs':3}").param);
+        ApiException presence = chatRefused(ok + "'presence_penalty':0.5}");
+        assertTrue(presence.getMessage().contains("repetition_penalty"), presence.getMessage());
+        assertEquals("frequency_penalty", chatRefused(ok + "'frequency_penalty':1}").param);
+        assertEquals("tools", chatRefused(ok + "'tools':[{'type':'function'}]}").param);
+        assertEquals("response_format", chatRefused(ok + "'response_format':{'type':'json_object'}}").param);
+        assertEquals("messages[0].role", chatRefused("{'messages':[{'role':'tool','content':'x'}]}").param);
+        assertEquals("messages[0].content[0].type",
+                chatRefused("{'messages':[{'role':'user','content':[{'type':'image_url'}]}]}").param);
+        assertEquals("max_tokens", chatRefused(ok + "'max_tokens':0}").param);
+        assertEquals("messages", chatRefused("{'messages':[]}").param);
+        assertEquals("messages", chatRefused("{}").param);
+    }
+
+    @Test
+    void aSamplingValueNoSamplerTakesIsA400() {
+        CompletionRequest request = CompletionRequest.chat(json("{'messages':[{'role':'user','content':'x'}],"
+                + "'top_p':0}"));
+        ApiException e = assertThrows(ApiException.class, () -> request.sampling().over(SamplingParams.greedy()));
+        assertEquals(400, e.status);
+        assertTrue(e.getMessage().contains("top-p"), e.getMessage());
+    }
+}
