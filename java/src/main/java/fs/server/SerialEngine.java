@@ -95,15 +95,18 @@ public final class SerialEngine implements CompletionEngine {
     }
 
     private void run() {
-        while (true) {
+        while (!closed) {
             Job job;
             try {
                 job = queue.poll(POLL_MILLIS, TimeUnit.MILLISECONDS);
             } catch (InterruptedException e) {
                 job = null; // nobody interrupts this thread; closing is signalled by the flag
             }
-            if (closed) break;
             if (job == null) continue;
+            if (closed) {
+                shutDown(job);
+                break;
+            }
             running = job;
             try {
                 runJob(job);
@@ -112,9 +115,11 @@ public final class SerialEngine implements CompletionEngine {
             }
         }
         // closed is set and submit() takes no more: what is left in the queue will never run.
-        for (Job left; (left = queue.poll()) != null; ) {
-            left.sink.onError(new UnavailableException("the server is shutting down"));
-        }
+        for (Job left; (left = queue.poll()) != null; ) shutDown(left);
+    }
+
+    private static void shutDown(Job job) {
+        job.sink.onError(new UnavailableException("the server is shutting down"));
     }
 
     private void runJob(Job job) {

@@ -1,0 +1,71 @@
+package fs.server;
+
+import fs.generate.GenerationStats;
+import fs.generate.SamplingParams;
+import fs.generate.StopReason;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * An engine without a model, for tests of the HTTP layer: each request gets the same token ids, one every
+ * {@code delayMillis}, on a thread of its own, and ends with END_OF_SEQUENCE (or CANCELLED). With {@code full} set,
+ * every submit is refused as a full queue would refuse it.
+ */
+final class ScriptedEngine implements CompletionEngine {
+    private final int[] ids;
+    private final long delayMillis;
+    final AtomicBoolean full = new AtomicBoolean();
+    /** Counted down when a request is cancelled. */
+    final CountDownLatch cancelled = new CountDownLatch(1);
+    private volatile boolean closed;
+
+    ScriptedEngine(int[] ids, long delayMillis) {
+        this.ids = ids.clone();
+        this.delayMillis = delayMillis;
+    }
+
+    @Override
+    public Handle submit(int[] prompt, SamplingParams params, int maxTokens, TokenSink sink) {
+        if (full.get()) throw new UnavailableException("the server is busy (scripted)");
+        AtomicBoolean stop = new AtomicBoolean();
+        Thread.ofPlatform().daemon().start(() -> {
+            int limit = maxTokens >= 0 ? Math.min(maxTokens, ids.length) : ids.length;
+            int count = 0;
+            while (count < limit) {
+                if (stop.get() || closed) {
+                    if (stop.get()) cancelled.countDown();
+                    sink.onDone(StopReason.CANCELLED, stats(prompt, count));
+                    return;
+                }
+                sink.onToken(ids[count++]);
+                try {
+                    Thread.sleep(delayMillis);
+                } catch (InterruptedException e) {
+                    return;
+                }
+            }
+            sink.onDone(count < ids.length ? StopReason.TOKEN_LIMIT : StopReason.END_OF_SEQUENCE,
+                    stats(prompt, count));
+        });
+        return () -> stop.set(true);
+    }
+
+    private static GenerationStats stats(int[] prompt, int count) {
+        return new GenerationStats(prompt.length, 0, 1, count, Math.max(0, count - 1), 1);
+    }
+
+    @Override
+    public int contextLength() {
+        return 1024;
+    }
+
+    @Override
+    public Load load() {
+        return new Load(1, 0, 0);
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+    }
+}

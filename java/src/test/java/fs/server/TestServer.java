@@ -1,0 +1,99 @@
+package fs.server;
+
+import fs.backend.cpu.VectorBackend;
+import fs.chat.ChatMessage;
+import fs.chat.ChatTemplate;
+import fs.generate.GenerationConfig;
+import fs.generate.Generator;
+import fs.generate.SamplingParams;
+import fs.model.TestModel;
+import fs.tokenizer.Tokenizer;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.stream.IntStream;
+
+/**
+ * models/tiny-tied loaded on the CPU, and an {@link OpenAiServer} on a free port of 127.0.0.1 once {@link #serve} is
+ * called. Greedy expectations come from {@link #greedy}, which runs the model directly and so must be called before
+ * serving (then the engine's thread owns the model).
+ */
+final class TestServer implements AutoCloseable {
+    static final Path MODEL = Path.of(System.getProperty("fs.repo"), "models", "tiny-tied");
+    static final String MODEL_ID = "tiny-tied";
+
+    final TestModel model;
+    final Tokenizer tokenizer;
+    final ChatTemplate template;
+    final GenerationConfig generationConfig;
+    final int[] stopIds;
+    private final StringWriter log = new StringWriter();
+    private OpenAiServer server;
+
+    private TestServer(int contextLength) {
+        model = TestModel.open(MODEL, new VectorBackend(2), contextLength, 64, 1);
+        tokenizer = Tokenizer.load(MODEL);
+        template = ChatTemplate.load(MODEL);
+        generationConfig = GenerationConfig.read(MODEL, model.model().config().vocabSize());
+        stopIds = IntStream.concat(model.model().config().eosTokenIds().stream().mapToInt(Integer::intValue),
+                generationConfig.eosTokenIds().stream().mapToInt(Integer::intValue)).distinct().toArray();
+    }
+
+    static TestServer load(int contextLength) {
+        return new TestServer(contextLength);
+    }
+
+    /** The prompt ids of one user message through the chat template. */
+    int[] chatPrompt(String user, Boolean enableThinking) {
+        return tokenizer.encode(template.render(List.of(new ChatMessage("user", user)), true, enableThinking));
+    }
+
+    /** What the existing Generator produces greedily from {@code prompt}: the reference for answers. */
+    Generator.Generation greedy(int[] prompt, int maxTokens) {
+        if (server != null) throw new IllegalStateException("the engine owns the model once serving");
+        return new Generator(model.model(), stopIds, SamplingParams.greedy()).generate(prompt, maxTokens, id -> {});
+    }
+
+    /** The text a client should see for generated ids (special tokens left out). */
+    String text(int[] ids) {
+        return tokenizer.decode(ids, true);
+    }
+
+    SerialEngine serialEngine(int queueCapacity) {
+        return SerialEngine.start(model.model(), stopIds, queueCapacity, () -> {});
+    }
+
+    /** Starts the server, answering with {@code engine} (the server closes it). */
+    OpenAiServer serve(CompletionEngine engine, String apiKey) {
+        server = listen(apiKey);
+        server.ready(new ServedModel(MODEL_ID, 1, tokenizer, () -> template, generationConfig, engine));
+        return server;
+    }
+
+    /** Starts the server without a model: it says it is loading. */
+    OpenAiServer listen(String apiKey) {
+        server = OpenAiServer.start("127.0.0.1", 0, apiKey, new PrintWriter(log, true));
+        return server;
+    }
+
+    String url(String path) {
+        return "http://127.0.0.1:" + server.address().getPort() + path;
+    }
+
+    String log() {
+        synchronized (log) {
+            return log.toString();
+        }
+    }
+
+    @Override
+    public void close() {
+        try {
+            if (server != null) server.shutdown(Duration.ofSeconds(1));
+        } finally {
+            model.close();
+        }
+    }
+}
