@@ -78,6 +78,10 @@ final class TestServer implements AutoCloseable {
         return server;
     }
 
+    java.net.InetSocketAddress serverAddress() {
+        return server.address();
+    }
+
     String url(String path) {
         return "http://127.0.0.1:" + server.address().getPort() + path;
     }
