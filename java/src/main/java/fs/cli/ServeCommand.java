@@ -88,24 +88,10 @@ final class ServeCommand implements Callable<Integer> {
         err.println("fs: listening on http://" + address.getHostString() + ":" + address.getPort()
                 + " (" + parallel + " slot, " + queue + " queued at most); loading " + model);
         err.flush();
-        boolean[] ready = {false};
-        // SIGTERM (and Ctrl-C) end the server cleanly with exit 0; while the model loads there is nothing to finish.
-        Runnable onSignal = () -> {
-            synchronized (ready) {
-                if (!ready[0]) {
-                    err.println("fs: stopped while loading the model");
-                    err.flush();
-                    Runtime.getRuntime().halt(0);
-                }
-            }
-            stop.countDown();
-        };
-        Signal.handle(new Signal("TERM"), signal -> onSignal.run());
-        Signal.handle(new Signal("INT"), signal -> onSignal.run());
         try (LoadedModel loaded = modelOptions.load(
                 context -> Qwen3Model.Shape.forGeneration(context, ModelOptions.PREFILL_BATCH), err)) {
             try {
-                serve(server, loaded, model, ready, stop, err);
+                serve(server, loaded, model, stop, err);
             } finally {
                 server.shutdown(SHUTDOWN_GRACE); // before the model closes: running requests still use it
             }
@@ -116,18 +102,26 @@ final class ServeCommand implements Callable<Integer> {
         return 0;
     }
 
-    private void serve(OpenAiServer server, LoadedModel loaded, String model, boolean[] ready, CountDownLatch stop,
-            PrintWriter err) throws InterruptedException {
+    private void serve(OpenAiServer server, LoadedModel loaded, String model, CountDownLatch stop, PrintWriter err)
+            throws InterruptedException {
         GenerationConfig defaults = loaded.generationConfig();
         defaults.samplingParams(); // a generation_config.json no sampler takes fails now, not at each request
         SerialEngine engine = SerialEngine.start(loaded.model(), loaded.stopIds(), queue, loaded::checkUnchanged);
         ServedModel served = new ServedModel(modelId(model), System.currentTimeMillis() / 1000,
                 loaded.source().tokenizer(), chatTemplate(loaded), defaults, engine);
-        warmUp(served);
-        server.ready(served);
-        synchronized (ready) {
-            ready[0] = true;
+        try {
+            warmUp(served);
+        } catch (RuntimeException | InterruptedException e) {
+            engine.close(); // never handed to the server, which would close it
+            throw e;
         }
+        // From now on SIGTERM (and Ctrl-C) end the server cleanly, with exit 0; before, while the model loads, there
+        // is nothing to finish and the JVM's default (exit 143) is right. sun.misc.Signal (jdk.unsupported, kept open
+        // by JEP 260 for this) is the only way to catch SIGTERM without entering the JVM's shutdown: a shutdown hook
+        // could drain the server, but the JVM would still exit 143 and Main's System.exit would block in it.
+        Signal.handle(new Signal("TERM"), signal -> stop.countDown());
+        Signal.handle(new Signal("INT"), signal -> stop.countDown());
+        server.ready(served);
         err.println("fs: ready: model \"" + served.id() + "\"");
         err.flush();
         stop.await();
