@@ -106,7 +106,14 @@ final class ServeCommand implements Callable<Integer> {
             throws InterruptedException {
         GenerationConfig defaults = loaded.generationConfig();
         defaults.samplingParams(); // a generation_config.json no sampler takes fails now, not at each request
-        SerialEngine engine = SerialEngine.start(loaded.model(), loaded.stopIds(), queue, loaded::checkUnchanged);
+        // A weights file that changed under the mapping fails each request with the line that names it.
+        SerialEngine engine = SerialEngine.start(loaded.model(), loaded.stopIds(), queue, () -> {
+            try {
+                loaded.checkUnchanged();
+            } catch (ModelFileChangedException e) {
+                throw new FsException(e.getMessage(), e);
+            }
+        });
         ServedModel served = new ServedModel(modelId(model), System.currentTimeMillis() / 1000,
                 loaded.source().tokenizer(), chatTemplate(loaded), defaults, engine);
         try {

@@ -19,6 +19,7 @@ import com.openai.models.completions.Completion;
 import com.openai.models.completions.CompletionCreateParams;
 import com.openai.models.models.Model;
 import fs.generate.Generator;
+import fs.generate.SamplingParams;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -45,6 +46,9 @@ class OpenAiSdkTest {
     private static String questionAnswer;
     private static final List<String> concurrentAnswers = new ArrayList<>();
     private static String textAnswer;
+    private static String seededAnswer;
+    private static int noThinkingPromptTokens;
+    private static final long SEED = 1234;
 
     @BeforeAll
     static void start() {
@@ -58,6 +62,11 @@ class OpenAiSdkTest {
             concurrentAnswers.add(fixture.text(fixture.greedy(fixture.chatPrompt(user, null), MAX_TOKENS).ids()));
         }
         textAnswer = fixture.text(fixture.greedy(fixture.tokenizer.encode(TEXT_PROMPT), MAX_TOKENS).ids());
+        // tiny-tied's generation_config.json: do_sample true, temperature 0.6, top_k 20, top_p 0.95.
+        SamplingParams modelDefaults = new SamplingParams(0.6f, 20, 0.95f, 0f, 1f, SEED);
+        seededAnswer = fixture.text(new Generator(fixture.model.model(), fixture.stopIds, modelDefaults)
+                .generate(prompt, MAX_TOKENS, id -> {}).ids());
+        noThinkingPromptTokens = fixture.chatPrompt(QUESTION, false).length;
         fixture.serve(fixture.serialEngine(8), null);
         client = OpenAIOkHttpClient.builder().baseUrl(fixture.url("/v1")).apiKey("unused").maxRetries(0).build();
     }
@@ -139,6 +148,26 @@ class OpenAiSdkTest {
             stream.stream().forEach(chunk -> chunk.choices().forEach(choice -> streamed.append(choice.text())));
         }
         assertEquals(textAnswer, streamed.toString());
+    }
+
+    @Test
+    void withoutSamplingFieldsTheModelsDefaultsSampleFromTheSeed() {
+        ChatCompletionCreateParams params = ChatCompletionCreateParams.builder().model(TestServer.MODEL_ID)
+                .addUserMessage(QUESTION).maxCompletionTokens(MAX_TOKENS).seed(SEED).build();
+        String first = client.chat().completions().create(params).choices().getFirst().message().content().orElseThrow();
+        assertEquals(seededAnswer, first, "generation_config.json's sampling with the request's seed");
+        String again = client.chat().completions().create(params).choices().getFirst().message().content().orElseThrow();
+        assertEquals(first, again, "the same seed, the same answer");
+    }
+
+    @Test
+    void enableThinkingFalseReachesTheTemplate() {
+        ChatCompletion answer = client.chat().completions().create(question(QUESTION)
+                .putAdditionalBodyProperty("chat_template_kwargs", JsonValue.from(Map.of("enable_thinking", false)))
+                .build());
+        // The template then closes an empty think block in the prompt: the prompt is the one rendered with false.
+        assertEquals(noThinkingPromptTokens, answer.usage().orElseThrow().promptTokens());
+        assertTrue(noThinkingPromptTokens > questionPromptTokens);
     }
 
     @Test
