@@ -34,14 +34,14 @@ final class CompletionHandler {
     Outcome handle(HttpExchange exchange, ServedModel served, boolean chat) throws IOException {
         CompletionRequest request = chat
                 ? CompletionRequest.chat(Exchanges.readJsonObject(exchange, OpenAiServer.MAX_BODY_BYTES))
-                : CompletionRequest.text(Exchanges.readJsonObject(exchange, OpenAiServer.MAX_BODY_BYTES));
+                : CompletionRequest.completion(Exchanges.readJsonObject(exchange, OpenAiServer.MAX_BODY_BYTES));
         if (request.model() != null && !request.model().equals(served.id())) {
             throw new ApiException(404, "invalid_request_error", "model_not_found", "model", "the model "
                     + fs.Quoted.quote(request.model()) + " does not exist: this server serves "
                     + fs.Quoted.quote(served.id()) + " (see GET /v1/models)");
         }
         int[] prompt = promptIds(served, request.prompt());
-        checkFits(prompt.length, request.maxTokens(), served.engine().contextLength());
+        checkFits(prompt.length, request.maxTokens(), served.engine().contextLength(), chat ? "messages" : "prompt");
         SamplingParams params = request.sampling().over(defaults(served));
 
         AnswerQueue answer = new AnswerQueue(served.tokenizer(), metrics);
@@ -189,13 +189,13 @@ final class CompletionHandler {
     }
 
     /** A prompt plus max_tokens must fit the context, as OpenAI refuses one that does not. */
-    private static void checkFits(int promptTokens, int maxTokens, int context) {
-        if (promptTokens < 1) throw ApiException.invalid("prompt", "the prompt is empty: there is nothing to continue");
+    private static void checkFits(int promptTokens, int maxTokens, int context, String param) {
+        if (promptTokens < 1) throw ApiException.invalid(param, "the prompt is empty: there is nothing to continue");
         long needed = promptTokens + (long) Math.max(maxTokens, 0);
         if (needed > context) {
             String wanted = maxTokens >= 0 ? promptTokens + " prompt tokens + " + maxTokens + " max_tokens"
                     : promptTokens + " prompt tokens";
-            throw new ApiException(400, "invalid_request_error", "context_length_exceeded", "messages",
+            throw new ApiException(400, "invalid_request_error", "context_length_exceeded", param,
                     wanted + " do not fit this server's context of " + context + " tokens (fs serve --ctx)");
         }
     }

@@ -68,7 +68,7 @@ record CompletionRequest(
         refuseTools(body);
         JsonNode format = body.get("response_format");
         if (format != null && !format.isNull()) {
-            String type = format.isObject() ? text(format, "type", "response_format.type") : null;
+            String type = format.isObject() ? string(format, "type", "response_format.type") : null;
             if (!"text".equals(type)) {
                 throw ApiException.unsupported("response_format", "response_format other than {\"type\": \"text\"} "
                         + "(JSON mode, JSON schema) is not supported by this server");
@@ -80,7 +80,7 @@ record CompletionRequest(
     }
 
     /** Reads a (legacy) text completion request. */
-    static CompletionRequest text(JsonNode body) {
+    static CompletionRequest completion(JsonNode body) {
         Prompt prompt = textPrompt(body);
         refuseNonZero(body, "logprobs", "logprobs are not supported by this server");
         Boolean echo = bool(body, "echo");
@@ -97,7 +97,7 @@ record CompletionRequest(
     }
 
     private static CompletionRequest common(JsonNode body, Prompt prompt, int maxTokens) {
-        String model = text(body, "model", "model");
+        String model = string(body, "model", "model");
         Integer n = integer(body, "n");
         if (n != null && n != 1) throw ApiException.unsupported("n", "n must be 1: this server returns one choice");
         for (String penalty : List.of("presence_penalty", "frequency_penalty")) {
@@ -139,7 +139,7 @@ record CompletionRequest(
             String at = "messages[" + i + "]";
             JsonNode message = messages.get(i);
             if (!message.isObject()) throw ApiException.wrongType(at, "an object", kind(message));
-            String given = text(message, "role", at + ".role");
+            String given = string(message, "role", at + ".role");
             if (given == null) throw ApiException.invalid(at + ".role", "'" + at + ".role' is required");
             String role = CHAT_ROLES.get(given);
             if (role == null) {
@@ -151,7 +151,7 @@ record CompletionRequest(
                 throw ApiException.unsupported(at + ".tool_calls", "tool calls are not supported by this server");
             }
             String content = content(message.get("content"), at + ".content", role);
-            String reasoning = role.equals("assistant") ? text(message, "reasoning_content", at + ".reasoning_content")
+            String reasoning = role.equals("assistant") ? string(message, "reasoning_content", at + ".reasoning_content")
                     : null;
             result.add(new ChatMessage(role, content, reasoning, List.of()));
         }
@@ -171,12 +171,12 @@ record CompletionRequest(
             JsonNode part = content.get(i);
             String partAt = at + "[" + i + "]";
             if (!part.isObject()) throw ApiException.wrongType(partAt, "an object", kind(part));
-            String type = text(part, "type", partAt + ".type");
+            String type = string(part, "type", partAt + ".type");
             if (!"text".equals(type)) {
                 throw ApiException.unsupported(partAt + ".type", "content parts of type " + quoted(type)
                         + " are not supported by this server (only \"text\": the model reads text only)");
             }
-            String partText = text(part, "text", partAt + ".text");
+            String partText = string(part, "text", partAt + ".text");
             if (partText == null) throw ApiException.invalid(partAt + ".text", "'" + partAt + ".text' is required");
             text.append(partText);
         }
@@ -268,7 +268,7 @@ record CompletionRequest(
         }
     }
 
-    private static String text(JsonNode object, String field, String param) {
+    private static String string(JsonNode object, String field, String param) {
         JsonNode node = object.get(field);
         if (node == null || node.isNull()) return null;
         if (!node.isTextual()) throw ApiException.wrongType(param, "a string", kind(node));

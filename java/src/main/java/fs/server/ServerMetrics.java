@@ -22,7 +22,7 @@ final class ServerMetrics {
         requests.increment();
     }
 
-    /** A request was turned away because the queue was full. */
+    /** A request was turned away: the queue was full, or the engine was closing. */
     void requestRejected() {
         rejected.increment();
     }
@@ -39,7 +39,7 @@ final class ServerMetrics {
     String exposition(CompletionEngine.Load load) {
         StringBuilder out = new StringBuilder();
         metric(out, "fs_requests_total", "counter", "Completion requests received.", requests.sum());
-        metric(out, "fs_requests_rejected_total", "counter", "Requests refused with 503 because the queue was full.",
+        metric(out, "fs_requests_rejected_total", "counter", "Requests refused with 503: the queue was full, or the server was shutting down.",
                 rejected.sum());
         metric(out, "fs_prompt_tokens_total", "counter", "Prompt tokens processed (not counting cached ones).",
                 promptTokens.sum());

@@ -56,7 +56,7 @@ class CompletionRequestTest {
 
     @Test
     void leftOutFieldsKeepTheDefaults() {
-        CompletionRequest request = CompletionRequest.text(json("{'prompt':'Once'}"));
+        CompletionRequest request = CompletionRequest.completion(json("{'prompt':'Once'}"));
         assertNull(request.model());
         assertEquals("Once", ((CompletionRequest.Prompt.Text) request.prompt()).text());
         assertFalse(request.stream());
@@ -67,7 +67,7 @@ class CompletionRequestTest {
 
     @Test
     void aTextPromptMayBeTokenIds() {
-        CompletionRequest request = CompletionRequest.text(json("{'prompt':[1,2,3]}"));
+        CompletionRequest request = CompletionRequest.completion(json("{'prompt':[1,2,3]}"));
         assertArrayEquals(new int[] {1, 2, 3}, ((CompletionRequest.Prompt.Tokens) request.prompt()).ids());
     }
 

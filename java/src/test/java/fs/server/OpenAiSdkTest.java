@@ -35,7 +35,7 @@ import org.junit.jupiter.api.Test;
  * must be the text of the tokens the existing Generator picks for the same prompt.
  */
 class OpenAiSdkTest {
-    private static final int MAX_TOKENS = 12;
+    private static final int MAX_TOKENS = 8;
     private static final String QUESTION = "Why is the sky blue?";
     private static final List<String> CONCURRENT = List.of("One", "Two words", "Three more words", "Four");
     private static final String TEXT_PROMPT = "Once upon a time";
