@@ -18,7 +18,9 @@ final class BytePairModel {
     private final TokenIds wholeWords;
     /**
      * Open addressing, filled to half at most. Entries are immutable and never removed, so threads sharing the
-     * tokenizer see a slot either empty or complete; two threads filling one slot at once only lose a cache entry.
+     * tokenizer see a slot either empty or complete: an entry's fields are final, and the Java memory model (JLS 17.5)
+     * shows a thread that sees the entry those fields and the ids array they reach as the constructor left them, even
+     * through this racy array. Two threads filling one slot at once only lose a cache entry.
      */
     private final CacheEntry[] cache = new CacheEntry[CACHE_ENTRIES * 2];
     private final java.util.concurrent.atomic.AtomicInteger cached = new java.util.concurrent.atomic.AtomicInteger();

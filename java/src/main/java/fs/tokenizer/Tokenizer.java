@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.OptionalInt;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 
 /**
  * A byte-level BPE tokenizer read from a Hugging Face tokenizer.json (Qwen3's among others), encoding and decoding
@@ -19,8 +20,14 @@ public final class Tokenizer {
     /** One more than the highest id, added tokens included. */
     private final int idLimit;
     private final AddedToken[] addedById;
-    /** Each token's bytes for decoding, filled in as tokens are first decoded. */
-    private final byte[][] tokenBytes;
+    /**
+     * Each token's bytes for decoding, filled in as tokens are first decoded, by whichever thread decodes them first.
+     * A plain array would not be safe to share: a thread could see another's array reference before that array's
+     * contents (a data race publishes the reference, not the bytes). Each slot is written with release and read with
+     * acquire semantics, so a reader that sees an array sees its bytes; the array is never written after it is
+     * stored. Two threads filling one slot at once store equal arrays, and either one is right.
+     */
+    private final AtomicReferenceArray<byte[]> tokenBytes;
     private final java.util.Map<String, AddedToken> addedByContent = new java.util.HashMap<>();
     private final AddedTokenMatcher rawTokens;
     private final AddedTokenMatcher normalizedTokens;
@@ -33,7 +40,7 @@ public final class Tokenizer {
         List<Normalizer.Form> normalizerForms = data.normalizerForms();
         this.idLimit = data.idLimit();
         this.addedById = new AddedToken[idLimit];
-        this.tokenBytes = new byte[idLimit][];
+        this.tokenBytes = new AtomicReferenceArray<>(idLimit);
         List<AddedToken> raw = new ArrayList<>();
         List<AddedToken> normalized = new ArrayList<>();
         for (AddedToken token : data.added()) {
@@ -163,12 +170,12 @@ public final class Tokenizer {
         if (id < 0 || id >= idLimit) throw unknownId(id);
         AddedToken added = addedById[id];
         if (added != null && added.special() && skipSpecial) return;
-        byte[] bytes = tokenBytes[id];
+        byte[] bytes = tokenBytes.getAcquire(id);
         if (bytes == null) {
             String token = added != null ? added.content() : vocab.token(id);
             if (token == null) throw unknownId(id);
             bytes = ByteLevel.bytesOf(token);
-            tokenBytes[id] = bytes; // a benign race: every thread computes the same bytes
+            tokenBytes.setRelease(id, bytes); // the bytes are complete before they are published
         }
         out.add(bytes);
     }
