@@ -1,5 +1,6 @@
-// Kernels on float32 activations and the float32 KV cache (no weights). Cache layout per layer: [position][kv_dim].
-// The sizes shared with the launches come as -D defines (KernelConstants).
+// Kernels on float32 activations and the float32 KV cache (no weights). Cache layout per layer:
+// [sequence][position][kv_dim], context_length positions per sequence. Row r of a forward sits at row_positions[r]:
+// .x its position, .y its sequence. The sizes shared with the launches come as -D defines (KernelConstants).
 
 #if !defined(ATTENTION_DIMS_PER_ITEM) || !defined(MAX_HEAD_DIM)
 #error "build with KernelConstants' defines: ATTENTION_DIMS_PER_ITEM and MAX_HEAD_DIM"
@@ -10,14 +11,14 @@
 // Rotate-half RoPE in place (GPU design); global size (head_dim / 2, heads, rows). inv_freq[i] is the angle per
 // position of pair i (theta^(-2i / head_dim) for plain RoPE); cos and sin are multiplied by attention_factor (YaRN's
 // magnitude correction; 1, an exact no-op, for plain RoPE).
-__kernel void rope_gpu(__global float* x, __global const float* inv_freq, int heads, int head_dim, int start_pos,
-                   float attention_factor) {
+__kernel void rope_gpu(__global float* x, __global const float* inv_freq, __global const int2* row_positions,
+                       int heads, int head_dim, float attention_factor) {
     int i = get_global_id(0);
     int half_dim = head_dim / 2;
     if (i >= half_dim) return;
     size_t h = get_global_id(1);
     size_t r = get_global_id(2);
-    float angle = (float)(start_pos + (int)r) * inv_freq[i];
+    float angle = (float)row_positions[r].x * inv_freq[i];
     float c = cos(angle) * attention_factor;
     float s = sin(angle) * attention_factor;
     __global float* p = x + (r * heads + h) * head_dim;
@@ -29,13 +30,14 @@ __kernel void rope_gpu(__global float* x, __global const float* inv_freq, int he
 
 // CPU design: work-item r rotates every head of row r, so each angle's cos and sin are computed once per row, not
 // once per head; global size rows.
-__kernel void rope_cpu(__global float* x, __global const float* inv_freq, int heads, int head_dim, int start_pos,
-                       float attention_factor) {
+__kernel void rope_cpu(__global float* x, __global const float* inv_freq, __global const int2* row_positions,
+                       int heads, int head_dim, float attention_factor) {
     size_t r = get_global_id(0);
     int half_dim = head_dim / 2;
+    float position = (float)row_positions[r].x;
     __global float* row = x + r * heads * head_dim;
     for (int i = 0; i < half_dim; i++) {
-        float angle = (float)(start_pos + (int)r) * inv_freq[i];
+        float angle = position * inv_freq[i];
         float c = cos(angle) * attention_factor;
         float s = sin(angle) * attention_factor;
         for (int h = 0; h < heads; h++) {
@@ -48,13 +50,18 @@ __kernel void rope_cpu(__global float* x, __global const float* inv_freq, int he
     }
 }
 
-// cache[offset + i] = new[i] for keys and values in one launch.
+// Element d of row r's k and v goes to (its sequence, its position, d) of the caches, keys and values in one launch;
+// global size rows * kv_dim (= length).
 __kernel void store_kv(__global const float* k, __global const float* v, __global float* k_cache,
-                       __global float* v_cache, long offset, int length) {
+                       __global float* v_cache, __global const int2* row_positions, int kv_dim, int context_length,
+                       int length) {
     size_t i = get_global_id(0);
     if (i >= (size_t)length) return;
-    k_cache[offset + i] = k[i];
-    v_cache[offset + i] = v[i];
+    size_t r = i / kv_dim;
+    int2 at = row_positions[r];
+    size_t dst = ((size_t)at.y * context_length + at.x) * kv_dim + i % kv_dim;
+    k_cache[dst] = k[i];
+    v_cache[dst] = v[i];
 }
 
 // Causal GQA, one work-group of L work-items per (head, row), over chunks of L positions with an online softmax:
@@ -64,14 +71,16 @@ __kernel void store_kv(__global const float* k, __global const float* v, __globa
 //   positions s, s + slices, ... of the chunk, lane l owns dims l, l + lanes, ... (at most ATTENTION_DIMS_PER_ITEM), so
 //   consecutive work-items read consecutive floats of a value row; the slices' accumulators are summed at the end.
 __kernel void attention_gpu(__global const float* q, __global const float* k_cache, __global const float* v_cache,
-                            __global float* out, int heads, int kv_heads, int head_dim, int start_pos, float scale,
-                            __local float* qs, __local float* probs, __local float* scratch) {
+                            __global float* out, __global const int2* row_positions, int heads, int kv_heads,
+                            int head_dim, int context_length, float scale, __local float* qs, __local float* probs,
+                            __local float* scratch) {
     int h = get_group_id(0);
     int r = get_group_id(1);
     int lid = get_local_id(0);
     int size = get_local_size(0);
     int kv_dim = kv_heads * head_dim;
-    size_t kv_base = (size_t)(h / (heads / kv_heads)) * head_dim;
+    int2 at = row_positions[r];
+    size_t kv_base = (size_t)at.y * context_length * kv_dim + (size_t)(h / (heads / kv_heads)) * head_dim;
     size_t q_base = ((size_t)r * heads + h) * head_dim;
     for (int d = lid; d < head_dim; d += size) qs[d] = q[q_base + d];
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -81,7 +90,7 @@ __kernel void attention_gpu(__global const float* q, __global const float* k_cac
     int lane = lid % lanes;
     int slice = lid / lanes;
     int dims = (head_dim + lanes - 1) / lanes;
-    int length = start_pos + r + 1;
+    int length = at.x + 1;
     float running_max = -INFINITY;
     float own_sum = 0.0f;
     float acc[ATTENTION_DIMS_PER_ITEM];
@@ -135,18 +144,20 @@ __kernel void attention_gpu(__global const float* q, __global const float* k_cac
 // first, then one online-softmax rescale per block and one pass over the accumulator that adds all their values, so
 // the accumulator is loaded and stored once per block. head_dim <= MAX_HEAD_DIM.
 __kernel void attention_cpu(__global const float* q, __global const float* k_cache, __global const float* v_cache,
-                            __global float* out, int heads, int kv_heads, int head_dim, int start_pos, float scale) {
+                            __global float* out, __global const int2* row_positions, int heads, int kv_heads,
+                            int head_dim, int context_length, float scale) {
     int h = get_global_id(0);
     int r = get_global_id(1);
     int kv_dim = kv_heads * head_dim;
-    size_t kv_base = (size_t)(h / (heads / kv_heads)) * head_dim;
+    int2 at = row_positions[r];
+    size_t kv_base = (size_t)at.y * context_length * kv_dim + (size_t)(h / (heads / kv_heads)) * head_dim;
     __global const float* qr = q + ((size_t)r * heads + h) * head_dim;
     int chunks = head_dim / 8;
     float acc[MAX_HEAD_DIM];
     for (int d = 0; d < head_dim; d++) acc[d] = 0.0f;
     float running_max = -INFINITY;
     float running_sum = 0.0f;
-    int length = start_pos + r + 1;
+    int length = at.x + 1;
     for (int p0 = 0; p0 < length; p0 += POSITION_BLOCK) {
         int count = min(POSITION_BLOCK, length - p0);
         float probs[POSITION_BLOCK];

@@ -29,8 +29,11 @@ public interface Backend extends AutoCloseable {
     /** A zero-filled float32 buffer of {@code length} elements. */
     Buffer allocate(long length);
 
-    /** A KV cache for {@code layers} layers of {@code contextLength} positions × {@code kvHeads} × {@code headDim}. */
-    KvCache allocateKvCache(int layers, int contextLength, int kvHeads, int headDim);
+    /**
+     * A KV cache of {@code sequences} sequence slots, each {@code contextLength} positions × {@code kvHeads} ×
+     * {@code headDim} for each of {@code layers} layers. Sequences never see each other's positions.
+     */
+    KvCache allocateKvCache(int layers, int sequences, int contextLength, int kvHeads, int headDim);
 
     /** {@code out[r, :] = table[tokens[r], :]} for each of the {@code tokens.length} rows. */
     void embed(Weight table, int[] tokens, Buffer out);
@@ -45,20 +48,24 @@ public interface Backend extends AutoCloseable {
     void matmul(Buffer x, Weight w, Buffer out, int rows);
 
     /**
-     * Rotary embedding in place (Hugging Face's rotate-half: dims i and i + headDim/2 form a pair) on {@code rows} rows
-     * of {@code heads × rope.headDim()}; row r is at position {@code startPos + r}. See {@link Rope} for the angles and
-     * the attention factor.
+     * Rotary embedding in place (Hugging Face's rotate-half: dims i and i + headDim/2 form a pair) on {@code rows.rows()}
+     * rows of {@code heads × rope.headDim()}; row r turns by the angles of its position {@code rows.position(r)}. See
+     * {@link Rope} for the angles and the attention factor.
      */
-    void rope(Buffer x, int rows, int heads, int startPos, Rope rope);
-
-    /** Writes {@code rows} rows of k and v (each {@code kvHeads × headDim}) into the cache at startPos.. of a layer. */
-    void storeKv(KvCache cache, int layer, Buffer k, Buffer v, int rows, int startPos);
+    void rope(Buffer x, RowPositions rows, int heads, Rope rope);
 
     /**
-     * Causal grouped-query attention for {@code rows} query rows of {@code heads × headDim}; row r sees cache
-     * positions 0..startPos + r of the layer. Scale 1/√headDim, float32 softmax. {@code out} has the shape of q.
+     * Writes the k and v of each of {@code rows.rows()} rows (each {@code kvHeads × headDim}) into the cache of a layer,
+     * at the row's position of the row's sequence.
      */
-    void attention(Buffer q, KvCache cache, int layer, Buffer out, int rows, int startPos, int heads);
+    void storeKv(KvCache cache, int layer, Buffer k, Buffer v, RowPositions rows);
+
+    /**
+     * Causal grouped-query attention for {@code rows.rows()} query rows of {@code heads × headDim}; row r sees the cache
+     * positions 0..rows.position(r) of its own sequence rows.sequence(r) in the layer. Scale 1/√headDim, float32
+     * softmax. {@code out} has the shape of q.
+     */
+    void attention(Buffer q, KvCache cache, int layer, Buffer out, RowPositions rows, int heads);
 
     /** {@code out[i] = silu(gate[i]) · up[i]} for the first {@code length} elements; out may alias gate. */
     void siluMul(Buffer gate, Buffer up, Buffer out, long length);

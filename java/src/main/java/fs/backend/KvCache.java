@@ -1,8 +1,13 @@
 package fs.backend;
 
-/** The keys and values of every layer, in a layout private to the {@link Backend} that allocated it. */
+/**
+ * The keys and values of every layer for {@link #sequences} independent sequences (slots) of {@link #contextLength}
+ * positions each, in a layout private to the {@link Backend} that allocated it.
+ */
 public interface KvCache {
     int layers();
+
+    int sequences();
 
     int contextLength();
 

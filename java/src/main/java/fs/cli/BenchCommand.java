@@ -5,7 +5,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import fs.FsException;
 import fs.model.Probe;
-import fs.model.Qwen3Model;
+import fs.model.SingleSequence;
 import fs.tensor.Tensor;
 import java.io.PrintWriter;
 import java.nio.file.Path;
@@ -77,8 +77,8 @@ final class BenchCommand implements Callable<Integer> {
         PrintWriter err = spec.commandLine().getErr();
         // Each pp test is one forward of all its tokens, as llama-bench's (up to its 512-token micro-batch).
         try (LoadedModel loaded = modelOptions.load(
-                context -> new Qwen3Model.Shape(context, Math.max(1, Math.min(mostPrompt, context)), 1), err)) {
-            Qwen3Model model = loaded.model();
+                context -> new SingleSequence.Shape(context, Math.max(1, Math.min(mostPrompt, context)), 1), err)) {
+            SingleSequence model = loaded.sequence();
             model.checkFits(0, Math.max(mostPrompt, mostGen));
             Random random = new Random(42);
             int vocab = model.config().vocabSize();
@@ -159,8 +159,8 @@ final class BenchCommand implements Callable<Integer> {
             o.put("model_n_params", modelParams(loaded));
             o.put("backends", loaded.backend().description());
             o.put("n_threads", modelOptions.threadCount());
-            o.put("n_batch", loaded.model().shape().batchRows());
-            o.put("n_ctx", loaded.model().shape().contextLength());
+            o.put("n_batch", loaded.sequence().shape().batchRows());
+            o.put("n_ctx", loaded.sequence().shape().contextLength());
             o.put("n_prompt", r.nPrompt());
             o.put("n_gen", r.nGen());
             o.put("test_time", started);

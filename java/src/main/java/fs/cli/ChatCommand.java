@@ -6,7 +6,7 @@ import fs.generate.Generator;
 import fs.generate.SamplingParams;
 import fs.generate.StopReason;
 import fs.generate.TextStream;
-import fs.model.Qwen3Model;
+import fs.model.SingleSequence;
 import fs.tokenizer.Tokenizer;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -38,11 +38,11 @@ final class ChatCommand implements Callable<Integer> {
         PrintWriter err = spec.commandLine().getErr();
 
         try (LoadedModel loaded = modelOptions.load(
-                context -> Qwen3Model.Shape.forGeneration(context, ModelOptions.PREFILL_BATCH), err)) {
+                context -> SingleSequence.Shape.forGeneration(context, ModelOptions.PREFILL_BATCH), err)) {
             Tokenizer tokenizer = loaded.source().tokenizer();
             SamplingParams params = samplingOptions.resolve(loaded.generationConfig());
             if (!params.isGreedy() && samplingOptions.seed == null) err.println("fs: seed " + params.seed());
-            Generator generator = new Generator(loaded.model(), loaded.stopIds(), params);
+            Generator generator = new Generator(loaded.sequence(), loaded.stopIds(), params);
             Conversation conversation = new Conversation(generator, tokenizer, loaded.source().chatTemplate(),
                     answerOptions.system, answerOptions.enableThinking(), answerOptions.maxNewTokens);
 

@@ -5,14 +5,18 @@ import fs.backend.Backend;
 import fs.generate.GenerationConfig;
 import fs.generate.Generator;
 import fs.model.Qwen3Model;
+import fs.model.SingleSequence;
 import fs.source.ModelSource;
 import java.util.stream.IntStream;
 
 /**
  * A model ready to run and what keeps it alive: its source, whose tensors stay mapped (weights may be read from them
- * directly), and the backend that owns its buffers. Closing frees both.
+ * directly), and the backend that owns its buffers; {@code sequence} is the one sequence the command runs on it
+ * (commands that run several, as {@code fs bench --parallel}, make their own caches on {@code model}). Closing frees
+ * both.
  */
-record LoadedModel(ModelSource source, Backend backend, Qwen3Model model) implements AutoCloseable {
+record LoadedModel(ModelSource source, Backend backend, Qwen3Model model, SingleSequence sequence)
+        implements AutoCloseable {
 
     GenerationConfig generationConfig() {
         return source.generationConfig();

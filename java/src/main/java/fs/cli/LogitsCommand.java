@@ -5,7 +5,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import fs.FsException;
 import fs.model.Probe;
-import fs.model.Qwen3Model;
+import fs.model.SingleSequence;
 import java.io.PrintWriter;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -40,8 +40,8 @@ final class LogitsCommand implements Callable<Integer> {
         ObjectMapper json = new ObjectMapper();
         ObjectNode result = json.createObjectNode();
         try (LoadedModel loaded = modelOptions.load(
-                context -> Qwen3Model.Shape.forEveryPosition(context, LOGITS_BATCH), err)) {
-            Qwen3Model model = loaded.model();
+                context -> SingleSequence.Shape.forEveryPosition(context, LOGITS_BATCH), err)) {
+            SingleSequence model = loaded.sequence();
             loaded.checkTokenIds(tokens, "--tokens");
             model.checkFits(0, tokens.length);
             int k = Math.min(top, model.config().vocabSize());

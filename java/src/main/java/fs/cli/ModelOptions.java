@@ -8,6 +8,7 @@ import fs.hub.ModelResolver;
 import fs.model.Qwen3Config;
 import fs.model.Qwen3Model;
 import fs.model.Qwen3Weights;
+import fs.model.SingleSequence;
 import fs.source.ModelSource;
 import java.io.PrintWriter;
 import java.nio.file.Path;
@@ -96,10 +97,10 @@ final class ModelOptions {
     }
 
     /**
-     * Resolves, maps and uploads the model; {@code shapeFor} sizes its buffers for the context length. Logs one line
-     * on {@code err}.
+     * Resolves, maps and uploads the model, and allocates one sequence on it, whose cache and buffers
+     * {@code shapeFor} sizes for the context length. Logs one line on {@code err}.
      */
-    LoadedModel load(IntFunction<Qwen3Model.Shape> shapeFor, PrintWriter err) {
+    LoadedModel load(IntFunction<SingleSequence.Shape> shapeFor, PrintWriter err) {
         long start = System.nanoTime();
         int processors = Runtime.getRuntime().availableProcessors();
         if (threadCount() > processors) {
@@ -115,11 +116,11 @@ final class ModelOptions {
             int contextLength = contextLength(config);
             Qwen3Weights weights = Qwen3Weights.bind(config, source.tensors());
             for (String note : weights.notes()) err.println("fs: " + path + ": " + note);
-            Qwen3Model.Shape shape = shapeFor.apply(contextLength);
+            SingleSequence.Shape shape = shapeFor.apply(contextLength);
             created = Backends.create(backend, device, threadCount(), err);
-            Qwen3Model loaded;
+            SingleSequence loaded;
             try {
-                loaded = new Qwen3Model(config, weights, created, shape);
+                loaded = new SingleSequence(new Qwen3Model(config, weights, created), shape);
             } catch (FsException e) {
                 // auto promises to run: a device that cannot hold the model (or build its kernels) means the CPU.
                 if (!backend.equals("auto") || created instanceof VectorBackend) throw e;
@@ -127,12 +128,12 @@ final class ModelOptions {
                 created = null;
                 err.println("fs: running on the CPU: " + e.getMessage());
                 created = new VectorBackend(threadCount());
-                loaded = new Qwen3Model(config, weights, created, shape);
+                loaded = new SingleSequence(new Qwen3Model(config, weights, created), shape);
             }
             err.printf(Locale.ROOT, "fs: %s: %d layers, context %d, on %s (%.2f s)%n", path, config.numHiddenLayers(),
                     contextLength, created.description(), (System.nanoTime() - start) / 1e9);
             err.flush();
-            return new LoadedModel(source, created, loaded);
+            return new LoadedModel(source, created, loaded.model(), loaded);
         } catch (RuntimeException | Error e) {
             if (created != null) created.close();
             source.close();

@@ -6,7 +6,7 @@ import fs.generate.Generator;
 import fs.generate.SamplingParams;
 import fs.generate.StopReason;
 import fs.generate.TextStream;
-import fs.model.Qwen3Model;
+import fs.model.SingleSequence;
 import fs.tokenizer.Tokenizer;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -67,12 +67,12 @@ final class RunCommand implements Callable<Integer> {
         int maxNewTokens = answerOptions.maxNewTokens;
 
         try (LoadedModel loaded = modelOptions.load(
-                context -> Qwen3Model.Shape.forGeneration(context, ModelOptions.PREFILL_BATCH), err)) {
+                context -> SingleSequence.Shape.forGeneration(context, ModelOptions.PREFILL_BATCH), err)) {
             Tokenizer tokenizer = printIds && tokens != null ? null : loaded.source().tokenizer();
             int[] ids = tokens != null ? tokens : tokenizer.encode(templated(loaded, text));
             loaded.checkTokenIds(ids, tokens != null ? "--tokens" : "the prompt");
             SamplingParams params = samplingOptions.resolve(loaded.generationConfig());
-            Generator generator = new Generator(loaded.model(), loaded.stopIds(), params);
+            Generator generator = new Generator(loaded.sequence(), loaded.stopIds(), params);
             generator.checkFits(ids.length, maxNewTokens);
             if (!params.isGreedy() && samplingOptions.seed == null) err.println("fs: seed " + params.seed());
             TextStream stream = printIds ? null : new TextStream(tokenizer, answerOptions.hideThink, out);
@@ -87,7 +87,7 @@ final class RunCommand implements Callable<Integer> {
             }
             out.flush();
             if (generation.stopReason() == StopReason.CONTEXT_FULL) {
-                err.println("fs: stopped: the context of " + loaded.model().shape().contextLength()
+                err.println("fs: stopped: the context of " + loaded.sequence().shape().contextLength()
                         + " tokens is full (raise --ctx)");
             }
             err.println(generation.stats().summary());

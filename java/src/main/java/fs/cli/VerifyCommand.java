@@ -11,6 +11,7 @@ import fs.backend.opencl.OpenClBackend;
 import fs.hub.ModelResolver;
 import fs.model.Qwen3Config;
 import fs.model.Qwen3Model;
+import fs.model.SingleSequence;
 import fs.model.Qwen3Weights;
 import fs.source.ModelSource;
 import fs.verify.CrossCheck;
@@ -92,12 +93,12 @@ final class VerifyCommand implements Callable<Integer> {
             int threadCount = threads != null ? threads : Runtime.getRuntime().availableProcessors();
             if (threadCount < 1) throw new FsException("--threads must be at least 1, got " + threadCount);
 
-            Qwen3Model.Shape shape = new Qwen3Model.Shape(tokens.length, tokens.length, tokens.length);
+            SingleSequence.Shape shape = new SingleSequence.Shape(tokens.length, tokens.length, tokens.length);
             try (Backend oracleBackend = new VectorBackend(threadCount);
                  Backend testedBackend = new OpenClBackend(openClDevice)) {
                 Qwen3Weights weights = Qwen3Weights.bind(config, source.tensors());
-                Qwen3Model oracle = new Qwen3Model(config, weights, oracleBackend, shape);
-                Qwen3Model tested = new Qwen3Model(config, weights, testedBackend, shape);
+                SingleSequence oracle = new SingleSequence(new Qwen3Model(config, weights, oracleBackend), shape);
+                SingleSequence tested = new SingleSequence(new Qwen3Model(config, weights, testedBackend), shape);
                 err.println("fs: verifying " + testedBackend.description() + " against " + oracleBackend.description()
                         + " on " + tokens.length + " tokens");
                 err.flush();

@@ -2,13 +2,14 @@ package fs.generate;
 
 import fs.FsException;
 import fs.model.Probe;
-import fs.model.Qwen3Model;
+import fs.model.SingleSequence;
 import java.util.Arrays;
 import java.util.function.BooleanSupplier;
 
 /**
- * Generates tokens with a {@link Qwen3Model}, streaming each one to a listener. The generator remembers which tokens
- * the KV cache holds, so a prompt that starts with them (the next turn of a chat) only runs its new tokens.
+ * Generates tokens for one sequence on the calling thread, streaming each one to a listener: the one-sequence case of
+ * what the {@link Scheduler} does for many. It remembers which tokens the sequence's KV cache holds, so a prompt that
+ * starts with them (the next turn of a chat) only runs its new tokens. Not thread-safe, as the backend.
  */
 public final class Generator {
 
@@ -21,28 +22,26 @@ public final class Generator {
     /** The tokens generated (without the stop token), why generation ended, and its timings. */
     public record Generation(int[] ids, StopReason stopReason, GenerationStats stats) {}
 
-    private final Qwen3Model model;
+    private final SingleSequence model;
     private final int[] stopIds;
-    private final int[] cached; // cached[0..cachedLength) are the tokens whose keys and values the cache holds
-    private int cachedLength;
-    private final float[] logits;
+    private final SlotTokens cached; // the tokens whose keys and values the sequence's cache holds
     private final int[] oneToken = new int[1];
-    private final Sampler sampler;
-    private final boolean argmaxOnDevice; // greedy without a penalty needs no logits on the host
+    private final TokenPicker picker;
 
-    /** A generator that stops at any of {@code stopIds} and chooses tokens with {@code params} (one seeded stream). */
-    public Generator(Qwen3Model model, int[] stopIds, SamplingParams params) {
-        this.model = model;
+    /**
+     * A generator on {@code sequence} (whose cache it takes over) that stops at any of {@code stopIds} and chooses
+     * tokens with {@code params} (one seeded stream).
+     */
+    public Generator(SingleSequence sequence, int[] stopIds, SamplingParams params) {
+        this.model = sequence;
         this.stopIds = stopIds.clone();
-        this.sampler = new Sampler(params);
-        this.argmaxOnDevice = params.isGreedy() && params.repeatPenalty() == 1f;
-        this.cached = new int[model.shape().contextLength()];
-        this.logits = new float[model.config().vocabSize()];
+        this.picker = new TokenPicker(params);
+        this.cached = new SlotTokens(sequence.shape().contextLength());
     }
 
     /** Forgets the cached tokens: the next prompt runs from position 0. */
     public void reset() {
-        cachedLength = 0;
+        cached.clear();
     }
 
     /** Throws the user-facing error when a prompt plus maxNewTokens (if ≥ 0) cannot fit the context. */
@@ -79,11 +78,10 @@ public final class Generator {
 
         long start = System.nanoTime();
         // At least the last prompt token must run: its logits choose the first new token.
-        int reused = Math.min(commonPrefix(prompt), prompt.length - 1);
-        cachedLength = reused;
+        int reused = cached.reuse(prompt);
         if (!prefill(prompt, stopRequested)) {
             GenerationStats stats =
-                    new GenerationStats(cachedLength - reused, reused, System.nanoTime() - start, 0, 0, 0);
+                    new GenerationStats(cached.length() - reused, reused, System.nanoTime() - start, 0, 0, 0);
             return new Generation(new int[0], StopReason.CANCELLED, stats);
         }
         int next = limit > 0 ? chooseNext() : -1;
@@ -114,8 +112,8 @@ public final class Generator {
                 break;
             }
             oneToken[0] = next;
-            model.forward(oneToken, cachedLength, Probe.NONE);
-            cached[cachedLength++] = next;
+            model.forward(oneToken, cached.length(), Probe.NONE);
+            cached.append(next);
             decodeSteps++;
             next = chooseNext();
         }
@@ -132,29 +130,19 @@ public final class Generator {
      */
     private boolean prefill(int[] prompt, BooleanSupplier stopRequested) {
         int batchRows = model.shape().batchRows();
-        while (cachedLength < prompt.length) {
+        while (cached.length() < prompt.length) {
             if (stopRequested.getAsBoolean()) return false;
-            int rows = Math.min(batchRows, prompt.length - cachedLength);
-            model.forward(Arrays.copyOfRange(prompt, cachedLength, cachedLength + rows), cachedLength, Probe.NONE);
-            System.arraycopy(prompt, cachedLength, cached, cachedLength, rows);
-            cachedLength += rows;
+            int from = cached.length();
+            int rows = Math.min(batchRows, prompt.length - from);
+            model.forward(Arrays.copyOfRange(prompt, from, from + rows), from, Probe.NONE);
+            cached.append(prompt, from, rows);
         }
         return true;
     }
 
     /** The next token from the logits of the last row; the penalty sees every token so far (prompt and output). */
     private int chooseNext() {
-        int row = model.logitRows() - 1;
-        if (argmaxOnDevice) return model.argmax(row);
-        model.readLogits(row, logits);
-        return sampler.sample(logits, cached, cachedLength);
-    }
-
-    private int commonPrefix(int[] prompt) {
-        int n = Math.min(cachedLength, prompt.length);
-        int i = 0;
-        while (i < n && cached[i] == prompt[i]) i++;
-        return i;
+        return picker.pick(model.buffers(), model.logitRows() - 1, cached, model.config().vocabSize());
     }
 
     private boolean isStop(int id) {

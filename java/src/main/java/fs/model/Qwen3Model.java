@@ -2,59 +2,24 @@ package fs.model;
 
 import fs.FsException;
 import fs.backend.Backend;
-import fs.backend.Buffer;
 import fs.backend.KvCache;
 import fs.backend.Rope;
+import fs.backend.RowPositions;
 import fs.backend.Weight;
 import fs.tensor.Tensor;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 
 /**
- * Qwen3's forward pass, exactly as Hugging Face's Qwen3ForCausalLM computes it, on any {@link Backend}.
- *
- * <p>Everything is sized once at construction: the weights are uploaded, the activations allocated for
- * {@link Shape#batchRows} tokens per forward, and the KV cache for {@link Shape#contextLength} positions. A forward
- * then allocates nothing. Logits are computed for the last {@link Shape#logitRows} rows of a batch only (one row
- * for generation; every row for {@code fs logits} and verification).
+ * Qwen3 loaded on a {@link Backend}: its weights, uploaded once, and the forward pass, exactly as Hugging Face's
+ * Qwen3ForCausalLM computes it. Immutable once built, and shared by everything that runs sequences on the model: the
+ * KV caches ({@link #allocateCache}) and the buffers of a forward ({@link #allocateBuffers}) belong to whoever runs
+ * them, so one loaded model serves one sequence ({@link SingleSequence}) or many (the scheduler) alike. The backend is
+ * not thread-safe, so forwards on one model run on one thread at a time.
  */
 public final class Qwen3Model {
-
-    /**
-     * How big the model's buffers are: the KV cache holds {@code contextLength} positions, one forward takes up to
-     * {@code batchRows} tokens, and logits are kept for the last {@code logitRows} of them (1..batchRows).
-     */
-    public record Shape(int contextLength, int batchRows, int logitRows) {
-        public Shape {
-            if (contextLength < 1) throw new FsException("the context length must be at least 1, got " + contextLength);
-            if (batchRows < 1) throw new IllegalArgumentException("batchRows must be at least 1: " + batchRows);
-            if (logitRows < 1 || logitRows > batchRows) {
-                throw new IllegalArgumentException("logitRows must be in 1.." + batchRows + ": " + logitRows);
-            }
-        }
-
-        /** For generation: batched prefill, logits of the last row only. */
-        public static Shape forGeneration(int contextLength, int batchRows) {
-            return new Shape(contextLength, Math.min(batchRows, contextLength), 1);
-        }
-
-        /** For logits at every position: each batch keeps the logits of all its rows. */
-        public static Shape forEveryPosition(int contextLength, int batchRows) {
-            int rows = Math.min(batchRows, contextLength);
-            return new Shape(contextLength, rows, rows);
-        }
-    }
-
-    /** Receives control after each batch of {@link #forwardInBatches}, while that batch's logits are readable. */
-    @FunctionalInterface
-    public interface BatchListener {
-        BatchListener NONE = (firstPosition, rows) -> {};
-
-        void afterBatch(int firstPosition, int rows);
-    }
 
     private record LayerWeights(
             Weight attnNorm, Weight qProj, Weight kProj, Weight vProj, Weight qNorm, Weight kNorm, Weight oProj,
@@ -62,7 +27,6 @@ public final class Qwen3Model {
 
     private final Qwen3Config config;
     private final Backend backend;
-    private final Shape shape;
     /** Made once from the config: the backends keep their cos/sin tables per rope. */
     private final Rope rope;
 
@@ -70,25 +34,11 @@ public final class Qwen3Model {
     private final List<LayerWeights> layers;
     private final Weight finalNorm;
     private final Weight lmHead;
-    private final KvCache cache;
 
-    // Activations, one row per token of the batch.
-    private final Buffer x;      // the residual stream, [rows, hidden]
-    private final Buffer xb;     // normed input of a block, then a block's output before the residual add, [rows, hidden]
-    private final Buffer q;      // [rows, heads * headDim]
-    private final Buffer k;      // [rows, kvHeads * headDim]
-    private final Buffer v;      // [rows, kvHeads * headDim]
-    private final Buffer att;    // attention output, [rows, heads * headDim]
-    private final Buffer gate;   // [rows, intermediate]; silu(gate) * up is written over it
-    private final Buffer up;     // [rows, intermediate]
-    private final Buffer headIn; // the final-normed rows that get logits, [logitRows, hidden]
-    private final Buffer logits; // [logitRows, vocab]
-    private int logitRowsInUse;
-
-    public Qwen3Model(Qwen3Config config, Qwen3Weights weights, Backend backend, Shape shape) {
+    /** Uploads the weights to {@code backend}; they live as long as the backend. */
+    public Qwen3Model(Qwen3Config config, Qwen3Weights weights, Backend backend) {
         this.config = config;
         this.backend = backend;
-        this.shape = shape;
         this.rope = config.rope();
 
         Map<Tensor, Weight> uploaded = new IdentityHashMap<>(); // a tied lm_head is the embedding table: upload it once
@@ -111,20 +61,6 @@ public final class Qwen3Model {
         layers = List.copyOf(bound);
         finalNorm = upload(uploaded, weights.norm());
         lmHead = upload(uploaded, weights.lmHead());
-
-        cache = backend.allocateKvCache(
-                config.numHiddenLayers(), shape.contextLength(), config.numKeyValueHeads(), config.headDim());
-        long rows = shape.batchRows();
-        x = backend.allocate(rows * config.hiddenSize());
-        xb = backend.allocate(rows * config.hiddenSize());
-        q = backend.allocate(rows * config.queryDim());
-        k = backend.allocate(rows * config.kvDim());
-        v = backend.allocate(rows * config.kvDim());
-        att = backend.allocate(rows * config.queryDim());
-        gate = backend.allocate(rows * config.intermediateSize());
-        up = backend.allocate(rows * config.intermediateSize());
-        headIn = backend.allocate((long) shape.logitRows() * config.hiddenSize());
-        logits = backend.allocate((long) shape.logitRows() * config.vocabSize());
     }
 
     private Weight upload(Map<Tensor, Weight> uploaded, Tensor tensor) {
@@ -135,25 +71,43 @@ public final class Qwen3Model {
         return config;
     }
 
-    public Shape shape() {
-        return shape;
-    }
-
     public Backend backend() {
         return backend;
     }
 
+    /** A KV cache of {@code sequences} slots of {@code contextLength} positions each, for this model's layers. */
+    public KvCache allocateCache(int sequences, int contextLength) {
+        if (contextLength < 1) throw new FsException("the context length must be at least 1, got " + contextLength);
+        return backend.allocateKvCache(
+                config.numHiddenLayers(), sequences, contextLength, config.numKeyValueHeads(), config.headDim());
+    }
+
+    /** Buffers for forwards of up to {@code batchRows} rows, {@code logitRows} of them with logits (1..batchRows). */
+    public ForwardBuffers allocateBuffers(int batchRows, int logitRows) {
+        return new ForwardBuffers(config, backend, batchRows, logitRows);
+    }
+
     /**
-     * Runs {@code tokens} (at most {@link Shape#batchRows}) at positions startPos.., writing their keys and values to
-     * the cache, and computes the logits of the last min(tokens, logitRows) rows. Cache positions before startPos must
-     * hold the keys and values of the tokens before these.
+     * Runs the batch's rows, writing each row's key and value to its sequence and position in {@code cache}, and
+     * computes the logits of the batch's logit rows into {@code buffers}. The cache must hold, for each row, the keys
+     * and values of its sequence's earlier positions (from earlier forwards, or from earlier rows of this batch).
      */
-    public void forward(int[] tokens, int startPos, Probe probe) {
-        int rows = tokens.length;
-        if (rows < 1 || rows > shape.batchRows()) {
-            throw new IllegalArgumentException("a forward takes 1.." + shape.batchRows() + " tokens, got " + rows);
+    public void forward(Batch batch, KvCache cache, ForwardBuffers buffers, Probe probe) {
+        int rows = batch.rows();
+        if (rows > buffers.batchRows() || batch.logitCount() > buffers.logitRows()) {
+            throw new IllegalArgumentException("a batch of " + rows + " rows with " + batch.logitCount()
+                    + " logits does not fit buffers of " + buffers.batchRows() + " rows with " + buffers.logitRows());
         }
-        checkFits(startPos, rows);
+        RowPositions positions = batch.positions();
+        if (positions.mostPositions() > cache.contextLength()) {
+            throw new FsException("position " + (positions.mostPositions() - 1) + " does not fit the context of "
+                    + cache.contextLength() + " tokens (raise --ctx, up to " + config.maxPositionEmbeddings() + ")");
+        }
+        if (positions.mostSequences() > cache.sequences()) {
+            throw new IllegalArgumentException("sequence " + (positions.mostSequences() - 1) + " is not in a cache of "
+                    + cache.sequences() + " sequences");
+        }
+        ForwardBuffers b = buffers;
         int hidden = config.hiddenSize();
         int heads = config.numAttentionHeads();
         int kvHeads = config.numKeyValueHeads();
@@ -162,114 +116,68 @@ public final class Qwen3Model {
         long qLength = (long) rows * config.queryDim();
         long kvLength = (long) rows * config.kvDim();
         long ffnLength = (long) rows * config.intermediateSize();
+        b.logitsInUse = 0; // until this forward's logits are written
 
-        backend.embed(embedTokens, tokens, x);
-        probe.after("embed", -1, x, hiddenLength);
+        backend.embed(embedTokens, batch.tokenArray(), b.x);
+        probe.after("embed", -1, b.x, hiddenLength);
 
         for (int l = 0; l < layers.size(); l++) {
             LayerWeights w = layers.get(l);
 
             // Attention block: x += o_proj(attention(rope(norm(q)), rope(norm(k)), v)) of rmsnorm(x).
-            backend.rmsNorm(x, w.attnNorm(), xb, rows, eps);
-            probe.after("attn_norm", l, xb, hiddenLength);
-            backend.matmul(xb, w.qProj(), q, rows);
-            probe.after("q_proj", l, q, qLength);
-            backend.matmul(xb, w.kProj(), k, rows);
-            probe.after("k_proj", l, k, kvLength);
-            backend.matmul(xb, w.vProj(), v, rows);
-            probe.after("v_proj", l, v, kvLength);
-            backend.rmsNorm(q, w.qNorm(), q, rows * heads, eps); // per head: a row of the norm is one head
-            probe.after("q_norm", l, q, qLength);
-            backend.rmsNorm(k, w.kNorm(), k, rows * kvHeads, eps);
-            probe.after("k_norm", l, k, kvLength);
-            backend.rope(q, rows, heads, startPos, rope);
-            probe.after("rope_q", l, q, qLength);
-            backend.rope(k, rows, kvHeads, startPos, rope);
-            probe.after("rope_k", l, k, kvLength);
-            backend.storeKv(cache, l, k, v, rows, startPos);
-            backend.attention(q, cache, l, att, rows, startPos, heads);
-            probe.after("attention", l, att, qLength);
-            backend.matmul(att, w.oProj(), xb, rows);
-            probe.after("o_proj", l, xb, hiddenLength);
-            backend.add(x, xb, hiddenLength);
-            probe.after("attn_residual", l, x, hiddenLength);
+            backend.rmsNorm(b.x, w.attnNorm(), b.xb, rows, eps);
+            probe.after("attn_norm", l, b.xb, hiddenLength);
+            backend.matmul(b.xb, w.qProj(), b.q, rows);
+            probe.after("q_proj", l, b.q, qLength);
+            backend.matmul(b.xb, w.kProj(), b.k, rows);
+            probe.after("k_proj", l, b.k, kvLength);
+            backend.matmul(b.xb, w.vProj(), b.v, rows);
+            probe.after("v_proj", l, b.v, kvLength);
+            backend.rmsNorm(b.q, w.qNorm(), b.q, rows * heads, eps); // per head: a row of the norm is one head
+            probe.after("q_norm", l, b.q, qLength);
+            backend.rmsNorm(b.k, w.kNorm(), b.k, rows * kvHeads, eps);
+            probe.after("k_norm", l, b.k, kvLength);
+            backend.rope(b.q, positions, heads, rope);
+            probe.after("rope_q", l, b.q, qLength);
+            backend.rope(b.k, positions, kvHeads, rope);
+            probe.after("rope_k", l, b.k, kvLength);
+            backend.storeKv(cache, l, b.k, b.v, positions);
+            backend.attention(b.q, cache, l, b.att, positions, heads);
+            probe.after("attention", l, b.att, qLength);
+            backend.matmul(b.att, w.oProj(), b.xb, rows);
+            probe.after("o_proj", l, b.xb, hiddenLength);
+            backend.add(b.x, b.xb, hiddenLength);
+            probe.after("attn_residual", l, b.x, hiddenLength);
 
             // Feed-forward block (SwiGLU): x += down(silu(gate(h)) * up(h)) with h = rmsnorm(x).
-            backend.rmsNorm(x, w.ffnNorm(), xb, rows, eps);
-            probe.after("ffn_norm", l, xb, hiddenLength);
-            backend.matmul(xb, w.gateProj(), gate, rows);
-            probe.after("gate_proj", l, gate, ffnLength);
-            backend.matmul(xb, w.upProj(), up, rows);
-            probe.after("up_proj", l, up, ffnLength);
-            backend.siluMul(gate, up, gate, ffnLength);
-            probe.after("silu_mul", l, gate, ffnLength);
-            backend.matmul(gate, w.downProj(), xb, rows);
-            probe.after("down_proj", l, xb, hiddenLength);
-            backend.add(x, xb, hiddenLength);
-            probe.after("ffn_residual", l, x, hiddenLength);
+            backend.rmsNorm(b.x, w.ffnNorm(), b.xb, rows, eps);
+            probe.after("ffn_norm", l, b.xb, hiddenLength);
+            backend.matmul(b.xb, w.gateProj(), b.gate, rows);
+            probe.after("gate_proj", l, b.gate, ffnLength);
+            backend.matmul(b.xb, w.upProj(), b.up, rows);
+            probe.after("up_proj", l, b.up, ffnLength);
+            backend.siluMul(b.gate, b.up, b.gate, ffnLength);
+            probe.after("silu_mul", l, b.gate, ffnLength);
+            backend.matmul(b.gate, w.downProj(), b.xb, rows);
+            probe.after("down_proj", l, b.xb, hiddenLength);
+            backend.add(b.x, b.xb, hiddenLength);
+            probe.after("ffn_residual", l, b.x, hiddenLength);
         }
 
-        backend.rmsNorm(x, finalNorm, xb, rows, eps);
-        probe.after("final_norm", -1, xb, hiddenLength);
+        backend.rmsNorm(b.x, finalNorm, b.xb, rows, eps);
+        probe.after("final_norm", -1, b.xb, hiddenLength);
 
-        // The lm_head is the largest matmul: run it only on the rows whose logits are wanted (the last ones).
-        logitRowsInUse = Math.min(rows, shape.logitRows());
-        backend.copy(xb, (long) (rows - logitRowsInUse) * hidden, headIn, 0, (long) logitRowsInUse * hidden);
-        backend.matmul(headIn, lmHead, logits, logitRowsInUse);
-        probe.after("logits", -1, logits, (long) logitRowsInUse * config.vocabSize());
-    }
-
-    /**
-     * Runs {@code tokens} at positions startPos.. as consecutive forwards of at most {@link Shape#batchRows} tokens;
-     * {@code listener} sees each batch while its logits are readable. Afterwards the logits are those of the last
-     * batch.
-     */
-    public void forwardInBatches(int[] tokens, int startPos, Probe probe, BatchListener listener) {
-        checkFits(startPos, tokens.length);
-        for (int done = 0; done < tokens.length; ) {
-            int rows = Math.min(shape.batchRows(), tokens.length - done);
-            int[] batch = Arrays.copyOfRange(tokens, done, done + rows);
-            forward(batch, startPos + done, probe);
-            listener.afterBatch(startPos + done, rows);
-            done += rows;
+        // The lm_head is the largest matmul: run it only on the rows whose logits are wanted, gathered in order, one
+        // copy per stretch of consecutive rows (a prefill's last rows are one copy).
+        int count = batch.logitCount();
+        if (count == 0) return;
+        for (int i = 0, end; i < count; i = end) {
+            end = i + 1;
+            while (end < count && batch.logitRow(end) == batch.logitRow(end - 1) + 1) end++;
+            backend.copy(b.xb, (long) batch.logitRow(i) * hidden, b.headIn, (long) i * hidden, (long) (end - i) * hidden);
         }
-    }
-
-    /** Throws the user-facing error when positions startPos..startPos+count-1 do not fit the context. */
-    public void checkFits(int startPos, int count) {
-        if (startPos < 0 || count < 0 || (long) startPos + count > shape.contextLength()) {
-            throw new FsException("positions " + startPos + ".." + ((long) startPos + count - 1)
-                    + " do not fit the context of " + shape.contextLength() + " tokens (raise --ctx, up to "
-                    + config.maxPositionEmbeddings() + ")");
-        }
-    }
-
-    /**
-     * Number of rows with logits after the last forward; row i of them belongs to the token at batch row
-     * {@code rows - logitRows() + i}.
-     */
-    public int logitRows() {
-        return logitRowsInUse;
-    }
-
-    /** The id with the largest logit in a logits row (computed on the device). */
-    public int argmax(int row) {
-        checkLogitRow(row);
-        return backend.argmax(logits, (long) row * config.vocabSize(), config.vocabSize());
-    }
-
-    /** Copies a logits row (vocabSize floats) to the host. */
-    public void readLogits(int row, float[] dst) {
-        checkLogitRow(row);
-        if (dst.length != config.vocabSize()) {
-            throw new IllegalArgumentException("a logits row has " + config.vocabSize() + " floats, not " + dst.length);
-        }
-        backend.read(logits, (long) row * config.vocabSize(), dst);
-    }
-
-    private void checkLogitRow(int row) {
-        if (row < 0 || row >= logitRowsInUse) {
-            throw new IllegalArgumentException("logits row " + row + " not in 0.." + (logitRowsInUse - 1));
-        }
+        backend.matmul(b.headIn, lmHead, b.logits, count);
+        b.logitsInUse = count;
+        probe.after("logits", -1, b.logits, (long) count * config.vocabSize());
     }
 }

@@ -1,6 +1,6 @@
 package fs.verify;
 
-import fs.model.Qwen3Model;
+import fs.model.SingleSequence;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -50,7 +50,7 @@ public final class CrossCheck {
      * {@code tested} and {@code oracle} must be built from the same weights with room for {@code tokens.length}
      * positions, batches of that many rows, and logits for every row.
      */
-    public static Report run(Qwen3Model tested, Qwen3Model oracle, int[] tokens, double threshold) {
+    public static Report run(SingleSequence tested, SingleSequence oracle, int[] tokens, double threshold) {
         List<OpDifference> differences = new ArrayList<>();
         int n = tokens.length;
         boolean[] agreement = new boolean[n + 1];
@@ -69,7 +69,7 @@ public final class CrossCheck {
         return new Report(List.copyOf(differences), agreement, testedTop1, oracleTop1, threshold);
     }
 
-    private static void compare(String pass, Qwen3Model tested, Qwen3Model oracle, int[] tokens, int startPos,
+    private static void compare(String pass, SingleSequence tested, SingleSequence oracle, int[] tokens, int startPos,
                                 List<OpDifference> into) {
         OpRecorder testedOps = new OpRecorder(tested.backend());
         OpRecorder oracleOps = new OpRecorder(oracle.backend());

@@ -25,9 +25,13 @@ public final class ScalarBackend implements Backend {
         }
     }
 
-    /** keys[layer][position][kvHead][d], values likewise. */
-    private record ScalarKvCache(int layers, int contextLength, int kvHeads, int headDim, float[][][][] keys,
-                                 float[][][][] values) implements KvCache {}
+    /** keys[layer][sequence * contextLength + position][kvHead][d], values likewise. */
+    private record ScalarKvCache(int layers, int sequences, int contextLength, int kvHeads, int headDim,
+                                 float[][][][] keys, float[][][][] values) implements KvCache {
+        int slot(RowPositions rows, int r) {
+            return rows.sequence(r) * contextLength + rows.position(r);
+        }
+    }
 
     @Override
     public String description() {
@@ -60,9 +64,10 @@ public final class ScalarBackend implements Backend {
     }
 
     @Override
-    public KvCache allocateKvCache(int layers, int contextLength, int kvHeads, int headDim) {
-        return new ScalarKvCache(layers, contextLength, kvHeads, headDim,
-                new float[layers][contextLength][kvHeads][headDim], new float[layers][contextLength][kvHeads][headDim]);
+    public KvCache allocateKvCache(int layers, int sequences, int contextLength, int kvHeads, int headDim) {
+        int slots = Math.multiplyExact(sequences, contextLength);
+        return new ScalarKvCache(layers, sequences, contextLength, kvHeads, headDim,
+                new float[layers][slots][kvHeads][headDim], new float[layers][slots][kvHeads][headDim]);
     }
 
     private static float[] data(Buffer b) {
@@ -107,7 +112,8 @@ public final class ScalarBackend implements Backend {
     }
 
     @Override
-    public void rope(Buffer x, int rows, int heads, int startPos, Rope rope) {
+    public void rope(Buffer x, RowPositions placed, int heads, Rope rope) {
+        int rows = placed.rows();
         float[] xs = data(x);
         int headDim = rope.headDim();
         int half = headDim / 2;
@@ -117,7 +123,7 @@ public final class ScalarBackend implements Backend {
             for (int h = 0; h < heads; h++) {
                 int base = (r * heads + h) * headDim;
                 for (int i = 0; i < half; i++) {
-                    double angle = (startPos + r) * inverseFrequencies[i];
+                    double angle = (double) placed.position(r) * inverseFrequencies[i];
                     double c = Math.cos(angle) * scale, s = Math.sin(angle) * scale;
                     double x1 = xs[base + i], x2 = xs[base + i + half];
                     xs[base + i] = (float) (x1 * c - x2 * s);
@@ -128,34 +134,35 @@ public final class ScalarBackend implements Backend {
     }
 
     @Override
-    public void storeKv(KvCache cache, int layer, Buffer k, Buffer v, int rows, int startPos) {
+    public void storeKv(KvCache cache, int layer, Buffer k, Buffer v, RowPositions placed) {
         ScalarKvCache c = (ScalarKvCache) cache;
         float[] ks = data(k), vs = data(v);
-        for (int r = 0; r < rows; r++) {
+        for (int r = 0; r < placed.rows(); r++) {
             for (int h = 0; h < c.kvHeads(); h++) {
                 for (int d = 0; d < c.headDim(); d++) {
                     int i = (r * c.kvHeads() + h) * c.headDim() + d;
-                    c.keys()[layer][startPos + r][h][d] = ks[i];
-                    c.values()[layer][startPos + r][h][d] = vs[i];
+                    c.keys()[layer][c.slot(placed, r)][h][d] = ks[i];
+                    c.values()[layer][c.slot(placed, r)][h][d] = vs[i];
                 }
             }
         }
     }
 
     @Override
-    public void attention(Buffer q, KvCache cache, int layer, Buffer out, int rows, int startPos, int heads) {
+    public void attention(Buffer q, KvCache cache, int layer, Buffer out, RowPositions placed, int heads) {
         ScalarKvCache c = (ScalarKvCache) cache;
         float[] qs = data(q), o = data(out);
         int headDim = c.headDim(), group = heads / c.kvHeads();
-        for (int r = 0; r < rows; r++) {
-            int positions = startPos + r + 1;
+        for (int r = 0; r < placed.rows(); r++) {
+            int positions = placed.position(r) + 1;
+            int first = placed.sequence(r) * c.contextLength();
             for (int h = 0; h < heads; h++) {
                 int base = (r * heads + h) * headDim;
                 float[][] keys = new float[positions][];
                 double[] scores = new double[positions];
                 double max = Double.NEGATIVE_INFINITY;
                 for (int p = 0; p < positions; p++) {
-                    keys[p] = c.keys()[layer][p][h / group];
+                    keys[p] = c.keys()[layer][first + p][h / group];
                     double dot = 0;
                     for (int d = 0; d < headDim; d++) dot += (double) qs[base + d] * keys[p][d];
                     scores[p] = dot / Math.sqrt(headDim);
@@ -168,7 +175,7 @@ public final class ScalarBackend implements Backend {
                 }
                 for (int d = 0; d < headDim; d++) {
                     double acc = 0;
-                    for (int p = 0; p < positions; p++) acc += scores[p] / sum * c.values()[layer][p][h / group][d];
+                    for (int p = 0; p < positions; p++) acc += scores[p] / sum * c.values()[layer][first + p][h / group][d];
                     o[base + d] = (float) acc;
                 }
             }

@@ -4,6 +4,7 @@ import fs.backend.Backend;
 import fs.backend.Buffer;
 import fs.backend.KvCache;
 import fs.backend.Rope;
+import fs.backend.RowPositions;
 import fs.backend.Weight;
 import fs.backend.cpu.VectorBackend;
 import fs.backend.opencl.OpenCl;
@@ -92,11 +93,13 @@ public final class OpenClVsVectorBenchmark {
                 float[] q = floats(random, rows * HEADS * HEAD_DIM);
                 String name = "attention " + rows + " rows at " + startPos;
                 report(name, samples, rows == 1 ? 20 : 1, vector, opencl, backend -> {
-                    KvCache cache = backend.allocateKvCache(1, positions, KV_HEADS, HEAD_DIM);
-                    backend.storeKv(cache, 0, input(backend, arena, keys), input(backend, arena, values), positions, 0);
+                    KvCache cache = backend.allocateKvCache(1, 1, positions, KV_HEADS, HEAD_DIM);
+                    backend.storeKv(cache, 0, input(backend, arena, keys), input(backend, arena, values),
+                            RowPositions.run(0, 0, positions));
                     Buffer qs = input(backend, arena, q);
                     Buffer out = backend.allocate(q.length);
-                    return () -> backend.attention(qs, cache, 0, out, rows, startPos, HEADS);
+                    RowPositions placed = RowPositions.run(0, startPos, rows);
+                    return () -> backend.attention(qs, cache, 0, out, placed, HEADS);
                 });
             }
             float[] queries = floats(random, PREFILL_ROWS * HEADS * HEAD_DIM);
@@ -104,7 +107,8 @@ public final class OpenClVsVectorBenchmark {
             for (int rows : new int[] {1, PREFILL_ROWS}) {
                 report("rope q " + rows + " rows", samples, rows == 1 ? 20 : 1, vector, opencl, backend -> {
                     Buffer x = input(backend, arena, queries);
-                    return () -> backend.rope(x, rows, HEADS, 0, rope);
+                    RowPositions placed = RowPositions.run(0, 0, rows);
+                    return () -> backend.rope(x, placed, HEADS, rope);
                 });
             }
         }

@@ -22,7 +22,7 @@ class BackgroundWarmUpTest {
     private static final String SYSTEM = "Be brief.";
 
     private static Conversation conversation(TestModel test) throws IOException {
-        Generator generator = new Generator(test.model(), new int[0], SamplingParams.greedy());
+        Generator generator = new Generator(test.sequence(), new int[0], SamplingParams.greedy());
         return new Conversation(generator, Tokenizer.load(MODEL), ChatTemplate.load(MODEL), SYSTEM, null, 4);
     }
 

@@ -23,7 +23,7 @@ class ConversationTest {
         Tokenizer tokenizer = Tokenizer.load(MODEL);
         ChatTemplate template = ChatTemplate.load(MODEL);
         try (TestModel test = TestModel.open(MODEL, new VectorBackend(2), 256, 16, 1)) {
-            Generator generator = new Generator(test.model(), new int[0], SamplingParams.greedy());
+            Generator generator = new Generator(test.sequence(), new int[0], SamplingParams.greedy());
             Conversation cold = new Conversation(generator, tokenizer, template, "Be brief.", null, 6);
             Generator.Generation coldAnswer = cold.reply("Hello there", id -> {}, () -> false);
             assertEquals(0, coldAnswer.stats().cachedTokens());
@@ -51,7 +51,7 @@ class ConversationTest {
         Tokenizer tokenizer = Tokenizer.load(MODEL);
         ChatTemplate template = ChatTemplate.load(MODEL);
         try (TestModel test = TestModel.open(MODEL, new VectorBackend(2), 256, 16, 1)) {
-            Generator generator = new Generator(test.model(), new int[0], SamplingParams.greedy());
+            Generator generator = new Generator(test.sequence(), new int[0], SamplingParams.greedy());
             Conversation conversation = new Conversation(generator, tokenizer, template, null, null, 8);
             int[] generated = {0};
             Generator.Generation stopped =
@@ -75,7 +75,7 @@ class ConversationTest {
         Tokenizer tokenizer = Tokenizer.load(MODEL);
         ChatTemplate template = ChatTemplate.load(MODEL);
         try (TestModel test = TestModel.open(MODEL, new VectorBackend(2), 256, 16, 1)) {
-            Generator generator = new Generator(test.model(), new int[0], SamplingParams.greedy());
+            Generator generator = new Generator(test.sequence(), new int[0], SamplingParams.greedy());
             Conversation conversation = new Conversation(generator, tokenizer, template, null, null, 8);
             Generator.Generation stopped = conversation.reply("Hello there", id -> {}, () -> true);
             assertEquals(StopReason.CANCELLED, stopped.stopReason());
@@ -92,7 +92,7 @@ class ConversationTest {
     /** The greedy answer of a new generator (nothing cached) to {@code prompt}, 8 tokens at most. */
     private static int[] freshAnswer(int[] prompt) {
         try (TestModel test = TestModel.open(MODEL, new VectorBackend(2), 256, 16, 1)) {
-            return new Generator(test.model(), new int[0], SamplingParams.greedy()).generate(prompt, 8, id -> {}).ids();
+            return new Generator(test.sequence(), new int[0], SamplingParams.greedy()).generate(prompt, 8, id -> {}).ids();
         }
     }
 }

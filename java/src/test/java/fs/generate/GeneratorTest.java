@@ -27,7 +27,7 @@ class GeneratorTest {
     void stopsAtTheTokenLimit() throws IOException {
         Golden golden = Golden.load("tiny-untied");
         try (TestModel test = open(64)) {
-            Generator generator = new Generator(test.model(), NO_STOP, SamplingParams.greedy());
+            Generator generator = new Generator(test.sequence(), NO_STOP, SamplingParams.greedy());
             Generator.Generation generation = generator.generate(golden.greedyPromptIds(), 5, id -> {});
             assertArrayEquals(Arrays.copyOf(golden.greedyGeneratedIds(), 5), generation.ids());
             assertEquals(StopReason.TOKEN_LIMIT, generation.stopReason());
@@ -44,7 +44,7 @@ class GeneratorTest {
         int firstStop = 0;
         while (expected[firstStop] != stop) firstStop++;
         try (TestModel test = open(64)) {
-            Generator generator = new Generator(test.model(), new int[] {stop}, SamplingParams.greedy());
+            Generator generator = new Generator(test.sequence(), new int[] {stop}, SamplingParams.greedy());
             Generator.Generation generation = generator.generate(golden.greedyPromptIds(), 16, id -> {});
             assertArrayEquals(Arrays.copyOf(expected, firstStop), generation.ids());
             assertEquals(StopReason.END_OF_SEQUENCE, generation.stopReason());
@@ -56,7 +56,7 @@ class GeneratorTest {
         Golden golden = Golden.load("tiny-untied");
         int prompt = golden.greedyPromptIds().length;
         try (TestModel test = open(prompt + 6)) {
-            Generator generator = new Generator(test.model(), NO_STOP, SamplingParams.greedy());
+            Generator generator = new Generator(test.sequence(), NO_STOP, SamplingParams.greedy());
             Generator.Generation generation = generator.generate(golden.greedyPromptIds(), -1, id -> {});
             assertArrayEquals(Arrays.copyOf(golden.greedyGeneratedIds(), 6), generation.ids());
             assertEquals(StopReason.CONTEXT_FULL, generation.stopReason());
@@ -68,7 +68,7 @@ class GeneratorTest {
         Golden golden = Golden.load("tiny-untied");
         int prompt = golden.greedyPromptIds().length;
         try (TestModel test = open(prompt + 3)) {
-            Generator generator = new Generator(test.model(), NO_STOP, SamplingParams.greedy());
+            Generator generator = new Generator(test.sequence(), NO_STOP, SamplingParams.greedy());
             int[] streamed = {0};
             FsException e = assertThrows(FsException.class,
                     () -> generator.generate(golden.greedyPromptIds(), 4, id -> streamed[0]++));
@@ -88,10 +88,10 @@ class GeneratorTest {
         int[] second = concat(first, answer, Arrays.copyOf(golden.promptIds(), 5));
         int[] fresh;
         try (TestModel test = open(64)) {
-            fresh = new Generator(test.model(), NO_STOP, SamplingParams.greedy()).generate(second, 6, id -> {}).ids();
+            fresh = new Generator(test.sequence(), NO_STOP, SamplingParams.greedy()).generate(second, 6, id -> {}).ids();
         }
         try (TestModel test = open(64)) {
-            Generator generator = new Generator(test.model(), NO_STOP, SamplingParams.greedy());
+            Generator generator = new Generator(test.sequence(), NO_STOP, SamplingParams.greedy());
             assertArrayEquals(answer, generator.generate(first, 4, id -> {}).ids());
             Generator.Generation next = generator.generate(second, 6, id -> {});
             assertArrayEquals(fresh, next.ids());
@@ -112,8 +112,8 @@ class GeneratorTest {
         Golden golden = Golden.load("tiny-untied");
         SamplingParams params = new SamplingParams(1.5f, 50, 0.95f, 0f, 1.1f, 1234L);
         try (TestModel test = open(64)) {
-            int[] once = new Generator(test.model(), NO_STOP, params).generate(golden.greedyPromptIds(), 8, id -> {}).ids();
-            int[] again = new Generator(test.model(), NO_STOP, params).generate(golden.greedyPromptIds(), 8, id -> {}).ids();
+            int[] once = new Generator(test.sequence(), NO_STOP, params).generate(golden.greedyPromptIds(), 8, id -> {}).ids();
+            int[] again = new Generator(test.sequence(), NO_STOP, params).generate(golden.greedyPromptIds(), 8, id -> {}).ids();
             assertEquals(8, once.length);
             assertArrayEquals(once, again);
         }
@@ -131,7 +131,7 @@ class GeneratorTest {
             if (streamed.size() == k) stop[0] = true;
         };
         try (TestModel test = open(64)) {
-            Generator generator = new Generator(test.model(), NO_STOP, SamplingParams.greedy());
+            Generator generator = new Generator(test.sequence(), NO_STOP, SamplingParams.greedy());
             Generator.Generation stopped = generator.generate(first, 16, stopAtK, () -> stop[0]);
             assertArrayEquals(Arrays.copyOf(golden.greedyGeneratedIds(), k), stopped.ids());
             assertEquals(k, streamed.size());
@@ -155,7 +155,7 @@ class GeneratorTest {
                 golden.greedyPromptIds(), golden.promptIds(), golden.greedyPromptIds()), 40);
         assertEquals(40, prompt.length, "the golden prompts are long enough");
         try (TestModel test = open(64)) {
-            Generator generator = new Generator(test.model(), NO_STOP, SamplingParams.greedy());
+            Generator generator = new Generator(test.sequence(), NO_STOP, SamplingParams.greedy());
             int[] streamed = {0};
             Generator.Generation before = generator.generate(prompt, 6, id -> streamed[0]++, () -> true);
             assertEquals(StopReason.CANCELLED, before.stopReason());
@@ -178,7 +178,7 @@ class GeneratorTest {
     /** What a new generator, with nothing cached, generates greedily from {@code prompt}. */
     private static int[] freshGreedy(int[] prompt, int maxNewTokens) {
         try (TestModel test = open(64)) {
-            return new Generator(test.model(), NO_STOP, SamplingParams.greedy()).generate(prompt, maxNewTokens, id -> {})
+            return new Generator(test.sequence(), NO_STOP, SamplingParams.greedy()).generate(prompt, maxNewTokens, id -> {})
                     .ids();
         }
     }

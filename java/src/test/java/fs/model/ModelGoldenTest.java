@@ -40,7 +40,7 @@ public abstract class ModelGoldenTest {
         Golden golden = Golden.load(checkpoint);
         int n = golden.promptIds().length;
         try (TestModel test = TestModel.open(golden.modelDir(), createBackend(), n, 64, 64)) {
-            Qwen3Model model = test.model();
+            SingleSequence model = test.sequence();
             float[] logits = new float[model.config().vocabSize()];
             model.forwardInBatches(golden.promptIds(), 0, Probe.NONE, (first, rows) -> {
                 for (int row = 0; row < rows; row++) {
@@ -74,7 +74,7 @@ public abstract class ModelGoldenTest {
         Golden golden = Golden.load(checkpoint);
         int[] expected = golden.greedyGeneratedIds();
         try (TestModel test = TestModel.open(golden.modelDir(), createBackend(), 64, 64, 1)) {
-            Generator generator = new Generator(test.model(), test.model().config().eosTokenIds().stream()
+            Generator generator = new Generator(test.sequence(), test.sequence().config().eosTokenIds().stream()
                     .mapToInt(Integer::intValue).toArray(), SamplingParams.greedy());
             List<Integer> streamed = new ArrayList<>();
             Generator.Generation generation = generator.generate(golden.greedyPromptIds(), expected.length, streamed::add);
@@ -104,7 +104,7 @@ public abstract class ModelGoldenTest {
     /** Every 37th logit of every prompt position, from batches of {@code batchRows} tokens. */
     private float[][] sampledLogits(Golden golden, int[] prompt, int batchRows) {
         try (TestModel test = TestModel.open(golden.modelDir(), createBackend(), prompt.length, batchRows, batchRows)) {
-            Qwen3Model model = test.model();
+            SingleSequence model = test.sequence();
             float[] logits = new float[model.config().vocabSize()];
             float[][] sampled = new float[prompt.length][];
             model.forwardInBatches(prompt, 0, Probe.NONE, (first, rows) -> {

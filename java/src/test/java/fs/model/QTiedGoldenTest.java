@@ -47,12 +47,13 @@ public abstract class QTiedGoldenTest {
     }
 
     /** The model of one GGUF file on a fresh backend, closed with it. */
-    private record Run(ModelSource source, Backend backend, Qwen3Model model) implements AutoCloseable {
+    private record Run(ModelSource source, Backend backend, SingleSequence model) implements AutoCloseable {
         static Run open(String type, Backend backend, int batchRows, int logitRows) {
             ModelSource source = ModelSource.open(QTied.gguf(type));
             Qwen3Config config = source.config();
-            Qwen3Model model = new Qwen3Model(config, Qwen3Weights.bind(config, source.tensors()), backend,
-                    new Qwen3Model.Shape(64, batchRows, logitRows));
+            SingleSequence model = new SingleSequence(
+                    new Qwen3Model(config, Qwen3Weights.bind(config, source.tensors()), backend),
+                    new SingleSequence.Shape(64, batchRows, logitRows));
             return new Run(source, backend, model);
         }
 
@@ -71,7 +72,7 @@ public abstract class QTiedGoldenTest {
     void everyPositionMatchesTheExactGolden(String type) throws IOException {
         QTiedGolden golden = QTiedGolden.load(type);
         try (Run run = Run.open(type, createBackend(), 16, 16)) {
-            Qwen3Model model = run.model();
+            SingleSequence model = run.model();
             float[] logits = new float[model.config().vocabSize()];
             int[] checked = {0};
             model.forwardInBatches(golden.tokens(), 0, Probe.NONE, (first, rows) -> {

@@ -4,8 +4,11 @@ import fs.backend.Backend;
 import fs.safetensors.Checkpoint;
 import java.nio.file.Path;
 
-/** A checkpoint built into a {@link Qwen3Model} on a backend, for tests; closing frees the backend and the mapping. */
-public record TestModel(Checkpoint checkpoint, Backend backend, Qwen3Model model) implements AutoCloseable {
+/**
+ * A checkpoint built into a {@link Qwen3Model} on a backend with one {@link SingleSequence} on it, for tests; closing
+ * frees the backend and the mapping.
+ */
+public record TestModel(Checkpoint checkpoint, Backend backend, SingleSequence sequence) implements AutoCloseable {
 
     public static TestModel open(Path dir, Backend backend, int contextLength, int batchRows, int logitRows) {
         return open(dir, dir.resolve("config.json"), backend, contextLength, batchRows, logitRows);
@@ -17,9 +20,14 @@ public record TestModel(Checkpoint checkpoint, Backend backend, Qwen3Model model
         Checkpoint checkpoint = Checkpoint.open(dir);
         Qwen3Config config = Qwen3Config.read(configJson);
         Qwen3Model model = new Qwen3Model(config, Qwen3Weights.bind(config,
-                new ModelTensors(dir, Qwen3TensorNames.HUGGING_FACE, checkpoint.tensors())), backend,
-                new Qwen3Model.Shape(contextLength, batchRows, logitRows));
-        return new TestModel(checkpoint, backend, model);
+                new ModelTensors(dir, Qwen3TensorNames.HUGGING_FACE, checkpoint.tensors())), backend);
+        return new TestModel(checkpoint, backend,
+                new SingleSequence(model, new SingleSequence.Shape(contextLength, batchRows, logitRows)));
+    }
+
+    /** The loaded model, shared by every sequence run on it. */
+    public Qwen3Model model() {
+        return sequence.model();
     }
 
     @Override

@@ -69,7 +69,7 @@ class YarnGoldenTest {
         double[] largest = {0};
         try (TestModel test = TestModel.open(golden.modelDir(), configJson, new VectorBackend(2), prompt.length,
                 prompt.length, prompt.length)) {
-            Qwen3Model m = test.model();
+            SingleSequence m = test.sequence();
             float[] logits = new float[m.config().vocabSize()];
             m.forwardInBatches(prompt, 0, Probe.NONE, (first, rows) -> {
                 for (int row = 0; row < rows; row++) {

@@ -11,6 +11,7 @@ import fs.model.Golden;
 import fs.model.Probe;
 import fs.model.Qwen3Config;
 import fs.model.Qwen3Model;
+import fs.model.SingleSequence;
 import fs.model.Qwen3Weights;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -64,8 +65,9 @@ class CheckpointAsGgufTest {
     private static float[] logits(ModelSource source, int[] prompt) {
         Qwen3Config config = source.config();
         try (VectorBackend backend = new VectorBackend(2)) {
-            Qwen3Model model = new Qwen3Model(config, Qwen3Weights.bind(config, source.tensors()), backend,
-                    new Qwen3Model.Shape(prompt.length, prompt.length, prompt.length));
+            SingleSequence model = new SingleSequence(
+                    new Qwen3Model(config, Qwen3Weights.bind(config, source.tensors()), backend),
+                    new SingleSequence.Shape(prompt.length, prompt.length, prompt.length));
             float[] all = new float[prompt.length * config.vocabSize()];
             float[] row = new float[config.vocabSize()];
             model.forwardInBatches(prompt, 0, Probe.NONE, (first, rows) -> {

@@ -10,6 +10,7 @@ import fs.backend.Backend;
 import fs.backend.Buffer;
 import fs.backend.KvCache;
 import fs.backend.Rope;
+import fs.backend.RowPositions;
 import fs.backend.Weight;
 import fs.backend.cpu.VectorBackend;
 import fs.model.TestModel;
@@ -25,7 +26,7 @@ class CrossCheckTest {
     @Test
     void identicalBackendsAgreeExactly() {
         try (TestModel tested = open(new VectorBackend(1)); TestModel oracle = open(new VectorBackend(2))) {
-            CrossCheck.Report report = CrossCheck.run(tested.model(), oracle.model(), TOKENS, 1e-6);
+            CrossCheck.Report report = CrossCheck.run(tested.sequence(), oracle.sequence(), TOKENS, 1e-6);
             assertTrue(report.agree());
             assertNull(report.firstOverThreshold());
             assertEquals(TOKENS.length + 1, report.top1Agreements());
@@ -39,7 +40,7 @@ class CrossCheckTest {
     void aPlantedErrorIsNamedWhereItFirstAppears() {
         try (TestModel tested = open(new DoublingSiluMul(new VectorBackend(2)));
              TestModel oracle = open(new VectorBackend(2))) {
-            CrossCheck.Report report = CrossCheck.run(tested.model(), oracle.model(), TOKENS, 1e-6);
+            CrossCheck.Report report = CrossCheck.run(tested.sequence(), oracle.sequence(), TOKENS, 1e-6);
             assertFalse(report.agree());
             OpDifference first = report.firstOverThreshold();
             assertNotNull(first);
@@ -66,22 +67,22 @@ class CrossCheckTest {
         @Override public boolean supports(DType dtype) { return delegate.supports(dtype); }
         @Override public Weight upload(Tensor tensor) { return delegate.upload(tensor); }
         @Override public Buffer allocate(long length) { return delegate.allocate(length); }
-        @Override public KvCache allocateKvCache(int layers, int contextLength, int kvHeads, int headDim) {
-            return delegate.allocateKvCache(layers, contextLength, kvHeads, headDim);
+        @Override public KvCache allocateKvCache(int layers, int sequences, int contextLength, int kvHeads, int headDim) {
+            return delegate.allocateKvCache(layers, sequences, contextLength, kvHeads, headDim);
         }
         @Override public void embed(Weight table, int[] tokens, Buffer out) { delegate.embed(table, tokens, out); }
         @Override public void rmsNorm(Buffer x, Weight gamma, Buffer out, int rows, float eps) {
             delegate.rmsNorm(x, gamma, out, rows, eps);
         }
         @Override public void matmul(Buffer x, Weight w, Buffer out, int rows) { delegate.matmul(x, w, out, rows); }
-        @Override public void rope(Buffer x, int rows, int heads, int startPos, Rope rope) {
-            delegate.rope(x, rows, heads, startPos, rope);
+        @Override public void rope(Buffer x, RowPositions rows, int heads, Rope rope) {
+            delegate.rope(x, rows, heads, rope);
         }
-        @Override public void storeKv(KvCache cache, int layer, Buffer k, Buffer v, int rows, int startPos) {
-            delegate.storeKv(cache, layer, k, v, rows, startPos);
+        @Override public void storeKv(KvCache cache, int layer, Buffer k, Buffer v, RowPositions rows) {
+            delegate.storeKv(cache, layer, k, v, rows);
         }
-        @Override public void attention(Buffer q, KvCache cache, int layer, Buffer out, int rows, int startPos, int heads) {
-            delegate.attention(q, cache, layer, out, rows, startPos, heads);
+        @Override public void attention(Buffer q, KvCache cache, int layer, Buffer out, RowPositions rows, int heads) {
+            delegate.attention(q, cache, layer, out, rows, heads);
         }
         @Override public void add(Buffer x, Buffer y, long length) { delegate.add(x, y, length); }
         @Override public void copy(Buffer src, long srcOffset, Buffer dst, long dstOffset, long length) {

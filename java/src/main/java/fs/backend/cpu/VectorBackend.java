@@ -10,6 +10,7 @@ import fs.backend.Backend;
 import fs.backend.Buffer;
 import fs.backend.KvCache;
 import fs.backend.Rope;
+import fs.backend.RowPositions;
 import fs.backend.Weight;
 import fs.tensor.DType;
 import fs.tensor.Tensor;
@@ -126,21 +127,21 @@ public final class VectorBackend implements Backend {
     }
 
     @Override
-    public KvCache allocateKvCache(int layers, int contextLength, int kvHeads, int headDim) {
+    public KvCache allocateKvCache(int layers, int sequences, int contextLength, int kvHeads, int headDim) {
         checkOpen();
-        if (layers <= 0 || contextLength <= 0 || kvHeads <= 0 || headDim <= 0) {
-            throw new IllegalArgumentException("bad kv cache shape: layers " + layers + ", context " + contextLength
-                    + ", kv heads " + kvHeads + ", head dim " + headDim);
+        if (layers <= 0 || sequences <= 0 || contextLength <= 0 || kvHeads <= 0 || headDim <= 0) {
+            throw new IllegalArgumentException("bad kv cache shape: layers " + layers + ", sequences " + sequences
+                    + ", context " + contextLength + ", kv heads " + kvHeads + ", head dim " + headDim);
         }
-        long valueBytes = (long) contextLength * kvHeads * headDim * Float.BYTES;
-        long keyBytes = CpuKvCache.keyBytes(contextLength, kvHeads, headDim);
+        long valueBytes = (long) sequences * contextLength * kvHeads * headDim * Float.BYTES;
+        long keyBytes = CpuKvCache.keyBytes(sequences, contextLength, kvHeads, headDim);
         MemorySegment[] keys = new MemorySegment[layers];
         MemorySegment[] values = new MemorySegment[layers];
         for (int l = 0; l < layers; l++) {
             keys[l] = LazyZeroMemory.allocate(keyBytes, arena);
             values[l] = LazyZeroMemory.allocate(valueBytes, arena);
         }
-        return new CpuKvCache(this, layers, contextLength, kvHeads, headDim, keys, values);
+        return new CpuKvCache(this, layers, sequences, contextLength, kvHeads, headDim, keys, values);
     }
 
     @Override
@@ -222,18 +223,18 @@ public final class VectorBackend implements Backend {
     }
 
     @Override
-    public void rope(Buffer x, int rows, int heads, int startPos, Rope rope) {
+    public void rope(Buffer x, RowPositions placed, int heads, Rope rope) {
         MemorySegment xs = segment(x);
         int headDim = rope.headDim();
+        int rows = placed.rows();
         requireLength(x, (long) rows * heads * headDim, "rope input");
-        if (startPos < 0) throw new IllegalArgumentException("negative startPos " + startPos);
         RopeTable table = ropeTables.computeIfAbsent(rope, RopeTable::new);
-        table.ensure(startPos + rows);
+        table.ensure(placed.mostPositions());
         float[] cos = table.cos(), sin = table.sin();
         int half = headDim / 2;
         int full = half - half % L;
         for (int r = 0; r < rows; r++) {
-            int angles = (startPos + r) * half;
+            int angles = placed.position(r) * half;
             for (int h = 0; h < heads; h++) {
                 long lo = ((long) r * heads + h) * headDim * Float.BYTES;
                 long hi = lo + (long) half * Float.BYTES;
@@ -256,53 +257,75 @@ public final class VectorBackend implements Backend {
     }
 
     @Override
-    public void storeKv(KvCache kvCache, int layer, Buffer k, Buffer v, int rows, int startPos) {
+    public void storeKv(KvCache kvCache, int layer, Buffer k, Buffer v, RowPositions placed) {
         CpuKvCache cache = cache(kvCache);
         MemorySegment ks = segment(k), vs = segment(v);
         int kvHeads = cache.kvHeads(), headDim = cache.headDim();
+        int rows = placed.rows();
         requireLength(k, (long) rows * kvHeads * headDim, "storeKv keys");
         requireLength(v, (long) rows * kvHeads * headDim, "storeKv values");
-        checkPositions(cache, layer, rows, startPos);
+        checkPositions(cache, layer, placed);
         long headBytes = (long) headDim * Float.BYTES;
         MemorySegment keys = cache.keys()[layer];
         long dimensionStride = (long) CpuKvCache.KEY_BLOCK * Float.BYTES;
         for (int r = 0; r < rows; r++) {
-            int position = startPos + r;
+            int position = placed.position(r), sequence = placed.sequence(r);
             for (int h = 0; h < kvHeads; h++) {
                 long src = ((long) r * kvHeads + h) * headBytes;
-                MemorySegment.copy(vs, src, cache.values()[layer], cache.valueOffset(h, position), headBytes);
-                long dst = cache.keyBlockOffset(h, position / CpuKvCache.KEY_BLOCK)
+                MemorySegment.copy(vs, src, cache.values()[layer], cache.valueOffset(sequence, h, position), headBytes);
+                long dst = cache.keyBlockOffset(sequence, h, position / CpuKvCache.KEY_BLOCK)
                         + (long) (position % CpuKvCache.KEY_BLOCK) * Float.BYTES;
                 for (int d = 0; d < headDim; d++) keys.set(FLOAT, dst + d * dimensionStride, ks.get(FLOAT, src + 4L * d));
             }
         }
     }
 
-    private static void checkPositions(CpuKvCache cache, int layer, int rows, int startPos) {
+    private static void checkPositions(CpuKvCache cache, int layer, RowPositions placed) {
         if (layer < 0 || layer >= cache.layers()) {
             throw new IllegalArgumentException("layer " + layer + " outside 0.." + (cache.layers() - 1));
         }
-        if (startPos < 0 || rows < 0 || (long) startPos + rows > cache.contextLength()) {
-            throw new IllegalArgumentException("positions " + startPos + ".." + (startPos + rows - 1)
+        if (placed.mostPositions() > cache.contextLength()) {
+            throw new IllegalArgumentException("position " + (placed.mostPositions() - 1)
                     + " outside the kv cache's context of " + cache.contextLength());
+        }
+        if (placed.mostSequences() > cache.sequences()) {
+            throw new IllegalArgumentException("sequence " + (placed.mostSequences() - 1)
+                    + " outside the kv cache's " + cache.sequences() + " sequences");
         }
     }
 
     @Override
-    public void attention(Buffer q, KvCache kvCache, int layer, Buffer out, int rows, int startPos, int heads) {
+    public void attention(Buffer q, KvCache kvCache, int layer, Buffer out, RowPositions placed, int heads) {
         CpuKvCache cache = cache(kvCache);
         int headDim = cache.headDim();
+        int rows = placed.rows();
         requireLength(q, (long) rows * heads * headDim, "attention queries");
         requireLength(out, (long) rows * heads * headDim, "attention output");
-        checkPositions(cache, layer, rows, startPos);
+        checkPositions(cache, layer, placed);
         if (heads <= 0 || heads % cache.kvHeads() != 0) {
             throw new IllegalArgumentException(heads + " query heads cannot share " + cache.kvHeads() + " kv heads");
         }
+        if (rows == 0) return;
         int group = heads / cache.kvHeads();
+        AttentionTask task = attentionTask;
+        // The units of each run of one sequence's rows: its tiles' spans, for every kv head.
+        int runs = 0, units = 0, mostTiles = 0;
+        for (int first = 0, end; first < rows; first = end, runs++) {
+            end = placed.runEnd(first);
+            if (task.runFirstRow.length == runs) task.growRuns();
+            int tiles = ((end - first) * group + AttentionKernels.QUERIES - 1) / AttentionKernels.QUERIES;
+            int spans = (tiles + ATTENTION_SPAN_TILES - 1) / ATTENTION_SPAN_TILES;
+            task.runFirstRow[runs] = first;
+            task.runRows[runs] = end - first;
+            task.runTiles[runs] = tiles;
+            task.runSpans[runs] = spans;
+            task.runFirstUnit[runs] = units;
+            units += cache.kvHeads() * spans;
+            mostTiles = Math.max(mostTiles, tiles);
+        }
         // Scores come a whole key block at a time.
-        int scoreStride = roundUp(startPos + rows, CpuKvCache.KEY_BLOCK);
-        int tiles = (rows * group + AttentionKernels.QUERIES - 1) / AttentionKernels.QUERIES;
-        int spanTiles = Math.min(ATTENTION_SPAN_TILES, tiles);
+        int scoreStride = roundUp(placed.mostPositions(), CpuKvCache.KEY_BLOCK);
+        int spanTiles = Math.min(ATTENTION_SPAN_TILES, mostTiles);
         int slots = spanTiles * AttentionKernels.QUERIES;
         for (int t = 0; t < attentionScores.length; t++) {
             if (attentionScores[t].length < (long) slots * scoreStride) {
@@ -314,29 +337,28 @@ public final class VectorBackend implements Backend {
             if (attentionPositions[t].length < slots) attentionPositions[t] = new int[slots];
             if (attentionRowOffsets[t].length < slots) attentionRowOffsets[t] = new long[slots];
         }
-        AttentionTask task = attentionTask;
         task.q = segment(q);
         task.out = segment(out);
         task.cache = cache;
+        task.placed = placed;
         task.layer = layer;
-        task.startPos = startPos;
-        task.rows = rows;
         task.heads = heads;
         task.group = group;
         task.scoreStride = scoreStride;
-        task.tiles = tiles;
-        task.spansPerKvHead = (tiles + ATTENTION_SPAN_TILES - 1) / ATTENTION_SPAN_TILES;
-        pool.run(task, cache.kvHeads() * task.spansPerKvHead);
+        task.runs = runs;
+        pool.run(task, units);
         task.q = null;
         task.out = null;
         task.cache = null;
+        task.placed = null;
     }
 
     /**
      * A unit of attention: a span of up to {@link #ATTENTION_SPAN_TILES} tiles of {@link AttentionKernels#QUERIES}
-     * queries of one kv head, taken in (row, head) order from its group of query heads; a tile short of queries repeats
-     * its last one, whose output is not kept. Every tile of the span goes over a few key blocks (or value rows) before
-     * the span moves on, so those stay in L1 rather than being fetched again per tile.
+     * queries of one kv head of one run (consecutive rows of one sequence), taken in (row, head) order from its group
+     * of query heads; a tile short of queries repeats its last one, whose output is not kept. Every tile of the span
+     * goes over a few key blocks (or value rows) before the span moves on, so those stay in L1 rather than being
+     * fetched again per tile. A tile never mixes sequences: its queries share the keys and values they read.
      */
     private final class AttentionTask implements WorkerPool.Task {
         /** Positions of values the tiles of a span share in L1: 64 rows of a 4L-float slice are 16 KiB at L = 16. */
@@ -345,31 +367,49 @@ public final class VectorBackend implements Backend {
         MemorySegment q;
         MemorySegment out;
         CpuKvCache cache;
+        RowPositions placed;
         int layer;
-        int startPos;
-        int rows;
         int heads;
         int group;
         int scoreStride;
-        int tiles;
-        int spansPerKvHead;
+        /** Runs of the current call, and per run its first row, rows, tiles, spans per kv head and first unit. */
+        int runs;
+        int[] runFirstRow = new int[8];
+        int[] runRows = new int[8];
+        int[] runTiles = new int[8];
+        int[] runSpans = new int[8];
+        int[] runFirstUnit = new int[8];
+
+        void growRuns() {
+            int n = 2 * runFirstRow.length;
+            runFirstRow = Arrays.copyOf(runFirstRow, n);
+            runRows = Arrays.copyOf(runRows, n);
+            runTiles = Arrays.copyOf(runTiles, n);
+            runSpans = Arrays.copyOf(runSpans, n);
+            runFirstUnit = Arrays.copyOf(runFirstUnit, n);
+        }
 
         @Override
         public void run(int unit, int worker) {
-            int kvHead = unit / spansPerKvHead;
-            int firstTile = (unit % spansPerKvHead) * ATTENTION_SPAN_TILES;
+            int run = Arrays.binarySearch(runFirstUnit, 0, runs, unit);
+            if (run < 0) run = -run - 2; // the run whose first unit is the largest at or before this one
+            int local = unit - runFirstUnit[run];
+            int spansPerKvHead = runSpans[run], tiles = runTiles[run], firstRow = runFirstRow[run];
+            int sequence = placed.sequence(firstRow);
+            int kvHead = local / spansPerKvHead;
+            int firstTile = (local % spansPerKvHead) * ATTENTION_SPAN_TILES;
             int spanTiles = Math.min(ATTENTION_SPAN_TILES, tiles - firstTile);
             int tileSlots = AttentionKernels.QUERIES, slots = spanTiles * tileSlots;
             int headDim = cache.headDim();
             float[] queries = attentionQueries[worker], w = attentionScores[worker], acc = attentionOutputs[worker];
             int[] seen = attentionPositions[worker];
             long[] rowOffsets = attentionRowOffsets[worker];
-            int queryCount = rows * group, most = 0;
+            int queryCount = runRows[run] * group, most = 0;
             for (int i = 0; i < slots; i++) {
                 int tileFirst = (firstTile + i / tileSlots) * tileSlots;
                 int query = Math.min(tileFirst + i % tileSlots, queryCount - 1);
-                int row = query / group, head = kvHead * group + query % group;
-                seen[i] = startPos + row + 1;
+                int row = firstRow + query / group, head = kvHead * group + query % group;
+                seen[i] = placed.position(row) + 1;
                 most = Math.max(most, seen[i]);
                 rowOffsets[i] = ((long) row * heads + head) * headDim * Float.BYTES;
                 MemorySegment.copy(q, FLOAT, rowOffsets[i], queries, i * headDim, headDim);
@@ -379,14 +419,14 @@ public final class VectorBackend implements Backend {
             int blocks = (most + CpuKvCache.KEY_BLOCK - 1) / CpuKvCache.KEY_BLOCK;
             int b = 0;
             for (; b + 4 <= blocks; b += 4) {
-                long block = cache.keyBlockOffset(kvHead, b);
+                long block = cache.keyBlockOffset(sequence, kvHead, b);
                 for (int t = 0; t < spanTiles; t++) {
                     AttentionKernels.scores4Blocks(keys, block, queries, t * tileSlots * headDim, headDim, w, scoreStride,
                             t * tileSlots * scoreStride + b * L);
                 }
             }
             for (; b < blocks; b++) {
-                long block = cache.keyBlockOffset(kvHead, b);
+                long block = cache.keyBlockOffset(sequence, kvHead, b);
                 for (int t = 0; t < spanTiles; t++) {
                     AttentionKernels.scores1Block(keys, block, queries, t * tileSlots * headDim, headDim, w, scoreStride,
                             t * tileSlots * scoreStride + b * L);
@@ -394,7 +434,7 @@ public final class VectorBackend implements Backend {
             }
             float scale = (float) (1.0 / Math.sqrt(headDim));
             for (int i = 0; i < slots; i++) AttentionKernels.softmax(w, i * scoreStride, seen[i], scale, laneScratch[worker]);
-            long head = cache.valueOffset(kvHead, 0), step = (long) headDim * Float.BYTES;
+            long head = cache.valueOffset(sequence, kvHead, 0), step = (long) headDim * Float.BYTES;
             int full = headDim - headDim % (4 * L);
             Arrays.fill(acc, 0, slots * headDim, 0f);
             for (int d = 0; d < full; d += 4 * L) {

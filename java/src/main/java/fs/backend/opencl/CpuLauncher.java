@@ -35,9 +35,9 @@ record CpuLauncher(MemorySegment queue) implements Launcher {
     }
 
     @Override
-    public void rope(ClKernel kernel, ClMemory x, ClMemory inverseFrequencies, int rows, int heads, int headDim,
-            int startPos, float attentionFactor) {
-        kernel.arg(0, x).arg(1, inverseFrequencies).arg(2, heads).arg(3, headDim).arg(4, startPos)
+    public void rope(ClKernel kernel, ClMemory x, ClMemory inverseFrequencies, ClMemory rowPositions, int rows,
+            int heads, int headDim, float attentionFactor) {
+        kernel.arg(0, x).arg(1, inverseFrequencies).arg(2, rowPositions).arg(3, heads).arg(4, headDim)
                 .arg(5, attentionFactor).run(queue, rows, 1);
     }
 
@@ -47,10 +47,10 @@ record CpuLauncher(MemorySegment queue) implements Launcher {
     }
 
     @Override
-    public void attention(ClKernel kernel, ClMemory q, ClMemory keys, ClMemory values, ClMemory out, int rows,
-            int heads, int kvHeads, int headDim, int startPos, float scale) {
-        kernel.arg(0, q).arg(1, keys).arg(2, values).arg(3, out).arg(4, heads).arg(5, kvHeads).arg(6, headDim)
-                .arg(7, startPos).arg(8, scale).run(queue, heads, rows, 1, 1);
+    public void attention(ClKernel kernel, ClMemory q, ClMemory keys, ClMemory values, ClMemory out,
+            ClMemory rowPositions, int rows, int heads, int kvHeads, int headDim, int contextLength, float scale) {
+        kernel.arg(0, q).arg(1, keys).arg(2, values).arg(3, out).arg(4, rowPositions).arg(5, heads).arg(6, kvHeads)
+                .arg(7, headDim).arg(8, contextLength).arg(9, scale).run(queue, heads, rows, 1, 1);
     }
 
     private static long roundUp(long value, long multiple) {

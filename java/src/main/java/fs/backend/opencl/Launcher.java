@@ -25,14 +25,20 @@ sealed interface Launcher permits GpuLauncher, CpuLauncher {
     void matmulRows(ClKernel kernel, ClMemory x, ClMemory w, ClMemory out, int rows, int k, int n, int firstOutput,
             int outStride);
 
-    /** rope_*: rotates {@code heads} heads of {@code headDim} in each of {@code rows} rows, in place. */
-    void rope(ClKernel kernel, ClMemory x, ClMemory inverseFrequencies, int rows, int heads, int headDim, int startPos,
-            float attentionFactor);
+    /**
+     * rope_*: rotates {@code heads} heads of {@code headDim} in each of {@code rows} rows, in place, row r by the
+     * angles of its position (the x of {@code rowPositions}' int2 r).
+     */
+    void rope(ClKernel kernel, ClMemory x, ClMemory inverseFrequencies, ClMemory rowPositions, int rows, int heads,
+            int headDim, float attentionFactor);
 
     /** The largest head_dim that attention_* handles. */
     int maxHeadDim();
 
-    /** attention_*: causal GQA of {@code rows} query rows at positions startPos.. over one layer's cache. */
-    void attention(ClKernel kernel, ClMemory q, ClMemory keys, ClMemory values, ClMemory out, int rows, int heads,
-            int kvHeads, int headDim, int startPos, float scale);
+    /**
+     * attention_*: causal GQA of {@code rows} query rows over one layer's cache of sequences of {@code contextLength}
+     * positions; row r sees positions 0..x of its sequence y, (x, y) being {@code rowPositions}' int2 r.
+     */
+    void attention(ClKernel kernel, ClMemory q, ClMemory keys, ClMemory values, ClMemory out, ClMemory rowPositions,
+            int rows, int heads, int kvHeads, int headDim, int contextLength, float scale);
 }

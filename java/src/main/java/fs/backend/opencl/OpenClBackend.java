@@ -7,6 +7,7 @@ import fs.backend.Backend;
 import fs.backend.Buffer;
 import fs.backend.KvCache;
 import fs.backend.Rope;
+import fs.backend.RowPositions;
 import fs.backend.Weight;
 import fs.tensor.DType;
 import fs.tensor.Tensor;
@@ -44,8 +45,9 @@ public final class OpenClBackend implements Backend {
     /** A rope's inverse frequencies, rounded to float, uploaded once. */
     private record RopeFrequencies(Rope rope, ClBuffer inverse) {}
 
-    record ClKvCache(int layers, int contextLength, int kvHeads, int headDim, List<ClBuffer> keys, List<ClBuffer> values,
-            OpenClBackend owner) implements KvCache {}
+    /** Per layer, keys and values laid out [sequence][position][kvHead × headDim]. */
+    record ClKvCache(int layers, int sequences, int contextLength, int kvHeads, int headDim, List<ClBuffer> keys,
+            List<ClBuffer> values, OpenClBackend owner) implements KvCache {}
 
     /** Kernels of weights.cl built for one weight dtype. */
     private record WeightKernels(ClKernel embed, ClKernel rmsNorm, ClKernel matmulDecode, ClKernel matmulRows) {}
@@ -69,6 +71,9 @@ public final class OpenClBackend implements Backend {
     private final ClKernel argmax;
     private final MemorySegment scratch;
     private ClBuffer tokens;
+    /** The row positions last uploaded (an immutable object: the same one means the same upload) and their buffer. */
+    private RowPositions uploadedPositions;
+    private ClBuffer rowPositions;
     /** Where a block-format prefill matmul dequantizes its panels, allocated on first use. */
     private ClBuffer panel;
     private final ClBuffer argmaxResult;
@@ -182,16 +187,22 @@ public final class OpenClBackend implements Backend {
     }
 
     @Override
-    public KvCache allocateKvCache(int layers, int contextLength, int kvHeads, int headDim) {
+    public KvCache allocateKvCache(int layers, int sequences, int contextLength, int kvHeads, int headDim) {
         checkOpen();
-        long length = (long) contextLength * kvHeads * headDim;
+        if (layers <= 0 || sequences <= 0 || contextLength <= 0 || kvHeads <= 0 || headDim <= 0) {
+            throw new IllegalArgumentException("bad kv cache shape: layers " + layers + ", sequences " + sequences
+                    + ", context " + contextLength + ", kv heads " + kvHeads + ", head dim " + headDim);
+        }
+        long length = (long) sequences * contextLength * kvHeads * headDim;
+        String shape = sequences == 1 ? "--ctx " + contextLength : sequences + " sequences of " + contextLength;
         List<ClBuffer> keys = new ArrayList<>();
         List<ClBuffer> values = new ArrayList<>();
         for (int layer = 0; layer < layers; layer++) {
-            keys.add(buffer("KV cache (keys of layer " + layer + ", --ctx " + contextLength + ")", length));
-            values.add(buffer("KV cache (values of layer " + layer + ", --ctx " + contextLength + ")", length));
+            keys.add(buffer("KV cache (keys of layer " + layer + ", " + shape + ")", length));
+            values.add(buffer("KV cache (values of layer " + layer + ", " + shape + ")", length));
         }
-        return new ClKvCache(layers, contextLength, kvHeads, headDim, List.copyOf(keys), List.copyOf(values), this);
+        return new ClKvCache(layers, sequences, contextLength, kvHeads, headDim, List.copyOf(keys), List.copyOf(values),
+                this);
     }
 
     @Override
@@ -284,39 +295,76 @@ public final class OpenClBackend implements Backend {
     }
 
     @Override
-    public void rope(Buffer x, int rows, int heads, int startPos, Rope rope) {
+    public void rope(Buffer x, RowPositions placed, int heads, Rope rope) {
         ClBuffer in = own(x);
         int headDim = rope.headDim();
+        int rows = placed.rows();
         require(in.length() >= (long) rows * heads * headDim, "rope: bad shape");
         if (rows == 0) return;
-        launcher.rope(ropeKernel, in, ropeFrequencies(rope), rows, heads, headDim, startPos,
+        launcher.rope(ropeKernel, in, ropeFrequencies(rope), upload(placed), rows, heads, headDim,
                 (float) rope.attentionFactor());
     }
 
-    @Override
-    public void storeKv(KvCache cache, int layer, Buffer k, Buffer v, int rows, int startPos) {
-        ClKvCache c = own(cache);
-        long kvDim = (long) c.kvHeads() * c.headDim();
-        long length = rows * kvDim;
-        if (startPos < 0 || startPos + rows > c.contextLength()) {
-            throw new IllegalArgumentException("storeKv: positions " + startPos + ".." + (startPos + rows - 1)
-                    + " are outside the cache of " + c.contextLength());
+    /**
+     * The device copy of {@code placed}, (position, sequence) per row as int2: written when a forward first passes it
+     * (a blocking write, so the host array may be reused), then the same buffer for the rest of that forward's layers.
+     */
+    private ClBuffer upload(RowPositions placed) {
+        if (placed == uploadedPositions) return rowPositions;
+        int rows = placed.rows();
+        long ints = 2L * rows;
+        if (rowPositions == null || rowPositions.length() < ints) {
+            rowPositions = buffer("row positions", Math.max(ints, 512)); // ints, sized as floats (both 4 bytes)
         }
+        MemorySegment host = staging(ints * Integer.BYTES);
+        for (int r = 0; r < rows; r++) {
+            host.setAtIndex(ValueLayout.JAVA_INT, 2L * r, placed.position(r));
+            host.setAtIndex(ValueLayout.JAVA_INT, 2L * r + 1, placed.sequence(r));
+        }
+        ClStatus.check(clEnqueueWriteBuffer(queue, rowPositions.handle(), CL_TRUE(), 0, ints * Integer.BYTES, host, 0,
+                MemorySegment.NULL, MemorySegment.NULL), "clEnqueueWriteBuffer(row positions)");
+        uploadedPositions = placed;
+        return rowPositions;
+    }
+
+    private static void checkPositions(ClKvCache c, int layer, RowPositions placed, String op) {
+        if (layer < 0 || layer >= c.layers()) {
+            throw new IllegalArgumentException(op + ": layer " + layer + " outside 0.." + (c.layers() - 1));
+        }
+        if (placed.mostPositions() > c.contextLength()) {
+            throw new IllegalArgumentException(op + ": position " + (placed.mostPositions() - 1)
+                    + " is outside the cache of " + c.contextLength());
+        }
+        if (placed.mostSequences() > c.sequences()) {
+            throw new IllegalArgumentException(op + ": sequence " + (placed.mostSequences() - 1)
+                    + " is outside the cache's " + c.sequences() + " sequences");
+        }
+    }
+
+    @Override
+    public void storeKv(KvCache cache, int layer, Buffer k, Buffer v, RowPositions placed) {
+        ClKvCache c = own(cache);
+        int kvDim = c.kvHeads() * c.headDim();
+        int rows = placed.rows();
+        long length = (long) rows * kvDim;
+        checkPositions(c, layer, placed, "storeKv");
         ClBuffer keys = own(k), values = own(v);
         require(keys.length() >= length && values.length() >= length, "storeKv buffers too small");
         if (rows == 0) return;
         storeKv.arg(0, keys).arg(1, values).arg(2, c.keys().get(layer)).arg(3, c.values().get(layer))
-                .arg(4, startPos * kvDim).arg(5, Math.toIntExact(length)).run(queue, length, 0);
+                .arg(4, upload(placed)).arg(5, kvDim).arg(6, c.contextLength()).arg(7, Math.toIntExact(length))
+                .run(queue, length, 0);
     }
 
     @Override
-    public void attention(Buffer q, KvCache cache, int layer, Buffer out, int rows, int startPos, int heads) {
+    public void attention(Buffer q, KvCache cache, int layer, Buffer out, RowPositions placed, int heads) {
         ClKvCache c = own(cache);
         int headDim = c.headDim();
+        int rows = placed.rows();
         if (heads % c.kvHeads() != 0) {
             throw new IllegalArgumentException("attention: " + heads + " heads is not a multiple of " + c.kvHeads());
         }
-        require(startPos >= 0 && startPos + rows <= c.contextLength(), "attention: positions beyond the cache");
+        checkPositions(c, layer, placed, "attention");
         ClBuffer queries = own(q), o = own(out);
         require(queries.length() >= (long) rows * heads * headDim && o.length() >= (long) rows * heads * headDim,
                 "attention buffers too small");
@@ -325,8 +373,8 @@ public final class OpenClBackend implements Backend {
         }
         if (rows == 0) return;
         float scale = (float) (1.0 / Math.sqrt(headDim));
-        launcher.attention(attention, queries, c.keys().get(layer), c.values().get(layer), o, rows, heads, c.kvHeads(),
-                headDim, startPos, scale);
+        launcher.attention(attention, queries, c.keys().get(layer), c.values().get(layer), o, upload(placed), rows,
+                heads, c.kvHeads(), headDim, c.contextLength(), scale);
     }
 
     @Override

@@ -11,6 +11,7 @@ import fs.backend.Backend;
 import fs.backend.Buffer;
 import fs.backend.KvCache;
 import fs.backend.Rope;
+import fs.backend.RowPositions;
 import fs.backend.ScalarBackend;
 import fs.backend.Weight;
 import fs.model.RopeScaling;
@@ -332,7 +333,7 @@ class VectorBackendTest {
 
     private static float[] rope(Backend backend, float[] x, int rows, int heads, int startPos, Rope rope) {
         Buffer b = buffer(backend, x);
-        backend.rope(b, rows, heads, startPos, rope);
+        backend.rope(b, RowPositions.run(0, startPos, rows), heads, rope);
         return read(backend, b);
     }
 
@@ -379,16 +380,77 @@ class VectorBackendTest {
     private static float[] attention(Backend backend, float[] keys, float[] values, float[] q, int rows, int startPos,
                                      int heads, int kvHeads, int headDim) {
         int layer = 1, width = kvHeads * headDim;
-        KvCache cache = backend.allocateKvCache(2, startPos + rows + 3, kvHeads, headDim);
+        KvCache cache = backend.allocateKvCache(2, 1, startPos + rows + 3, kvHeads, headDim);
         Buffer k = buffer(backend, keys), v = buffer(backend, values);
-        if (startPos > 0) backend.storeKv(cache, layer, k, v, startPos, 0);
+        if (startPos > 0) backend.storeKv(cache, layer, k, v, RowPositions.run(0, 0, startPos));
         Buffer kRows = backend.allocate((long) rows * width), vRows = backend.allocate((long) rows * width);
         backend.copy(k, (long) startPos * width, kRows, 0, (long) rows * width);
         backend.copy(v, (long) startPos * width, vRows, 0, (long) rows * width);
-        backend.storeKv(cache, layer, kRows, vRows, rows, startPos);
+        RowPositions placed = RowPositions.run(0, startPos, rows);
+        backend.storeKv(cache, layer, kRows, vRows, placed);
         Buffer out = backend.allocate(q.length);
-        backend.attention(buffer(backend, q), cache, layer, out, rows, startPos, heads);
+        backend.attention(buffer(backend, q), cache, layer, out, placed, heads);
         return read(backend, out);
+    }
+
+    @Test
+    void ropeTurnsEachRowByItsOwnPosition() {
+        Random random = new Random(16);
+        int heads = 2, headDim = 64, w = heads * headDim;
+        Rope rope = yarn(headDim);
+        int[] positions = {7, 0, 300, 7, 41};
+        float[] x = randomFloats(random, positions.length * w);
+        RowPositions placed = RowPositions.of(positions, new int[] {1, 0, 2, 0, 1});
+        for (Backend backend : new Backend[] {one, two}) {
+            Buffer b = buffer(backend, x);
+            backend.rope(b, placed, heads, rope);
+            float[] batched = read(backend, b);
+            for (int r = 0; r < positions.length; r++) {
+                float[] alone = rope(one, java.util.Arrays.copyOfRange(x, r * w, (r + 1) * w), 1, heads, positions[r], rope);
+                assertArrayEquals(alone, java.util.Arrays.copyOfRange(batched, r * w, (r + 1) * w), "row " + r);
+            }
+        }
+    }
+
+    @Test
+    void attentionOfSeveralSequencesInOneBatchEqualsEachSequenceAlone() {
+        // Three sequences of different lengths share a cache; one batch holds runs of each, in an order that splits
+        // sequence 0 in two runs, at positions that are not consecutive. Each row must see only its own sequence.
+        assertSequencesApart(one);
+        assertSequencesApart(two);
+    }
+
+    private void assertSequencesApart(Backend backend) {
+        Random random = new Random(17);
+        int kvHeads = 2, group = 2, heads = kvHeads * group, headDim = 64, width = kvHeads * headDim;
+        int context = 90;
+        int[] lengths = {70, 5, 33};
+        float[][] keys = new float[3][], values = new float[3][];
+        KvCache cache = backend.allocateKvCache(1, 3, context, kvHeads, headDim);
+        for (int s = 0; s < 3; s++) {
+            keys[s] = randomFloats(random, lengths[s] * width);
+            values[s] = randomFloats(random, lengths[s] * width);
+            backend.storeKv(cache, 0, buffer(backend, keys[s]), buffer(backend, values[s]),
+                    RowPositions.run(s, 0, lengths[s]));
+        }
+        int[] sequences = {0, 0, 2, 1, 0, 0, 0};
+        int[] positions = {69, 12, 32, 4, 0, 50, 51};
+        int rows = sequences.length, w = heads * headDim;
+        float[] q = randomFloats(random, rows * w);
+        Buffer out = backend.allocate(q.length);
+        RowPositions placed = RowPositions.of(positions, sequences);
+        backend.attention(buffer(backend, q), cache, 0, out, placed, heads);
+        float[] batched = read(backend, out);
+        for (int r = 0; r < rows; r++) {
+            int s = sequences[r], p = positions[r];
+            float[] qRow = java.util.Arrays.copyOfRange(q, r * w, (r + 1) * w);
+            float[] alone = attention(backend, java.util.Arrays.copyOf(keys[s], (p + 1) * width),
+                    java.util.Arrays.copyOf(values[s], (p + 1) * width), qRow, 1, p, heads, kvHeads, headDim);
+            assertArrayEquals(alone, java.util.Arrays.copyOfRange(batched, r * w, (r + 1) * w), "row " + r);
+            float[] expected = attention(oracle, java.util.Arrays.copyOf(keys[s], (p + 1) * width),
+                    java.util.Arrays.copyOf(values[s], (p + 1) * width), qRow, 1, p, heads, kvHeads, headDim);
+            assertClose(alone, expected, "row " + r + " against the oracle");
+        }
     }
 
     @Test
@@ -516,7 +578,7 @@ class VectorBackendTest {
     void closeFreesTheMemory() {
         VectorBackend backend = new VectorBackend(2);
         Buffer b = backend.allocate(100);
-        KvCache cache = backend.allocateKvCache(1, 4, 1, 8);
+        KvCache cache = backend.allocateKvCache(1, 1, 4, 1, 8);
         MemorySegment memory = ((CpuBuffer) b).segment();
         MemorySegment keys = ((CpuKvCache) cache).keys()[0];
         backend.close();
@@ -531,12 +593,16 @@ class VectorBackendTest {
         Weight w = one.upload(randomTensor("w", DType.BF16, new Random(13), 8, 16));
         Buffer x = one.allocate(16), out = one.allocate(8);
         assertThrows(IllegalArgumentException.class, () -> one.matmul(x, w, out, 2), "input of one row, two asked");
-        KvCache cache = one.allocateKvCache(1, 4, 2, 8);
+        KvCache cache = one.allocateKvCache(1, 2, 4, 2, 8);
         Buffer kv = one.allocate(2 * 16);
-        assertThrows(IllegalArgumentException.class, () -> one.storeKv(cache, 0, kv, kv, 2, 3), "past the context");
-        assertThrows(IllegalArgumentException.class, () -> one.storeKv(cache, 1, kv, kv, 1, 0), "no layer 1");
+        assertThrows(IllegalArgumentException.class, () -> one.storeKv(cache, 0, kv, kv, RowPositions.run(0, 3, 2)),
+                "past the context");
+        assertThrows(IllegalArgumentException.class, () -> one.storeKv(cache, 0, kv, kv, RowPositions.run(2, 0, 1)),
+                "no sequence 2");
+        assertThrows(IllegalArgumentException.class, () -> one.storeKv(cache, 1, kv, kv, RowPositions.run(0, 0, 1)),
+                "no layer 1");
         Buffer q = one.allocate(3 * 8);
-        assertThrows(IllegalArgumentException.class, () -> one.attention(q, cache, 0, q, 1, 0, 3),
+        assertThrows(IllegalArgumentException.class, () -> one.attention(q, cache, 0, q, RowPositions.run(0, 0, 1), 3),
                 "3 query heads over 2 kv heads");
         assertThrows(IllegalArgumentException.class, () -> one.copy(x, 10, out, 0, 8), "source overrun");
         assertThrows(IllegalArgumentException.class, () -> one.argmax(x, 0, 0), "no elements");

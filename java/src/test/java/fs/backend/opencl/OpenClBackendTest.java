@@ -12,6 +12,7 @@ import fs.backend.Backend;
 import fs.backend.Buffer;
 import fs.backend.KvCache;
 import fs.backend.Rope;
+import fs.backend.RowPositions;
 import fs.backend.Weight;
 import fs.backend.cpu.VectorBackend;
 import fs.gguf.GgufFile;
@@ -196,7 +197,7 @@ class OpenClBackendTest {
                 String what = "rope " + rows + "x" + heads + "x" + headDim + " at " + startPos + " " + rope;
                 assertMatchesOracle(design, what, backend -> {
                     Buffer buffer = input(backend, x);
-                    backend.rope(buffer, rows, heads, startPos, rope);
+                    backend.rope(buffer, RowPositions.run(0, startPos, rows), heads, rope);
                     return read(backend, buffer, x.length);
                 });
             }
@@ -222,21 +223,63 @@ class OpenClBackendTest {
             String what = "attention " + heads + "/" + kvHeads + " heads of " + headDim + ", " + rows + " rows at "
                     + startPos;
             assertMatchesOracle(design, what, backend -> {
-                KvCache cache = backend.allocateKvCache(2, context, kvHeads, headDim);
+                KvCache cache = backend.allocateKvCache(2, 1, context, kvHeads, headDim);
                 if (startPos > 0) {
-                    backend.storeKv(cache, 1, input(backend, earlierKeys), input(backend, earlierValues), startPos, 0);
+                    backend.storeKv(cache, 1, input(backend, earlierKeys), input(backend, earlierValues),
+                            RowPositions.run(0, 0, startPos));
                 }
-                backend.storeKv(cache, 1, input(backend, keys), input(backend, values), rows, startPos);
+                RowPositions placed = RowPositions.run(0, startPos, rows);
+                backend.storeKv(cache, 1, input(backend, keys), input(backend, values), placed);
                 Buffer out = backend.allocate(q.length);
-                backend.attention(input(backend, q), cache, 1, out, rows, startPos, heads);
+                backend.attention(input(backend, q), cache, 1, out, placed, heads);
                 return read(backend, out, q.length);
             });
         }
         OpenClBackend backend = backends.get(design);
-        KvCache cache = backend.allocateKvCache(1, 20, 1, 8);
+        KvCache cache = backend.allocateKvCache(1, 2, 20, 1, 8);
         Buffer kv = backend.allocate(21 * 8);
-        assertThrows(IllegalArgumentException.class, () -> backend.storeKv(cache, 0, kv, kv, 21, 0));
-        assertThrows(IllegalArgumentException.class, () -> backend.storeKv(cache, 0, kv, kv, 1, 20));
+        assertThrows(IllegalArgumentException.class, () -> backend.storeKv(cache, 0, kv, kv, RowPositions.run(0, 0, 21)));
+        assertThrows(IllegalArgumentException.class, () -> backend.storeKv(cache, 0, kv, kv, RowPositions.run(0, 20, 1)));
+        assertThrows(IllegalArgumentException.class, () -> backend.storeKv(cache, 0, kv, kv, RowPositions.run(2, 0, 1)));
+    }
+
+    @ParameterizedTest
+    @EnumSource(KernelDesign.class)
+    void ropeStoreKvAndAttentionOfSeveralSequencesMatchOracle(KernelDesign design) {
+        // Rows of three sequences in one forward, at unrelated positions, one sequence split in two runs: each row
+        // turns by its own position, writes to its own sequence and sees only that sequence's positions. The cache
+        // is filled first, sequence by sequence, so that a row that looked at another sequence would read other keys.
+        int heads = 16, kvHeads = 8, headDim = 128, context = 80, kvDim = kvHeads * headDim;
+        int[] lengths = {70, 5, 33};
+        int[] sequences = {0, 0, 2, 1, 0, 0};
+        int[] positions = {70, 12, 33, 5, 0, 71};
+        float[][] earlierKeys = new float[3][], earlierValues = new float[3][];
+        for (int s = 0; s < 3; s++) {
+            earlierKeys[s] = random(random, lengths[s] * kvDim);
+            earlierValues[s] = random(random, lengths[s] * kvDim);
+        }
+        int rows = sequences.length;
+        float[] keys = random(random, rows * kvDim), values = random(random, rows * kvDim);
+        float[] q = random(random, rows * heads * headDim);
+        Rope rope = Rope.plain(headDim, 1_000_000);
+        assertMatchesOracle(design, "several sequences", backend -> {
+            KvCache cache = backend.allocateKvCache(1, 3, context, kvHeads, headDim);
+            for (int s = 0; s < 3; s++) {
+                backend.storeKv(cache, 0, input(backend, earlierKeys[s]), input(backend, earlierValues[s]),
+                        RowPositions.run(s, 0, lengths[s]));
+            }
+            RowPositions placed = RowPositions.of(positions, sequences);
+            Buffer qs = input(backend, q), ks = input(backend, keys);
+            backend.rope(qs, placed, heads, rope);
+            backend.rope(ks, placed, kvHeads, rope);
+            backend.storeKv(cache, 0, ks, input(backend, values), placed);
+            Buffer out = backend.allocate(q.length);
+            backend.attention(qs, cache, 0, out, placed, heads);
+            float[] result = new float[q.length + keys.length];
+            System.arraycopy(read(backend, out, q.length), 0, result, 0, q.length);
+            System.arraycopy(read(backend, ks, keys.length), 0, result, q.length, keys.length);
+            return result;
+        });
     }
 
     @ParameterizedTest
