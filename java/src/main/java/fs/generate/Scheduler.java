@@ -1,0 +1,456 @@
+package fs.generate;
+
+import fs.FsException;
+import fs.backend.KvCache;
+import fs.model.Batch;
+import fs.model.ForwardBuffers;
+import fs.model.Probe;
+import fs.model.Qwen3Model;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * Generates for many requests at once on one loaded model, with continuous batching as llama-server does it: every
+ * step is one forward holding the decode row of every active sequence plus up to {@link Config#prefillChunk} rows of
+ * waiting prompts, so a long prompt is prefilled a chunk per step and never stalls the sequences that are decoding.
+ * A sequence joins the decode rows when its prompt is done and leaves when it stops; its slot then takes the next
+ * request waiting.
+ *
+ * <p>Each of {@link Config#slots} slots is a sequence of one shared KV cache, and remembers the tokens it holds: a new
+ * request goes to the free slot whose tokens share the longest prefix with its prompt (the least recently used one on
+ * a tie), and runs only the part after that prefix, as {@code fs chat} does across turns. Requests beyond the free
+ * slots wait in a queue of at most {@link Config#queueLimit}; beyond that {@link #submit} throws
+ * {@link QueueFullException}.
+ *
+ * <p>Threads: one thread of its own, started by the constructor and ended by {@link #close}, owns the model's backend
+ * from then on and runs every forward, every sampling step and every {@link TokenSink} call. Nothing else may use that
+ * backend while the scheduler is open. {@link #submit}, {@link Handle#cancel} and {@link #close} may be called from any
+ * thread.
+ */
+public final class Scheduler implements AutoCloseable {
+
+    /**
+     * @param slots         sequences decoded together (each a KV cache slot)
+     * @param contextLength positions of each slot: a prompt plus its new tokens must fit
+     * @param prefillChunk  most prompt rows one step runs, beside the decode rows: bounds how long a step takes while
+     *                      a long prompt is prefilled
+     * @param queueLimit    requests that may wait for a slot (0: none)
+     */
+    public record Config(int slots, int contextLength, int prefillChunk, int queueLimit) {
+        public Config {
+            if (slots < 1) throw new FsException("the scheduler needs at least 1 slot, got " + slots);
+            if (contextLength < 1) throw new FsException("the context length must be at least 1, got " + contextLength);
+            if (prefillChunk < 1) throw new FsException("the prefill chunk must be at least 1 token, got " + prefillChunk);
+            if (queueLimit < 0) throw new FsException("the queue limit must be ≥ 0, got " + queueLimit);
+        }
+    }
+
+    /** A submitted request. */
+    public interface Handle {
+        /**
+         * Asks the request to stop: a waiting one leaves the queue, a running one stops before its next step. Its
+         * sink then gets {@code onDone(CANCELLED, …)} (what was generated so far stays delivered), unless it had
+         * already ended. Any thread; returns at once.
+         */
+        void cancel();
+    }
+
+    private final Qwen3Model model;
+    private final Config config;
+    private final KvCache cache;
+    private final ForwardBuffers buffers;
+    private final Thread thread;
+
+    // Guarded by lock: what other threads hand to the scheduler thread.
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Condition work = lock.newCondition();
+    private final ArrayDeque<Request> waiting = new ArrayDeque<>();
+    private final List<Request> cancelledWaiting = new ArrayList<>();
+    private int freeSlots;
+    private boolean closed;
+
+    // Scheduler thread only.
+    private final Slot[] slots;
+    private final List<Request> active = new ArrayList<>(); // in the order they joined: prompts prefill in this order
+    private final Batch.Builder batch;
+    private final List<Request> inBatch = new ArrayList<>();
+    private long uses;
+
+    /**
+     * Allocates the cache and buffers on the caller's thread (so that a device too small says so here), then starts
+     * the scheduler's thread, which owns the model's backend until {@link #close}.
+     */
+    public Scheduler(Qwen3Model model, Config config) {
+        this.model = model;
+        this.config = config;
+        this.cache = model.allocateCache(config.slots(), config.contextLength());
+        int batchRows = config.slots() + config.prefillChunk();
+        this.buffers = model.allocateBuffers(batchRows, config.slots()); // one logits row per sequence at most
+        this.batch = new Batch.Builder(batchRows);
+        this.slots = new Slot[config.slots()];
+        for (int i = 0; i < slots.length; i++) slots[i] = new Slot(i, config.contextLength());
+        this.freeSlots = config.slots();
+        this.thread = new Thread(this::run, "fs-scheduler");
+        thread.setDaemon(true); // a scheduler left open does not keep the JVM alive
+        thread.start();
+    }
+
+    public Config config() {
+        return config;
+    }
+
+    /**
+     * Queues a request: generate up to {@code maxTokens} tokens after {@code prompt} (negative: until a stop token or
+     * the end of the slot's context), ending at any of {@code stopIds}, choosing tokens with {@code params}; output
+     * goes to {@code sink} on the scheduler's thread. Checks the request here, on the caller's thread: an empty prompt,
+     * a token outside the vocabulary or a prompt (plus maxTokens) that does not fit the context throw an FsException;
+     * a full queue throws {@link QueueFullException}; a closed scheduler IllegalStateException.
+     */
+    public Handle submit(int[] prompt, SamplingParams params, int maxTokens, int[] stopIds, TokenSink sink) {
+        if (params == null || sink == null) throw new NullPointerException("params and sink are required");
+        int context = config.contextLength();
+        if (prompt.length < 1) throw new FsException("the prompt is empty: there is nothing to generate from");
+        if (prompt.length > context || (maxTokens >= 0 && (long) prompt.length + maxTokens > context)) {
+            String wanted = maxTokens >= 0 ? prompt.length + " prompt tokens + " + maxTokens + " new tokens"
+                    : prompt.length + " prompt tokens";
+            throw new FsException(wanted + " do not fit the context of " + context + " tokens");
+        }
+        int vocab = model.config().vocabSize();
+        for (int id : prompt) {
+            if (id < 0 || id >= vocab) {
+                throw new FsException("token id " + id + " is outside the vocabulary (0.." + (vocab - 1) + ")");
+            }
+        }
+        Request request = new Request(prompt.clone(), params, maxTokens, stopIds.clone(), sink);
+        lock.lock();
+        try {
+            if (closed) throw new IllegalStateException("the scheduler is closed");
+            if (waiting.size() >= freeSlots + config.queueLimit()) {
+                throw new QueueFullException(config.slots(), config.queueLimit());
+            }
+            waiting.add(request);
+            work.signal();
+        } finally {
+            lock.unlock();
+        }
+        return request;
+    }
+
+    /**
+     * Stops the scheduler: running and waiting requests end with {@code onDone(CANCELLED, …)}, and its thread ends
+     * (this waits for it, unless called from a sink, on that thread). Afterwards the backend is the caller's again.
+     */
+    @Override
+    public void close() {
+        lock.lock();
+        try {
+            closed = true;
+            work.signal();
+        } finally {
+            lock.unlock();
+        }
+        if (Thread.currentThread() == thread) return;
+        boolean interrupted = false;
+        while (thread.isAlive()) {
+            try {
+                thread.join();
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) Thread.currentThread().interrupt();
+    }
+
+    /**
+     * The scheduler thread. A failure outside any one request's forward (a bug) must not leave submitters waiting
+     * forever: the scheduler closes and every request it holds gets onError.
+     */
+    private void run() {
+        try {
+            loop();
+        } catch (RuntimeException | Error e) {
+            RuntimeException failure = new IllegalStateException("the scheduler stopped: " + e, e);
+            List<Request> left;
+            lock.lock();
+            try {
+                closed = true;
+                left = new ArrayList<>(waiting);
+                left.addAll(cancelledWaiting);
+                waiting.clear();
+                cancelledWaiting.clear();
+            } finally {
+                lock.unlock();
+            }
+            left.addAll(active);
+            active.clear();
+            for (Request r : left) r.fail(failure);
+            throw e;
+        }
+    }
+
+    /** Admit, step, repeat; at close, cancel whatever is left. */
+    private void loop() {
+        List<Request> admitted = new ArrayList<>();
+        List<Request> dropped = new ArrayList<>();
+        while (true) {
+            admitted.clear();
+            dropped.clear();
+            boolean stopping;
+            lock.lock();
+            try {
+                while (!closed && active.isEmpty() && waiting.isEmpty() && cancelledWaiting.isEmpty()) {
+                    work.awaitUninterruptibly();
+                }
+                stopping = closed;
+                dropped.addAll(cancelledWaiting);
+                cancelledWaiting.clear();
+                if (stopping) {
+                    dropped.addAll(waiting);
+                    waiting.clear();
+                } else {
+                    while (freeSlots > 0 && !waiting.isEmpty()) {
+                        admitted.add(waiting.poll());
+                        freeSlots--;
+                    }
+                }
+            } finally {
+                lock.unlock();
+            }
+            for (Request r : dropped) r.finish(StopReason.CANCELLED, System.nanoTime());
+            if (stopping) {
+                for (Request r : List.copyOf(active)) end(r, StopReason.CANCELLED);
+                return;
+            }
+            for (Request r : admitted) join(r);
+            for (Request r : List.copyOf(active)) {
+                if (r.cancelled) end(r, StopReason.CANCELLED);
+            }
+            if (!active.isEmpty()) step();
+        }
+    }
+
+    /** Gives a request the free slot that holds the longest prefix of its prompt. */
+    private void join(Request r) {
+        Slot best = null;
+        int bestPrefix = -1;
+        for (Slot slot : slots) {
+            if (slot.request != null) continue;
+            int prefix = slot.tokens.commonPrefix(r.prompt);
+            if (prefix > bestPrefix || (prefix == bestPrefix && slot.lastUse < best.lastUse)) {
+                best = slot;
+                bestPrefix = prefix;
+            }
+        }
+        best.request = r;
+        best.lastUse = ++uses;
+        r.slot = best;
+        r.start = System.nanoTime();
+        r.reused = best.tokens.reuse(r.prompt);
+        r.picker = new TokenPicker(r.params);
+        active.add(r);
+    }
+
+    /** One forward: every decoding sequence's next token, then prompt rows up to the chunk, in the order they joined. */
+    private void step() {
+        batch.clear();
+        inBatch.clear();
+        for (Request r : active) {
+            if (!r.decoding) continue;
+            r.logitIndex = batch.add(r.pending, r.slot.tokens.length(), r.slot.index, true);
+            r.stepRows = 1;
+            inBatch.add(r);
+        }
+        int budget = config.prefillChunk();
+        for (Request r : active) {
+            if (r.decoding || budget == 0) continue;
+            int from = r.slot.tokens.length(), rows = Math.min(budget, r.prompt.length - from);
+            boolean last = from + rows == r.prompt.length;
+            for (int i = 0; i < rows; i++) {
+                int index = batch.add(r.prompt[from + i], from + i, r.slot.index, last && i == rows - 1);
+                if (index >= 0) r.logitIndex = index;
+            }
+            if (!last) r.logitIndex = -1;
+            r.stepRows = rows;
+            budget -= rows;
+            inBatch.add(r);
+        }
+        try {
+            model.forward(batch.build(), cache, buffers, Probe.NONE);
+        } catch (RuntimeException e) {
+            // What the failed forward wrote is unknown: the slots forget their tokens.
+            for (Request r : inBatch) fail(r, e);
+            return;
+        }
+        for (Request r : inBatch) {
+            SlotTokens tokens = r.slot.tokens;
+            if (r.decoding) {
+                tokens.append(r.pending);
+                r.decodeSteps++;
+            } else {
+                tokens.append(r.prompt, tokens.length(), r.stepRows);
+            }
+        }
+        for (Request r : inBatch) {
+            if (r.logitIndex < 0) continue;
+            if (!r.decoding) {
+                r.prefillEnd = System.nanoTime();
+                r.decoding = true;
+                if (r.limit == 0) {
+                    end(r, r.limitReason());
+                    continue;
+                }
+            }
+            int next;
+            try {
+                next = r.picker.pick(buffers, r.logitIndex, r.slot.tokens, model.config().vocabSize());
+            } catch (RuntimeException e) {
+                fail(r, e);
+                continue;
+            }
+            accept(r, next);
+        }
+    }
+
+    /** A chosen token: a stop ends the request, any other is delivered and, unless it was the last, decoded next. */
+    private void accept(Request r, int next) {
+        if (r.isStop(next)) {
+            end(r, StopReason.END_OF_SEQUENCE);
+            return;
+        }
+        if (r.cancelled) {
+            end(r, StopReason.CANCELLED);
+            return;
+        }
+        r.generated++;
+        try {
+            r.sink.onToken(next);
+        } catch (RuntimeException e) {
+            free(r);
+            r.fail(e);
+            return;
+        }
+        if (r.generated == r.limit) {
+            end(r, r.limitReason());
+        } else {
+            r.pending = next;
+        }
+    }
+
+    private void end(Request r, StopReason reason) {
+        free(r);
+        r.finish(reason, System.nanoTime());
+    }
+
+    private void fail(Request r, RuntimeException e) {
+        r.slot.tokens.clear();
+        free(r);
+        r.fail(e);
+    }
+
+    /** The request leaves its slot, which keeps its tokens for the next request's prefix. */
+    private void free(Request r) {
+        active.remove(r);
+        r.slot.request = null;
+        lock.lock();
+        try {
+            freeSlots++;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** A sequence of the cache and the tokens it holds. Scheduler thread only. */
+    private static final class Slot {
+        final int index;
+        final SlotTokens tokens;
+        Request request;
+        long lastUse;
+
+        Slot(int index, int contextLength) {
+            this.index = index;
+            this.tokens = new SlotTokens(contextLength);
+        }
+    }
+
+    /** One request; its fields but {@code cancelled} are the scheduler thread's once it is submitted. */
+    private final class Request implements Handle {
+        final int[] prompt;
+        final SamplingParams params;
+        final int maxTokens;
+        final int limit;
+        final int[] stopIds;
+        final TokenSink sink;
+        volatile boolean cancelled;
+
+        Slot slot;
+        TokenPicker picker;
+        boolean decoding; // the prompt is done; pending is the next token to run
+        boolean ended;
+        int pending;
+        int logitIndex;
+        int stepRows;
+        int reused;
+        int generated;
+        int decodeSteps;
+        long start;
+        long prefillEnd;
+
+        Request(int[] prompt, SamplingParams params, int maxTokens, int[] stopIds, TokenSink sink) {
+            this.prompt = prompt;
+            this.params = params;
+            this.maxTokens = maxTokens;
+            this.limit = maxTokens >= 0 ? maxTokens : config.contextLength() - prompt.length;
+            this.stopIds = stopIds;
+            this.sink = sink;
+        }
+
+        @Override
+        public void cancel() {
+            cancelled = true;
+            lock.lock();
+            try {
+                if (waiting.remove(this)) cancelledWaiting.add(this);
+                work.signal();
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        boolean isStop(int id) {
+            for (int stop : stopIds) if (stop == id) return true;
+            return false;
+        }
+
+        StopReason limitReason() {
+            return maxTokens >= 0 ? StopReason.TOKEN_LIMIT : StopReason.CONTEXT_FULL;
+        }
+
+        void finish(StopReason reason, long now) {
+            if (ended) return;
+            ended = true;
+            long started = start != 0 ? start : now;
+            long promptEnd = prefillEnd != 0 ? prefillEnd : now;
+            int prompted = slot == null ? 0 : (decoding ? prompt.length : slot.tokens.length()) - reused;
+            GenerationStats stats = new GenerationStats(Math.max(0, prompted), reused, promptEnd - started, generated,
+                    decodeSteps, now - promptEnd);
+            try {
+                sink.onDone(reason, stats);
+            } catch (RuntimeException ignored) {
+                // the request is over either way; a sink's failure must not stop the others
+            }
+        }
+
+        void fail(RuntimeException e) {
+            if (ended) return;
+            ended = true;
+            try {
+                sink.onError(e);
+            } catch (RuntimeException ignored) {
+                // as in finish
+            }
+        }
+    }
+}

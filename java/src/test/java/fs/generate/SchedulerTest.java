@@ -1,0 +1,380 @@
+package fs.generate;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import fs.FsException;
+import fs.backend.cpu.VectorBackend;
+import fs.model.Golden;
+import fs.model.TestModel;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Continuous batching on tiny-untied: concurrent greedy requests get exactly the tokens each gets alone through the
+ * {@link Generator}, whatever joins and leaves around them; cancellation, the queue limit, prefix reuse, and several
+ * submitting threads.
+ */
+class SchedulerTest {
+    private static final int[] NO_STOP = {};
+    private static final int CONTEXT = 64;
+    private static final long TIMEOUT_SECONDS = 60;
+
+    private static Golden golden;
+    private static TestModel test;
+
+    @BeforeAll
+    static void open() throws IOException {
+        golden = Golden.load("tiny-untied");
+        test = TestModel.open(Golden.modelDir("tiny-untied"), new VectorBackend(2), CONTEXT, 16, 1);
+    }
+
+    @AfterAll
+    static void close() {
+        test.close();
+    }
+
+    /** Prompt {@code i}: a slice of the golden prompt, of a length that differs from its neighbours'. */
+    private static int[] prompt(int i) {
+        int[] ids = golden.promptIds();
+        int length = 2 + (i * 7) % 13;
+        int start = (i * 5) % (ids.length - length);
+        return Arrays.copyOfRange(ids, start, start + length);
+    }
+
+    /** What the generator alone produces, on the shared model's own single sequence (the scheduler is closed). */
+    private static int[] alone(int[] prompt, int maxTokens) {
+        Generator generator = new Generator(test.sequence(), NO_STOP, SamplingParams.greedy());
+        return generator.generate(prompt, maxTokens, id -> {}).ids();
+    }
+
+    /** A sink that records what the scheduler delivers, and the thread it delivers on. */
+    private static final class Recorder implements TokenSink {
+        final List<Integer> tokens = new ArrayList<>();
+        final CompletableFuture<StopReason> done = new CompletableFuture<>();
+        volatile GenerationStats stats;
+        volatile Thread thread;
+        volatile boolean calledAfterEnd;
+
+        @Override
+        public synchronized void onToken(int id) {
+            thread = Thread.currentThread();
+            if (done.isDone()) calledAfterEnd = true;
+            tokens.add(id);
+        }
+
+        @Override
+        public void onDone(StopReason reason, GenerationStats stats) {
+            if (done.isDone()) calledAfterEnd = true;
+            this.stats = stats;
+            done.complete(reason);
+        }
+
+        @Override
+        public void onError(RuntimeException e) {
+            if (done.isDone()) calledAfterEnd = true;
+            done.completeExceptionally(e);
+        }
+
+        StopReason await() throws Exception {
+            return done.get(TIMEOUT_SECONDS, TimeUnit.SECONDS);
+        }
+
+        synchronized int[] ids() {
+            return tokens.stream().mapToInt(Integer::intValue).toArray();
+        }
+    }
+
+    @Test
+    void concurrentRequestsGetTheTokensEachGetsAlone() throws Exception {
+        int n = 6, maxTokens = 7;
+        Recorder[] recorders = new Recorder[n];
+        // 4 slots for 6 requests: two wait and join as others leave; a prefill chunk of 5 splits the longer prompts
+        // over steps that also decode.
+        try (Scheduler scheduler = new Scheduler(test.model(), new Scheduler.Config(4, CONTEXT, 5, 8))) {
+            for (int i = 0; i < n; i++) {
+                recorders[i] = new Recorder();
+                scheduler.submit(prompt(i), SamplingParams.greedy(), maxTokens - (i % 3), NO_STOP, recorders[i]);
+            }
+            for (Recorder r : recorders) assertEquals(StopReason.TOKEN_LIMIT, r.await());
+        }
+        for (int i = 0; i < n; i++) {
+            assertArrayEquals(alone(prompt(i), maxTokens - (i % 3)), recorders[i].ids(), "request " + i);
+            assertEquals("fs-scheduler", recorders[i].thread.getName());
+            assertEquals(maxTokens - (i % 3), recorders[i].stats.generatedTokens());
+            assertEquals(maxTokens - (i % 3) - 1, recorders[i].stats.decodeSteps());
+            assertTrue(!recorders[i].calledAfterEnd);
+        }
+    }
+
+    @Test
+    void aSequenceJoinsWhileAnotherDecodesAndLeavesFirst() throws Exception {
+        Recorder longer = new Recorder(), shorter = new Recorder();
+        CountDownLatch decoding = new CountDownLatch(3);
+        TokenSink watched = new TokenSink() {
+            @Override public void onToken(int id) {
+                longer.onToken(id);
+                decoding.countDown();
+            }
+            @Override public void onDone(StopReason reason, GenerationStats stats) { longer.onDone(reason, stats); }
+            @Override public void onError(RuntimeException e) { longer.onError(e); }
+        };
+        try (Scheduler scheduler = new Scheduler(test.model(), new Scheduler.Config(2, CONTEXT, 16, 0))) {
+            scheduler.submit(prompt(1), SamplingParams.greedy(), 20, NO_STOP, watched);
+            assertTrue(decoding.await(TIMEOUT_SECONDS, TimeUnit.SECONDS));
+            scheduler.submit(prompt(2), SamplingParams.greedy(), 3, NO_STOP, shorter);
+            assertEquals(StopReason.TOKEN_LIMIT, shorter.await());
+            assertTrue(!longer.done.isDone() || longer.ids().length == 20, "the shorter one joined and left first");
+            assertEquals(StopReason.TOKEN_LIMIT, longer.await());
+        }
+        assertArrayEquals(alone(prompt(1), 20), longer.ids());
+        assertArrayEquals(alone(prompt(2), 3), shorter.ids());
+    }
+
+    @Test
+    void stopTokensEndARequestWithoutBeingDelivered() throws Exception {
+        int[] expected = alone(prompt(3), 10);
+        int stop = expected[4];
+        int first = 0;
+        while (expected[first] != stop) first++;
+        Recorder r = new Recorder();
+        try (Scheduler scheduler = new Scheduler(test.model(), new Scheduler.Config(1, CONTEXT, 16, 0))) {
+            scheduler.submit(prompt(3), SamplingParams.greedy(), 10, new int[] {stop}, r);
+            assertEquals(StopReason.END_OF_SEQUENCE, r.await());
+        }
+        assertArrayEquals(Arrays.copyOf(expected, first), r.ids());
+    }
+
+    @Test
+    void withoutALimitARequestStopsWhenItsSlotIsFull() throws Exception {
+        int[] prompt = prompt(4);
+        Recorder r = new Recorder();
+        try (Scheduler scheduler = new Scheduler(test.model(), new Scheduler.Config(1, prompt.length + 5, 16, 0))) {
+            scheduler.submit(prompt, SamplingParams.greedy(), -1, NO_STOP, r);
+            assertEquals(StopReason.CONTEXT_FULL, r.await());
+        }
+        assertEquals(5, r.ids().length);
+    }
+
+    @Test
+    void cancellingStopsARunningRequestAndDropsAWaitingOne() throws Exception {
+        CountDownLatch firstToken = new CountDownLatch(1), release = new CountDownLatch(1);
+        Recorder running = new Recorder(), queued = new Recorder(), after = new Recorder();
+        TokenSink holding = new TokenSink() { // holds the scheduler thread after the first token
+            @Override public void onToken(int id) {
+                running.onToken(id);
+                firstToken.countDown();
+                await(release);
+            }
+            @Override public void onDone(StopReason reason, GenerationStats stats) { running.onDone(reason, stats); }
+            @Override public void onError(RuntimeException e) { running.onError(e); }
+        };
+        try (Scheduler scheduler = new Scheduler(test.model(), new Scheduler.Config(1, CONTEXT, 16, 1))) {
+            Scheduler.Handle first = scheduler.submit(prompt(5), SamplingParams.greedy(), 30, NO_STOP, holding);
+            assertTrue(firstToken.await(TIMEOUT_SECONDS, TimeUnit.SECONDS));
+            Scheduler.Handle second = scheduler.submit(prompt(6), SamplingParams.greedy(), 30, NO_STOP, queued);
+            second.cancel();
+            first.cancel();
+            release.countDown();
+            assertEquals(StopReason.CANCELLED, queued.await());
+            assertEquals(0, queued.ids().length);
+            assertEquals(StopReason.CANCELLED, running.await());
+            assertTrue(running.ids().length < 30, running.ids().length + " tokens");
+            first.cancel(); // after the end: nothing happens
+            // The slot is free again, and reuses what the cancelled request left in it.
+            scheduler.submit(prompt(5), SamplingParams.greedy(), 4, NO_STOP, after);
+            assertEquals(StopReason.TOKEN_LIMIT, after.await());
+            assertEquals(prompt(5).length - 1, after.stats.cachedTokens());
+        }
+        assertArrayEquals(alone(prompt(5), 4), after.ids());
+        assertTrue(!running.calledAfterEnd && !queued.calledAfterEnd);
+    }
+
+    @Test
+    void beyondTheQueueLimitSubmitThrows() throws Exception {
+        CountDownLatch firstToken = new CountDownLatch(1), release = new CountDownLatch(1);
+        Recorder running = new Recorder();
+        TokenSink holding = new TokenSink() {
+            @Override public void onToken(int id) {
+                running.onToken(id);
+                firstToken.countDown();
+                await(release);
+            }
+            @Override public void onDone(StopReason reason, GenerationStats stats) { running.onDone(reason, stats); }
+            @Override public void onError(RuntimeException e) { running.onError(e); }
+        };
+        Recorder[] queued = {new Recorder(), new Recorder()};
+        try (Scheduler scheduler = new Scheduler(test.model(), new Scheduler.Config(1, CONTEXT, 16, 2))) {
+            scheduler.submit(prompt(0), SamplingParams.greedy(), 3, NO_STOP, holding);
+            assertTrue(firstToken.await(TIMEOUT_SECONDS, TimeUnit.SECONDS));
+            for (Recorder r : queued) scheduler.submit(prompt(1), SamplingParams.greedy(), 2, NO_STOP, r);
+            QueueFullException full = assertThrows(QueueFullException.class,
+                    () -> scheduler.submit(prompt(2), SamplingParams.greedy(), 2, NO_STOP, new Recorder()));
+            assertEquals("the scheduler is full: 1 slot busy and 2 requests waiting; try again later", full.getMessage());
+            release.countDown();
+            for (Recorder r : queued) assertEquals(StopReason.TOKEN_LIMIT, r.await());
+            assertEquals(StopReason.TOKEN_LIMIT, running.await());
+            // Room again once they are done.
+            Recorder later = new Recorder();
+            scheduler.submit(prompt(2), SamplingParams.greedy(), 2, NO_STOP, later);
+            assertEquals(StopReason.TOKEN_LIMIT, later.await());
+        }
+    }
+
+    @Test
+    void badRequestsAreRefusedOnTheCallersThread() {
+        try (Scheduler scheduler = new Scheduler(test.model(), new Scheduler.Config(1, 16, 16, 0))) {
+            Recorder r = new Recorder();
+            assertEquals("the prompt is empty: there is nothing to generate from", assertThrows(FsException.class,
+                    () -> scheduler.submit(new int[0], SamplingParams.greedy(), 1, NO_STOP, r)).getMessage());
+            assertEquals("10 prompt tokens + 7 new tokens do not fit the context of 16 tokens", assertThrows(
+                    FsException.class, () -> scheduler.submit(new int[10], SamplingParams.greedy(), 7, NO_STOP, r))
+                    .getMessage());
+            int vocab = test.model().config().vocabSize();
+            assertTrue(assertThrows(FsException.class, () -> scheduler.submit(new int[] {vocab}, SamplingParams.greedy(),
+                    1, NO_STOP, r)).getMessage().startsWith("token id " + vocab + " is outside the vocabulary"));
+            assertTrue(!r.done.isDone());
+            scheduler.close();
+            assertThrows(IllegalStateException.class,
+                    () -> scheduler.submit(new int[] {1}, SamplingParams.greedy(), 1, NO_STOP, r));
+        }
+    }
+
+    @Test
+    void closingCancelsWhatIsLeft() throws Exception {
+        CountDownLatch firstToken = new CountDownLatch(1);
+        Recorder running = new Recorder(), queued = new Recorder();
+        TokenSink signalling = new TokenSink() {
+            @Override public void onToken(int id) {
+                running.onToken(id);
+                firstToken.countDown();
+            }
+            @Override public void onDone(StopReason reason, GenerationStats stats) { running.onDone(reason, stats); }
+            @Override public void onError(RuntimeException e) { running.onError(e); }
+        };
+        Scheduler scheduler = new Scheduler(test.model(), new Scheduler.Config(1, CONTEXT, 16, 1));
+        scheduler.submit(prompt(0), SamplingParams.greedy(), 50, NO_STOP, signalling);
+        scheduler.submit(prompt(1), SamplingParams.greedy(), 50, NO_STOP, queued);
+        assertTrue(firstToken.await(TIMEOUT_SECONDS, TimeUnit.SECONDS));
+        scheduler.close();
+        assertEquals(StopReason.CANCELLED, running.await());
+        assertEquals(StopReason.CANCELLED, queued.await());
+    }
+
+    @Test
+    void aSinkThatThrowsEndsOnlyItsOwnRequest() throws Exception {
+        RuntimeException thrown = new IllegalStateException("the client went away");
+        CompletableFuture<RuntimeException> failed = new CompletableFuture<>();
+        TokenSink throwing = new TokenSink() {
+            @Override public void onToken(int id) { throw thrown; }
+            @Override public void onDone(StopReason reason, GenerationStats stats) { failed.complete(null); }
+            @Override public void onError(RuntimeException e) { failed.complete(e); }
+        };
+        Recorder other = new Recorder();
+        try (Scheduler scheduler = new Scheduler(test.model(), new Scheduler.Config(2, CONTEXT, 16, 0))) {
+            scheduler.submit(prompt(7), SamplingParams.greedy(), 5, NO_STOP, throwing);
+            scheduler.submit(prompt(8), SamplingParams.greedy(), 5, NO_STOP, other);
+            assertEquals(thrown, failed.get(TIMEOUT_SECONDS, TimeUnit.SECONDS));
+            assertEquals(StopReason.TOKEN_LIMIT, other.await());
+        }
+        assertArrayEquals(alone(prompt(8), 5), other.ids());
+    }
+
+    @Test
+    void aNewRequestReusesTheSlotThatHoldsItsPrefix() throws Exception {
+        int[] first = prompt(9);
+        int[] generated = alone(first, 4);
+        // The next turn: the first prompt, what was generated, and more.
+        int[] next = new int[first.length + generated.length + 3];
+        System.arraycopy(first, 0, next, 0, first.length);
+        System.arraycopy(generated, 0, next, first.length, generated.length);
+        System.arraycopy(prompt(10), 0, next, first.length + generated.length, 3);
+        Recorder a = new Recorder(), other = new Recorder(), b = new Recorder();
+        try (Scheduler scheduler = new Scheduler(test.model(), new Scheduler.Config(3, CONTEXT, 16, 0))) {
+            scheduler.submit(prompt(11), SamplingParams.greedy(), 4, NO_STOP, other);
+            scheduler.submit(first, SamplingParams.greedy(), 4, NO_STOP, a);
+            assertEquals(StopReason.TOKEN_LIMIT, a.await());
+            assertEquals(StopReason.TOKEN_LIMIT, other.await());
+            scheduler.submit(next, SamplingParams.greedy(), 4, NO_STOP, b);
+            assertEquals(StopReason.TOKEN_LIMIT, b.await());
+            // The slot holds the first prompt and the generated tokens but the last (chosen, never run).
+            assertEquals(first.length + generated.length - 1, b.stats.cachedTokens());
+            assertEquals(next.length - b.stats.cachedTokens(), b.stats.promptTokens());
+        }
+        assertArrayEquals(generated, a.ids());
+        assertArrayEquals(alone(next, 4), b.ids());
+    }
+
+    @Test
+    void severalThreadsSubmittingAtOnceEachGetTheirOwnTokens() throws Exception {
+        int threads = 4, perThread = 4;
+        List<Recorder> recorders = new ArrayList<>();
+        List<int[]> prompts = new ArrayList<>();
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        try (Scheduler scheduler = new Scheduler(test.model(), new Scheduler.Config(3, CONTEXT, 8, 64))) {
+            CountDownLatch start = new CountDownLatch(1);
+            List<Future<List<Recorder>>> futures = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                int thread = t;
+                futures.add(pool.submit(() -> {
+                    start.await();
+                    List<Recorder> mine = new ArrayList<>();
+                    for (int i = 0; i < perThread; i++) {
+                        Recorder r = new Recorder();
+                        scheduler.submit(prompt(thread * perThread + i), SamplingParams.greedy(), 5, NO_STOP, r);
+                        mine.add(r);
+                    }
+                    return mine;
+                }));
+            }
+            start.countDown();
+            for (int t = 0; t < threads; t++) {
+                recorders.addAll(futures.get(t).get(TIMEOUT_SECONDS, TimeUnit.SECONDS));
+                for (int i = 0; i < perThread; i++) prompts.add(prompt(t * perThread + i));
+            }
+            for (Recorder r : recorders) assertEquals(StopReason.TOKEN_LIMIT, r.await());
+        } finally {
+            pool.shutdownNow();
+        }
+        for (int i = 0; i < recorders.size(); i++) {
+            assertArrayEquals(alone(prompts.get(i), 5), recorders.get(i).ids(), "request " + i);
+        }
+    }
+
+    @Test
+    void sampledRequestsWithTheSameSeedGetTheSameTokens() throws Exception {
+        SamplingParams params = new SamplingParams(0.8f, 20, 0.95f, 0f, 1.1f, 7);
+        Recorder a = new Recorder(), b = new Recorder();
+        try (Scheduler scheduler = new Scheduler(test.model(), new Scheduler.Config(2, CONTEXT, 16, 0))) {
+            scheduler.submit(prompt(12), params, 8, NO_STOP, a);
+            scheduler.submit(prompt(12), params, 8, NO_STOP, b);
+            assertEquals(StopReason.TOKEN_LIMIT, a.await());
+            assertEquals(StopReason.TOKEN_LIMIT, b.await());
+        }
+        Generator generator = new Generator(test.sequence(), NO_STOP, params);
+        int[] expected = generator.generate(prompt(12), 8, id -> {}).ids();
+        assertArrayEquals(expected, a.ids());
+        assertArrayEquals(expected, b.ids());
+    }
+
+    private static void await(CountDownLatch latch) {
+        try {
+            latch.await(TIMEOUT_SECONDS, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
