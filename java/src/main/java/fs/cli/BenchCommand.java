@@ -5,6 +5,11 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import fs.FsException;
 import fs.model.Probe;
+import fs.generate.GenerationStats;
+import fs.generate.SamplingParams;
+import fs.generate.Scheduler;
+import fs.generate.StopReason;
+import fs.generate.TokenSink;
 import fs.model.SingleSequence;
 import fs.tensor.Tensor;
 import java.io.PrintWriter;
@@ -16,6 +21,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Random;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 import picocli.CommandLine.Command;
@@ -28,6 +34,12 @@ import picocli.CommandLine.Spec;
  * Speed as llama-bench measures it: pp (one batched forward of p prompt tokens into an empty cache) and tg (n
  * single-token forwards from an empty cache), each after a warm-up run, repeated r times; mean ± sample stddev of
  * tokens per second. Like llama-bench, -p and -n take comma-separated lists, one test per value.
+ *
+ * <p>With {@code --parallel}, it measures continuous batching instead: for each listed N, N concurrent greedy streams
+ * of n tokens through the {@link Scheduler}, each from its own random prompt of {@link #PARALLEL_PROMPT} tokens (all
+ * prefilled in the first step), reporting the aggregate generation speed (every stream's decode forwards over the
+ * time from the first stream's first token to the last stream's end) and the mean per-stream speed (each stream's own
+ * decode forwards per second, as tg counts them).
  */
 @Command(name = "bench", mixinStandardHelpOptions = true, description = "Measures prompt processing and generation speed.")
 final class BenchCommand implements Callable<Integer> {
@@ -52,6 +64,16 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--json", description = "Print a JSON array with llama-bench's field names instead of a table.")
     boolean json;
 
+    @Option(names = "--parallel", paramLabel = "N[,N…]", split = ",",
+            description = "Instead of pp and tg: for each N, N concurrent greedy streams of -n tokens decoded together "
+                    + "(continuous batching); prints aggregate and per-stream generation t/s.")
+    int[] parallel;
+
+    /** Prompt tokens of each --parallel stream: short, so that the streams' prefill is one step and decode dominates. */
+    static final int PARALLEL_PROMPT = 16;
+    /** More concurrent streams than this is a typo: each one is a KV cache slot. */
+    static final int MAX_PARALLEL = 256;
+
     /** One test's timings: {@code nPrompt} tokens in one forward, or {@code nGen} one-token forwards. */
     private record Result(int nPrompt, int nGen, long[] samplesNs) {
         String name() {
@@ -75,6 +97,7 @@ final class BenchCommand implements Callable<Integer> {
         }
         if (repetitions < 1) throw new FsException("-r must be at least 1, got " + repetitions);
         PrintWriter err = spec.commandLine().getErr();
+        if (parallel != null) return callParallel(mostGen, err);
         // Each pp test is one forward of all its tokens, as llama-bench's (up to its 512-token micro-batch).
         try (LoadedModel loaded = modelOptions.load(
                 context -> new SingleSequence.Shape(context, Math.max(1, Math.min(mostPrompt, context)), 1), err)) {
@@ -107,6 +130,143 @@ final class BenchCommand implements Callable<Integer> {
             out.flush();
         }
         return 0;
+    }
+
+    /** One --parallel test: N streams of nGen tokens; per repetition the aggregate and mean per-stream speeds. */
+    private record ParallelResult(int streams, int nGen, double[] aggregateTs, double[] streamTs) {
+        String name() {
+            return "tg" + nGen;
+        }
+    }
+
+    private int callParallel(int mostGen, PrintWriter err) {
+        if (parallel.length == 0 || Arrays.stream(parallel).anyMatch(n -> n < 1 || n > MAX_PARALLEL)) {
+            throw new FsException("--parallel takes stream counts in 1.." + MAX_PARALLEL + ", got " + joined(parallel));
+        }
+        if (mostGen == 0) throw new FsException("--parallel measures generation: give -n a count above 0");
+        int needed = PARALLEL_PROMPT + mostGen;
+        // Each stream count gets its own scheduler and cache; the one sequence every command gets only checks that a
+        // stream fits the context (it is sized no larger than a stream needs).
+        try (LoadedModel loaded = modelOptions.load(
+                context -> new SingleSequence.Shape(Math.min(context, needed), 1, 1), err)) {
+            loaded.sequence().checkFits(0, needed);
+            Random random = new Random(42);
+            List<ParallelResult> results = new ArrayList<>();
+            String started = Instant.now().toString();
+            for (int n : genTokens) {
+                if (n == 0) continue;
+                for (int streams : parallel) results.add(measureParallel(loaded, streams, n, random));
+            }
+            PrintWriter out = spec.commandLine().getOut();
+            out.print(json ? parallelJson(loaded, results, started) : parallelTable(loaded, results));
+            out.flush();
+        }
+        return 0;
+    }
+
+    private ParallelResult measureParallel(LoadedModel loaded, int streams, int nGen, Random random) {
+        Scheduler.Config config = new Scheduler.Config(streams, PARALLEL_PROMPT + nGen, streams * PARALLEL_PROMPT, 0);
+        try (Scheduler scheduler = new Scheduler(loaded.model(), config)) {
+            int vocab = loaded.model().config().vocabSize();
+            runStreams(scheduler, streams, nGen, vocab, random); // warm-up: JIT compilation, first-touch of the weights
+            double[] aggregate = new double[repetitions], perStream = new double[repetitions];
+            for (int i = 0; i < repetitions; i++) {
+                double[] speeds = runStreams(scheduler, streams, nGen, vocab, random);
+                aggregate[i] = speeds[0];
+                perStream[i] = speeds[1];
+            }
+            return new ParallelResult(streams, nGen, aggregate, perStream);
+        }
+    }
+
+    /**
+     * Runs {@code streams} greedy streams of nGen tokens at once, each from a fresh random prompt (so no slot reuses a
+     * prefix); returns the aggregate and the mean per-stream decode speed.
+     */
+    private static double[] runStreams(Scheduler scheduler, int streams, int nGen, int vocab, Random random) {
+        CountDownLatch done = new CountDownLatch(streams);
+        long[] firstToken = new long[streams], end = new long[streams];
+        GenerationStats[] stats = new GenerationStats[streams];
+        RuntimeException[] failure = new RuntimeException[1];
+        for (int s = 0; s < streams; s++) {
+            int stream = s;
+            // Called on the scheduler thread; the latch publishes what they write to this thread.
+            scheduler.submit(random.ints(PARALLEL_PROMPT, 0, vocab).toArray(), SamplingParams.greedy(), nGen,
+                    new int[0], new TokenSink() {
+                        @Override
+                        public void onToken(int id) {
+                            if (firstToken[stream] == 0) firstToken[stream] = System.nanoTime();
+                        }
+
+                        @Override
+                        public void onDone(StopReason reason, GenerationStats result) {
+                            end[stream] = System.nanoTime();
+                            stats[stream] = result;
+                            done.countDown();
+                        }
+
+                        @Override
+                        public void onError(RuntimeException e) {
+                            failure[0] = e;
+                            done.countDown();
+                        }
+                    });
+        }
+        try {
+            done.await();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new FsException("interrupted while the streams ran");
+        }
+        if (failure[0] != null) throw failure[0];
+        long from = Arrays.stream(firstToken).min().orElseThrow(), to = Arrays.stream(end).max().orElseThrow();
+        long steps = Arrays.stream(stats).mapToLong(GenerationStats::decodeSteps).sum();
+        double perStream = Arrays.stream(stats).mapToDouble(GenerationStats::decodeTokensPerSecond).average().orElse(0);
+        return new double[] {to == from ? 0 : steps / ((to - from) / 1e9), perStream};
+    }
+
+    private String parallelTable(LoadedModel loaded, List<ParallelResult> results) {
+        String model = modelName(loaded);
+        String backend = loaded.backend().description();
+        int modelWidth = Math.max(30, model.length());
+        int backendWidth = Math.max(10, backend.length());
+        String format = "| %-" + modelWidth + "s | %-" + backendWidth + "s | %7s | %7s | %6s | %20s | %20s |%n";
+        StringBuilder s = new StringBuilder();
+        s.append(String.format(Locale.ROOT, format, "model", "backend", "threads", "streams", "test", "aggregate t/s",
+                "per-stream t/s"));
+        s.append("| ").append("-".repeat(modelWidth)).append(" | ").append("-".repeat(backendWidth))
+                .append(" | ------: | ------: | -----: | -------------------: | -------------------: |\n");
+        for (ParallelResult r : results) {
+            s.append(String.format(Locale.ROOT, format, model, backend, modelOptions.threadCount(), r.streams(), r.name(),
+                    String.format(Locale.ROOT, "%.2f ± %.2f", mean(r.aggregateTs()), stddev(r.aggregateTs())),
+                    String.format(Locale.ROOT, "%.2f ± %.2f", mean(r.streamTs()), stddev(r.streamTs()))));
+        }
+        return s.toString();
+    }
+
+    private String parallelJson(LoadedModel loaded, List<ParallelResult> results, String started) {
+        ObjectMapper mapper = new ObjectMapper();
+        ArrayNode array = mapper.createArrayNode();
+        for (ParallelResult r : results) {
+            ObjectNode o = array.addObject();
+            o.put("model_filename", loaded.source().path().toString());
+            o.put("model_type", modelName(loaded));
+            o.put("backends", loaded.backend().description());
+            o.put("n_threads", modelOptions.threadCount());
+            o.put("n_parallel", r.streams());
+            o.put("n_prompt", PARALLEL_PROMPT);
+            o.put("n_gen", r.nGen());
+            o.put("test_time", started);
+            o.put("avg_ts", mean(r.aggregateTs()));
+            o.put("stddev_ts", stddev(r.aggregateTs()));
+            o.put("stream_avg_ts", mean(r.streamTs()));
+            o.put("stream_stddev_ts", stddev(r.streamTs()));
+            ArrayNode samples = o.putArray("samples_ts");
+            for (double t : r.aggregateTs()) samples.add(t);
+            ArrayNode streamSamples = o.putArray("stream_samples_ts");
+            for (double t : r.streamTs()) streamSamples.add(t);
+        }
+        return array.toPrettyString() + System.lineSeparator();
     }
 
     private static String joined(int[] values) {

@@ -59,6 +59,43 @@ class BenchCommandTest {
     }
 
     @Test
+    void parallelMeasuresEachStreamCountWithAggregateAndPerStreamSpeeds() throws IOException {
+        CliRun run = CliRun.of("bench", model, "--parallel", "1,3", "-n", "4", "-r", "2", "-t", "2", "--json");
+        assertEquals(0, run.exitCode(), run.err());
+        JsonNode tests = new ObjectMapper().readTree(run.out());
+        assertEquals(2, tests.size());
+        assertEquals(1, tests.get(0).get("n_parallel").intValue());
+        assertEquals(3, tests.get(1).get("n_parallel").intValue());
+        for (JsonNode test : tests) {
+            assertEquals(4, test.get("n_gen").intValue());
+            assertEquals(2, test.get("samples_ts").size());
+            assertEquals(2, test.get("stream_samples_ts").size());
+            assertTrue(test.get("avg_ts").doubleValue() > 0 && test.get("stream_avg_ts").doubleValue() > 0);
+        }
+        // One stream: the aggregate is that stream's speed, measured over its decode (both from the same clock).
+        double one = tests.get(0).get("avg_ts").doubleValue(), stream = tests.get(0).get("stream_avg_ts").doubleValue();
+        assertEquals(stream, one, 0.2 * stream);
+    }
+
+    @Test
+    void parallelTableHasARowPerStreamCount() {
+        CliRun run = CliRun.of("bench", model, "--parallel", "2", "-n", "3,5", "-r", "1", "-t", "1");
+        assertEquals(0, run.exitCode(), run.err());
+        String[] lines = run.out().strip().split("\n");
+        assertEquals(4, lines.length, run.out());
+        assertTrue(lines[0].contains("aggregate t/s") && lines[0].contains("per-stream t/s"), lines[0]);
+        assertTrue(lines[2].contains("tg3") && lines[3].contains("tg5"), run.out());
+    }
+
+    @Test
+    void aBadStreamCountIsOneClearError() {
+        CliRun run = CliRun.of("bench", model, "--parallel", "2,0", "-r", "1");
+        assertEquals(1, run.exitCode());
+        assertTrue(run.err().contains("--parallel takes stream counts in 1..256, got 2,0"), run.err());
+        assertEquals(1, run.err().strip().split("\n").length, run.err());
+    }
+
+    @Test
     void aNegativeCountIsOneClearError() {
         CliRun run = CliRun.of("bench", model, "-p", "8,-1", "-r", "1");
         assertEquals(1, run.exitCode());
