@@ -74,6 +74,15 @@ public final class OpenClBackend implements Backend {
     /** The row positions last uploaded (an immutable object: the same one means the same upload) and their buffer. */
     private RowPositions uploadedPositions;
     private ClBuffer rowPositions;
+    /** Host memory the row positions are written from, kept unchanged while {@link #positionsInFlight}. */
+    private Arena positionArena = Arena.ofShared();
+    private MemorySegment positionStaging = MemorySegment.NULL;
+    /**
+     * Whether the last write of row positions may still be reading {@link #positionStaging}. The queue is in order, so
+     * it is done once any later blocking call (a read, an argmax, embed's write of the next forward's token ids)
+     * returns: each of those clears it.
+     */
+    private boolean positionsInFlight;
     /** Where a block-format prefill matmul dequantizes its panels, allocated on first use. */
     private ClBuffer panel;
     private final ClBuffer argmaxResult;
@@ -225,6 +234,7 @@ public final class OpenClBackend implements Backend {
         MemorySegment.copy(tokenIds, 0, ids, ValueLayout.JAVA_INT, 0, tokenIds.length);
         ClStatus.check(clEnqueueWriteBuffer(queue, tokens.handle(), CL_TRUE(), 0, (long) tokenIds.length * Integer.BYTES,
                 ids, 0, MemorySegment.NULL, MemorySegment.NULL), "clEnqueueWriteBuffer(token ids)");
+        positionsInFlight = false;
         if (isBlockFormat(t.dtype())) {
             blockKernelsFor(t.dtype()).embed(queue, t, tokens, tokenIds.length, (int) t.columns(), o);
         } else {
@@ -306,23 +316,32 @@ public final class OpenClBackend implements Backend {
     }
 
     /**
-     * The device copy of {@code placed}, (position, sequence) per row as int2: written when a forward first passes it
-     * (a blocking write, so the host array may be reused), then the same buffer for the rest of that forward's layers.
+     * The device copy of {@code placed}, (position, sequence) per row as int2: written when a forward first passes it,
+     * then the same buffer for the rest of that forward's layers. The write does not block: the first rope comes after
+     * the layer's matmuls, and waiting for them there would leave the device idle while the host goes on enqueuing.
      */
     private ClBuffer upload(RowPositions placed) {
         if (placed == uploadedPositions) return rowPositions;
+        // Only a caller with no blocking call since the last upload (a test running ops one by one) waits here.
+        if (positionsInFlight) ClStatus.check(clFinish(queue), "clFinish");
+        positionsInFlight = false;
         int rows = placed.rows();
-        long ints = 2L * rows;
+        long ints = 2L * rows, bytes = ints * Integer.BYTES;
         if (rowPositions == null || rowPositions.length() < ints) {
             rowPositions = buffer("row positions", Math.max(ints, 512)); // ints, sized as floats (both 4 bytes)
         }
-        MemorySegment host = staging(ints * Integer.BYTES);
-        for (int r = 0; r < rows; r++) {
-            host.setAtIndex(ValueLayout.JAVA_INT, 2L * r, placed.position(r));
-            host.setAtIndex(ValueLayout.JAVA_INT, 2L * r + 1, placed.sequence(r));
+        if (positionStaging.byteSize() < bytes) {
+            positionArena.close();
+            positionArena = Arena.ofShared();
+            positionStaging = positionArena.allocate(Math.max(bytes, 4096), 64);
         }
-        ClStatus.check(clEnqueueWriteBuffer(queue, rowPositions.handle(), CL_TRUE(), 0, ints * Integer.BYTES, host, 0,
+        for (int r = 0; r < rows; r++) {
+            positionStaging.setAtIndex(ValueLayout.JAVA_INT, 2L * r, placed.position(r));
+            positionStaging.setAtIndex(ValueLayout.JAVA_INT, 2L * r + 1, placed.sequence(r));
+        }
+        ClStatus.check(clEnqueueWriteBuffer(queue, rowPositions.handle(), CL_FALSE(), 0, bytes, positionStaging, 0,
                 MemorySegment.NULL, MemorySegment.NULL), "clEnqueueWriteBuffer(row positions)");
+        positionsInFlight = true;
         uploadedPositions = placed;
         return rowPositions;
     }
@@ -411,6 +430,7 @@ public final class OpenClBackend implements Backend {
         MemorySegment host = staging(bytes);
         ClStatus.check(clEnqueueReadBuffer(queue, from.handle(), CL_TRUE(), offset * Float.BYTES, bytes, host, 0,
                 MemorySegment.NULL, MemorySegment.NULL), "clEnqueueReadBuffer");
+        positionsInFlight = false;
         MemorySegment.copy(host, ValueLayout.JAVA_FLOAT, 0, dst, 0, dst.length);
     }
 
@@ -423,6 +443,7 @@ public final class OpenClBackend implements Backend {
                 .local(5, (long) group * Integer.BYTES).run(queue, group, group);
         ClStatus.check(clEnqueueReadBuffer(queue, argmaxResult.handle(), CL_TRUE(), 0, Integer.BYTES, scratch, 0,
                 MemorySegment.NULL, MemorySegment.NULL), "clEnqueueReadBuffer(argmax)");
+        positionsInFlight = false;
         return scratch.get(ValueLayout.JAVA_INT, 0);
     }
 
@@ -438,6 +459,7 @@ public final class OpenClBackend implements Backend {
         memObjects.clear();
         clReleaseCommandQueue(queue);
         stagingArena.close();
+        positionArena.close();
         arena.close();
     }
 
