@@ -102,6 +102,26 @@ public final class Scheduler implements AutoCloseable {
         return config;
     }
 
+    /** Slots running a request or about to (any thread; a snapshot, for metrics). */
+    public int busySlots() {
+        lock.lock();
+        try {
+            return config.slots() - freeSlots + Math.min(waiting.size(), freeSlots);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Requests waiting for a slot (any thread; a snapshot, for metrics). */
+    public int waiting() {
+        lock.lock();
+        try {
+            return Math.max(0, waiting.size() - freeSlots);
+        } finally {
+            lock.unlock();
+        }
+    }
+
     /**
      * Queues a request: generate up to {@code maxTokens} tokens after {@code prompt} (negative: until a stop token or
      * the end of the slot's context), ending at any of {@code stopIds}, choosing tokens with {@code params}; output

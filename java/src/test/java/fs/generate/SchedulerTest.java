@@ -221,12 +221,16 @@ class SchedulerTest {
             scheduler.submit(prompt(0), SamplingParams.greedy(), 3, NO_STOP, holding);
             assertTrue(firstToken.await(TIMEOUT_SECONDS, TimeUnit.SECONDS));
             for (Recorder r : queued) scheduler.submit(prompt(1), SamplingParams.greedy(), 2, NO_STOP, r);
+            assertEquals(1, scheduler.busySlots());
+            assertEquals(2, scheduler.waiting());
             QueueFullException full = assertThrows(QueueFullException.class,
                     () -> scheduler.submit(prompt(2), SamplingParams.greedy(), 2, NO_STOP, new Recorder()));
             assertEquals("the scheduler is full: 1 slot busy and 2 requests waiting; try again later", full.getMessage());
             release.countDown();
             for (Recorder r : queued) assertEquals(StopReason.TOKEN_LIMIT, r.await());
             assertEquals(StopReason.TOKEN_LIMIT, running.await());
+            assertEquals(0, scheduler.busySlots());
+            assertEquals(0, scheduler.waiting());
             // Room again once they are done.
             Recorder later = new Recorder();
             scheduler.submit(prompt(2), SamplingParams.greedy(), 2, NO_STOP, later);
