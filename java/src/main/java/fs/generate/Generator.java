@@ -22,7 +22,7 @@ public final class Generator {
     /** The tokens generated (without the stop token), why generation ended, and its timings. */
     public record Generation(int[] ids, StopReason stopReason, GenerationStats stats) {}
 
-    private final SingleSequence model;
+    private final SingleSequence sequence;
     private final int[] stopIds;
     private final SlotTokens cached; // the tokens whose keys and values the sequence's cache holds
     private final int[] oneToken = new int[1];
@@ -33,7 +33,7 @@ public final class Generator {
      * tokens with {@code params} (one seeded stream).
      */
     public Generator(SingleSequence sequence, int[] stopIds, SamplingParams params) {
-        this.model = sequence;
+        this.sequence = sequence;
         this.stopIds = stopIds.clone();
         this.picker = new TokenPicker(params);
         this.cached = new SlotTokens(sequence.shape().contextLength());
@@ -46,13 +46,13 @@ public final class Generator {
 
     /** Throws the user-facing error when a prompt plus maxNewTokens (if ≥ 0) cannot fit the context. */
     public void checkFits(int promptTokens, int maxNewTokens) {
-        int context = model.shape().contextLength();
+        int context = sequence.shape().contextLength();
         if (promptTokens < 1) throw new FsException("the prompt is empty: there is nothing to generate from");
         if (promptTokens > context || (maxNewTokens >= 0 && (long) promptTokens + maxNewTokens > context)) {
             String wanted = maxNewTokens >= 0 ? promptTokens + " prompt tokens + " + maxNewTokens + " new tokens (-n)"
                     : promptTokens + " prompt tokens";
             throw new FsException(wanted + " do not fit the context of " + context
-                    + " tokens; raise --ctx (the model allows up to " + model.config().maxPositionEmbeddings()
+                    + " tokens; raise --ctx (the model allows up to " + sequence.config().maxPositionEmbeddings()
                     + ") or shorten the prompt or -n");
         }
     }
@@ -72,7 +72,7 @@ public final class Generator {
      */
     public Generation generate(int[] prompt, int maxNewTokens, TokenListener listener, BooleanSupplier stopRequested) {
         checkFits(prompt.length, maxNewTokens);
-        int context = model.shape().contextLength();
+        int context = sequence.shape().contextLength();
         int limit = maxNewTokens >= 0 ? maxNewTokens : context - prompt.length;
         int[] generated = new int[limit];
 
@@ -112,7 +112,7 @@ public final class Generator {
                 break;
             }
             oneToken[0] = next;
-            model.forward(oneToken, cached.length(), Probe.NONE);
+            sequence.forward(oneToken, cached.length(), Probe.NONE);
             cached.append(next);
             decodeSteps++;
             next = chooseNext();
@@ -129,12 +129,12 @@ public final class Generator {
      * returns false when a stop was requested before the last batch.
      */
     private boolean prefill(int[] prompt, BooleanSupplier stopRequested) {
-        int batchRows = model.shape().batchRows();
+        int batchRows = sequence.shape().batchRows();
         while (cached.length() < prompt.length) {
             if (stopRequested.getAsBoolean()) return false;
             int from = cached.length();
             int rows = Math.min(batchRows, prompt.length - from);
-            model.forward(Arrays.copyOfRange(prompt, from, from + rows), from, Probe.NONE);
+            sequence.forward(Arrays.copyOfRange(prompt, from, from + rows), from, Probe.NONE);
             cached.append(prompt, from, rows);
         }
         return true;
@@ -142,7 +142,7 @@ public final class Generator {
 
     /** The next token from the logits of the last row; the penalty sees every token so far (prompt and output). */
     private int chooseNext() {
-        return picker.pick(model.buffers(), model.logitRows() - 1, cached, model.config().vocabSize());
+        return picker.pick(sequence.buffers(), sequence.logitRows() - 1, cached, sequence.config().vocabSize());
     }
 
     private boolean isStop(int id) {

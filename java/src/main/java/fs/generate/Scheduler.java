@@ -130,7 +130,9 @@ public final class Scheduler implements AutoCloseable {
      * a full queue throws {@link QueueFullException}; a closed scheduler IllegalStateException.
      */
     public Handle submit(int[] prompt, SamplingParams params, int maxTokens, int[] stopIds, TokenSink sink) {
-        if (params == null || sink == null) throw new NullPointerException("params and sink are required");
+        if (params == null || stopIds == null || sink == null) {
+            throw new NullPointerException("params, stopIds and sink are required");
+        }
         int context = config.contextLength();
         if (prompt.length < 1) throw new FsException("the prompt is empty: there is nothing to generate from");
         if (prompt.length > context || (maxTokens >= 0 && (long) prompt.length + maxTokens > context)) {

@@ -31,11 +31,6 @@ public final class Batch {
         this.logitRows = logitRows;
     }
 
-    /** Row r holds {@code tokens[r]} at {@code positions[r]} of {@code sequences[r]}; logits for {@code logitRows}. */
-    public static Batch of(int[] tokens, int[] positions, int[] sequences, int[] logitRows) {
-        return new Batch(tokens.clone(), RowPositions.of(positions, sequences), logitRows.clone());
-    }
-
     /**
      * {@code tokens} at consecutive positions startPos.. of one sequence, with the logits of the last
      * {@code logitCount} rows (at most all of them).
@@ -49,10 +44,6 @@ public final class Batch {
 
     public int rows() {
         return tokens.length;
-    }
-
-    public int token(int row) {
-        return tokens[row];
     }
 
     /** Every row's position and sequence, as the backends take them. */
