@@ -66,7 +66,8 @@ final class BenchCommand implements Callable<Integer> {
 
     @Option(names = "--parallel", paramLabel = "N[,N…]", split = ",",
             description = "Instead of pp and tg: for each N, N concurrent greedy streams of -n tokens decoded together "
-                    + "(continuous batching); prints aggregate and per-stream generation t/s.")
+                    + "(continuous batching); prints aggregate and per-stream generation t/s (default: none, "
+                    + "the pp and tg tests).")
     int[] parallel;
 
     /** Prompt tokens of each --parallel stream: short, so that the streams' prefill is one step and decode dominates. */
