@@ -6,9 +6,17 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import fs.FsException;
+import fs.backend.Backend;
+import fs.backend.Buffer;
+import fs.backend.KvCache;
+import fs.backend.Rope;
+import fs.backend.RowPositions;
+import fs.backend.Weight;
 import fs.backend.cpu.VectorBackend;
 import fs.model.Golden;
 import fs.model.TestModel;
+import fs.tensor.DType;
+import fs.tensor.Tensor;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -295,6 +303,80 @@ class SchedulerTest {
             assertEquals(StopReason.TOKEN_LIMIT, other.await());
         }
         assertArrayEquals(alone(prompt(8), 5), other.ids());
+    }
+
+    /** The CPU backend, but a matmul fails while {@code failing} is set. */
+    private static final class FailingBackend implements Backend {
+        private final Backend delegate = new VectorBackend(2);
+        volatile boolean failing;
+
+        @Override public void matmul(Buffer x, Weight w, Buffer out, int rows) {
+            if (failing) throw new IllegalStateException("the device was lost");
+            delegate.matmul(x, w, out, rows);
+        }
+        @Override public String description() { return "failing on demand"; }
+        @Override public boolean supports(DType dtype) { return delegate.supports(dtype); }
+        @Override public Weight upload(Tensor tensor) { return delegate.upload(tensor); }
+        @Override public Buffer allocate(long length) { return delegate.allocate(length); }
+        @Override public KvCache allocateKvCache(int layers, int sequences, int contextLength, int kvHeads, int headDim) {
+            return delegate.allocateKvCache(layers, sequences, contextLength, kvHeads, headDim);
+        }
+        @Override public void embed(Weight table, int[] tokens, Buffer out) { delegate.embed(table, tokens, out); }
+        @Override public void rmsNorm(Buffer x, Weight gamma, Buffer out, int rows, float eps) {
+            delegate.rmsNorm(x, gamma, out, rows, eps);
+        }
+        @Override public void rope(Buffer x, RowPositions rows, int heads, Rope rope) { delegate.rope(x, rows, heads, rope); }
+        @Override public void storeKv(KvCache cache, int layer, Buffer k, Buffer v, RowPositions rows) {
+            delegate.storeKv(cache, layer, k, v, rows);
+        }
+        @Override public void attention(Buffer q, KvCache cache, int layer, Buffer out, RowPositions rows, int heads) {
+            delegate.attention(q, cache, layer, out, rows, heads);
+        }
+        @Override public void siluMul(Buffer gate, Buffer up, Buffer out, long length) {
+            delegate.siluMul(gate, up, out, length);
+        }
+        @Override public void add(Buffer x, Buffer y, long length) { delegate.add(x, y, length); }
+        @Override public void copy(Buffer src, long srcOffset, Buffer dst, long dstOffset, long length) {
+            delegate.copy(src, srcOffset, dst, dstOffset, length);
+        }
+        @Override public void read(Buffer src, long offset, float[] dst) { delegate.read(src, offset, dst); }
+        @Override public int argmax(Buffer x, long offset, int length) { return delegate.argmax(x, offset, length); }
+        @Override public void close() { delegate.close(); }
+    }
+
+    @Test
+    void aFailedForwardFailsTheRequestsInItAndTheSchedulerGoesOn() throws Exception {
+        FailingBackend backend = new FailingBackend();
+        try (TestModel failing = TestModel.open(Golden.modelDir("tiny-untied"), backend, CONTEXT, 16, 1)) {
+            CountDownLatch decoding = new CountDownLatch(2), release = new CountDownLatch(1);
+            Recorder first = new Recorder(), second = new Recorder(), after = new Recorder();
+            TokenSink holding = new TokenSink() { // holds the scheduler thread at its second token
+                @Override public void onToken(int id) {
+                    first.onToken(id);
+                    decoding.countDown();
+                    if (decoding.getCount() == 0) await(release);
+                }
+                @Override public void onDone(StopReason reason, GenerationStats stats) { first.onDone(reason, stats); }
+                @Override public void onError(RuntimeException e) { first.onError(e); }
+            };
+            try (Scheduler scheduler = new Scheduler(failing.model(), new Scheduler.Config(2, CONTEXT, 16, 1))) {
+                scheduler.submit(prompt(13), SamplingParams.greedy(), 20, NO_STOP, holding);
+                assertTrue(decoding.await(TIMEOUT_SECONDS, TimeUnit.SECONDS));
+                scheduler.submit(prompt(14), SamplingParams.greedy(), 20, NO_STOP, second);
+                backend.failing = true;
+                release.countDown();
+                Exception e1 = assertThrows(Exception.class, first::await);
+                Exception e2 = assertThrows(Exception.class, second::await);
+                for (Exception e : List.of(e1, e2)) assertEquals("the device was lost", e.getCause().getMessage());
+                backend.failing = false;
+                // The slots forgot what the failed forward may have written: the same prompt runs whole again.
+                scheduler.submit(prompt(13), SamplingParams.greedy(), 5, NO_STOP, after);
+                assertEquals(StopReason.TOKEN_LIMIT, after.await());
+                assertEquals(0, after.stats.cachedTokens());
+            }
+            Generator alone = new Generator(failing.sequence(), NO_STOP, SamplingParams.greedy());
+            assertArrayEquals(alone.generate(prompt(13), 5, id -> {}).ids(), after.ids());
+        }
     }
 
     @Test
