@@ -208,8 +208,7 @@ public final class Scheduler implements AutoCloseable {
             }
             left.addAll(active);
             active.clear();
-            for (Request r : left) r.fail(failure);
-            throw e;
+            for (Request r : left) r.fail(failure); // each sink hears of it; nothing else would
         }
     }
 
