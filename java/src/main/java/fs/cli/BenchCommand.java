@@ -146,38 +146,40 @@ final class BenchCommand implements Callable<Integer> {
         }
         if (mostGen == 0) throw new FsException("--parallel measures generation: give -n a count above 0");
         int needed = PARALLEL_PROMPT + mostGen;
-        // Each stream count gets its own scheduler and cache; the one sequence every command gets only checks that a
-        // stream fits the context (it is sized no larger than a stream needs).
+        // The streams run on the scheduler's own cache; the one sequence every command gets only checks that a stream
+        // fits the context (it is sized no larger than a stream needs).
         try (LoadedModel loaded = modelOptions.load(
                 context -> new SingleSequence.Shape(Math.min(context, needed), 1, 1), err)) {
             loaded.sequence().checkFits(0, needed);
             Random random = new Random(42);
             List<ParallelResult> results = new ArrayList<>();
             String started = Instant.now().toString();
-            for (int n : genTokens) {
-                if (n == 0) continue;
-                for (int streams : parallel) results.add(measureParallel(loaded, streams, n, random));
+            // One scheduler, one cache, for every test: a test of N streams uses N of its slots.
+            int most = Arrays.stream(parallel).max().orElseThrow();
+            int vocab = loaded.model().config().vocabSize();
+            try (Scheduler scheduler = new Scheduler(loaded.model(),
+                    new Scheduler.Config(most, needed, most * PARALLEL_PROMPT, 0))) {
+                for (int n : genTokens) {
+                    if (n == 0) continue;
+                    // Warm-up (JIT compilation, first-touch of the weights) of every stream count before any is
+                    // measured: one stream and several run different kernels, compiled at different times.
+                    for (int streams : parallel) runStreams(scheduler, streams, n, vocab, random);
+                    for (int streams : parallel) {
+                        double[] aggregate = new double[repetitions], perStream = new double[repetitions];
+                        for (int i = 0; i < repetitions; i++) {
+                            double[] speeds = runStreams(scheduler, streams, n, vocab, random);
+                            aggregate[i] = speeds[0];
+                            perStream[i] = speeds[1];
+                        }
+                        results.add(new ParallelResult(streams, n, aggregate, perStream));
+                    }
+                }
             }
             PrintWriter out = spec.commandLine().getOut();
             out.print(json ? parallelJson(loaded, results, started) : parallelTable(loaded, results));
             out.flush();
         }
         return 0;
-    }
-
-    private ParallelResult measureParallel(LoadedModel loaded, int streams, int nGen, Random random) {
-        Scheduler.Config config = new Scheduler.Config(streams, PARALLEL_PROMPT + nGen, streams * PARALLEL_PROMPT, 0);
-        try (Scheduler scheduler = new Scheduler(loaded.model(), config)) {
-            int vocab = loaded.model().config().vocabSize();
-            runStreams(scheduler, streams, nGen, vocab, random); // warm-up: JIT compilation, first-touch of the weights
-            double[] aggregate = new double[repetitions], perStream = new double[repetitions];
-            for (int i = 0; i < repetitions; i++) {
-                double[] speeds = runStreams(scheduler, streams, nGen, vocab, random);
-                aggregate[i] = speeds[0];
-                perStream[i] = speeds[1];
-            }
-            return new ParallelResult(streams, nGen, aggregate, perStream);
-        }
     }
 
     /**
