@@ -29,6 +29,14 @@ import java.util.concurrent.locks.ReentrantLock;
  * from then on and runs every forward, every sampling step and every {@link TokenSink} call. Nothing else may use that
  * backend while the scheduler is open. {@link #submit}, {@link Handle#cancel} and {@link #close} may be called from any
  * thread.
+ *
+ * <pre>{@code
+ * try (Scheduler scheduler = new Scheduler(model, new Scheduler.Config(4, 4096, 512, 16))) {
+ *     Scheduler.Handle handle = scheduler.submit(promptIds, params, 256, stopIds, sink); // may throw QueueFullException
+ *     // … the scheduler thread calls sink.onToken(id) per token, then onDone or onError
+ *     handle.cancel(); // e.g. when the client goes away
+ * }
+ * }</pre>
  */
 public final class Scheduler implements AutoCloseable {
 
