@@ -6,11 +6,12 @@ import fs.generate.GenerationConfig;
 import fs.generate.GenerationStats;
 import fs.generate.SamplingParams;
 import fs.generate.StopReason;
-import fs.model.Qwen3Model;
+import fs.generate.Scheduler;
+import fs.model.SingleSequence;
 import fs.server.OpenAiServer;
-import fs.server.SerialEngine;
+import fs.server.SchedulerEngine;
 import fs.server.ServedModel;
-import fs.server.TokenSink;
+import fs.generate.TokenSink;
 import java.io.PrintWriter;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
@@ -18,6 +19,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -33,6 +35,11 @@ import sun.misc.Signal;
 final class ServeCommand implements Callable<Integer> {
     /** How long running requests may go on after SIGTERM before they are cut. */
     static final Duration SHUTDOWN_GRACE = Duration.ofSeconds(5);
+    /**
+     * Most prompt tokens one scheduler step runs beside the decode rows: a long prompt is prefilled in chunks this
+     * size, so the other streams wait at most one chunk's forward for their next token.
+     */
+    static final int PREFILL_CHUNK = 256;
 
     @Spec
     CommandSpec spec;
@@ -60,13 +67,10 @@ final class ServeCommand implements Callable<Integer> {
     }
 
     @Option(names = {"--parallel", "-np"}, paramLabel = "N",
-            description = "Requests decoded at once (default: 1; this build runs one at a time, the others queue).")
+            description = "Requests decoded together in each forward, each in its own slot of the KV cache; the context "
+                    + "(--ctx) is shared out among them, as llama-server does (default: 1).")
     void parallel(int value) {
-        if (value < 1) throw usage("--parallel must be at least 1, got " + value);
-        if (value > 1) {
-            throw usage("--parallel " + value + ": this build decodes one request at a time (the batched engine is "
-                    + "not in yet); use --parallel 1, and --queue for how many may wait");
-        }
+        if (value < 1 || value > 256) throw usage("--parallel must be in 1..256, got " + value);
         parallel = value;
     }
 
@@ -86,12 +90,22 @@ final class ServeCommand implements Callable<Integer> {
         OpenAiServer server = OpenAiServer.start(host, port, apiKey, err);
         InetSocketAddress address = server.address();
         err.println("fs: listening on http://" + address.getHostString() + ":" + address.getPort()
-                + " (" + parallel + " slot, " + queue + " queued at most); loading " + model);
+                + " (" + parallel + (parallel == 1 ? " slot, " : " slots, ") + queue + " queued at most); loading "
+                + model);
         err.flush();
-        try (LoadedModel loaded = modelOptions.load(
-                context -> Qwen3Model.Shape.forGeneration(context, ModelOptions.PREFILL_BATCH), err)) {
+        // The scheduler holds every slot's KV cache; the one-sequence model the loader makes needs only one position.
+        AtomicInteger context = new AtomicInteger();
+        try (LoadedModel loaded = modelOptions.load(c -> {
+            context.set(c);
+            return new SingleSequence.Shape(1, 1, 1);
+        }, err)) {
+            int perSlot = context.get() / parallel;
+            if (perSlot < 1) {
+                throw new FsException("--ctx " + context.get() + " shared among --parallel " + parallel + " slots "
+                        + "leaves none for each: raise --ctx or lower --parallel");
+            }
             try {
-                serve(server, loaded, model, stop, err);
+                serve(server, loaded, new Scheduler.Config(parallel, perSlot, PREFILL_CHUNK, queue), model, stop, err);
             } finally {
                 server.shutdown(SHUTDOWN_GRACE); // before the model closes: running requests still use it
             }
@@ -102,12 +116,12 @@ final class ServeCommand implements Callable<Integer> {
         return 0;
     }
 
-    private void serve(OpenAiServer server, LoadedModel loaded, String model, CountDownLatch stop, PrintWriter err)
-            throws InterruptedException {
+    private void serve(OpenAiServer server, LoadedModel loaded, Scheduler.Config slots, String model,
+                       CountDownLatch stop, PrintWriter err) throws InterruptedException {
         GenerationConfig defaults = loaded.generationConfig();
         defaults.samplingParams(); // a generation_config.json no sampler takes fails now, not at each request
         // A weights file that changed under the mapping fails each request with the line that names it.
-        SerialEngine engine = SerialEngine.start(loaded.model(), loaded.stopIds(), queue, () -> {
+        SchedulerEngine engine = SchedulerEngine.start(loaded.model(), slots, loaded.stopIds(), () -> {
             try {
                 loaded.checkUnchanged();
             } catch (ModelFileChangedException e) {

@@ -1,5 +1,6 @@
 package fs.server;
 
+import fs.generate.TokenSink;
 import fs.generate.GenerationStats;
 import fs.generate.StopReason;
 import fs.tokenizer.StreamingDecoder;

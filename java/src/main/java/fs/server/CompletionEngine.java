@@ -1,5 +1,6 @@
 package fs.server;
 
+import fs.generate.TokenSink;
 import fs.generate.SamplingParams;
 
 /**
@@ -26,8 +27,8 @@ public interface CompletionEngine extends AutoCloseable {
     Load load();
 
     /**
-     * Stops taking requests, ends the running ones (they finish with {@link fs.generate.StopReason#CANCELLED}) and
-     * the queued ones (onError with an {@link UnavailableException}), and waits for the engine's thread to end.
+     * Stops taking requests, ends the running and the queued ones (they finish with
+     * {@link fs.generate.StopReason#CANCELLED}; a queued one with no tokens), and waits for the engine's thread to end.
      */
     @Override
     void close();

@@ -35,7 +35,7 @@ class LangChain4jTest {
     static void start() {
         tiny = TestServer.load(512);
         expected = tiny.text(tiny.greedy(tiny.chatPrompt(QUESTION, null), MAX_TOKENS).ids());
-        tiny.serve(tiny.serialEngine(4), null);
+        tiny.serve(tiny.schedulerEngine(1, 4), null);
         thinking = TestServer.load(256);
         int[] script = thinking.tokenizer.encode("<think>\n" + THOUGHT + "\n</think>\n\n" + ANSWER);
         thinking.serve(new ScriptedEngine(script, 0), null);

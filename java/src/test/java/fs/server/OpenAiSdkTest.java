@@ -31,8 +31,9 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * The official OpenAI Java SDK against the server on models/tiny-tied with the serial engine: every greedy answer
- * must be the text of the tokens the existing Generator picks for the same prompt.
+ * The official OpenAI Java SDK against the server on models/tiny-tied with four slots: every greedy answer, alone or
+ * among concurrent ones decoded in one batch, must be the text of the tokens the existing Generator picks for the same
+ * prompt.
  */
 class OpenAiSdkTest {
     private static final int MAX_TOKENS = 8;
@@ -64,10 +65,10 @@ class OpenAiSdkTest {
         textAnswer = fixture.text(fixture.greedy(fixture.tokenizer.encode(TEXT_PROMPT), MAX_TOKENS).ids());
         // tiny-tied's generation_config.json: do_sample true, temperature 0.6, top_k 20, top_p 0.95.
         SamplingParams modelDefaults = new SamplingParams(0.6f, 20, 0.95f, 0f, 1f, SEED);
-        seededAnswer = fixture.text(new Generator(fixture.model.model(), fixture.stopIds, modelDefaults)
+        seededAnswer = fixture.text(new Generator(fixture.model.sequence(), fixture.stopIds, modelDefaults)
                 .generate(prompt, MAX_TOKENS, id -> {}).ids());
         noThinkingPromptTokens = fixture.chatPrompt(QUESTION, false).length;
-        fixture.serve(fixture.serialEngine(8), null);
+        fixture.serve(fixture.schedulerEngine(4, 8), null); // the concurrent requests decode in one batch
         client = OpenAIOkHttpClient.builder().baseUrl(fixture.url("/v1")).apiKey("unused").maxRetries(0).build();
     }
 

@@ -1,5 +1,6 @@
 package fs.server;
 
+import fs.generate.Scheduler;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -26,7 +27,8 @@ class QueueOverflowTest {
     void beyondTheQueueRequestsGet503AndTheOthersAreAnswered() throws Exception {
         try (TestServer fixture = TestServer.load(128)) {
             CountDownLatch gate = new CountDownLatch(1);
-            SerialEngine engine = SerialEngine.start(fixture.model.model(), fixture.stopIds, 1, () -> {
+            SchedulerEngine engine = SchedulerEngine.start(fixture.model.model(), new Scheduler.Config(1, 128, 64, 1),
+                    fixture.stopIds, () -> {
                 try {
                     gate.await();
                 } catch (InterruptedException e) {

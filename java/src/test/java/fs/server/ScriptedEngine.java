@@ -1,5 +1,6 @@
 package fs.server;
 
+import fs.generate.TokenSink;
 import fs.generate.GenerationStats;
 import fs.generate.SamplingParams;
 import fs.generate.StopReason;

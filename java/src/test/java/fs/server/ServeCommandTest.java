@@ -34,9 +34,15 @@ class ServeCommandTest {
     @Test
     void flagsOutOfRangeAreUsageErrors() {
         assertOneErrorLine(serve("--port", "70000"), 2, "--port must be between 0 and 65535");
-        assertOneErrorLine(serve("--parallel", "0"), 2, "--parallel must be at least 1");
-        assertOneErrorLine(serve("--parallel", "4"), 2, "one request at a time");
+        assertOneErrorLine(serve("--parallel", "0"), 2, "--parallel must be in 1..256");
+        assertOneErrorLine(serve("--parallel", "300"), 2, "--parallel must be in 1..256");
         assertOneErrorLine(serve("--queue", "0"), 2, "--queue must be at least 1");
+    }
+
+    @Test
+    void aContextTooSmallToShareAmongTheSlotsIsOneLine() {
+        Run run = serve(TestServer.MODEL.toString(), "--port", "0", "--ctx", "3", "--parallel", "4");
+        assertOneErrorLine(run, 1, "--ctx 3 shared among --parallel 4 slots leaves none for each");
     }
 
     @Test

@@ -1,5 +1,6 @@
 package fs.server;
 
+import fs.generate.Scheduler;
 import fs.backend.cpu.VectorBackend;
 import fs.chat.ChatMessage;
 import fs.chat.ChatTemplate;
@@ -53,7 +54,7 @@ final class TestServer implements AutoCloseable {
     /** What the existing Generator produces greedily from {@code prompt}: the reference for answers. */
     Generator.Generation greedy(int[] prompt, int maxTokens) {
         if (server != null) throw new IllegalStateException("the engine owns the model once serving");
-        return new Generator(model.model(), stopIds, SamplingParams.greedy()).generate(prompt, maxTokens, id -> {});
+        return new Generator(model.sequence(), stopIds, SamplingParams.greedy()).generate(prompt, maxTokens, id -> {});
     }
 
     /** The text a client should see for generated ids (special tokens left out). */
@@ -61,8 +62,10 @@ final class TestServer implements AutoCloseable {
         return tokenizer.decode(ids, true);
     }
 
-    SerialEngine serialEngine(int queueCapacity) {
-        return SerialEngine.start(model.model(), stopIds, queueCapacity, () -> {});
+    /** The engine fs serve runs: {@code slots} of the fixture's context, up to {@code queueLimit} waiting. */
+    SchedulerEngine schedulerEngine(int slots, int queueLimit) {
+        return SchedulerEngine.start(model.model(), new Scheduler.Config(slots, model.sequence().shape().contextLength(),
+                64, queueLimit), stopIds, () -> {});
     }
 
     /** Starts the server, answering with {@code engine} (the server closes it). */
