@@ -8,7 +8,10 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import fs.gguf.GgufFile;
 import fs.gguf.GgufTensor;
 import fs.hub.ModelResolver;
+import fs.hub.RemoteHeaders;
+import fs.model.ModelTensors;
 import fs.model.Qwen3Config;
+import fs.model.Qwen3TensorNames;
 import fs.model.Qwen3Weights;
 import fs.model.WeightCheck;
 import fs.safetensors.Checkpoint;
@@ -24,6 +27,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -47,31 +51,67 @@ final class InspectCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws JsonProcessingException {
-        Path path = ModelResolver.resolve(model, spec.commandLine().getErr());
+        PrintWriter err = spec.commandLine().getErr();
+        Optional<RemoteHeaders> remote = ModelResolver.remoteHeaders(model, err);
+        if (remote.isPresent()) return inspectRemote(remote.get());
+        Path path = ModelResolver.resolve(model, err);
         try (ModelSource source = ModelSource.open(path)) {
             Qwen3Config config = source.config();
             WeightCheck check = Qwen3Weights.check(config, source.tensors());
-            PrintWriter err = spec.commandLine().getErr();
-            for (String note : check.notes()) err.println("fs: " + path + ": " + note);
-            err.flush();
             Listing listing = switch (source) {
                 case HuggingFaceSource directory -> safetensorsListing(directory.checkpoint());
                 case GgufSource gguf -> ggufListing(gguf.file());
             };
-            PrintWriter out = spec.commandLine().getOut();
-            if (json) {
-                // Made here, not in a static field: picocli instantiates every command on every start, and Jackson's
-                // databind takes a third of a second to set up on a cold JVM.
-                out.println(new ObjectMapper().writerWithDefaultPrettyPrinter()
-                        .writeValueAsString(toJson(path, config, listing, check)));
-            } else {
-                printText(out, path, config, listing, check);
-            }
-            out.flush();
-            // The report is printed either way; the exit status tells a script whether fs could run this model.
-            return check.ok() ? 0 : 1;
+            return report(new Subject(path.toString(), null), config, listing, check, check.notes());
         }
     }
+
+    /** A repo not completely in the cache: its config and the headers of its weights, read without the weights. */
+    private int inspectRemote(RemoteHeaders remote) throws JsonProcessingException {
+        Qwen3Config config = Qwen3Config.read(remote.snapshot().resolve("config.json"));
+        ModelTensors tensors = new ModelTensors(remote.snapshot(), Qwen3TensorNames.HUGGING_FACE, remote.tensors());
+        WeightCheck check = Qwen3Weights.check(config, tensors);
+        List<String> notes = new ArrayList<>(check.notes());
+        String output = tensors.names().output();
+        if (config.tieWordEmbeddings() && tensors.find(output).isPresent()) {
+            // The check compares a stored output projection with the embedding byte by byte; without the bytes it
+            // cannot, so say so rather than let its silence read as "they are equal".
+            notes.add("the stored " + output + " is not used (tie_word_embeddings is true); whether it equals "
+                    + tensors.names().embedding() + " is unknown: only the headers were read");
+        }
+        PrintWriter err = spec.commandLine().getErr();
+        err.printf(Locale.ROOT, "fs: %s is not completely in the Hugging Face cache: read only config.json and the "
+                        + "safetensors headers (%,d of %,d bytes of weights) from the hub, not the weights%n",
+                remote.repo(), remote.bytesRead(), remote.totalSize());
+        return report(new Subject(remote.repo().toString(), remote.commit()), config, remoteListing(remote), check,
+                notes);
+    }
+
+    /** Prints the notes on stderr and the report on stdout; the exit status. */
+    private int report(Subject subject, Qwen3Config config, Listing listing, WeightCheck check, List<String> notes)
+            throws JsonProcessingException {
+        PrintWriter err = spec.commandLine().getErr();
+        for (String note : notes) err.println("fs: " + subject.model() + ": " + note);
+        err.flush();
+        PrintWriter out = spec.commandLine().getOut();
+        if (json) {
+            // Made here, not in a static field: picocli instantiates every command on every start, and Jackson's
+            // databind takes a third of a second to set up on a cold JVM.
+            out.println(new ObjectMapper().writerWithDefaultPrettyPrinter()
+                    .writeValueAsString(toJson(subject, config, listing, check, notes)));
+        } else {
+            printText(out, subject, config, listing, check);
+        }
+        out.flush();
+        // The report is printed either way; the exit status tells a script whether fs could run this model.
+        return check.ok() ? 0 : 1;
+    }
+
+    /**
+     * What is inspected: a local directory or file, or a repo id with the {@code commit} whose headers were read over
+     * HTTP (null when local).
+     */
+    private record Subject(String model, String commit) {}
 
     /**
      * One stored tensor as listed: {@code type} is the safetensors dtype or the ggml type; {@code file} (safetensors)
@@ -106,6 +146,18 @@ final class InspectCommand implements Callable<Integer> {
         return new Listing(rows, null);
     }
 
+    private static Listing remoteListing(RemoteHeaders remote) {
+        List<Row> rows = new ArrayList<>();
+        for (RemoteHeaders.WeightsFile file : remote.files()) {
+            for (Tensor tensor : file.tensors()) {
+                // byteSize() from the shape: the header check made it equal to the tensor's span in the file.
+                rows.add(new Row(tensor.name(), tensor.dtype().name(), tensor.shape(), tensor.elementCount(),
+                        tensor.byteSize(), file.name()));
+            }
+        }
+        return new Listing(rows, null);
+    }
+
     private static Listing ggufListing(GgufFile file) {
         List<Row> rows = new ArrayList<>();
         for (GgufTensor tensor : file.tensors()) {
@@ -116,10 +168,12 @@ final class InspectCommand implements Callable<Integer> {
         return new Listing(rows, file);
     }
 
-    private static void printText(PrintWriter out, Path path, Qwen3Config config, Listing listing, WeightCheck check) {
+    private static void printText(PrintWriter out, Subject subject, Qwen3Config config, Listing listing,
+            WeightCheck check) {
         GgufFile gguf = listing.gguf();
         List<String[]> summary = new ArrayList<>();
-        summary.add(new String[] {"model", path.toString()});
+        summary.add(new String[] {"model", subject.model()
+                + (subject.commit() != null ? " at commit " + subject.commit() + " (headers only)" : "")});
         if (gguf != null) {
             summary.add(new String[] {"format", "GGUF v" + gguf.version() + ", alignment " + gguf.alignment() + ", "
                     + gguf.metadata().values().size() + " metadata keys"});
@@ -174,10 +228,15 @@ final class InspectCommand implements Callable<Integer> {
                 : check.problemCount() + " problem(s): " + check.problemLine());
     }
 
-    private static ObjectNode toJson(Path path, Qwen3Config config, Listing listing, WeightCheck check) {
+    private static ObjectNode toJson(Subject subject, Qwen3Config config, Listing listing, WeightCheck check,
+            List<String> notes) {
         GgufFile gguf = listing.gguf();
         ObjectNode root = JsonNodeFactory.instance.objectNode();
-        root.put("model", path.toString());
+        root.put("model", subject.model());
+        if (subject.commit() != null) {
+            root.put("commit", subject.commit());
+            root.put("headers_only", true);
+        }
         root.put("format", gguf != null ? "gguf" : "safetensors");
 
         ObjectNode configNode = root.putObject("config");
@@ -233,7 +292,7 @@ final class InspectCommand implements Callable<Integer> {
         ArrayNode problemsNode = weights.putArray("problems");
         check.problems().forEach(problemsNode::add);
         ArrayNode notesNode = weights.putArray("notes");
-        check.notes().forEach(notesNode::add);
+        notes.forEach(notesNode::add);
         return root;
     }
 

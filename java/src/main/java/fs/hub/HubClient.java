@@ -3,6 +3,7 @@ package fs.hub;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import fs.FsException;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -22,6 +23,7 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
@@ -222,7 +224,7 @@ final class HubClient implements AutoCloseable {
             progress.start(file, total, have);
             boolean ok = false;
             try (OutputStream out = Files.newOutputStream(partial, StandardOpenOption.CREATE, StandardOpenOption.APPEND)) {
-                have += copyBody(response.body(), out, sha256, progress);
+                have += copyBody(response.body(), out, sha256, progress, Long.MAX_VALUE);
                 ok = true;
             } finally {
                 progress.finish(ok);
@@ -244,11 +246,47 @@ final class HubClient implements AutoCloseable {
         Files.move(partial, blob, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
     }
 
+    /**
+     * Bytes {@code from} to {@code from + length - 1} of a file at {@code location} (its {@link FileInfo#location}),
+     * with one HTTP Range request. A server that ignores the Range and sends the whole file is read only as far as
+     * needed, then the transfer is dropped. An answer that ends early is a {@link NetworkException}.
+     */
+    byte[] range(URI location, long from, int length) throws IOException {
+        HttpResponse<InputStream> response = get(location, "bytes=" + from + "-" + (from + length - 1));
+        int status = response.statusCode();
+        long skip = 0;
+        if (status == 206) {
+            long start = rangeStart(response);
+            if (start != from) {
+                response.body().close();
+                throw new IOException("asked " + location + " for bytes from " + from
+                        + " but got a range starting at " + start);
+            }
+        } else if (status == 200) {
+            skip = from;
+        } else {
+            response.body().close();
+            throw statusError(response);
+        }
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        long read = copyBody(response.body(), out, null, null, skip + length);
+        if (read < skip + length) {
+            throw new NetworkException("the answer for bytes " + from + "-" + (from + length - 1) + " of " + location
+                    + " ended after " + Math.max(0, read - skip) + " of " + length + " bytes", null);
+        }
+        return Arrays.copyOfRange(out.toByteArray(), (int) skip, (int) (skip + length));
+    }
+
     /** GET following redirects by hand; with a Range header when {@code from} > 0. */
     private HttpResponse<InputStream> get(URI uri, long from) throws IOException {
+        return get(uri, from > 0 ? "bytes=" + from + "-" : null);
+    }
+
+    /** GET following redirects by hand, sending {@code range} as the Range header unless it is null. */
+    private HttpResponse<InputStream> get(URI uri, String range) throws IOException {
         for (int hop = 0; hop <= MAX_REDIRECTS; hop++) {
             HttpRequest.Builder request = request(uri).GET();
-            if (from > 0) request.header("Range", "bytes=" + from + "-");
+            if (range != null) request.header("Range", range);
             HttpResponse<InputStream> response = send(request, HttpResponse.BodyHandlers.ofInputStream());
             int status = response.statusCode();
             if (status < 300 || status >= 400) return response;
@@ -285,11 +323,13 @@ final class HubClient implements AutoCloseable {
     }
 
     /**
-     * Copies a response body to {@code out}. HttpClient has no timeout between body bytes, so a watchdog closes the
-     * stream when none arrive for the read timeout; the blocked read then fails instead of hanging.
+     * Copies a response body, up to {@code limit} bytes, to {@code out} (digesting it when {@code sha256} is not null,
+     * reporting to {@code progress} when that is not null), then closes it (which drops a transfer not
+     * yet over). HttpClient has no timeout between body bytes, so a watchdog closes the stream when none arrive for the
+     * read timeout; the blocked read then fails instead of hanging.
      */
-    private long copyBody(InputStream body, OutputStream out, MessageDigest sha256, DownloadProgress progress)
-            throws IOException {
+    private long copyBody(InputStream body, OutputStream out, MessageDigest sha256, DownloadProgress progress,
+            long limit) throws IOException {
         AtomicLong lastData = new AtomicLong(System.nanoTime());
         AtomicBoolean stalled = new AtomicBoolean();
         long timeoutNanos = readTimeout.toNanos();
@@ -313,7 +353,8 @@ final class HubClient implements AutoCloseable {
             while (true) {
                 int n;
                 try {
-                    n = body.read(buffer);
+                    if (copied == limit) return copied;
+                    n = body.read(buffer, 0, (int) Math.min(buffer.length, limit - copied));
                 } catch (IOException e) {
                     if (stalled.get()) throw new NetworkException("no data for " + seconds(readTimeout), e);
                     throw new NetworkException("the transfer broke off after " + copied + " bytes: " + reason(e), e);
@@ -323,7 +364,7 @@ final class HubClient implements AutoCloseable {
                 out.write(buffer, 0, n);
                 if (sha256 != null) sha256.update(buffer, 0, n);
                 copied += n;
-                progress.advance(n);
+                if (progress != null) progress.advance(n);
             }
         } finally {
             watchdog.interrupt();

@@ -75,6 +75,11 @@ public final class ModelResolver {
         return new ModelResolver(System.getenv(), log, DownloadProgress.stderrIsTerminal()).resolveModel(model);
     }
 
+    /** {@link #remoteHeaders(String)} with the process environment, progress on {@code log}. */
+    public static Optional<RemoteHeaders> remoteHeaders(String model, PrintWriter log) {
+        return new ModelResolver(System.getenv(), log, DownloadProgress.stderrIsTerminal()).remoteHeaders(model);
+    }
+
     /**
      * The local directory or GGUF file of {@code model}: the directory (which must contain config.json) or file itself
      * when it exists, else the cache snapshot of the Hugging Face repo it names, or the cached GGUF file its tag names,
@@ -129,29 +134,65 @@ public final class ModelResolver {
         }
     }
 
+    /**
+     * For {@code fs inspect}: when {@code model} names a Hugging Face repo (not a path, not repo:QUANT) whose snapshot
+     * of main is not complete in the cache, its config.json (and generation_config.json) fetched into the cache and
+     * the headers of its safetensors weights read with HTTP Range requests, the weights themselves left on the hub;
+     * empty when {@link #resolveModel} would find the model without the hub, or would refuse it.
+     *
+     * @throws FsException with one line, as {@link #resolveModel} throws them (HF_HUB_OFFLINE, a 404, the network)
+     */
+    public Optional<RemoteHeaders> remoteHeaders(String model) {
+        if (existingPath(model).isPresent() || model.toLowerCase(Locale.ROOT).endsWith(GGUF_EXTENSION)
+                || GgufTag.parse(model).isPresent()) {
+            return Optional.empty();
+        }
+        Optional<RepoId> parsed = RepoId.parse(model);
+        if (parsed.isEmpty()) return Optional.empty();
+        RepoId repo = parsed.get();
+        try {
+            HubCache cache = HubCache.locate(environment);
+            Optional<String> inCache = shortfall(cache, repo, cache.mainSnapshot(repo));
+            if (inCache.isEmpty()) return Optional.empty();
+            DownloadProgress progress = new DownloadProgress(log, progressBar);
+            return Optional.of(online(repo.toString(), inCache.get(), otherWays(repo),
+                    client -> RemoteHeaders.read(client, cache, repo, progress)));
+        } catch (IOException e) {
+            throw new FsException(repo + ": cannot use the Hugging Face cache (" + e + ")", e);
+        }
+    }
+
     private Path resolveRepo(RepoId repo) throws IOException {
         HubCache cache = HubCache.locate(environment);
         Optional<Path> cached = cache.mainSnapshot(repo);
-        List<String> missing = cached.map(ModelFiles::missing).orElse(List.of());
-        if (cached.isPresent() && missing.isEmpty()) return cached.get();
+        Optional<String> inCache = shortfall(cache, repo, cached);
+        if (inCache.isEmpty()) return cached.orElseThrow();
+        return online(repo.toString(), inCache.get(), otherWays(repo), client -> download(client, cache, repo));
+    }
 
-        String inCache = cached.isPresent()
+    /** How the cache falls short of a complete snapshot of main ({@code cached}), for messages; empty if it does not. */
+    private static Optional<String> shortfall(HubCache cache, RepoId repo, Optional<Path> cached) {
+        List<String> missing = cached.map(ModelFiles::missing).orElse(List.of());
+        if (cached.isPresent() && missing.isEmpty()) return Optional.empty();
+        return Optional.of(cached.isPresent()
                 ? "is only partly in the Hugging Face cache (" + cache.repoDir(repo) + " lacks " + String.join(", ", missing) + ")"
-                : "is not in the Hugging Face cache (" + cache.repoDir(repo) + ")";
-        String otherWays = "download it with `huggingface-cli download " + repo + "`, or pass a local directory";
-        return online(repo.toString(), inCache, otherWays, client -> download(client, cache, repo));
+                : "is not in the Hugging Face cache (" + cache.repoDir(repo) + ")");
+    }
+
+    private static String otherWays(RepoId repo) {
+        return "download it with `huggingface-cli download " + repo + "`, or pass a local directory";
     }
 
     /** What is done with the hub once the cache cannot answer. */
-    private interface HubWork {
-        Path run(HubClient client) throws IOException;
+    private interface HubWork<T> {
+        T run(HubClient client) throws IOException;
     }
 
     /**
      * Runs {@code work} against the hub unless HF_HUB_OFFLINE forbids it, turning each way it can fail into one line
      * that says what {@code model} lacks ({@code inCache}) and what the user can do.
      */
-    private Path online(String model, String inCache, String otherWays, HubWork work) throws IOException {
+    private <T> T online(String model, String inCache, String otherWays, HubWork<T> work) throws IOException {
         if (TRUE_VALUES.contains(environment.getOrDefault("HF_HUB_OFFLINE", "").strip().toLowerCase(Locale.ROOT))) {
             throw new FsException(model + " " + inCache + " and HF_HUB_OFFLINE is set: unset it to let fs download "
                     + "the model, or " + otherWays);
@@ -252,14 +293,8 @@ public final class ModelResolver {
 
     /** Downloads what the snapshot of main's current commit lacks, then points refs/main at it. */
     private Path download(HubClient client, HubCache cache, RepoId repo) throws IOException {
-        HubClient.FileInfo config = client.fileInfo(repo, "main", ModelFiles.CONFIG).orElseThrow(() ->
-                new FsException(repo + ": the Hugging Face hub has no " + ModelFiles.CONFIG + " in this repo ("
-                        + client.resolveUrl(repo, "main", ModelFiles.CONFIG) + " is 404): check the repo id; it is "
-                        + "not a local directory either"));
+        HubClient.FileInfo config = mainConfig(client, repo);
         String commit = config.commit();
-        if (!COMMIT.matcher(commit).matches()) {
-            throw new IOException("the hub named an unusable commit '" + commit + "' for " + repo);
-        }
         Path snapshot = cache.snapshotDir(repo, commit);
         log.println("fetching " + repo + " (commit " + commit + ") from " + client.endpoint() + " into "
                 + cache.repoDir(repo));
@@ -285,8 +320,20 @@ public final class ModelResolver {
         return snapshot;
     }
 
+    /** The hub's metadata for config.json at main, whose commit is the one every other file is then fetched at. */
+    static HubClient.FileInfo mainConfig(HubClient client, RepoId repo) throws IOException {
+        HubClient.FileInfo config = client.fileInfo(repo, "main", ModelFiles.CONFIG).orElseThrow(() ->
+                new FsException(repo + ": the Hugging Face hub has no " + ModelFiles.CONFIG + " in this repo ("
+                        + client.resolveUrl(repo, "main", ModelFiles.CONFIG) + " is 404): check the repo id; it is "
+                        + "not a local directory either"));
+        if (!COMMIT.matcher(config.commit()).matches()) {
+            throw new IOException("the hub named an unusable commit '" + config.commit() + "' for " + repo);
+        }
+        return config;
+    }
+
     /** Fills one snapshot of one repo, file by file. */
-    private record Downloads(HubClient client, HubCache cache, RepoId repo, String commit, DownloadProgress progress) {
+    record Downloads(HubClient client, HubCache cache, RepoId repo, String commit, DownloadProgress progress) {
 
         /** Makes sure the snapshot has {@code file}; returns false when the hub has none (an error if required). */
         boolean fetch(String file, boolean required) throws IOException {

@@ -55,22 +55,10 @@ public final class SafetensorsFile implements AutoCloseable {
         try (FileChannel channel = FileChannel.open(path, StandardOpenOption.READ)) {
             FileStamp stamp = FileStamp.of(path);
             long fileSize = channel.size();
-            if (fileSize < Long.BYTES) {
-                throw new FsException(path + ": file is " + fileSize
-                        + " bytes, too short for a safetensors file (it starts with an 8-byte header size)");
-            }
-            ByteBuffer sizeField = ByteBuffer.allocate(Long.BYTES).order(ByteOrder.LITTLE_ENDIAN);
-            readFully(channel, sizeField, 0);
-            long headerSize = sizeField.getLong(0);
-            if (headerSize < 0 || headerSize > MAX_HEADER_BYTES) {
-                throw new FsException(path + ": header size " + Long.toUnsignedString(headerSize)
-                        + " is beyond the " + MAX_HEADER_BYTES + "-byte limit (corrupt file?)");
-            }
+            byte[] sizeField = new byte[(int) Math.min(Long.BYTES, fileSize)];
+            readFully(channel, ByteBuffer.wrap(sizeField), 0);
+            long headerSize = headerSize(sizeField, fileSize, path.toString());
             long dataStart = Long.BYTES + headerSize;
-            if (dataStart > fileSize) {
-                throw new FsException(path + ": header size " + headerSize + " is larger than the file ("
-                        + fileSize + " bytes)");
-            }
             byte[] json = new byte[(int) headerSize];
             readFully(channel, ByteBuffer.wrap(json), Long.BYTES);
             SafetensorsHeader header = SafetensorsHeader.parse(json, fileSize - dataStart, path.toString());
@@ -91,6 +79,42 @@ public final class SafetensorsFile implements AutoCloseable {
         } catch (IOException e) {
             throw FsException.cannotRead(path, e);
         }
+    }
+
+    /**
+     * The length of the JSON header, from the first 8 bytes of a file of {@code fileSize} bytes (fewer only when the
+     * file is shorter, which is an error), checked as {@link #open} checks it: within {@value #MAX_HEADER_BYTES}
+     * bytes and within the file. {@code file} names it in errors. For readers that fetch a header without the file.
+     */
+    public static long headerSize(byte[] firstBytes, long fileSize, String file) {
+        if (fileSize < Long.BYTES) {
+            throw new FsException(file + ": file is " + fileSize
+                    + " bytes, too short for a safetensors file (it starts with an 8-byte header size)");
+        }
+        long headerSize = ByteBuffer.wrap(firstBytes, 0, Long.BYTES).order(ByteOrder.LITTLE_ENDIAN).getLong();
+        if (headerSize < 0 || headerSize > MAX_HEADER_BYTES) {
+            throw new FsException(file + ": header size " + Long.toUnsignedString(headerSize)
+                    + " is beyond the " + MAX_HEADER_BYTES + "-byte limit (corrupt file?)");
+        }
+        if (Long.BYTES + headerSize > fileSize) {
+            throw new FsException(file + ": header size " + headerSize + " is larger than the file ("
+                    + fileSize + " bytes)");
+        }
+        return headerSize;
+    }
+
+    /**
+     * The tensors the JSON header of a file of {@code fileSize} bytes lists, in data order, checked exactly as
+     * {@link #open} checks them, but without their bytes: each tensor's data is an empty segment. They serve what
+     * needs only names, dtypes and shapes (a listing, a weights check of shapes and dtypes), never what reads weights.
+     */
+    public static List<Tensor> headerTensors(byte[] json, long fileSize, String file) {
+        SafetensorsHeader header = SafetensorsHeader.parse(json, fileSize - Long.BYTES - json.length, file);
+        List<Tensor> tensors = new ArrayList<>(header.entries().size());
+        for (SafetensorsHeader.Entry entry : header.entries()) {
+            tensors.add(new Tensor(entry.name(), entry.dtype(), entry.shape(), MemorySegment.NULL));
+        }
+        return List.copyOf(tensors);
     }
 
     private static void readFully(FileChannel channel, ByteBuffer buffer, long position) throws IOException {

@@ -22,7 +22,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * A Hugging Face hub on 127.0.0.1 for one repo, behaving like huggingface.co: {@code /{repo}/resolve/{rev}/{file}}
  * answers HEAD and GET for revision "main" or the commit, {@code /api/models/{repo}/revision/{rev}} lists the files, with X-Repo-Commit and an ETag (a sha1 for small files);
  * large ("LFS") files get a 302 to a separate CDN server carrying X-Linked-Etag (their sha256) and X-Linked-Size.
- * The CDN honours Range. Faults can be switched on: a transfer cut off, a stall, corrupted bytes, a required token.
+ * The CDN honours Range ({@code bytes=START-} and {@code bytes=START-END}). Faults can be switched on: a transfer cut
+ * off, a stall, corrupted bytes, a required token, a CDN that ignores Range.
  */
 final class FakeHub implements AutoCloseable {
     static final String COMMIT = "0123456789abcdef0123456789abcdef01234567";
@@ -48,6 +49,8 @@ final class FakeHub implements AutoCloseable {
     volatile CountDownLatch stall;
     /** Flip one byte of every large file the CDN sends. */
     volatile boolean corrupt;
+    /** The CDN answers every request with 200 and the whole file, as a server without Range support does. */
+    volatile boolean ignoreRange;
 
     FakeHub(String repo) throws IOException {
         this.repo = repo;
@@ -167,18 +170,23 @@ final class FakeHub implements AutoCloseable {
             byte[] content = files.get(name).clone();
             if (corrupt) content[content.length / 2] ^= 1;
             long start = 0;
+            long end = content.length - 1; // inclusive, as in a Range
             String range = exchange.getRequestHeaders().getFirst("Range");
+            if (range != null) cdnRanges.add(range);
+            if (ignoreRange) range = null;
             if (range != null) {
-                cdnRanges.add(range);
-                start = Long.parseLong(range.substring("bytes=".length(), range.indexOf('-')));
-                if (start >= content.length) {
+                String spec = range.substring("bytes=".length());
+                int dash = spec.indexOf('-');
+                start = Long.parseLong(spec.substring(0, dash));
+                if (dash + 1 < spec.length()) end = Math.min(end, Long.parseLong(spec.substring(dash + 1)));
+                if (start >= content.length || end < start) {
                     send(exchange, 416, null);
                     return;
                 }
                 exchange.getResponseHeaders().set("Content-Range",
-                        "bytes " + start + "-" + (content.length - 1) + "/" + content.length);
+                        "bytes " + start + "-" + end + "/" + content.length);
             }
-            int length = content.length - (int) start;
+            int length = (int) (end + 1 - start);
             exchange.getResponseHeaders().set("ETag", "\"" + sha256(files.get(name)) + "\"");
             if (exchange.getRequestMethod().equals("HEAD")) {
                 exchange.getResponseHeaders().set("Content-Length", Integer.toString(length));
@@ -191,8 +199,8 @@ final class FakeHub implements AutoCloseable {
             CountDownLatch stallLatch = stall;
             OutputStream body = exchange.getResponseBody();
             int chunk = 64 * 1024;
-            for (int offset = (int) start; offset < content.length; offset += chunk) {
-                int n = Math.min(chunk, content.length - offset);
+            for (int offset = (int) start; offset <= end; offset += chunk) {
+                int n = (int) Math.min(chunk, end + 1 - offset);
                 if (cut >= 0) n = (int) Math.min(n, start + cut - offset);
                 if (n <= 0) break;
                 body.write(content, offset, n);
