@@ -7,9 +7,11 @@ import fs.safetensors.StrictJson;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Set;
+import java.util.Map;
 import java.util.regex.Pattern;
 
 /** The files of a model repo that fs reads, and whether a folder has them all. */
@@ -32,12 +34,17 @@ final class ModelFiles {
 
     /** The shard files an index's weight_map names, each once, in order of first mention. */
     static List<String> shards(Path index) {
+        return List.copyOf(new LinkedHashSet<>(weightMap(index).values()));
+    }
+
+    /** An index's weight_map: the shard file of each tensor, in the index's order. */
+    static Map<String, String> weightMap(Path index) {
         // Read as Checkpoint reads it later: plain-words errors, a duplicate key refused rather than one of two kept.
         JsonNode weightMap = StrictJson.readObjectFile(index, MAX_INDEX_BYTES).get("weight_map");
         if (weightMap == null || !weightMap.isObject() || weightMap.isEmpty()) {
             throw new FsException(index + ": has no weight_map naming the shard files");
         }
-        Set<String> shards = new LinkedHashSet<>();
+        Map<String, String> shards = new LinkedHashMap<>();
         for (var entry : weightMap.properties()) {
             JsonNode shard = entry.getValue();
             if (!shard.isTextual()) {
@@ -48,9 +55,9 @@ final class ModelFiles {
                 throw new FsException(index + ": weight_map names a shard that is not a plain file name: "
                         + Quoted.quote(name));
             }
-            shards.add(name);
+            shards.put(entry.getKey(), name);
         }
-        return List.copyOf(shards);
+        return Collections.unmodifiableMap(shards);
     }
 
     /** The files {@code dir} still lacks to be a complete model (broken links count as missing); empty if none. */

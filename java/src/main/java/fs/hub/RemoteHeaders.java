@@ -23,6 +23,8 @@ import java.util.Map;
  * @param bytesRead the bytes of the weights files that were fetched: their headers and size fields
  */
 public record RemoteHeaders(RepoId repo, String commit, Path snapshot, List<WeightsFile> files, long bytesRead) {
+    /** A weight_map can name many tensors; a message lists this many of those missing and counts the rest. */
+    private static final int MAX_LISTED = 5;
 
     /**
      * One safetensors file of the repo: its path in the repo, its size on the hub, and its tensors without their
@@ -62,12 +64,14 @@ public record RemoteHeaders(RepoId repo, String commit, Path snapshot, List<Weig
         downloads.fetch(ModelFiles.GENERATION_CONFIG, false);
 
         List<String> names;
+        Map<String, String> weightMap = Map.of();
         if (client.fileInfo(repo, commit, ModelFiles.WEIGHTS).isPresent()) {
             names = List.of(ModelFiles.WEIGHTS);
         } else {
             downloads.fetch(ModelFiles.WEIGHTS_INDEX, true);
+            weightMap = ModelFiles.weightMap(snapshot.resolve(ModelFiles.WEIGHTS_INDEX));
             // Sorted as Checkpoint lists shards (model-00001-of-00002... sort in shard order).
-            names = ModelFiles.shards(snapshot.resolve(ModelFiles.WEIGHTS_INDEX)).stream().sorted().toList();
+            names = weightMap.values().stream().distinct().sorted().toList();
         }
 
         List<WeightsFile> files = new ArrayList<>();
@@ -94,6 +98,21 @@ public record RemoteHeaders(RepoId repo, String commit, Path snapshot, List<Weig
             }
             files.add(new WeightsFile(name, info.size(), tensors));
         }
+        checkTheIndexMatches(repo, weightMap, fileOfTensor);
         return new RemoteHeaders(repo, commit, snapshot, files, bytesRead);
+    }
+
+    /** As a local checkpoint refuses it: a tensor the index places in a shard whose header does not list it. */
+    private static void checkTheIndexMatches(RepoId repo, Map<String, String> weightMap,
+            Map<String, String> fileOfTensor) {
+        List<String> absent = new ArrayList<>();
+        weightMap.forEach((tensor, shard) -> {
+            if (!shard.equals(fileOfTensor.get(tensor))) absent.add(Quoted.quote(tensor) + " is not in " + shard);
+        });
+        if (absent.isEmpty()) return;
+        String shown = String.join("; ", absent.subList(0, Math.min(absent.size(), MAX_LISTED)));
+        throw new FsException(repo + "/" + ModelFiles.WEIGHTS_INDEX + ": tensors listed in weight_map are missing "
+                + "from their shards: " + shown
+                + (absent.size() > MAX_LISTED ? "; and " + (absent.size() - MAX_LISTED) + " more" : ""));
     }
 }

@@ -130,10 +130,8 @@ class RemoteHeadersTest {
         expected.forEach((name, shape) -> assertArrayEquals(shape, actual.get(name), name));
     }
 
-    @Test
-    void readsTheIndexThenEachShardsHeader() throws IOException {
-        Map<String, long[]> shapes = TinyQwen3.shapes();
-        shapes.remove("lm_head.weight");
+    /** The tiny tied model in two shards, the index listing {@code extraEntries} besides its tensors. */
+    private byte[][] shardedHub(Map<String, long[]> shapes, String extraEntries) throws IOException {
         SafetensorsWriter first = new SafetensorsWriter();
         SafetensorsWriter second = new SafetensorsWriter();
         StringBuilder weightMap = new StringBuilder();
@@ -149,9 +147,19 @@ class RemoteHeadersTest {
         second.write(temp.resolve("two"));
         byte[] one = Files.readAllBytes(temp.resolve("one"));
         byte[] two = Files.readAllBytes(temp.resolve("two"));
-        smallFiles().file("model.safetensors.index.json", "{\"weight_map\": {" + weightMap + "}}")
+        smallFiles().file("model.safetensors.index.json", "{\"weight_map\": {" + weightMap + extraEntries + "}}")
                 .lfsFile("model-00002-of-00002.safetensors", two)
                 .lfsFile("model-00001-of-00002.safetensors", one);
+        return new byte[][] {one, two};
+    }
+
+    @Test
+    void readsTheIndexThenEachShardsHeader() throws IOException {
+        Map<String, long[]> shapes = TinyQwen3.shapes();
+        shapes.remove("lm_head.weight");
+        byte[][] shards = shardedHub(shapes, "");
+        byte[] one = shards[0];
+        byte[] two = shards[1];
 
         RemoteHeaders remote = remoteHeaders(REPO).orElseThrow();
 
@@ -161,6 +169,18 @@ class RemoteHeadersTest {
         assertEquals(one.length + two.length, remote.totalSize());
         assertShapes(shapes, remote.tensors());
         assertTrue(Files.isRegularFile(snapshot().resolve("model.safetensors.index.json")), "the index is cached");
+    }
+
+    @Test
+    void aTensorTheIndexPlacesInAShardWithoutItIsRefusedAsLocally() throws IOException {
+        Map<String, long[]> shapes = TinyQwen3.shapes();
+        shapes.remove("lm_head.weight");
+        shardedHub(shapes, ", \"model.extra.weight\": \"model-00002-of-00002.safetensors\"");
+
+        FsException e = assertThrows(FsException.class, () -> remoteHeaders(REPO));
+        assertOneLine(e);
+        assertEquals("acme/Tiny-0.1B/model.safetensors.index.json: tensors listed in weight_map are missing from "
+                + "their shards: 'model.extra.weight' is not in model-00002-of-00002.safetensors", e.getMessage());
     }
 
     @Test
