@@ -247,8 +247,8 @@ final class HubClient implements AutoCloseable {
     }
 
     /**
-     * Bytes {@code from} to {@code from + length - 1} of a file at {@code location} (its {@link FileInfo#location}),
-     * with one HTTP Range request. A server that ignores the Range and sends the whole file is read only as far as
+     * Bytes {@code from} to {@code from + length - 1} ({@code length} > 0) of a file at {@code location} (its
+     * {@link FileInfo#location}), with one HTTP Range request. A server that ignores the Range and sends the whole file is read only as far as
      * needed, then the transfer is dropped. An answer that ends early is a {@link NetworkException}.
      */
     byte[] range(URI location, long from, int length) throws IOException {
@@ -324,8 +324,8 @@ final class HubClient implements AutoCloseable {
 
     /**
      * Copies a response body, up to {@code limit} bytes, to {@code out} (digesting it when {@code sha256} is not null,
-     * reporting to {@code progress} when that is not null), then closes it (which drops a transfer not
-     * yet over). HttpClient has no timeout between body bytes, so a watchdog closes the stream when none arrive for the
+     * reporting to {@code progress} when that is not null), then closes it (which drops a transfer not yet over).
+     * HttpClient has no timeout between body bytes, so a watchdog closes the stream when none arrive for the
      * read timeout; the blocked read then fails instead of hanging.
      */
     private long copyBody(InputStream body, OutputStream out, MessageDigest sha256, DownloadProgress progress,
@@ -348,12 +348,11 @@ final class HubClient implements AutoCloseable {
             }
         });
         long copied = 0;
-        byte[] buffer = new byte[1 << 20];
+        byte[] buffer = new byte[(int) Math.min(1 << 20, Math.max(1, limit))];
         try (body) {
-            while (true) {
+            while (copied < limit) {
                 int n;
                 try {
-                    if (copied == limit) return copied;
                     n = body.read(buffer, 0, (int) Math.min(buffer.length, limit - copied));
                 } catch (IOException e) {
                     if (stalled.get()) throw new NetworkException("no data for " + seconds(readTimeout), e);
@@ -366,6 +365,7 @@ final class HubClient implements AutoCloseable {
                 copied += n;
                 if (progress != null) progress.advance(n);
             }
+            return copied;
         } finally {
             watchdog.interrupt();
         }

@@ -29,6 +29,9 @@ import java.util.regex.Pattern;
  * generation_config.json (when the repo has one), tokenizer.json, tokenizer_config.json, and model.safetensors or
  * model.safetensors.index.json with its shards.
  *
+ * <p>{@link #remoteHeaders} serves {@code fs inspect}: for a repo that is not complete in the cache it reads the
+ * safetensors headers over HTTP (see {@link RemoteHeaders}) instead of downloading the weights.
+ *
  * <p>Environment: HF_HUB_CACHE / HF_HOME / XDG_CACHE_HOME (where the cache is), HF_ENDPOINT (default
  * https://huggingface.co), HF_TOKEN (sent as a Bearer token), HF_HUB_OFFLINE=1 (cache only).
  */

@@ -10,6 +10,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * A Hugging Face repo's weights as their safetensors headers describe them, read over HTTP without the weights: two
@@ -63,9 +64,10 @@ public record RemoteHeaders(RepoId repo, String commit, Path snapshot, List<Weig
         downloads.store(ModelFiles.CONFIG, config);
         downloads.fetch(ModelFiles.GENERATION_CONFIG, false);
 
+        Optional<HubClient.FileInfo> single = client.fileInfo(repo, commit, ModelFiles.WEIGHTS);
         List<String> names;
         Map<String, String> weightMap = Map.of();
-        if (client.fileInfo(repo, commit, ModelFiles.WEIGHTS).isPresent()) {
+        if (single.isPresent()) {
             names = List.of(ModelFiles.WEIGHTS);
         } else {
             downloads.fetch(ModelFiles.WEIGHTS_INDEX, true);
@@ -78,9 +80,9 @@ public record RemoteHeaders(RepoId repo, String commit, Path snapshot, List<Weig
         Map<String, String> fileOfTensor = new HashMap<>();
         long bytesRead = 0;
         for (String name : names) {
-            HubClient.FileInfo info = client.fileInfo(repo, commit, name).orElseThrow(() -> new FsException(
-                    repo + " at commit " + commit + " has no " + name + " on the Hugging Face hub: not a model repo "
-                            + "fs can run"));
+            HubClient.FileInfo info = single.isPresent() ? single.get() : client.fileInfo(repo, commit, name)
+                    .orElseThrow(() -> new FsException(repo + " at commit " + commit + " has no " + name
+                            + " on the Hugging Face hub: not a model repo fs can run"));
             if (info.size() < 0) throw new IOException("the hub sent no size for " + name + " of " + repo);
             String where = repo + "/" + name; // what errors name: the file as the hub knows it
             byte[] sizeField = info.size() < Long.BYTES ? new byte[0] : client.range(info.location(), 0, Long.BYTES);
