@@ -37,6 +37,8 @@ import picocli.CommandLine.ParseResult;
             PullCommand.class,
             ListCommand.class,
             RmCommand.class,
+            QuantizeCommand.class,
+            ImatrixCommand.class,
             CommandLine.HelpCommand.class,
         })
 public final class Main implements Runnable {

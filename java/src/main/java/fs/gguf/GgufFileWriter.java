@@ -13,6 +13,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashSet;
@@ -95,21 +96,17 @@ public final class GgufFileWriter implements AutoCloseable {
         for (TensorInfo tensor : tensors) {
             if (!names.add(tensor.name())) throw new IllegalArgumentException("tensor " + tensor.name() + " appears twice");
         }
-        Path directory = target.toAbsolutePath().getParent();
-        Path partial;
+        Path partial = target.toAbsolutePath().resolveSibling(
+                "." + target.getFileName() + "." + Long.toHexString(new SecureRandom().nextLong() >>> 1) + ".partial");
         FileChannel channel;
         try {
-            partial = Files.createTempFile(directory, "." + target.getFileName() + ".", ".partial");
+            // not Files.createTempFile: its file is private to the user (0600), the finished file should have the
+            // permissions any new file gets (the umask's)
+            channel = FileChannel.open(partial, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
         } catch (IOException e) {
-            throw new FsException(target + ": cannot create the output file beside it: " + reason(e), e);
+            throw new FsException(target + ": cannot create " + partial + ": " + reason(e), e);
         }
         partial.toFile().deleteOnExit(); // Ctrl-C ends the JVM without unwinding the writing thread
-        try {
-            channel = FileChannel.open(partial, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING);
-        } catch (IOException e) {
-            deleteQuietly(partial);
-            throw new FsException(target + ": cannot write " + partial + ": " + reason(e), e);
-        }
         GgufFileWriter writer = new GgufFileWriter(target, partial, channel, List.copyOf(tensors), alignment);
         try {
             writer.header(metadata);

@@ -1,0 +1,96 @@
+package fs.cli;
+
+import fs.FsException;
+import fs.model.Qwen3Model;
+import fs.quant.ImportanceMatrix;
+import fs.quant.ImportanceMatrixCollector;
+import fs.quant.QuantizationProgress;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+@Command(name = "imatrix", mixinStandardHelpOptions = true,
+        description = "Computes an importance matrix over a text, as llama-imatrix does (the mean squared activation of "
+                + "each input column of every matrix of the layers, over windows of -c tokens), in llama.cpp's GGUF "
+                + "layout, for fs quantize --imatrix or llama-quantize --imatrix.")
+final class ImatrixCommand implements Callable<Integer> {
+    /** llama-imatrix's default window (its -c). */
+    static final int DEFAULT_WINDOW = 512;
+
+    @Spec
+    CommandSpec spec;
+
+    @Mixin
+    ModelOptions modelOptions;
+
+    @Option(names = {"-f", "--file"}, paramLabel = "TEXT", required = true,
+            description = "The text, UTF-8: cut into windows of -c tokens (a last partial window is left out).")
+    Path text;
+
+    @Option(names = {"-o", "--output"}, paramLabel = "FILE", defaultValue = "imatrix.gguf",
+            description = "The file to write (default: ${DEFAULT-VALUE}; replaced only once complete).")
+    Path output;
+
+    @Override
+    public Integer call() {
+        PrintWriter err = spec.commandLine().getErr();
+        String content = readText();
+        if (modelOptions.ctx == null) modelOptions.ctx = DEFAULT_WINDOW; // -c is the window: the cache holds one
+        int window = modelOptions.ctx;
+        try (LoadedModel loaded = modelOptions.load(
+                context -> Qwen3Model.Shape.forGeneration(context, ModelOptions.PREFILL_BATCH), err)) {
+            Qwen3Model model = loaded.model();
+            int[] tokens = loaded.source().tokenizer().encode(content);
+            int windows = tokens.length / window;
+            if (windows == 0) {
+                throw new FsException("-f " + text + ": " + tokens.length + " tokens, fewer than one window of -c "
+                        + window);
+            }
+            err.printf(Locale.ROOT, "fs: %d tokens of %s: %d windows of %d%n", tokens.length, text, windows, window);
+            boolean terminal = QuantizationProgress.stderrIsTerminal();
+            ImportanceMatrixCollector collector = new ImportanceMatrixCollector(loaded.backend(), model.config());
+            long start = System.nanoTime();
+            for (int w = 0; w < windows; w++) {
+                // each window starts a fresh context at position 0, as llama-imatrix clears its cache per chunk
+                int[] slice = Arrays.copyOfRange(tokens, w * window, (w + 1) * window);
+                model.forwardInBatches(slice, 0, collector, Qwen3Model.BatchListener.NONE);
+                collector.endWindow();
+                loaded.checkUnchanged();
+                if (terminal) {
+                    double seconds = (System.nanoTime() - start) / 1e9;
+                    err.printf(Locale.ROOT, "\rfs: window %d/%d, %.1f tokens/s\u001b[K", w + 1, windows,
+                            (w + 1) * (double) window / seconds);
+                    err.flush();
+                }
+            }
+            if (terminal) err.println();
+            ImportanceMatrix matrix = collector.matrix(List.of(text.toString()), window);
+            matrix.write(output);
+            err.printf(Locale.ROOT, "fs: wrote %s: %d matrices over %d windows of %d tokens (%.1f s)%n", output,
+                    matrix.tensors().size(), windows, window, (System.nanoTime() - start) / 1e9);
+            err.flush();
+        }
+        return 0;
+    }
+
+    private String readText() {
+        try {
+            return TokenizeCommand.readUtf8(Files.readAllBytes(text), text.toString());
+        } catch (NoSuchFileException e) {
+            throw new FsException("-f " + text + ": no such file");
+        } catch (IOException e) {
+            throw new FsException("-f " + text + ": cannot read: " + e.getMessage(), e);
+        }
+    }
+}

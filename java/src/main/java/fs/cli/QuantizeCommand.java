@@ -1,0 +1,151 @@
+package fs.cli;
+
+import fs.FsException;
+import fs.gguf.GgufValue;
+import fs.hub.ModelResolver;
+import fs.model.Qwen3Config;
+import fs.model.Qwen3TensorNames;
+import fs.model.Qwen3Weights;
+import fs.quant.ImportanceMatrix;
+import fs.quant.PlainQuantizers;
+import fs.quant.QuantizationMetadata;
+import fs.quant.QuantizationPlan;
+import fs.quant.QuantizationProgress;
+import fs.quant.QuantizationRun;
+import fs.quant.QuantizationType;
+import fs.quant.RowQuantizer;
+import fs.source.GgufSource;
+import fs.source.HuggingFaceSource;
+import fs.source.ModelSource;
+import fs.tensor.DType;
+import fs.tensor.Tensor;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+
+@Command(name = "quantize", mixinStandardHelpOptions = true,
+        description = "Writes a model (a Hugging Face directory of bf16 safetensors, or a GGUF file) as a GGUF file in "
+                + "one of llama.cpp's types, with llama.cpp's per-tensor mix; llama.cpp and fs both load it.")
+final class QuantizeCommand implements Callable<Integer> {
+    @Spec
+    CommandSpec spec;
+
+    @Parameters(index = "0", paramLabel = "MODEL", description = "A model directory, a .gguf file, a Hugging Face repo "
+            + "id or repo:QUANT.")
+    String model;
+
+    @Option(names = {"-o", "--output"}, paramLabel = "OUT.gguf", required = true,
+            description = "The file to write (replaced only once complete).")
+    Path output;
+
+    @Option(names = "--type", paramLabel = "T", required = true,
+            description = "Q8_0, Q6_K, Q5_K_M, Q4_K_M, Q4_K_S, Q4_0, Q2_K, IQ2_XXS (needs --imatrix), F16 or BF16.")
+    String type;
+
+    @Option(names = "--imatrix", paramLabel = "FILE",
+            description = "An importance matrix (fs imatrix or llama-imatrix) that weighs the quantization.")
+    Path imatrix;
+
+    private int threads = Runtime.getRuntime().availableProcessors();
+
+    @Option(names = {"-t", "--threads"}, paramLabel = "N",
+            description = "Threads that quantize tensors (default: the number of available processors).")
+    void threads(int n) {
+        if (n < 1 || n > ModelOptions.MAX_THREADS) {
+            throw new ParameterException(spec.commandLine(),
+                    "-t/--threads must be between 1 and " + ModelOptions.MAX_THREADS + ", got " + n);
+        }
+        threads = n;
+    }
+
+    @Override
+    public Integer call() {
+        PrintWriter err = spec.commandLine().getErr();
+        QuantizationType preset = QuantizationType.parse(type);
+        ImportanceMatrix importance = imatrix == null ? null : ImportanceMatrix.read(imatrix);
+        Path path = ModelResolver.resolve(model, err);
+        checkOutput(path);
+        try (ModelSource source = ModelSource.open(path)) {
+            Qwen3Config config = source.config();
+            Map<String, Tensor> tensors = ggufTensors(config, Qwen3Weights.bind(config, source.tensors()));
+            QuantizationPlan plan = QuantizationPlan.of(preset, config, List.copyOf(tensors.values()), importance != null);
+            if (importance == null) {
+                plan.firstNeedingImportance().ifPresent(entry -> {
+                    throw new FsException("--type " + preset + " needs an importance matrix (--imatrix FILE, made by "
+                            + "fs imatrix or llama-imatrix), as llama.cpp requires: " + entry.name() + " would be "
+                            + entry.type());
+                });
+            }
+            Map<String, GgufValue> metadata = switch (source) {
+                case GgufSource gguf -> QuantizationMetadata.fromGguf(gguf.file(), preset);
+                case HuggingFaceSource directory -> QuantizationMetadata.fromHuggingFace(directory.path(), config, preset);
+            };
+            if (importance != null) QuantizationMetadata.recordImportance(metadata, imatrix, importance);
+            long sourceBytes = tensors.values().stream().mapToLong(t -> t.data().byteSize()).sum();
+            long weights = tensors.values().stream().mapToLong(Tensor::elementCount).sum();
+            err.printf(Locale.ROOT, "fs: quantizing %s to %s as %s: %d tensors, %.1f MB -> %.1f MB (%.2f bits per weight), "
+                    + "%d threads%n", path, output, preset, plan.tensors().size(), sourceBytes / 1e6, plan.bytes() / 1e6,
+                    8.0 * plan.bytes() / weights, threads);
+            err.flush();
+            QuantizationRun.write(output, metadata, plan, tensors, QuantizeCommand::quantizerOf, importance, threads,
+                    new QuantizationProgress(err, QuantizationProgress.stderrIsTerminal(), plan));
+        }
+        return 0;
+    }
+
+    /**
+     * The quantizer of each type. The block formats' quantizers come from the per-format work (fs.quant's
+     * RowQuantizers.of once it is merged); until then only the plain float formats are written.
+     */
+    private static RowQuantizer quantizerOf(DType type) {
+        return PlainQuantizers.of(type).orElseThrow(
+                () -> new FsException("fs quantize cannot write " + type + " tensors yet (no quantizer for it)"));
+    }
+
+    /** The output may not be the model itself (mapped while it is read) nor a directory. */
+    private void checkOutput(Path model) {
+        if (Files.isDirectory(output)) throw new FsException("-o " + output + ": is a directory, expected a .gguf file");
+        try {
+            if (Files.exists(output) && Files.isSameFile(output, model)) {
+                throw new FsException("-o " + output + " is the model being quantized; write to another file");
+            }
+        } catch (IOException e) {
+            throw FsException.cannotRead(output, e);
+        }
+    }
+
+    /** The model's tensors by their GGUF names (llama.cpp's), whichever source they come from. */
+    private static Map<String, Tensor> ggufTensors(Qwen3Config config, Qwen3Weights weights) {
+        Qwen3TensorNames names = Qwen3TensorNames.GGUF;
+        Map<String, Tensor> tensors = new LinkedHashMap<>();
+        put(tensors, names.embedding(), weights.embedTokens());
+        for (int l = 0; l < weights.layers().size(); l++) {
+            Qwen3Weights.Layer layer = weights.layers().get(l);
+            List<Tensor> components = List.of(layer.inputLayernorm(), layer.qProj(), layer.kProj(), layer.vProj(),
+                    layer.oProj(), layer.qNorm(), layer.kNorm(), layer.postAttentionLayernorm(), layer.gateProj(),
+                    layer.upProj(), layer.downProj());
+            List<String> layerNames = names.layer(l);
+            for (int i = 0; i < components.size(); i++) put(tensors, layerNames.get(i), components.get(i));
+        }
+        put(tensors, names.norm(), weights.norm());
+        // tied: the embedding is the output projection, and llama.cpp, like fs, takes it when output.weight is absent
+        if (!config.tieWordEmbeddings()) put(tensors, names.output(), weights.lmHead());
+        return tensors;
+    }
+
+    private static void put(Map<String, Tensor> tensors, String name, Tensor tensor) {
+        tensors.put(name, new Tensor(name, tensor.dtype(), tensor.shape(), tensor.data()));
+    }
+}

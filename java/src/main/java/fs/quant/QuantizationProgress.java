@@ -1,0 +1,101 @@
+package fs.quant;
+
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+
+import java.io.PrintWriter;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.invoke.MethodHandle;
+import java.util.Locale;
+
+/**
+ * Reports {@code fs quantize} on stderr as the hub's download progress does: on a terminal a bar redrawn in place at
+ * most ten times a second (tensors done, bytes written of the total, speed, time left); otherwise, so that logs
+ * stay readable, one line at the end. Called by the one thread that writes the file.
+ */
+public final class QuantizationProgress {
+    private static final long REDRAW_NANOS = 100_000_000L;
+    private static final int BAR_WIDTH = 24;
+
+    private final PrintWriter log;
+    private final boolean terminal;
+    private final int tensors;
+    private final long total;
+    private final long startNanos = System.nanoTime();
+    private int tensorsDone;
+    private long done;
+    private long lastDrawNanos;
+    private String current = "";
+
+    public QuantizationProgress(PrintWriter log, boolean terminal, QuantizationPlan plan) {
+        this.log = log;
+        this.terminal = terminal;
+        this.tensors = plan.tensors().size();
+        this.total = plan.bytes();
+    }
+
+    /**
+     * Whether file descriptor 2 is a terminal (isatty); false where that cannot be asked. (The same question as
+     * fs.hub's DownloadProgress asks, kept private there.)
+     */
+    public static boolean stderrIsTerminal() {
+        try {
+            Linker linker = Linker.nativeLinker();
+            MethodHandle isatty = linker.downcallHandle(
+                    linker.defaultLookup().find("isatty").orElseThrow(), FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+            return (int) isatty.invokeExact(2) == 1;
+        } catch (Throwable e) {
+            return false;
+        }
+    }
+
+    /** {@code bytes} more of tensor {@code name} are written; {@code tensorComplete} when that was its last piece. */
+    void advance(String name, long bytes, boolean tensorComplete) {
+        current = name;
+        done += bytes;
+        if (tensorComplete) tensorsDone++;
+        if (!terminal) return;
+        long now = System.nanoTime();
+        if (now - lastDrawNanos >= REDRAW_NANOS || tensorsDone == tensors) draw(now);
+    }
+
+    /** The file is complete (or failed, when {@code ok} is false: the bar is ended so that the error starts a line). */
+    void finish(boolean ok, String file) {
+        double seconds = (System.nanoTime() - startNanos) / 1e9;
+        if (terminal) {
+            log.println();
+        } else if (ok) {
+            log.printf(Locale.ROOT, "fs: wrote %s: %d tensors, %s in %.1f s (%s)%n", file, tensors, bytes(done),
+                    seconds, rate(done, seconds));
+        }
+        log.flush();
+    }
+
+    private void draw(long now) {
+        lastDrawNanos = now;
+        double seconds = Math.max((now - startNanos) / 1e9, 1e-3);
+        int filled = total > 0 ? (int) (BAR_WIDTH * Math.min(done, total) / total) : BAR_WIDTH;
+        String left = done > 0 && done < total ? "  ETA " + duration(seconds * (total - done) / done) : "";
+        log.print(String.format(Locale.ROOT, "\r[%d/%d] %3d%% [%s%s] %s / %s  %s%s  %s\u001b[K", tensorsDone, tensors,
+                total > 0 ? 100 * done / total : 100, "#".repeat(filled), "-".repeat(BAR_WIDTH - filled), bytes(done),
+                bytes(total), rate(done, seconds), left, current));
+        log.flush();
+    }
+
+    private static String duration(double seconds) {
+        long s = Math.round(seconds);
+        return s >= 3600 ? String.format(Locale.ROOT, "%d:%02d:%02d", s / 3600, s / 60 % 60, s % 60)
+                : String.format(Locale.ROOT, "%d:%02d", s / 60, s % 60);
+    }
+
+    private static String rate(long bytes, double seconds) {
+        return String.format(Locale.ROOT, "%.1f MB/s", bytes / 1e6 / Math.max(seconds, 1e-3));
+    }
+
+    static String bytes(long n) {
+        if (n < 1_000) return n + " B";
+        if (n < 1_000_000) return String.format(Locale.ROOT, "%.1f kB", n / 1e3);
+        if (n < 1_000_000_000) return String.format(Locale.ROOT, "%.1f MB", n / 1e6);
+        return String.format(Locale.ROOT, "%.2f GB", n / 1e9);
+    }
+}
