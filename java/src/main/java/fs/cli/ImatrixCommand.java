@@ -46,6 +46,11 @@ final class ImatrixCommand implements Callable<Integer> {
     public Integer call() {
         PrintWriter err = spec.commandLine().getErr();
         String content = readText();
+        Path directory = output.toAbsolutePath().getParent();
+        if (Files.isDirectory(output) || !Files.isDirectory(directory)) {
+            throw new FsException("-o " + output + ": " + (Files.isDirectory(output) ? "is a directory"
+                    : "no directory " + directory) + "; the importance matrix would have nowhere to go");
+        }
         if (modelOptions.ctx == null) modelOptions.ctx = DEFAULT_WINDOW; // -c is the window: the cache holds one
         int window = modelOptions.ctx;
         try (LoadedModel loaded = modelOptions.load(

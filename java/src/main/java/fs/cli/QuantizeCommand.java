@@ -93,14 +93,14 @@ final class QuantizeCommand implements Callable<Integer> {
                 case HuggingFaceSource directory -> QuantizationMetadata.fromHuggingFace(directory.path(), config, preset);
             };
             if (importance != null) QuantizationMetadata.recordImportance(metadata, imatrix, importance);
+            QuantizationRun run = QuantizationRun.prepare(plan, tensors, QuantizeCommand::quantizerOf, importance);
             long sourceBytes = tensors.values().stream().mapToLong(t -> t.data().byteSize()).sum();
             long weights = tensors.values().stream().mapToLong(Tensor::elementCount).sum();
             err.printf(Locale.ROOT, "fs: quantizing %s to %s as %s: %d tensors, %.1f MB -> %.1f MB (%.2f bits per weight), "
                     + "%d threads%n", path, output, preset, plan.tensors().size(), sourceBytes / 1e6, plan.bytes() / 1e6,
                     8.0 * plan.bytes() / weights, threads);
             err.flush();
-            QuantizationRun.write(output, metadata, plan, tensors, QuantizeCommand::quantizerOf, importance, threads,
-                    new QuantizationProgress(err, QuantizationProgress.stderrIsTerminal(), plan));
+            run.write(output, metadata, threads, new QuantizationProgress(err, QuantizationProgress.stderrIsTerminal(), plan));
         }
         return 0;
     }
@@ -114,9 +114,11 @@ final class QuantizeCommand implements Callable<Integer> {
                 () -> new FsException("fs quantize cannot write " + type + " tensors yet (no quantizer for it)"));
     }
 
-    /** The output may not be the model itself (mapped while it is read) nor a directory. */
+    /** The output may not be the model itself (mapped while it is read), a directory, or in a missing one. */
     private void checkOutput(Path model) {
         if (Files.isDirectory(output)) throw new FsException("-o " + output + ": is a directory, expected a .gguf file");
+        Path directory = output.toAbsolutePath().getParent();
+        if (!Files.isDirectory(directory)) throw new FsException("-o " + output + ": no directory " + directory);
         try {
             if (Files.exists(output) && Files.isSameFile(output, model)) {
                 throw new FsException("-o " + output + " is the model being quantized; write to another file");

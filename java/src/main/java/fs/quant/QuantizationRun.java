@@ -49,13 +49,12 @@ public final class QuantizationRun {
     private record Piece(int entry, long firstRow, int rows, boolean last) {}
 
     /**
-     * Checks everything that can be checked before a byte is written (every tensor has a source of its shape, in a
-     * type that can be converted, every planned type has a quantizer, the importance matrix fits), then writes
-     * {@code out}. {@code sources} are the model's tensors by their GGUF names; {@code importance} may be null.
+     * Checks everything that can be checked before a byte is written: every tensor has a source of its shape, in a
+     * type that can be converted, every planned type has a quantizer, the importance matrix fits. {@code sources}
+     * are the model's tensors by their GGUF names; {@code importance} may be null.
      */
-    public static void write(Path out, Map<String, GgufValue> metadata, QuantizationPlan plan, Map<String, Tensor> sources,
-            Function<DType, RowQuantizer> quantizerOf, ImportanceMatrix importance, int threads,
-            QuantizationProgress progress) {
+    public static QuantizationRun prepare(QuantizationPlan plan, Map<String, Tensor> sources,
+            Function<DType, RowQuantizer> quantizerOf, ImportanceMatrix importance) {
         List<Tensor> ordered = new ArrayList<>();
         Map<DType, RowQuantizer> quantizers = new EnumMap<>(DType.class);
         List<float[]> weighting = new ArrayList<>();
@@ -74,7 +73,7 @@ public final class QuantizationRun {
             if (converted) quantizers.computeIfAbsent(entry.type(), quantizerOf);
             weighting.add(converted ? importance(entry, importance) : null);
         }
-        new QuantizationRun(plan, ordered, quantizers, weighting).write(out, metadata, threads, progress);
+        return new QuantizationRun(plan, ordered, quantizers, weighting);
     }
 
     private static boolean isPlain(DType type) {
@@ -99,7 +98,8 @@ public final class QuantizationRun {
         return columns;
     }
 
-    private void write(Path out, Map<String, GgufValue> metadata, int threads, QuantizationProgress progress) {
+    /** Writes the file {@code out} with this metadata, quantizing on {@code threads} threads. */
+    public void write(Path out, Map<String, GgufValue> metadata, int threads, QuantizationProgress progress) {
         List<GgufFileWriter.TensorInfo> infos = new ArrayList<>();
         for (QuantizationPlan.Entry entry : plan.tensors()) {
             infos.add(new GgufFileWriter.TensorInfo(entry.name(), entry.type(), entry.shape()));

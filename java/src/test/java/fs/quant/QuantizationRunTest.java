@@ -79,8 +79,8 @@ class QuantizationRunTest {
             Map<String, Tensor> tensors = tensors(source);
             QuantizationPlan plan = QuantizationPlan.of(QuantizationType.Q4_K_M, Qwen3GgufConfig.read(source),
                     List.copyOf(tensors.values()), true);
-            QuantizationRun.write(out, QuantizationMetadata.fromGguf(source, QuantizationType.Q4_K_M), plan, tensors,
-                    quantizers(), imatrix, 4, quiet(plan, log));
+            QuantizationRun.prepare(plan, tensors, quantizers(), imatrix)
+                    .write(out, QuantizationMetadata.fromGguf(source, QuantizationType.Q4_K_M), 4, quiet(plan, log));
             try (GgufFile written = GgufFile.open(out)) {
                 assertEquals(plan.tensors().stream().map(QuantizationPlan.Entry::toString).toList(),
                         written.tensors().stream().map(t -> t.name() + " " + t.type()
@@ -125,10 +125,10 @@ class QuantizationRunTest {
             RowQuantizer failing = (weights, rows, columns, importance, o, offset) -> {
                 throw new FsException("disk on fire");
             };
-            FsException e = assertThrows(FsException.class, () -> QuantizationRun.write(out,
-                    QuantizationMetadata.fromGguf(source, QuantizationType.Q8_0), plan, tensors,
-                    type -> type == DType.F32 ? PlainQuantizers.F32 : failing, null, 3,
-                    quiet(plan, new StringWriter())));
+            FsException e = assertThrows(FsException.class, () -> QuantizationRun.prepare(plan, tensors,
+                    type -> type == DType.F32 ? PlainQuantizers.F32 : failing, null)
+                    .write(out, QuantizationMetadata.fromGguf(source, QuantizationType.Q8_0), 3,
+                            quiet(plan, new StringWriter())));
             assertEquals("disk on fire", e.getMessage());
         }
         assertFalse(Files.exists(out));
@@ -144,23 +144,17 @@ class QuantizationRunTest {
             Map<String, Tensor> tensors = tensors(q8);
             QuantizationPlan plan = QuantizationPlan.of(QuantizationType.BF16, Qwen3GgufConfig.read(q8),
                     List.copyOf(tensors.values()), false);
-            String message = assertThrows(FsException.class, () -> QuantizationRun.write(out,
-                    QuantizationMetadata.fromGguf(q8, QuantizationType.BF16), plan, tensors, quantizers(), null, 1,
-                    quiet(plan, new StringWriter()))).getMessage();
+            String message = assertThrows(FsException.class, () -> QuantizationRun.prepare(plan, tensors, quantizers(), null)).getMessage();
             assertTrue(message.contains("is stored as Q8_0") && message.contains("does not requantize"), message);
         }
         try (GgufFile source = GgufFile.open(QTied.gguf("BF16"))) {
             Map<String, Tensor> tensors = tensors(source);
             QuantizationPlan plan = QuantizationPlan.of(QuantizationType.IQ2_XXS, Qwen3GgufConfig.read(source),
                     List.copyOf(tensors.values()), false);
-            String message = assertThrows(FsException.class, () -> QuantizationRun.write(out,
-                    QuantizationMetadata.fromGguf(source, QuantizationType.IQ2_XXS), plan, tensors, quantizers(), null,
-                    1, quiet(plan, new StringWriter()))).getMessage();
+            String message = assertThrows(FsException.class, () -> QuantizationRun.prepare(plan, tensors, quantizers(), null)).getMessage();
             assertTrue(message.contains("needs an importance matrix"), message);
             ImportanceMatrix trained = ImportanceMatrix.read(ImportanceMatrixTest.resource("trained-imatrix.gguf"));
-            message = assertThrows(FsException.class, () -> QuantizationRun.write(out,
-                    QuantizationMetadata.fromGguf(source, QuantizationType.IQ2_XXS), plan, tensors, quantizers(),
-                    trained, 1, quiet(plan, new StringWriter()))).getMessage();
+            message = assertThrows(FsException.class, () -> QuantizationRun.prepare(plan, tensors, quantizers(), trained)).getMessage();
             assertTrue(message.contains("made for another model"), message); // trained's attn_output is 256 wide
         }
         assertFalse(Files.exists(out));
