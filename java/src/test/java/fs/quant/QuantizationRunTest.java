@@ -115,6 +115,25 @@ class QuantizationRunTest {
         assertTrue(log.toString().startsWith("fs: wrote " + out + ": 24 tensors"), log.toString());
     }
 
+    /** On a terminal the bar is redrawn in place and ends complete: all tensors, all bytes. */
+    @Test
+    void theProgressBarEndsAtEveryTensorAndByte() {
+        StringWriter log = new StringWriter();
+        try (GgufFile source = GgufFile.open(QTied.gguf("BF16"))) {
+            Map<String, Tensor> tensors = tensors(source);
+            QuantizationPlan plan = QuantizationPlan.of(QuantizationType.F16, Qwen3GgufConfig.read(source),
+                    List.copyOf(tensors.values()), false);
+            QuantizationRun.prepare(plan, tensors, quantizers(), null).write(dir.resolve("f16.gguf"),
+                    QuantizationMetadata.fromGguf(source, QuantizationType.F16), 2,
+                    new QuantizationProgress(new PrintWriter(log), true, plan));
+            String[] redraws = log.toString().split("\r");
+            String last = redraws[redraws.length - 1];
+            assertTrue(last.startsWith("[24/24] 100% [########################] "
+                    + QuantizationProgress.bytes(plan.bytes()) + " / " + QuantizationProgress.bytes(plan.bytes())), last);
+            assertTrue(last.endsWith("\u001b[K" + System.lineSeparator()), last);
+        }
+    }
+
     @Test
     void aFailureLeavesNoFile() throws IOException {
         Path out = dir.resolve("out.gguf");
