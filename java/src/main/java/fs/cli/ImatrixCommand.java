@@ -36,7 +36,7 @@ final class ImatrixCommand implements Callable<Integer> {
 
     @Option(names = {"-f", "--file"}, paramLabel = "TEXT", required = true,
             description = "The text, UTF-8, cut into windows of -c tokens (here 512 unless -c is given, as in llama-imatrix; "
-                    + "a last partial window is left out).")
+                    + "a last partial window is left out; required).")
     Path text;
 
     @Option(names = {"-o", "--output"}, paramLabel = "FILE", defaultValue = "imatrix.gguf",

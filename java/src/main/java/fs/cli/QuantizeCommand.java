@@ -47,15 +47,17 @@ final class QuantizeCommand implements Callable<Integer> {
     String model;
 
     @Option(names = {"-o", "--output"}, paramLabel = "OUT.gguf", required = true,
-            description = "The file to write (replaced only once complete).")
+            description = "The file to write (required; replaced only once complete).")
     Path output;
 
     @Option(names = "--type", paramLabel = "T", required = true,
-            description = "Q8_0, Q6_K, Q5_K_M, Q4_K_M, Q4_K_S, Q4_0, Q2_K, IQ2_XXS (needs --imatrix), F16 or BF16.")
+            description = "Q8_0, Q6_K, Q5_K_M, Q4_K_M, Q4_K_S, Q4_0, Q2_K, IQ2_XXS (needs --imatrix), F16 or BF16 "
+                    + "(required).")
     String type;
 
     @Option(names = "--imatrix", paramLabel = "FILE",
-            description = "An importance matrix (fs imatrix or llama-imatrix) that weighs the quantization.")
+            description = "An importance matrix (fs imatrix or llama-imatrix) that weighs the quantization (default: "
+                    + "none; IQ2_XXS requires one).")
     Path imatrix;
 
     private int threads = Runtime.getRuntime().availableProcessors();
