@@ -32,8 +32,6 @@ import java.util.Set;
  * it, and so does the JVM's exit on Ctrl-C, so the target's name only ever holds a complete file. One thread writes.
  */
 public final class GgufFileWriter implements AutoCloseable {
-    /** The key that sets the alignment, as in {@link GgufHeader}. */
-    static final String ALIGNMENT_KEY = "general.alignment";
     private static final int VERSION = 3;
     private static final int BUFFER_BYTES = 1 << 20;
 
@@ -118,18 +116,13 @@ public final class GgufFileWriter implements AutoCloseable {
     }
 
     private static int alignment(Map<String, GgufValue> metadata) {
-        GgufValue value = metadata.get(ALIGNMENT_KEY);
+        GgufValue value = metadata.get(GgufHeader.ALIGNMENT_KEY);
         if (value == null) return GgufHeader.DEFAULT_ALIGNMENT;
         long alignment = value.type() == GgufValueType.UINT32 ? (Long) value.value() : 0;
         if (alignment <= 0 || alignment > 1 << 30 || Long.bitCount(alignment) != 1) {
-            throw new IllegalArgumentException(ALIGNMENT_KEY + " must be a UINT32 power of two, not " + value);
+            throw new IllegalArgumentException(GgufHeader.ALIGNMENT_KEY + " must be a UINT32 power of two, not " + value);
         }
         return (int) alignment;
-    }
-
-    /** The alignment every tensor's data starts at. */
-    public int alignment() {
-        return alignment;
     }
 
     private void header(Map<String, GgufValue> metadata) {
