@@ -10,8 +10,8 @@ import java.util.Locale;
 
 /**
  * Reports {@code fs quantize} on stderr as the hub's download progress does: on a terminal a bar redrawn in place at
- * most ten times a second (tensors done, bytes written of the total, speed, time left); otherwise, so that logs
- * stay readable, one line at the end. Called by the one thread that writes the file.
+ * most ten times a second (tensors done, bytes written of the total, speed, time left); otherwise nothing until
+ * the end, so that logs stay readable; then one line. Called by the one thread that writes the file.
  */
 public final class QuantizationProgress {
     private static final long REDRAW_NANOS = 100_000_000L;
@@ -62,9 +62,8 @@ public final class QuantizationProgress {
     /** The file is complete (or failed, when {@code ok} is false: the bar is ended so that the error starts a line). */
     void finish(boolean ok, String file) {
         double seconds = (System.nanoTime() - startNanos) / 1e9;
-        if (terminal) {
-            log.println();
-        } else if (ok) {
+        if (terminal) log.println();
+        if (ok) {
             log.printf(Locale.ROOT, "fs: wrote %s: %d tensors, %s in %.1f s (%s)%n", file, tensors, bytes(done),
                     seconds, rate(done, seconds));
         }
