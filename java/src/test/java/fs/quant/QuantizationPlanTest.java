@@ -12,8 +12,11 @@ import fs.model.Qwen3GgufConfig;
 import fs.model.RopeScaling;
 import fs.tensor.DType;
 import fs.tensor.Tensor;
+import java.io.IOException;
 import java.lang.foreign.MemorySegment;
+import java.nio.file.Files;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -63,6 +66,35 @@ class QuantizationPlanTest {
         }
     }
 
+    /**
+     * llama-quantize --dry-run's choices (llama-quantize-dry-run.txt) for two models made for it: a, 28 layers with
+     * two query heads per kv head (Qwen3-0.6B's depth and grouping), and b, 9 layers with four per kv head (where
+     * Q2_K's and IQ2_XXS's attn_v go to Q4_K, and a first eighth of the layers exists): every preset, every tensor,
+     * the same type in the same order.
+     */
+    @Test
+    void matchesLlamaQuantizesDryRunOnDeepModels() throws IOException {
+        Map<String, List<String>> expected = new LinkedHashMap<>();
+        List<String> section = null;
+        for (String line : Files.readAllLines(ImportanceMatrixTest.resource("llama-quantize-dry-run.txt"))) {
+            if (line.startsWith("#")) continue;
+            if (line.startsWith("== ")) expected.put(line.substring(3), section = new ArrayList<>());
+            else section.add(line);
+        }
+        assertEquals(20, expected.size());
+        for (var entry : expected.entrySet()) {
+            String[] modelAndType = entry.getKey().split(" ");
+            boolean a = modelAndType[0].equals("a");
+            int layers = a ? 28 : 9, heads = a ? 4 : 8, headDim = a ? 64 : 32;
+            Qwen3Config config = new Qwen3Config(256, layers, heads, 2, headDim, 256, 8064, 1e-6f, 1e6f,
+                    new RopeScaling.Plain(), 40960, true, 8000, List.of(8002), "bfloat16");
+            QuantizationPlan plan = QuantizationPlan.of(QuantizationType.parse(modelAndType[1]), config,
+                    qwen3Tensors(256, layers, heads, 2, headDim, 256), false);
+            assertEquals(entry.getValue(), plan.tensors().stream().map(e -> e.name() + " " + e.type()).toList(),
+                    entry.getKey());
+        }
+    }
+
     /** The trained checkpoint's shapes (../shared/trained: 4 layers, heads 4 × 64, 2 kv heads, tied). */
     private static Qwen3Config trainedConfig(int hidden, int layers) {
         return new Qwen3Config(hidden, layers, 4, 2, 64, 768, 8064, 1e-6f, 1e6f, new RopeScaling.Plain(), 40960, true,
@@ -70,16 +102,20 @@ class QuantizationPlanTest {
     }
 
     private static List<Tensor> qwen3Tensors(int hidden, int layers, int headDim, int ffn) {
+        return qwen3Tensors(hidden, layers, 4, 2, headDim, ffn);
+    }
+
+    private static List<Tensor> qwen3Tensors(int hidden, int layers, int heads, int kvHeads, int headDim, int ffn) {
         List<Tensor> tensors = new ArrayList<>();
         tensors.add(tensor("token_embd.weight", 8064, hidden));
         tensors.add(tensor("output_norm.weight", hidden));
         for (int l = 0; l < layers; l++) {
             String p = "blk." + l + ".";
             tensors.add(tensor(p + "attn_norm.weight", hidden));
-            tensors.add(tensor(p + "attn_q.weight", 4 * headDim, hidden));
-            tensors.add(tensor(p + "attn_k.weight", 2 * headDim, hidden));
-            tensors.add(tensor(p + "attn_v.weight", 2 * headDim, hidden));
-            tensors.add(tensor(p + "attn_output.weight", hidden, 4 * headDim));
+            tensors.add(tensor(p + "attn_q.weight", heads * headDim, hidden));
+            tensors.add(tensor(p + "attn_k.weight", kvHeads * headDim, hidden));
+            tensors.add(tensor(p + "attn_v.weight", kvHeads * headDim, hidden));
+            tensors.add(tensor(p + "attn_output.weight", hidden, heads * headDim));
             tensors.add(tensor(p + "attn_q_norm.weight", headDim));
             tensors.add(tensor(p + "attn_k_norm.weight", headDim));
             tensors.add(tensor(p + "ffn_norm.weight", hidden));
