@@ -55,8 +55,8 @@ public final class QuantizationMetadata {
     }
 
     /**
-     * A GGUF source's metadata with the new file type: split and earlier quantize.imatrix.* keys are dropped (the
-     * output is one file, quantized anew); keys already there keep their place.
+     * A GGUF source's metadata with the new file type, in llama-quantize's order: split and earlier
+     * quantize.imatrix.* keys are dropped (the output is one file, quantized anew).
      */
     public static Map<String, GgufValue> fromGguf(GgufFile source, QuantizationType type) {
         Map<String, GgufValue> metadata = new LinkedHashMap<>();
@@ -98,9 +98,12 @@ public final class QuantizationMetadata {
         return metadata;
     }
 
+    /** As llama-quantize sets them: ggml's gguf_set_val_* drops a key and appends it, so both come last. */
     private static void stamp(Map<String, GgufValue> metadata, QuantizationType type) {
-        metadata.put(FILE_TYPE, uint32(type.fileType()));
+        metadata.remove(QUANTIZATION_VERSION);
+        metadata.remove(FILE_TYPE);
         metadata.put(QUANTIZATION_VERSION, uint32(QUANTIZATION_VERSION_VALUE));
+        metadata.put(FILE_TYPE, uint32(type.fileType()));
     }
 
     /** An importance matrix's provenance, as llama-quantize records it in the file it weighed. */

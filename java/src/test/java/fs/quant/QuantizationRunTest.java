@@ -115,6 +115,45 @@ class QuantizationRunTest {
         assertTrue(log.toString().startsWith("fs: wrote " + out + ": 24 tensors"), log.toString());
     }
 
+    private static final ValueLayout.OfShort HALF = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+
+    /**
+     * Q8_0 as ggml's quantize_row_q8_0_ref computes it (d = max|x| / 127 per block of 32, q = x / d rounded half away
+     * from zero), for this test only: the real quantizers are another piece of work.
+     */
+    private static final RowQuantizer Q8_0 = (weights, rows, columns, importance, out, outOffset) -> {
+        for (int b = 0; b < rows * columns / 32; b++) {
+            float max = 0;
+            for (int j = 0; j < 32; j++) max = Math.max(max, Math.abs(weights[b * 32 + j]));
+            float d = max / 127;
+            float inverse = d != 0 ? 1 / d : 0;
+            long at = outOffset + 34L * b;
+            out.set(HALF, at, Float.floatToFloat16(d));
+            for (int j = 0; j < 32; j++) {
+                float x = weights[b * 32 + j] * inverse;
+                out.set(ValueLayout.JAVA_BYTE, at + 2 + j, (byte) (x >= 0 ? Math.floor(x + 0.5) : Math.ceil(x - 0.5)));
+            }
+        }
+    };
+
+    /**
+     * With a Q8_0 quantizer the whole file is llama-quantize's Q8_0 file of the same weights, byte for byte: header,
+     * metadata and its order, tensor order, offsets, padding and data.
+     */
+    @Test
+    void q8_0IsLlamaQuantizesFileByteForByte() throws IOException {
+        Path out = dir.resolve("q8.gguf");
+        try (GgufFile source = GgufFile.open(QTied.gguf("BF16"))) {
+            Map<String, Tensor> tensors = tensors(source);
+            QuantizationPlan plan = QuantizationPlan.of(QuantizationType.Q8_0, Qwen3GgufConfig.read(source),
+                    List.copyOf(tensors.values()), false);
+            QuantizationRun.prepare(plan, tensors, type -> type == DType.Q8_0 ? Q8_0 : PlainQuantizers.F32, null)
+                    .write(out, QuantizationMetadata.fromGguf(source, QuantizationType.Q8_0), 3,
+                            quiet(plan, new StringWriter()));
+        }
+        assertArrayEquals(Files.readAllBytes(QTied.gguf("Q8_0")), Files.readAllBytes(out));
+    }
+
     /** On a terminal the bar is redrawn in place and ends complete: all tensors, all bytes. */
     @Test
     void theProgressBarEndsAtEveryTensorAndByte() {
