@@ -21,9 +21,9 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 @Command(name = "imatrix", mixinStandardHelpOptions = true,
-        description = "Computes an importance matrix over a text, as llama-imatrix does (the mean squared activation of "
-                + "each input column of every matrix of the layers, over windows of -c tokens), in llama.cpp's GGUF "
-                + "layout, for fs quantize --imatrix or llama-quantize --imatrix.")
+        description = "Computes an importance matrix over a text, as llama-imatrix does (the mean squared activation "
+                + "of each input column of every matrix of the layers, over windows of -c tokens), in llama.cpp's "
+                + "GGUF layout, for fs quantize --imatrix or llama-quantize --imatrix.")
 final class ImatrixCommand implements Callable<Integer> {
     /** llama-imatrix's default window (its -c). */
     static final int DEFAULT_WINDOW = 512;
@@ -35,8 +35,8 @@ final class ImatrixCommand implements Callable<Integer> {
     ModelOptions modelOptions;
 
     @Option(names = {"-f", "--file"}, paramLabel = "TEXT", required = true,
-            description = "The text, UTF-8, cut into windows of -c tokens (here 512 unless -c is given, as in llama-imatrix; "
-                    + "a last partial window is left out; required).")
+            description = "The text, UTF-8, cut into windows of -c tokens (here 512 unless -c is given, as in "
+                    + "llama-imatrix; a last partial window is left out; required).")
     Path text;
 
     @Option(names = {"-o", "--output"}, paramLabel = "FILE", defaultValue = "imatrix.gguf",

@@ -82,7 +82,8 @@ final class QuantizeCommand implements Callable<Integer> {
         try (ModelSource source = ModelSource.open(path)) {
             Qwen3Config config = source.config();
             Map<String, Tensor> tensors = ggufTensors(config, Qwen3Weights.bind(config, source.tensors()));
-            QuantizationPlan plan = QuantizationPlan.of(preset, config, List.copyOf(tensors.values()), importance != null);
+            QuantizationPlan plan =
+                    QuantizationPlan.of(preset, config, List.copyOf(tensors.values()), importance != null);
             if (importance == null) {
                 plan.firstNeedingImportance().ifPresent(entry -> {
                     throw new FsException("--type " + preset + " needs an importance matrix (--imatrix FILE, made by "
@@ -92,17 +93,19 @@ final class QuantizeCommand implements Callable<Integer> {
             }
             Map<String, GgufValue> metadata = switch (source) {
                 case GgufSource gguf -> QuantizationMetadata.fromGguf(gguf.file(), preset);
-                case HuggingFaceSource directory -> QuantizationMetadata.fromHuggingFace(directory.path(), config, preset);
+                case HuggingFaceSource directory ->
+                        QuantizationMetadata.fromHuggingFace(directory.path(), config, preset);
             };
             if (importance != null) QuantizationMetadata.recordImportance(metadata, imatrix, importance);
             QuantizationRun run = QuantizationRun.prepare(plan, tensors, QuantizeCommand::quantizerOf, importance);
             long sourceBytes = tensors.values().stream().mapToLong(t -> t.data().byteSize()).sum();
             long weights = tensors.values().stream().mapToLong(Tensor::elementCount).sum();
-            err.printf(Locale.ROOT, "fs: quantizing %s to %s as %s: %d tensors, %.1f MB -> %.1f MB (%.2f bits per weight), "
-                    + "%d threads%n", path, output, preset, plan.tensors().size(), sourceBytes / 1e6, plan.bytes() / 1e6,
-                    8.0 * plan.bytes() / weights, threads);
+            err.printf(Locale.ROOT, "fs: quantizing %s to %s as %s: %d tensors, %.1f MB -> %.1f MB "
+                    + "(%.2f bits per weight), %d threads%n", path, output, preset, plan.tensors().size(),
+                    sourceBytes / 1e6, plan.bytes() / 1e6, 8.0 * plan.bytes() / weights, threads);
             err.flush();
-            run.write(output, metadata, threads, new QuantizationProgress(err, QuantizationProgress.stderrIsTerminal(), plan));
+            run.write(output, metadata, threads,
+                    new QuantizationProgress(err, QuantizationProgress.stderrIsTerminal(), plan));
         }
         return 0;
     }
@@ -118,7 +121,9 @@ final class QuantizeCommand implements Callable<Integer> {
 
     /** The output may not be the model itself (mapped while it is read), a directory, or in a missing one. */
     private void checkOutput(Path model) {
-        if (Files.isDirectory(output)) throw new FsException("-o " + output + ": is a directory, expected a .gguf file");
+        if (Files.isDirectory(output)) {
+            throw new FsException("-o " + output + ": is a directory, expected a .gguf file");
+        }
         Path directory = output.toAbsolutePath().getParent();
         if (!Files.isDirectory(directory)) throw new FsException("-o " + output + ": no directory " + directory);
         try {

@@ -44,7 +44,9 @@ public final class GgufFileWriter implements AutoCloseable {
                 throw new IllegalArgumentException(name + ": GGUF tensors have 1 to 4 dimensions, not " + shape.length);
             }
             for (long dim : shape) {
-                if (dim < 0) throw new IllegalArgumentException(name + ": negative dimension in " + Arrays.toString(shape));
+                if (dim < 0) {
+                    throw new IllegalArgumentException(name + ": negative dimension in " + Arrays.toString(shape));
+                }
             }
             type.rowBytes(shape[shape.length - 1]); // rows must be whole blocks
         }
@@ -92,7 +94,9 @@ public final class GgufFileWriter implements AutoCloseable {
         int alignment = alignment(metadata);
         Set<String> names = new HashSet<>();
         for (TensorInfo tensor : tensors) {
-            if (!names.add(tensor.name())) throw new IllegalArgumentException("tensor " + tensor.name() + " appears twice");
+            if (!names.add(tensor.name())) {
+                throw new IllegalArgumentException("tensor " + tensor.name() + " appears twice");
+            }
         }
         Path partial = target.toAbsolutePath().resolveSibling(
                 "." + target.getFileName() + "." + Long.toHexString(new SecureRandom().nextLong() >>> 1) + ".partial");
@@ -120,7 +124,8 @@ public final class GgufFileWriter implements AutoCloseable {
         if (value == null) return GgufHeader.DEFAULT_ALIGNMENT;
         long alignment = value.type() == GgufValueType.UINT32 ? (Long) value.value() : 0;
         if (alignment <= 0 || alignment > 1 << 30 || Long.bitCount(alignment) != 1) {
-            throw new IllegalArgumentException(GgufHeader.ALIGNMENT_KEY + " must be a UINT32 power of two, not " + value);
+            throw new IllegalArgumentException(
+                    GgufHeader.ALIGNMENT_KEY + " must be a UINT32 power of two, not " + value);
         }
         return (int) alignment;
     }

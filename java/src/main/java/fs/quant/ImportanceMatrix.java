@@ -115,7 +115,9 @@ public record ImportanceMatrix(SortedMap<String, Sums> tensors, List<String> dat
                 if (name.endsWith(SUMS)) sums.put(name.substring(0, name.length() - SUMS.length()), tensor);
                 else if (name.endsWith(COUNTS)) counts.put(name.substring(0, name.length() - COUNTS.length()), tensor);
             }
-            if (sums.isEmpty()) throw new FsException(path + ": no NAME" + SUMS + " tensors: the file holds no importance data");
+            if (sums.isEmpty()) {
+                throw new FsException(path + ": no NAME" + SUMS + " tensors: the file holds no importance data");
+            }
             SortedMap<String, Sums> tensors = new TreeMap<>();
             for (Map.Entry<String, GgufTensor> entry : sums.entrySet()) {
                 String name = entry.getKey();
@@ -159,7 +161,8 @@ public record ImportanceMatrix(SortedMap<String, Sums> tensors, List<String> dat
 
     private static void checkF32(Path path, GgufTensor tensor) {
         if (tensor.type() != DType.F32) {
-            throw new FsException(path + ": " + tensor.name() + " is " + tensor.type() + ", an importance matrix holds F32");
+            throw new FsException(path + ": " + tensor.name() + " is " + tensor.type()
+                    + ", an importance matrix holds F32");
         }
     }
 

@@ -57,7 +57,8 @@ public final class ImportanceMatrixCollector implements Probe {
         if (width == null || layer < 0) return;
         float[] values = scratch.computeIfAbsent(length, n -> new float[Math.toIntExact(n)]);
         backend.read(output, 0, values);
-        Accumulator accumulator = accumulators.computeIfAbsent(op + " " + layer, k -> new Accumulator(op, layer, width));
+        Accumulator accumulator =
+                accumulators.computeIfAbsent(op + " " + layer, k -> new Accumulator(op, layer, width));
         int rows = Math.toIntExact(length / width);
         double[] sums = accumulator.sums;
         for (int r = 0; r < rows; r++) {
@@ -82,7 +83,8 @@ public final class ImportanceMatrixCollector implements Probe {
             float[] sums = new float[accumulator.sums.length];
             for (int c = 0; c < sums.length; c++) sums[c] = (float) accumulator.sums[c];
             for (String matrix : INPUT_OF.get(accumulator.op)) {
-                tensors.put("blk." + accumulator.layer + "." + matrix, new ImportanceMatrix.Sums(sums, accumulator.rows));
+                tensors.put("blk." + accumulator.layer + "." + matrix,
+                        new ImportanceMatrix.Sums(sums, accumulator.rows));
             }
         }
         return new ImportanceMatrix(tensors, datasets, windows, windowTokens);

@@ -109,7 +109,9 @@ public final class QuantizationMetadata {
     /** An importance matrix's provenance, as llama-quantize records it in the file it weighed. */
     public static void recordImportance(Map<String, GgufValue> metadata, Path file, ImportanceMatrix matrix) {
         metadata.put("quantize.imatrix.file", string(file.toString()));
-        if (!matrix.datasets().isEmpty()) metadata.put("quantize.imatrix.dataset", string(matrix.datasets().getFirst()));
+        if (!matrix.datasets().isEmpty()) {
+            metadata.put("quantize.imatrix.dataset", string(matrix.datasets().getFirst()));
+        }
         metadata.put("quantize.imatrix.entries_count", uint32(matrix.tensors().size()));
         if (matrix.chunkCount() > 0) metadata.put("quantize.imatrix.chunks_count", uint32(matrix.chunkCount()));
     }
@@ -160,10 +162,10 @@ public final class QuantizationMetadata {
         }
         metadata.put("tokenizer.ggml.model", string("gpt2"));
         metadata.put("tokenizer.ggml.pre", string("qwen2")); // Qwen2 and Qwen3 share the pre-tokenizer
-        metadata.put("tokenizer.ggml.tokens", new GgufValue(GgufValueType.ARRAY, new GgufArray(GgufValueType.STRING, tokens)));
+        metadata.put("tokenizer.ggml.tokens", strings(tokens));
         metadata.put("tokenizer.ggml.token_type",
                 new GgufValue(GgufValueType.ARRAY, new GgufArray(GgufValueType.INT32, tokenTypes)));
-        metadata.put("tokenizer.ggml.merges", new GgufValue(GgufValueType.ARRAY, new GgufArray(GgufValueType.STRING, merges)));
+        metadata.put("tokenizer.ggml.merges", strings(merges));
 
         Path configPath = directory.resolve("tokenizer_config.json");
         JsonNode tokenizerConfig = Files.isRegularFile(configPath) ? json(configPath) : null;
@@ -183,7 +185,10 @@ public final class QuantizationMetadata {
         if (tokenizerConfig != null) {
             for (String add : List.of("bos", "eos")) {
                 JsonNode flag = tokenizerConfig.path("add_" + add + "_token");
-                if (flag.isBoolean()) metadata.put("tokenizer.ggml.add_" + add + "_token", new GgufValue(GgufValueType.BOOL, flag.asBoolean()));
+                if (flag.isBoolean()) {
+                    metadata.put("tokenizer.ggml.add_" + add + "_token",
+                            new GgufValue(GgufValueType.BOOL, flag.asBoolean()));
+                }
             }
         }
         String template = chatTemplate(directory, tokenizerConfig);
@@ -235,6 +240,10 @@ public final class QuantizationMetadata {
 
     private static GgufValue string(String value) {
         return new GgufValue(GgufValueType.STRING, value);
+    }
+
+    private static GgufValue strings(String[] values) {
+        return new GgufValue(GgufValueType.ARRAY, new GgufArray(GgufValueType.STRING, values));
     }
 
     private static GgufValue uint32(long value) {

@@ -157,8 +157,10 @@ public final class QuantizationRun {
         if (source.dtype() == entry.type()) return rows;
         float[] weights = new float[piece.rows() * columns];
         ReferenceDequantizer.decode(source.dtype(), rows, weights);
-        MemorySegment quantized = MemorySegment.ofArray(new byte[Math.toIntExact(piece.rows() * entry.type().rowBytes(columns))]);
-        quantizers.get(entry.type()).quantize(weights, piece.rows(), columns, importance.get(piece.entry()), quantized, 0);
+        MemorySegment quantized =
+                MemorySegment.ofArray(new byte[Math.toIntExact(piece.rows() * entry.type().rowBytes(columns))]);
+        RowQuantizer quantizer = quantizers.get(entry.type());
+        quantizer.quantize(weights, piece.rows(), columns, importance.get(piece.entry()), quantized, 0);
         return quantized;
     }
 
