@@ -1,7 +1,7 @@
 package fs.cli;
 
 import fs.FsException;
-import fs.model.Qwen3Model;
+import fs.model.SingleSequence;
 import fs.quant.ImportanceMatrix;
 import fs.quant.ImportanceMatrixCollector;
 import fs.quant.QuantizationProgress;
@@ -55,8 +55,8 @@ final class ImatrixCommand implements Callable<Integer> {
         if (modelOptions.ctx == null) modelOptions.ctx = DEFAULT_WINDOW; // -c is the window: the cache holds one
         int window = modelOptions.ctx;
         try (LoadedModel loaded = modelOptions.load(
-                context -> Qwen3Model.Shape.forGeneration(context, ModelOptions.PREFILL_BATCH), err)) {
-            Qwen3Model model = loaded.model();
+                context -> SingleSequence.Shape.forGeneration(context, ModelOptions.PREFILL_BATCH), err)) {
+            SingleSequence model = loaded.sequence();
             int[] tokens = loaded.source().tokenizer().encode(content);
             int windows = tokens.length / window;
             if (windows == 0) {
@@ -70,7 +70,7 @@ final class ImatrixCommand implements Callable<Integer> {
             for (int w = 0; w < windows; w++) {
                 // each window starts a fresh context at position 0, as llama-imatrix clears its cache per chunk
                 int[] slice = Arrays.copyOfRange(tokens, w * window, (w + 1) * window);
-                model.forwardInBatches(slice, 0, collector, Qwen3Model.BatchListener.NONE);
+                model.forwardInBatches(slice, 0, collector, SingleSequence.BatchListener.NONE);
                 collector.endWindow();
                 loaded.checkUnchanged();
                 if (terminal) {

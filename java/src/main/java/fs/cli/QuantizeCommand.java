@@ -7,7 +7,7 @@ import fs.model.Qwen3Config;
 import fs.model.Qwen3TensorNames;
 import fs.model.Qwen3Weights;
 import fs.quant.ImportanceMatrix;
-import fs.quant.PlainQuantizers;
+import fs.quant.RowQuantizers;
 import fs.quant.QuantizationMetadata;
 import fs.quant.QuantizationPlan;
 import fs.quant.QuantizationProgress;
@@ -97,7 +97,7 @@ final class QuantizeCommand implements Callable<Integer> {
                         QuantizationMetadata.fromHuggingFace(directory.path(), config, preset);
             };
             if (importance != null) QuantizationMetadata.recordImportance(metadata, imatrix, importance);
-            QuantizationRun run = QuantizationRun.prepare(plan, tensors, QuantizeCommand::quantizerOf, importance);
+            QuantizationRun run = QuantizationRun.prepare(plan, tensors, RowQuantizers::of, importance);
             long sourceBytes = tensors.values().stream().mapToLong(t -> t.data().byteSize()).sum();
             long weights = tensors.values().stream().mapToLong(Tensor::elementCount).sum();
             err.printf(Locale.ROOT, "fs: quantizing %s to %s as %s: %d tensors, %.1f MB -> %.1f MB "
@@ -108,15 +108,6 @@ final class QuantizeCommand implements Callable<Integer> {
                     new QuantizationProgress(err, QuantizationProgress.stderrIsTerminal(), plan));
         }
         return 0;
-    }
-
-    /**
-     * The quantizer of each type. The block formats' quantizers come from the per-format work (fs.quant's
-     * RowQuantizers.of once it is merged); until then only the plain float formats are written.
-     */
-    private static RowQuantizer quantizerOf(DType type) {
-        return PlainQuantizers.of(type).orElseThrow(
-                () -> new FsException("fs quantize cannot write " + type + " tensors yet (no quantizer for it)"));
     }
 
     /** The output may not be the model itself (mapped while it is read), a directory, or in a missing one. */

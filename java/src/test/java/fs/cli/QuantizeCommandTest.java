@@ -25,6 +25,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.io.TempDir;
 
 class QuantizeCommandTest {
@@ -65,6 +67,32 @@ class QuantizeCommandTest {
             Map<String, GgufValue> expected = new HashMap<>(source.metadata().values());
             expected.put("general.quantization_version", new GgufValue(GgufValueType.UINT32, 2L));
             assertEquals(expected, written.metadata().values());
+        }
+    }
+
+    /**
+     * Every preset of the zoo made by fs quantize is llama-quantize's file of the same BF16 weights, tensor for
+     * tensor and byte for byte: the same type mix, the same order, the same blocks (IQ2_XXS with the zoo's imatrix).
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"Q8_0", "Q6_K", "Q5_K_M", "Q4_K_M", "Q4_0", "Q2_K", "IQ2_XXS"})
+    void eachPresetIsLlamaQuantizesFileOfTheSameWeights(String preset) {
+        Path out = dir.resolve(preset + ".gguf");
+        String[] imatrix = preset.equals("IQ2_XXS")
+                ? new String[] {"--imatrix", QTied.gguf("BF16").resolveSibling("imatrix.gguf").toString()} : new String[0];
+        List<String> args = new java.util.ArrayList<>(List.of("quantize", BF16, "-o", out.toString(), "--type", preset));
+        args.addAll(List.of(imatrix));
+        CliRun run = CliRun.of(args.toArray(String[]::new));
+        assertEquals(0, run.exitCode(), run.err());
+        try (GgufFile llama = GgufFile.open(QTied.gguf(preset)); GgufFile written = GgufFile.open(out)) {
+            assertEquals(llama.tensors().stream().map(GgufTensor::name).toList(),
+                    written.tensors().stream().map(GgufTensor::name).toList());
+            for (GgufTensor tensor : written.tensors()) {
+                GgufTensor theirs = llama.tensor(tensor.name()).orElseThrow();
+                assertEquals(theirs.type(), tensor.type(), tensor.name());
+                assertArrayEquals(theirs.data().toArray(ValueLayout.JAVA_BYTE), tensor.data().toArray(ValueLayout.JAVA_BYTE),
+                        preset + " " + tensor.name());
+            }
         }
     }
 

@@ -57,7 +57,7 @@ class QuantizationRunTest {
     }
 
     private Function<DType, RowQuantizer> quantizers() {
-        return type -> type == DType.F32 ? PlainQuantizers.F32 : marker(type);
+        return type -> type == DType.F32 ? RowQuantizers.of(DType.F32) : marker(type);
     }
 
     private static Map<String, Tensor> tensors(GgufFile file) {
@@ -147,7 +147,7 @@ class QuantizationRunTest {
             Map<String, Tensor> tensors = tensors(source);
             QuantizationPlan plan = QuantizationPlan.of(QuantizationType.Q8_0, Qwen3GgufConfig.read(source),
                     List.copyOf(tensors.values()), false);
-            QuantizationRun.prepare(plan, tensors, type -> type == DType.Q8_0 ? Q8_0 : PlainQuantizers.F32, null)
+            QuantizationRun.prepare(plan, tensors, type -> type == DType.Q8_0 ? Q8_0 : RowQuantizers.of(DType.F32), null)
                     .write(out, QuantizationMetadata.fromGguf(source, QuantizationType.Q8_0), 3,
                             quiet(plan, new StringWriter()));
         }
@@ -184,7 +184,7 @@ class QuantizationRunTest {
                 throw new FsException("disk on fire");
             };
             FsException e = assertThrows(FsException.class, () -> QuantizationRun.prepare(plan, tensors,
-                    type -> type == DType.F32 ? PlainQuantizers.F32 : failing, null)
+                    type -> type == DType.F32 ? RowQuantizers.of(DType.F32) : failing, null)
                     .write(out, QuantizationMetadata.fromGguf(source, QuantizationType.Q8_0), 3,
                             quiet(plan, new StringWriter())));
             assertEquals("disk on fire", e.getMessage());
