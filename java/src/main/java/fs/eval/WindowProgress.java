@@ -1,0 +1,85 @@
+package fs.eval;
+
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+
+import java.io.PrintWriter;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.invoke.MethodHandle;
+import java.util.Locale;
+
+/**
+ * The progress of a perplexity run on stderr: windows done, the running figures, time per window and the time
+ * left. On a terminal one line redrawn after each window; otherwise, so that logs stay short, a line at each tenth
+ * of the run. One thread at a time.
+ */
+public final class WindowProgress {
+    private static final int BAR_WIDTH = 20;
+
+    private final PrintWriter log;
+    private final boolean terminal;
+    private final int total;
+    private final long startNanos;
+    private int done;
+
+    /**
+     * @param total    windows to run
+     * @param terminal whether {@code log} is a terminal (the line is redrawn in place)
+     */
+    public WindowProgress(PrintWriter log, boolean terminal, int total) {
+        this.log = log;
+        this.terminal = terminal;
+        this.total = total;
+        this.startNanos = System.nanoTime();
+    }
+
+    /**
+     * Whether file descriptor 2 is a terminal (isatty), as fs.hub's download progress asks; false where that cannot
+     * be asked.
+     */
+    public static boolean stderrIsTerminal() {
+        try {
+            Linker linker = Linker.nativeLinker();
+            MethodHandle isatty = linker.downcallHandle(
+                    linker.defaultLookup().find("isatty").orElseThrow(), FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+            return (int) isatty.invokeExact(2) == 1;
+        } catch (Throwable e) {
+            return false;
+        }
+    }
+
+    /** One more window is done; {@code figures} are the running figures after it, e.g. "PPL 17.2891". */
+    public void windowDone(String figures) {
+        done++;
+        boolean last = done == total;
+        if (!terminal && !last && (long) done * 10 / total == (long) (done - 1) * 10 / total) return;
+        double seconds = (System.nanoTime() - startNanos) / 1e9;
+        double perWindow = seconds / done;
+        int filled = (int) ((long) BAR_WIDTH * done / total);
+        String line = String.format(Locale.ROOT, "perplexity: %d/%d windows [%s%s] %s, %.2f s/window, %s",
+                done, total, "#".repeat(filled), "-".repeat(BAR_WIDTH - filled), figures, perWindow,
+                last ? String.format(Locale.ROOT, "%.1f s in all", seconds)
+                        : "ETA " + duration(perWindow * (total - done)));
+        if (terminal) {
+            log.print("\r" + line + "\u001b[K");
+            if (last) log.println();
+        } else {
+            log.println(line);
+        }
+        log.flush();
+    }
+
+    /** Ends a redrawn line that a failure cut short, so that the error starts a line of its own. */
+    public void end() {
+        if (terminal && done > 0 && done < total) {
+            log.println();
+            log.flush();
+        }
+    }
+
+    private static String duration(double seconds) {
+        long s = Math.round(seconds);
+        return s < 60 ? s + " s" : s < 3600 ? String.format(Locale.ROOT, "%d:%02d", s / 60, s % 60)
+                : String.format(Locale.ROOT, "%d:%02d:%02d", s / 3600, s / 60 % 60, s % 60);
+    }
+}
