@@ -31,6 +31,7 @@ import picocli.CommandLine.ParseResult;
             ChatCommand.class,
             LogitsCommand.class,
             BenchCommand.class,
+            PerplexityCommand.class,
             DevicesCommand.class,
             VerifyCommand.class,
             ServeCommand.class,

@@ -12,6 +12,8 @@ import fs.model.SingleSequence;
 import fs.source.ModelSource;
 import java.io.PrintWriter;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.function.IntFunction;
@@ -58,8 +60,8 @@ final class ModelOptions {
             description = "OpenCL device index (see fs devices; default: the GPU with the most memory, else the first device).")
     Integer device;
 
-    /** The model opened by {@link #load}, kept to tell afterwards whether a failure came from a file that changed. */
-    private ModelSource mapped;
+    /** The models opened by {@link #load}, kept to tell afterwards whether a failure came from a file that changed. */
+    private final List<ModelSource> mapped = new ArrayList<>();
 
     @Option(names = {"-t", "--threads"}, paramLabel = "N",
             description = "CPU threads (default: the number of available processors).")
@@ -93,7 +95,7 @@ final class ModelOptions {
 
     /** The first weights file that changed since {@link #load} mapped it (also after the model is closed). */
     Optional<Path> changedFile() {
-        return mapped == null ? Optional.empty() : mapped.changedFile();
+        return mapped.stream().flatMap(source -> source.changedFile().stream()).findFirst();
     }
 
     /**
@@ -101,15 +103,24 @@ final class ModelOptions {
      * {@code shapeFor} sizes for the context length. Logs one line on {@code err}.
      */
     LoadedModel load(IntFunction<SingleSequence.Shape> shapeFor, PrintWriter err) {
+    LoadedModel load(IntFunction<Qwen3Model.Shape> shapeFor, PrintWriter err) {
+        return load(model(), shapeFor, err);
+    }
+
+    /**
+     * Loads {@code model} instead of the one the user named, with the same backend, threads and context (a second
+     * model of the command, such as perplexity's KL-divergence base).
+     */
+    LoadedModel load(String model, IntFunction<Qwen3Model.Shape> shapeFor, PrintWriter err) {
         long start = System.nanoTime();
         int processors = Runtime.getRuntime().availableProcessors();
         if (threadCount() > processors) {
             err.println("fs: note: " + threadCount() + " threads on " + processors + " available processors: the "
                     + "extra threads wait for a core, which is usually slower");
         }
-        Path path = ModelResolver.resolve(model(), err);
+        Path path = ModelResolver.resolve(model, err);
         ModelSource source = ModelSource.open(path);
-        mapped = source;
+        mapped.add(source);
         Backend created = null;
         try {
             Qwen3Config config = source.config();
