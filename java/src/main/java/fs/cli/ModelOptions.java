@@ -49,7 +49,8 @@ final class ModelOptions {
     private Integer threads;
 
     @Option(names = {"-c", "--ctx", "--ctx-size"}, paramLabel = "N",
-            description = "Context length: positions in the KV cache (default: min(max_position_embeddings, 4096)).")
+            description = "Context length: positions in the KV cache (default: min(max_position_embeddings, 4096); "
+                    + "for fs perplexity, the window: 512).")
     Integer ctx;
 
     @Option(names = "--backend", paramLabel = "KIND", defaultValue = "auto",

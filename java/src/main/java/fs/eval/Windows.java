@@ -8,7 +8,7 @@ import java.util.Arrays;
  * the start (a tail shorter than a window is left out), each run from an empty cache with no BOS token added
  * (Qwen3's add_bos_token is false, and llama-perplexity adds one only when the vocabulary asks for it). Only the
  * second half of each window is scored, so that every scored token has at least context/2 tokens before it: the
- * logits at positions {@link #firstScored}..context−2 predict tokens firstScored+1..context−1.
+ * logits at positions {@link #firstScored}..{@link #lastScored} predict tokens firstScored+1..context−1.
  *
  * Immutable (the tokens are copied in).
  */
@@ -71,9 +71,9 @@ public final class Windows {
         return context - firstScored() - 1;
     }
 
-    /** Whether the logits at {@code position} of a window are scored (they predict the token after it). */
-    public boolean scored(int position) {
-        return position >= firstScored() && position < context - 1;
+    /** The last position whose logits are scored: context − 2 (they predict the window's last token). */
+    public int lastScored() {
+        return context - 2;
     }
 
     /** The tokens of window {@code index}. */

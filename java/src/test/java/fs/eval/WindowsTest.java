@@ -2,9 +2,7 @@ package fs.eval;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import fs.FsException;
 import java.util.stream.IntStream;
@@ -26,14 +24,12 @@ class WindowsTest {
     void theSecondHalfIsScoredAndTheLastPositionPredictsNothing() {
         Windows odd = Windows.of(TOKENS, 5, 0, "text");
         assertEquals(2, odd.firstScored());
+        assertEquals(3, odd.lastScored());
         assertEquals(2, odd.scoredPerWindow(), "positions 2 and 3 predict tokens 3 and 4");
-        assertFalse(odd.scored(1));
-        assertTrue(odd.scored(2));
-        assertTrue(odd.scored(3));
-        assertFalse(odd.scored(4));
 
         Windows even = Windows.of(TOKENS, 8, 0, "text");
         assertEquals(4, even.firstScored());
+        assertEquals(6, even.lastScored());
         assertEquals(3, even.scoredPerWindow(), "positions 4, 5 and 6 (llama.cpp's n_ctx - 1 - n_ctx/2)");
     }
 
