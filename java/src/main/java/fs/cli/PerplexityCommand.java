@@ -32,6 +32,10 @@ import picocli.CommandLine.Spec;
  * figures compare with llama.cpp's: the text is cut into windows of -c tokens ({@link Windows}), each window runs
  * from an empty cache and is scored on its second half. With a base, both models run each window side by side, so
  * no file of logits is written; only the per-token KLD and Δp values are kept, for their percentiles.
+ *
+ * <p>The whole text is tokenized at once, as llama-perplexity does, with nothing added (Qwen3 has no BOS). One
+ * difference remains: fs's tokenizer, as Hugging Face's, reads the text of an added token ("&lt;|endoftext|&gt;") as that
+ * token, where llama-perplexity tokenizes it as plain text; evaluation texts rarely hold one.
  */
 @Command(name = "perplexity", mixinStandardHelpOptions = true,
         description = {"Perplexity of a text over windows of -c tokens (default 512 here), each scored on its second "
