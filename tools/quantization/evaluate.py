@@ -14,6 +14,7 @@ The standard library only; fs is run through ./fs at the repository root (or --f
 import argparse
 import datetime
 import json
+import math
 import os
 import subprocess
 import sys
@@ -48,16 +49,22 @@ def describe(fs, model):
         size = path.stat().st_size
     else:
         name = info["config"]["torch_dtype"].replace("bfloat16", "BF16").replace("float16", "F16") + " (safetensors)"
-        size = sum(f.stat().st_size for f in path.glob("*.safetensors"))
+        index = path / "model.safetensors.index.json"
+        files = set(json.loads(index.read_text())["weight_map"].values()) if index.exists() else ["model.safetensors"]
+        size = sum((path / f).stat().st_size for f in files)
     totals = info["totals"]
     return name, size, 8 * totals["bytes"] / totals["parameters"]
 
 
-def plus_minus(estimate, digits, scale=1.0):
+def plus_minus(estimate, digits=None, scale=1.0):
+    """value ± uncertainty with a fixed number of decimals, or by default three significant digits of the value."""
     value, uncertainty = estimate["value"] if "value" in estimate else estimate["mean"], estimate["uncertainty"]
     if value is None:
         return "—"
-    return f"{scale * value:.{digits}f} ± {scale * (uncertainty or 0):.{digits}f}"
+    value, uncertainty = scale * value, scale * (uncertainty or 0)
+    if digits is None:
+        digits = max(0, 2 - math.floor(math.log10(abs(value)))) if value else 0
+    return f"{value:.{digits}f} ± {uncertainty:.{digits}f}"
 
 
 def main():
@@ -108,8 +115,8 @@ def main():
         if kl is None:
             ratio, kld, same = "1", "—", "—"
         else:
-            ratio = plus_minus(kl["ppl_ratio"], 4)
-            kld = plus_minus(kl["kld"], 6)
+            ratio = plus_minus(kl["ppl_ratio"], 5)
+            kld = plus_minus(kl["kld"])
             same = plus_minus(kl["same_top_p"], 2, 100) + " %"
         lines.append(f"| {name} | {size / 1e6:.2f} MB | {bpw:.2f} | {ppl} | {ratio} | {kld} | {same} |")
     table = "\n".join(lines) + "\n"
