@@ -52,12 +52,12 @@ final class PerplexityCommand implements Callable<Integer> {
     ModelOptions modelOptions;
 
     @Option(names = {"-f", "--file"}, paramLabel = "TEXT", required = true,
-            description = "The text, UTF-8 (one final newline is dropped, as llama.cpp does).")
+            description = "The text, UTF-8 (required; one final newline is dropped, as llama.cpp does).")
     Path textFile;
 
     @Option(names = "--kl-divergence-base", paramLabel = "BASE",
             description = "A model to compare with (any MODEL form, e.g. the bf16 checkpoint of a GGUF file): "
-                    + "KL divergence, same top token, Δp and both perplexities.")
+                    + "KL divergence, same top token, Δp and both perplexities (default: none, perplexity only).")
     String base;
 
     private int maxWindows;
