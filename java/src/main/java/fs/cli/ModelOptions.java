@@ -104,7 +104,6 @@ final class ModelOptions {
      * {@code shapeFor} sizes for the context length. Logs one line on {@code err}.
      */
     LoadedModel load(IntFunction<SingleSequence.Shape> shapeFor, PrintWriter err) {
-    LoadedModel load(IntFunction<Qwen3Model.Shape> shapeFor, PrintWriter err) {
         return load(model(), shapeFor, err);
     }
 
@@ -112,7 +111,7 @@ final class ModelOptions {
      * Loads {@code model} instead of the one the user named, with the same backend, threads and context (a second
      * model of the command, such as perplexity's KL-divergence base).
      */
-    LoadedModel load(String model, IntFunction<Qwen3Model.Shape> shapeFor, PrintWriter err) {
+    LoadedModel load(String model, IntFunction<SingleSequence.Shape> shapeFor, PrintWriter err) {
         long start = System.nanoTime();
         int processors = Runtime.getRuntime().availableProcessors();
         if (threadCount() > processors) {

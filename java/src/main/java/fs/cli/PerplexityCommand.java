@@ -10,7 +10,7 @@ import fs.eval.Perplexity;
 import fs.eval.WindowProgress;
 import fs.eval.Windows;
 import fs.model.Probe;
-import fs.model.Qwen3Model;
+import fs.model.SingleSequence;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
@@ -81,7 +81,7 @@ final class PerplexityCommand implements Callable<Integer> {
                     + " for perplexity (a window is scored on its second half), got " + window);
         }
         String text = readText();
-        Qwen3Model.Shape shape = shape(window);
+        SingleSequence.Shape shape = shape(window);
         try (LoadedModel model = modelOptions.load(context -> shape, err);
                 LoadedModel baseModel = base == null ? null : modelOptions.load(base, context -> shape, err)) {
             int[] tokens = tokenize(model, baseModel, text);
@@ -102,9 +102,9 @@ final class PerplexityCommand implements Callable<Integer> {
      * One forward per window when it fits a prefill batch, with logits for its second half only (the first half's
      * are never scored, and the lm_head is the largest matmul); longer windows in batches, every row with logits.
      */
-    private static Qwen3Model.Shape shape(int window) {
+    private static SingleSequence.Shape shape(int window) {
         int batchRows = Math.min(window, ModelOptions.PREFILL_BATCH);
-        return new Qwen3Model.Shape(window, batchRows, window <= batchRows ? window - window / 2 : batchRows);
+        return new SingleSequence.Shape(window, batchRows, window <= batchRows ? window - window / 2 : batchRows);
     }
 
     private String readText() {
@@ -153,8 +153,8 @@ final class PerplexityCommand implements Callable<Integer> {
      */
     private void run(Windows windows, LoadedModel model, LoadedModel baseModel, Perplexity perplexity,
             KlDivergence kl, PrintWriter err) {
-        Qwen3Model q = model.model();
-        Qwen3Model b = baseModel == null ? null : baseModel.model();
+        SingleSequence q = model.sequence();
+        SingleSequence b = baseModel == null ? null : baseModel.sequence();
         int batchRows = q.shape().batchRows();
         int vocab = q.config().vocabSize();
         float[][] rows = new float[ROWS_SCORED_TOGETHER][vocab];

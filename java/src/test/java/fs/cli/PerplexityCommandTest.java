@@ -11,6 +11,7 @@ import fs.model.Golden;
 import fs.model.Probe;
 import fs.model.Qwen3Config;
 import fs.model.Qwen3Model;
+import fs.model.SingleSequence;
 import fs.model.Qwen3Weights;
 import fs.source.ModelSource;
 import java.io.IOException;
@@ -65,8 +66,8 @@ class PerplexityCommandTest {
                 VectorBackend backend = new VectorBackend(2)) {
             int[] tokens = source.tokenizer().encode(text.substring(0, text.length() - 1));
             Qwen3Config config = source.config();
-            Qwen3Model model = new Qwen3Model(config, Qwen3Weights.bind(config, source.tensors()), backend,
-                    Qwen3Model.Shape.forEveryPosition(64, 64));
+            SingleSequence model = new SingleSequence(new Qwen3Model(config, Qwen3Weights.bind(config, source.tensors()),
+                    backend), SingleSequence.Shape.forEveryPosition(64, 64));
             float[] logits = new float[config.vocabSize()];
             for (int w = 0; w < 3; w++) {
                 int[] window = Arrays.copyOfRange(tokens, 64 * w, 64 * (w + 1));
