@@ -51,6 +51,22 @@ final class MatmulKernels {
         return DOT_LANES.get();
     }
 
+    /**
+     * Σ w[j]·x[xOffset + j] over k: L lanes of FMAs over the vector part, summed by {@link #sumLanes}, then the tail
+     * as a sequential FMA chain onto that sum. {@code lanes} is scratch of L floats.
+     */
+    static float laneDot(float[] w, float[] x, int xOffset, int k, float[] lanes) {
+        int full = vectorPart(k, L);
+        FloatVector acc = FloatVector.zero(F);
+        for (int c = 0; c < full; c += L) {
+            acc = FloatVector.fromArray(F, w, c).fma(FloatVector.fromArray(F, x, xOffset + c), acc);
+        }
+        acc.intoArray(lanes, 0);
+        float s = sumLanes(lanes, 0);
+        for (int j = full; j < k; j++) s = Math.fma(w[j], x[xOffset + j], s);
+        return s;
+    }
+
     /** The elements a loop in steps of {@code step} covers of a row of k. */
     static int vectorPart(int k, int step) {
         return k - k % step;

@@ -25,6 +25,17 @@ final class MatmulTask implements WorkerPool.Task {
      * line per row spreads them.
      */
     private static final int ROW_PADDING = 16;
+    /**
+     * The most input rows that take the few-rows path (the decode steps of a scheduler's batch): each weight row is
+     * decoded once and dotted with every input row while it is in L1, instead of being packed into panels, whose
+     * packing and six-row tiles cost a small batch more than they save (2 streams ran at half the speed of one).
+     */
+    static final int FEW_ROWS = 8;
+    /**
+     * The same for a tiled format (bf16, f32), whose cheap decoding runs again for each input row: from four rows on,
+     * packed panels measured faster (models/full bf16, 8 streams: 28.9 tok/s in panels, 21.9 in the few-rows path).
+     */
+    static final int FEW_TILED_ROWS = 3;
 
     private final WorkerPool pool;
     /** The input of the current matmul on the heap, each row laid out as the format's tiles read it. */
@@ -32,6 +43,8 @@ final class MatmulTask implements WorkerPool.Task {
     private final PanelScratch[] panels;
     /** Per thread: where the one-row tiles spill their accumulators to sum the lanes. */
     private final float[][] lanes;
+    /** Per thread: one weight row dequantized for the few-rows path. */
+    private final float[][] rowScratch;
 
     private CpuWeight weight;
     private MemorySegment out;
@@ -41,12 +54,15 @@ final class MatmulTask implements WorkerPool.Task {
     private int stride;
     private int rows;
     private boolean batched;
+    /** 2..FEW_ROWS rows: each weight row decoded once for all of them ({@link #fewRows}). */
+    private boolean few;
 
     MatmulTask(WorkerPool pool, Arena arena) {
         this.pool = pool;
         panels = new PanelScratch[pool.threads()];
         for (int t = 0; t < panels.length; t++) panels[t] = new PanelScratch(arena);
         lanes = new float[pool.threads()][MatmulKernels.LANES_SCRATCH];
+        rowScratch = new float[pool.threads()][0];
     }
 
     /** {@code out[r, :] = x[r, :] · wᵀ} for {@code rows} rows of x; the caller checked the lengths. */
@@ -54,7 +70,8 @@ final class MatmulTask implements WorkerPool.Task {
         n = (int) w.rows();
         k = (int) w.columns();
         rows = rowCount;
-        batched = rows >= 2;
+        few = rows >= 2 && rows <= (w.format() instanceof TiledRows ? FEW_TILED_ROWS : FEW_ROWS);
+        batched = rows >= 2 && !few;
         stride = k + ROW_PADDING;
         // A batch is padded with zero rows to whole tiles; their outputs are never written out.
         int inputRows = batched ? roundUp(rows, MatmulKernels.TILE_ROWS) : rows;
@@ -69,6 +86,11 @@ final class MatmulTask implements WorkerPool.Task {
         if (batched) {
             Arrays.fill(input, rows * stride, inputRows * stride, 0f);
             for (PanelScratch p : panels) p.fit(k);
+        }
+        if (few && !(w.format() instanceof TiledRows)) {
+            for (int t = 0; t < rowScratch.length; t++) {
+                if (rowScratch[t].length < k) rowScratch[t] = new float[k];
+            }
         }
         weight = w;
         out = result;
@@ -88,6 +110,10 @@ final class MatmulTask implements WorkerPool.Task {
     public void run(int unit, int worker) {
         int from = unit * UNIT_ROWS;
         int to = Math.min(n, from + UNIT_ROWS);
+        if (few) {
+            fewRows(from, to, worker);
+            return;
+        }
         if (!batched) {
             if (weight.format() instanceof TiledRows tiled) tiledRow(tiled, from, to, lanes[worker]);
             else rowByRow(from, to);
@@ -135,6 +161,35 @@ final class MatmulTask implements WorkerPool.Task {
         }
         for (int i = from + 4 * quarter; i < to; i++) {
             out.set(FLOAT, 4L * i, format.tile1(w, i * wStride, input, 0, k, scratch));
+        }
+    }
+
+    /**
+     * Weight rows [from, to) against the 2..{@link #FEW_ROWS} input rows ({@link #FEW_TILED_ROWS} for a tiled format). A tiled format's one-row kernel runs once
+     * per input row over the weight row, which stays in L1 after the first (so each output is the float that row alone
+     * would get); any other format's row is dequantized once, exactly, and each output is
+     * {@link MatmulKernels#laneDot} of it with the input row: the decoding, the costly part, is shared by the rows.
+     */
+    private void fewRows(int from, int to, int worker) {
+        MemorySegment w = weight.data();
+        long wStride = weight.rowBytes();
+        long oStride = 4L * n;
+        if (weight.format() instanceof TiledRows tiled) {
+            float[] scratch = lanes[worker];
+            for (int i = from; i < to; i++) {
+                for (int r = 0; r < rows; r++) {
+                    out.set(FLOAT, r * oStride + 4L * i, tiled.tile1(w, i * wStride, input, r * stride, k, scratch));
+                }
+            }
+            return;
+        }
+        float[] row = rowScratch[worker];
+        float[] scratch = lanes[worker];
+        for (int i = from; i < to; i++) {
+            weight.format().dequantize(w, i * wStride, k, row, 0);
+            for (int r = 0; r < rows; r++) {
+                out.set(FLOAT, r * oStride + 4L * i, MatmulKernels.laneDot(row, input, r * stride, k, scratch));
+            }
         }
     }
 

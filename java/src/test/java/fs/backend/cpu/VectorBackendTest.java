@@ -181,11 +181,14 @@ class VectorBackendTest {
     @EnumSource(value = DType.class, names = {"BF16", "F16", "F32"})
     void aBatchComputesEachOutputAsTheSequentialFmaChainOnAnyThreadCount(DType dtype) {
         Random random = new Random(2);
-        // N = 133: two full units and a partial panel; 17 and 2 rows: full tiles and a tile that overhangs the batch.
+        // N = 133: two full units and a partial panel; 17 rows and the fewest past the few-rows path: full tiles and
+        // a tile that overhangs the batch.
         for (int k : new int[] {1025 + 64, 64, 7}) {
             int n = 133;
             Tensor w = randomTensor("w", dtype, random, n, k);
-            for (int rows : new int[] {17, 2}) {
+            int fewest = (RowFormats.of(dtype).orElseThrow() instanceof TiledRows ? MatmulTask.FEW_TILED_ROWS
+                    : MatmulTask.FEW_ROWS) + 1;
+            for (int rows : new int[] {17, fewest}) {
                 float[] x = randomFloats(random, rows * k);
                 float[] expected = sequentialFmaChains(x, w, rows);
                 String what = dtype + " K=" + k + " rows=" + rows;
@@ -224,13 +227,57 @@ class VectorBackendTest {
         Random random = new Random(22);
         for (int k : new int[] {1024 + 64, 64}) {
             Tensor w = randomTensor("w", dtype, random, 133, k);
-            for (int rows : new int[] {17, 2}) {
+            for (int rows : new int[] {17, MatmulTask.FEW_ROWS + 1}) {
                 float[] x = randomFloats(random, rows * k);
                 float[] expected = sequentialFmaChains(x, w, rows);
                 assertArrayEquals(expected, matmul(two, x, w, rows), dtype + " K=" + k + " rows=" + rows + ", 2 threads");
                 assertArrayEquals(expected, matmul(one, x, w, rows), dtype + " K=" + k + " rows=" + rows + ", 1 thread");
             }
         }
+    }
+
+    /**
+     * 2..FEW_ROWS rows (FEW_TILED_ROWS for bf16 and f32; a scheduler's decode step): a tiled format's output for each row is the one that row gets
+     * alone; any other format's is the lane dot of the exactly dequantized weight row (L lanes of FMAs summed in the
+     * fixed tree, then the tail as a chain), written out here in scalar code.
+     */
+    @ParameterizedTest
+    @EnumSource(value = DType.class, names = {"BF16", "F32", "F16", "Q8_0", "Q4_0"})
+    void aFewRowsShareEachDecodedWeightRowAndKeepTheirOneRowArithmetic(DType dtype) {
+        Random random = new Random(23);
+        boolean tiled = RowFormats.of(dtype).orElseThrow() instanceof TiledRows;
+        for (int k : new int[] {1024 + 64, 64}) {
+            int n = 133;
+            Tensor w = randomTensor("w", dtype, random, n, k);
+            int most = tiled ? MatmulTask.FEW_TILED_ROWS : MatmulTask.FEW_ROWS;
+            for (int rows : new int[] {2, most}) {
+                float[] x = randomFloats(random, rows * k);
+                float[] expected = new float[rows * n];
+                for (int r = 0; r < rows; r++) {
+                    float[] xr = java.util.Arrays.copyOfRange(x, r * k, (r + 1) * k);
+                    float[] alone = tiled ? matmul(one, xr, w, 1) : null;
+                    for (int j = 0; j < n; j++) expected[r * n + j] = tiled ? alone[j] : laneDot(weightRow(w, j), xr);
+                }
+                String what = dtype + " K=" + k + " rows=" + rows;
+                assertArrayEquals(expected, matmul(two, x, w, rows), what + ", 2 threads");
+                assertArrayEquals(expected, matmul(one, x, w, rows), what + ", 1 thread");
+            }
+        }
+    }
+
+    /** {@link MatmulKernels#laneDot} in scalar code: lane i sums the products at i, i + L, …, the lanes in its tree. */
+    private static float laneDot(float[] w, float[] x) {
+        int lanesCount = MatmulKernels.L, full = w.length - w.length % lanesCount;
+        float[] lanes = new float[lanesCount];
+        for (int c = 0; c < full; c += lanesCount) {
+            for (int i = 0; i < lanesCount; i++) lanes[i] = Math.fma(w[c + i], x[c + i], lanes[i]);
+        }
+        for (int half = lanesCount / 2; half >= 1; half /= 2) {
+            for (int i = 0; i < half; i++) lanes[i] += lanes[i + half];
+        }
+        float s = lanes[0];
+        for (int j = full; j < w.length; j++) s = Math.fma(w[j], x[j], s);
+        return s;
     }
 
     @ParameterizedTest
