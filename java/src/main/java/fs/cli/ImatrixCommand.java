@@ -1,5 +1,6 @@
 package fs.cli;
 
+import fs.Terminal;
 import fs.FsException;
 import fs.model.SingleSequence;
 import fs.quant.ImportanceMatrix;
@@ -64,7 +65,7 @@ final class ImatrixCommand implements Callable<Integer> {
                         + window);
             }
             err.printf(Locale.ROOT, "fs: %d tokens of %s: %d windows of %d%n", tokens.length, text, windows, window);
-            boolean terminal = QuantizationProgress.stderrIsTerminal();
+            boolean terminal = Terminal.stderrIsTerminal();
             ImportanceMatrixCollector collector = new ImportanceMatrixCollector(loaded.backend(), model.config());
             long start = System.nanoTime();
             for (int w = 0; w < windows; w++) {

@@ -1,5 +1,6 @@
 package fs.cli;
 
+import fs.Terminal;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import fs.FsException;
@@ -160,7 +161,7 @@ final class PerplexityCommand implements Callable<Integer> {
         float[][] rows = new float[ROWS_SCORED_TOGETHER][vocab];
         float[][] baseRows = b == null ? null : new float[ROWS_SCORED_TOGETHER][vocab];
         int[] targets = new int[ROWS_SCORED_TOGETHER];
-        WindowProgress progress = new WindowProgress(err, WindowProgress.stderrIsTerminal(), windows.count());
+        WindowProgress progress = new WindowProgress(err, Terminal.stderrIsTerminal(), windows.count());
         try {
             for (int w = 0; w < windows.count(); w++) {
                 int[] tokens = windows.window(w);

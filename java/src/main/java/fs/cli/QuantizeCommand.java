@@ -1,5 +1,6 @@
 package fs.cli;
 
+import fs.Terminal;
 import fs.FsException;
 import fs.gguf.GgufValue;
 import fs.hub.ModelResolver;
@@ -105,7 +106,7 @@ final class QuantizeCommand implements Callable<Integer> {
                     sourceBytes / 1e6, plan.bytes() / 1e6, 8.0 * plan.bytes() / weights, threads);
             err.flush();
             run.write(output, metadata, threads,
-                    new QuantizationProgress(err, QuantizationProgress.stderrIsTerminal(), plan));
+                    new QuantizationProgress(err, Terminal.stderrIsTerminal(), plan));
         }
         return 0;
     }

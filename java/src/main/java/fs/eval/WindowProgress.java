@@ -1,11 +1,7 @@
 package fs.eval;
 
-import static java.lang.foreign.ValueLayout.JAVA_INT;
 
 import java.io.PrintWriter;
-import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
-import java.lang.invoke.MethodHandle;
 import java.util.Locale;
 
 /**
@@ -31,21 +27,6 @@ public final class WindowProgress {
         this.terminal = terminal;
         this.total = total;
         this.startNanos = System.nanoTime();
-    }
-
-    /**
-     * Whether file descriptor 2 is a terminal (isatty), as fs.hub's download progress asks; false where that cannot
-     * be asked.
-     */
-    public static boolean stderrIsTerminal() {
-        try {
-            Linker linker = Linker.nativeLinker();
-            MethodHandle isatty = linker.downcallHandle(
-                    linker.defaultLookup().find("isatty").orElseThrow(), FunctionDescriptor.of(JAVA_INT, JAVA_INT));
-            return (int) isatty.invokeExact(2) == 1;
-        } catch (Throwable e) {
-            return false;
-        }
     }
 
     /** One more window is done; {@code figures} are the running figures after it, e.g. "PPL 17.2891". */

@@ -1,11 +1,7 @@
 package fs.hub;
 
-import static java.lang.foreign.ValueLayout.JAVA_INT;
 
 import java.io.PrintWriter;
-import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
-import java.lang.invoke.MethodHandle;
 import java.util.Locale;
 
 /**
@@ -29,18 +25,6 @@ final class DownloadProgress {
     DownloadProgress(PrintWriter log, boolean terminal) {
         this.log = log;
         this.terminal = terminal;
-    }
-
-    /** Whether file descriptor 2 is a terminal (isatty); false where that cannot be asked. */
-    static boolean stderrIsTerminal() {
-        try {
-            Linker linker = Linker.nativeLinker();
-            MethodHandle isatty = linker.downcallHandle(
-                    linker.defaultLookup().find("isatty").orElseThrow(), FunctionDescriptor.of(JAVA_INT, JAVA_INT));
-            return (int) isatty.invokeExact(2) == 1;
-        } catch (Throwable e) {
-            return false;
-        }
     }
 
     /** A file starts; {@code total} is its size (-1 if unknown), {@code resumedFrom} the bytes already on disk. */

@@ -1,5 +1,6 @@
 package fs.hub;
 
+import fs.Terminal;
 import fs.FsException;
 import java.io.IOException;
 import java.io.InputStream;
@@ -75,12 +76,12 @@ public final class ModelResolver {
 
     /** {@link #resolveModel} with the process environment, progress on {@code log}: a bar if stderr is a terminal. */
     public static Path resolve(String model, PrintWriter log) {
-        return new ModelResolver(System.getenv(), log, DownloadProgress.stderrIsTerminal()).resolveModel(model);
+        return new ModelResolver(System.getenv(), log, Terminal.stderrIsTerminal()).resolveModel(model);
     }
 
     /** {@link #remoteHeaders(String)} with the process environment, progress on {@code log}. */
     public static Optional<RemoteHeaders> remoteHeaders(String model, PrintWriter log) {
-        return new ModelResolver(System.getenv(), log, DownloadProgress.stderrIsTerminal()).remoteHeaders(model);
+        return new ModelResolver(System.getenv(), log, Terminal.stderrIsTerminal()).remoteHeaders(model);
     }
 
     /**

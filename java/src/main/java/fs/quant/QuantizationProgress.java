@@ -1,11 +1,7 @@
 package fs.quant;
 
-import static java.lang.foreign.ValueLayout.JAVA_INT;
 
 import java.io.PrintWriter;
-import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
-import java.lang.invoke.MethodHandle;
 import java.util.Locale;
 
 /**
@@ -32,21 +28,6 @@ public final class QuantizationProgress {
         this.terminal = terminal;
         this.tensors = plan.tensors().size();
         this.total = plan.bytes();
-    }
-
-    /**
-     * Whether file descriptor 2 is a terminal (isatty); false where that cannot be asked. (The same question as
-     * fs.hub's DownloadProgress asks, kept private there.)
-     */
-    public static boolean stderrIsTerminal() {
-        try {
-            Linker linker = Linker.nativeLinker();
-            MethodHandle isatty = linker.downcallHandle(
-                    linker.defaultLookup().find("isatty").orElseThrow(), FunctionDescriptor.of(JAVA_INT, JAVA_INT));
-            return (int) isatty.invokeExact(2) == 1;
-        } catch (Throwable e) {
-            return false;
-        }
     }
 
     /** {@code bytes} more of tensor {@code name} are written; {@code tensorComplete} when that was its last piece. */
