@@ -75,7 +75,7 @@ final class Iq2XxsRows implements RowFormat {
         return d * (0.5f + (signBits >>> 28)) * 0.25f;
     }
 
-    /** The 8 lanes' sum in one fixed pairwise order (see {@link QuantBlocks#sum}). */
+    /** The 8 lanes' sum in one fixed pairwise order (the order of {@link MatmulKernels#sumLanes}). */
     private static float sum(FloatVector v) {
         float[] lanes = new float[8];
         v.intoArray(lanes, 0);

@@ -44,7 +44,9 @@ final class Q2KRows implements RowFormat {
                 }
             }
         }
-        return QuantBlocks.sum(acc0.add(acc1));
+        float[] lanes = new float[L];
+        acc0.add(acc1).intoArray(lanes, 0);
+        return MatmulKernels.sumLanes(lanes, 0);
     }
 
     /**

@@ -43,7 +43,9 @@ final class Q5KRows implements RowFormat {
                 }
             }
         }
-        return QuantBlocks.sum(acc0.add(acc1));
+        float[] lanes = new float[L];
+        acc0.add(acc1).intoArray(lanes, 0);
+        return MatmulKernels.sumLanes(lanes, 0);
     }
 
     @Override

@@ -13,7 +13,7 @@ import jdk.incubator.vector.VectorSpecies;
 
 /**
  * What the kernels of the block-quantized row formats share: their vector shape, the widening of packed bytes to int
- * lanes, f16 scales, one fixed order of summing lanes, and the scale packing Q4_K and Q5_K have in common.
+ * lanes, f16 scales, and the scale packing Q4_K and Q5_K have in common.
  *
  * <p>A chunk is {@link #L} consecutive weights, 8 or 16: every sub-block of these formats (16 or 32 weights) is a
  * whole number of chunks, so a chunk never straddles two scales. The weights' bits are taken apart with shifts and
@@ -54,20 +54,6 @@ final class QuantBlocks {
 
     static int u8(MemorySegment w, long at) {
         return Byte.toUnsignedInt(w.get(ValueLayout.JAVA_BYTE, at));
-    }
-
-    /**
-     * The lanes' sum in one fixed pairwise order (lane i plus lane i + L/2, and so on down to one), so that a row's
-     * dot product is the same float whether the code runs interpreted or compiled (the Vector API's reduceLanes
-     * leaves its order open).
-     */
-    static float sum(FloatVector v) {
-        float[] lanes = new float[L];
-        v.intoArray(lanes, 0);
-        for (int half = L / 2; half >= 1; half /= 2) {
-            for (int i = 0; i < half; i++) lanes[i] += lanes[i + half];
-        }
-        return lanes[0];
     }
 
     /**
