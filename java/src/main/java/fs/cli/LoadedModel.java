@@ -7,7 +7,6 @@ import fs.generate.Generator;
 import fs.model.Qwen3Model;
 import fs.model.SingleSequence;
 import fs.source.ModelSource;
-import java.util.stream.IntStream;
 
 /**
  * A model ready to run and what keeps it alive: its source, whose tensors stay mapped (weights may be read from them
@@ -24,11 +23,7 @@ record LoadedModel(ModelSource source, Backend backend, Qwen3Model model, Single
 
     /** The ids that end generation: the config's eos ids and generation_config.json's. */
     int[] stopIds() {
-        return IntStream.concat(
-                        model.config().eosTokenIds().stream().mapToInt(Integer::intValue),
-                        generationConfig().eosTokenIds().stream().mapToInt(Integer::intValue))
-                .distinct()
-                .toArray();
+        return source.stopIds();
     }
 
     /** Throws the user-facing error for an id outside the vocabulary, naming the option it came from. */

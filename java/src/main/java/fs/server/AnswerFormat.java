@@ -3,6 +3,7 @@ package fs.server;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import fs.generate.ReasoningSplitter;
 import java.util.UUID;
 
 /**

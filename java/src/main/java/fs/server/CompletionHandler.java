@@ -5,6 +5,7 @@ import com.sun.net.httpserver.HttpExchange;
 import fs.FsException;
 import fs.chat.ChatTemplate;
 import fs.generate.GenerationStats;
+import fs.generate.ReasoningSplitter;
 import fs.generate.SamplingParams;
 import java.io.IOException;
 

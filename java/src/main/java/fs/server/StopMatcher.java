@@ -62,7 +62,7 @@ final class StopMatcher {
     }
 
     /** Whether text ends with the first n chars of s. */
-    static boolean endsWith(CharSequence text, String s, int n) {
+    private static boolean endsWith(CharSequence text, String s, int n) {
         int offset = text.length() - n;
         for (int i = 0; i < n; i++) {
             if (text.charAt(offset + i) != s.charAt(i)) return false;

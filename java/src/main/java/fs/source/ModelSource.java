@@ -8,6 +8,7 @@ import fs.tokenizer.Tokenizer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Optional;
+import java.util.stream.IntStream;
 
 /**
  * Where a model comes from: a Hugging Face directory or a single GGUF file. Its config, tensors, tokenizer and chat
@@ -38,6 +39,15 @@ public sealed interface ModelSource extends AutoCloseable permits HuggingFaceSou
     GenerationConfig generationConfig();
 
     ModelTensors tensors();
+
+    /** The ids that end generation: config.json's eos ids and generation_config.json's. */
+    default int[] stopIds() {
+        return IntStream.concat(
+                        config().eosTokenIds().stream().mapToInt(Integer::intValue),
+                        generationConfig().eosTokenIds().stream().mapToInt(Integer::intValue))
+                .distinct()
+                .toArray();
+    }
 
     Tokenizer tokenizer();
 

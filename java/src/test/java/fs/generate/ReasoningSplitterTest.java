@@ -1,4 +1,4 @@
-package fs.server;
+package fs.generate;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 

@@ -1,4 +1,4 @@
-package fs.server;
+package fs.generate;
 
 /**
  * Splits a chat answer that arrives in pieces into the model's reasoning and its content, as llama-server returns
@@ -6,14 +6,18 @@ package fs.server;
  * (Qwen3 thinks there unless told not to) is the reasoning, the rest the content. The whitespace around the reasoning
  * and before the content is the template's layout and is dropped. Tags split across pieces, and whitespace that may
  * end the reasoning, are held back until decided. A {@code <think>} that does not start the answer is content.
+ *
+ * <p>Shared by {@code fs serve} (reasoning_content) and the library's chats ({@code fs.api}); not thread-safe: one
+ * answer, one thread.
  */
-final class ReasoningSplitter {
+public final class ReasoningSplitter {
     private static final String OPEN = "<think>";
     private static final String CLOSE = "</think>";
 
     /** Text to add to the reasoning and to the content (each possibly empty). */
-    record Delta(String reasoning, String content) {
-        boolean isEmpty() {
+    public record Delta(String reasoning, String content) {
+        /** Whether neither part got any text. */
+        public boolean isEmpty() {
             return reasoning.isEmpty() && content.isEmpty();
         }
     }
@@ -26,7 +30,7 @@ final class ReasoningSplitter {
     private boolean contentStarted; // whitespace after </think> is dropped until the content starts
 
     /** What the pieces pushed so far add to the reasoning and the content. */
-    Delta push(String piece) {
+    public Delta push(String piece) {
         pending.append(piece);
         StringBuilder reasoning = new StringBuilder();
         StringBuilder content = new StringBuilder();
@@ -41,7 +45,7 @@ final class ReasoningSplitter {
                         state = State.REASONING;
                         continue;
                     }
-                    if (rest < OPEN.length() && StopMatcher.endsWith(pending, OPEN, rest)) {
+                    if (rest < OPEN.length() && endsWith(pending, OPEN, rest)) {
                         return new Delta("", ""); // whitespace, then perhaps the start of <think>
                     }
                     state = State.CONTENT;
@@ -70,7 +74,7 @@ final class ReasoningSplitter {
     }
 
     /** What was held back, at the end of the answer: reasoning the model did not close, or text that was not a tag. */
-    Delta flush() {
+    public Delta flush() {
         String rest = pending.toString();
         pending.setLength(0);
         StringBuilder reasoning = new StringBuilder();
@@ -102,7 +106,7 @@ final class ReasoningSplitter {
     private int heldBackInReasoning() {
         int partial = 0;
         for (int n = Math.min(CLOSE.length() - 1, pending.length()); n > 0; n--) {
-            if (StopMatcher.endsWith(pending, CLOSE, n)) {
+            if (endsWith(pending, CLOSE, n)) {
                 partial = n;
                 break;
             }
@@ -110,5 +114,10 @@ final class ReasoningSplitter {
         int keep = partial;
         while (keep < pending.length() && Character.isWhitespace(pending.charAt(pending.length() - keep - 1))) keep++;
         return keep;
+    }
+
+    /** Whether text ends with the first n chars of s. */
+    private static boolean endsWith(CharSequence text, String s, int n) {
+        return CharSequence.compare(text.subSequence(text.length() - n, text.length()), s.subSequence(0, n)) == 0;
     }
 }

@@ -1,0 +1,264 @@
+package fs.api;
+
+import fs.FsException;
+import fs.backend.Backend;
+import fs.backend.Backends;
+import fs.backend.cpu.VectorBackend;
+import fs.chat.ChatTemplate;
+import fs.generate.GenerationConfig;
+import fs.generate.SamplingParams;
+import fs.generate.Scheduler;
+import fs.generate.TokenSink;
+import fs.hub.ModelResolver;
+import fs.model.Qwen3Config;
+import fs.model.Qwen3Model;
+import fs.model.Qwen3Weights;
+import fs.source.ModelSource;
+import fs.tokenizer.Tokenizer;
+import java.io.PrintWriter;
+import java.io.Writer;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+
+/**
+ * A loaded model: its weights uploaded once to a backend, and one scheduler thread that owns that backend and runs
+ * every forward, decoding the chats that are answering at the same time together in one batch (up to
+ * {@link Options#parallelSlots} of them; more wait their turn). Each chat answers in a slot of the KV cache, which
+ * keeps the tokens of its last answer, so that the next message of the same conversation only runs what is new.
+ *
+ * <p>Thread-safe: {@link #newChat} and the chats' {@link Chat#send} may be called from any threads at once.
+ * {@link #close} ends the answers still running (they end as {@link fs.generate.StopReason#CANCELLED}) and frees the
+ * model.
+ */
+public final class FsModel implements AutoCloseable {
+    /**
+     * Most prompt tokens one scheduler step runs beside the decode rows (as {@code fs serve}): a long prompt is
+     * prefilled in chunks this size, so the other chats wait at most one chunk's forward for their next token.
+     */
+    static final int PREFILL_CHUNK = 256;
+    /** Sends that may wait for a slot beyond the busy ones; more fail rather than queue without bound. */
+    static final int QUEUE_LIMIT = 1024;
+
+    private final ModelSource source;
+    private final Backend backend;
+    private final Scheduler scheduler;
+    private final Tokenizer tokenizer;
+    private final GenerationConfig defaults;
+    private final int[] stopIds;
+    private final ChatTemplate template; // null: templateProblem says why there is none
+    private final FsException templateProblem;
+    private boolean closed; // guarded by this
+
+    /**
+     * Where the model runs and how much it holds.
+     *
+     * @param backend       "auto" (an OpenCL GPU when there is one, else the CPU), "cpu" or "opencl"
+     * @param threads       CPU threads for the cpu backend
+     * @param contextLength KV cache positions, shared out among the slots as llama-server and {@code fs serve} do
+     *                      (each chat's history plus its answer must fit its share); 0: min(the model's
+     *                      max_position_embeddings, 4096)
+     * @param parallelSlots chats that answer at the same time, decoded together in each forward
+     * @param log           where download progress and notes (such as "running on the CPU: …") go
+     */
+    public record Options(String backend, int threads, int contextLength, int parallelSlots, PrintWriter log) {
+        private static final Set<String> BACKENDS = Set.of("auto", "cpu", "opencl");
+
+        /** Checks the values: each wrong one is an FsException naming it. */
+        public Options {
+            if (!BACKENDS.contains(backend)) {
+                throw new FsException("backend must be one of " + Backends.KINDS + ", got " + backend);
+            }
+            if (threads < 1) throw new FsException("threads must be at least 1, got " + threads);
+            if (contextLength < 0) {
+                throw new FsException("the context length must be ≥ 0 (0: the model's), got " + contextLength);
+            }
+            if (parallelSlots < 1 || parallelSlots > 256) {
+                throw new FsException("parallel slots must be in 1..256, got " + parallelSlots);
+            }
+            Objects.requireNonNull(log, "log");
+        }
+
+        /** Backend auto, a thread per available processor, the default context, one slot, no log. */
+        public static Options defaults() {
+            return new Options("auto", Runtime.getRuntime().availableProcessors(), 0, 1, new PrintWriter(Writer.nullWriter()));
+        }
+
+        /** These options on another backend: auto, cpu or opencl. */
+        public Options withBackend(String value) {
+            return new Options(value, threads, contextLength, parallelSlots, log);
+        }
+
+        /** These options with another number of CPU threads. */
+        public Options withThreads(int value) {
+            return new Options(backend, value, contextLength, parallelSlots, log);
+        }
+
+        /** These options with another context length (0: the model's default). */
+        public Options withContextLength(int value) {
+            return new Options(backend, threads, value, parallelSlots, log);
+        }
+
+        /** These options with another number of chats answering at once. */
+        public Options withParallelSlots(int value) {
+            return new Options(backend, threads, contextLength, value, log);
+        }
+
+        /** These options logging to {@code value} (e.g. {@code new PrintWriter(System.err, true)}). */
+        public Options withLog(PrintWriter value) {
+            return new Options(backend, threads, contextLength, parallelSlots, value);
+        }
+    }
+
+    private FsModel(ModelSource source, Tokenizer tokenizer, GenerationConfig defaults, Backend backend,
+                    Scheduler scheduler) {
+        this.source = source;
+        this.tokenizer = tokenizer;
+        this.defaults = defaults;
+        this.backend = backend;
+        this.scheduler = scheduler;
+        this.stopIds = source.stopIds();
+        ChatTemplate found = null;
+        FsException problem = null;
+        try {
+            found = source.chatTemplate();
+        } catch (FsException e) {
+            problem = e; // a model without a usable template still loads: newChat says why it cannot chat
+        }
+        this.template = found;
+        this.templateProblem = problem;
+    }
+
+    /**
+     * Loads a model, as the fs command line finds it: {@code source} is a model directory (config.json,
+     * *.safetensors, tokenizer.json), a .gguf file, a Hugging Face repo id (e.g. {@code Qwen/Qwen3-0.6B}) or
+     * {@code repo:QUANT} for one GGUF file of a repo, downloaded into the Hugging Face cache when it is not there.
+     *
+     * @throws FsException with one line saying what is wrong (no such model, a corrupt file, a device too small …)
+     */
+    public static FsModel load(String source, Options options) {
+        Objects.requireNonNull(source, "source");
+        Objects.requireNonNull(options, "options");
+        ModelSource opened = ModelSource.open(ModelResolver.resolve(source, options.log()));
+        Backend backend = null;
+        try {
+            Qwen3Config config = opened.config();
+            Scheduler.Config slots = schedulerConfig(config, options);
+            Qwen3Weights weights = Qwen3Weights.bind(config, opened.tensors());
+            // What can be wrong with the files is found before the weights are uploaded, which takes long.
+            Tokenizer tokenizer = opened.tokenizer();
+            GenerationConfig defaults = opened.generationConfig();
+            defaults.samplingParams(); // a generation_config.json no sampler takes fails here
+            for (String note : weights.notes()) options.log().println("fs: " + opened.path() + ": " + note);
+            backend = Backends.create(options.backend(), null, options.threads(), options.log());
+            Scheduler scheduler;
+            try {
+                scheduler = new Scheduler(new Qwen3Model(config, weights, backend), slots);
+            } catch (FsException e) {
+                // auto promises to run (as the CLI's): a device that cannot hold the model means the CPU.
+                if (!options.backend().equals("auto") || backend instanceof VectorBackend) throw e;
+                backend.close();
+                backend = null;
+                options.log().println("fs: running on the CPU: " + e.getMessage());
+                backend = new VectorBackend(options.threads());
+                scheduler = new Scheduler(new Qwen3Model(config, weights, backend), slots);
+            }
+            options.log().flush();
+            try {
+                return new FsModel(opened, tokenizer, defaults, backend, scheduler);
+            } catch (RuntimeException | Error e) {
+                scheduler.close();
+                throw e;
+            }
+        } catch (RuntimeException | Error e) {
+            if (backend != null) backend.close();
+            opened.close();
+            throw e;
+        }
+    }
+
+    private static Scheduler.Config schedulerConfig(Qwen3Config config, Options options) {
+        int max = config.maxPositionEmbeddings();
+        int context = options.contextLength() == 0 ? Math.min(max, 4096) : options.contextLength();
+        if (context > max) {
+            throw new FsException("the context length " + context + " is out of range: this model allows 1.." + max
+                    + " positions");
+        }
+        int perSlot = context / options.parallelSlots();
+        if (perSlot < 1) {
+            throw new FsException("a context of " + context + " shared among " + options.parallelSlots()
+                    + " slots leaves none for each: raise the context length or lower the parallel slots");
+        }
+        return new Scheduler.Config(options.parallelSlots(), perSlot, Math.min(PREFILL_CHUNK, perSlot), QUEUE_LIMIT);
+    }
+
+    /** A new conversation, empty but for {@code params}' system prompt. */
+    public Chat newChat(ChatParams params) {
+        return newChat(params, List.of());
+    }
+
+    /**
+     * A new conversation that goes on from {@code history} (earlier user messages and answers, oldest first).
+     *
+     * @throws FsException when the model has no usable chat template, or a sampling parameter is out of range
+     */
+    public Chat newChat(ChatParams params, List<Message> history) {
+        Objects.requireNonNull(params, "params");
+        Objects.requireNonNull(history, "history");
+        if (template == null) throw new FsException(templateProblem.getMessage(), templateProblem);
+        return new Chat(this, params, params.sampling(defaults.samplingParams()), history); // a fresh seed each
+    }
+
+    /** Positions each chat's history plus its answer may take: the context length shared out among the slots. */
+    public int contextLength() {
+        return scheduler.config().contextLength();
+    }
+
+    /** Where the model runs, e.g. "CPU (Vector API, 8 threads)". */
+    public String backendDescription() {
+        return backend.description();
+    }
+
+    /**
+     * Ends the answers still running (as cancelled), stops the scheduler's thread and frees the model's memory.
+     * Chats of a closed model fail to send. Idempotent.
+     */
+    @Override
+    public void close() {
+        synchronized (this) {
+            if (closed) return;
+            closed = true;
+        }
+        try {
+            scheduler.close();
+        } finally {
+            try {
+                backend.close();
+            } finally {
+                source.close();
+            }
+        }
+    }
+
+    /** Whether {@link #close} was called (the model's memory may be gone). */
+    synchronized boolean isClosed() {
+        return closed;
+    }
+
+    Tokenizer tokenizer() {
+        return tokenizer;
+    }
+
+    ChatTemplate template() {
+        return template;
+    }
+
+    /** Queues a generation on the scheduler (see {@link Scheduler#submit}); a closed model is an FsException. */
+    Scheduler.Handle submit(int[] prompt, SamplingParams params, int maxTokens, TokenSink sink) {
+        try {
+            return scheduler.submit(prompt, params, maxTokens, stopIds, sink);
+        } catch (IllegalStateException e) {
+            throw new FsException("the model is closed", e);
+        }
+    }
+}

@@ -1,0 +1,18 @@
+package fs.api;
+
+import fs.generate.StopReason;
+
+/**
+ * One answer of a {@link Chat}.
+ *
+ * @param text            the answer, without the model's reasoning
+ * @param reasoning       the model's reasoning (Qwen3's {@code <think>} block, tags and layout removed); empty when it
+ *                        did not think
+ * @param stopReason      why the answer ended: the model ended it, the token limit or the context was reached, or it
+ *                        was cancelled
+ * @param promptTokens    tokens of the prompt (the whole history through the chat template)
+ * @param cachedTokens    of those, how many were reused from the KV cache rather than run again
+ * @param generatedTokens tokens generated (the end-of-sequence token not counted)
+ */
+public record Reply(String text, String reasoning, StopReason stopReason, int promptTokens, int cachedTokens,
+                    int generatedTokens) {}
