@@ -2,7 +2,7 @@
 # Runs the fs CLI on JDK 25, building it first when the jar is missing or older than the sources.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-jar="$root/java/target/fs.jar"
+jar="$root/cli/target/fs.jar"
 
 # A JDK's release file names its version without starting a JVM (a tenth of a second saved on every run); a JDK
 # without one is asked.
@@ -36,7 +36,8 @@ export JAVA_HOME="$JDK"
 
 # Sources only: a build output (bindings/target) is rewritten by every Maven run, and would ask for a build each time.
 if [[ ! -f "$jar" ]] || [[ -n "$(find "$root/pom.xml" "$root/java/pom.xml" "$root/java/src/main" "$root/bindings/pom.xml" \
-      "$root/bindings/src" "$root/native/kernels" -newer "$jar" -type f -print -quit 2>/dev/null)" ]]; then
+      "$root/bindings/src" "$root/native/kernels" "$root/server/pom.xml" "$root/server/src/main" "$root/cli/pom.xml" \
+      "$root/cli/src/main" -newer "$jar" -type f -print -quit 2>/dev/null)" ]]; then
   if ! command -v mvn >/dev/null 2>&1; then
     echo "fs: the jar needs building and Maven is not installed (install maven, then run ./fs again)" >&2
     exit 1
@@ -58,7 +59,7 @@ jvm_flags=(--add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED
 # which spares each start much class loading and some warm-up (on 2 cores: 0.1 s of `fs tokenize`, 0.7 s of a first
 # `fs run`). It is made once per build, by a small generation on the tiny test model, and used from then on; when it
 # cannot be made (or FS_AOT=0) fs runs without it, and nothing here may stop fs from running.
-aot="$root/java/target/fs.aot"
+aot="$root/cli/target/fs.aot"
 fresh() { [[ -f "$1" && ! "$jar" -nt "$1" ]]; }
 if [[ "${FS_AOT:-1}" != 0 ]] && ! fresh "$aot" && ! fresh "$aot.failed" && [[ -d "$root/models/tiny-tied" ]]; then
   echo "fs: preparing the startup cache (once per build)…" >&2

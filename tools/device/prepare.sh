@@ -20,8 +20,8 @@ quantized=(Q8_0 Q4_K_M)
 fail() { echo "prepare: $*" >&2; exit 1; }
 
 [[ -x "$jdk/bin/jlink" && -x "$jdk/bin/jdeps" ]] || fail "no jlink/jdeps in $jdk (set JAVA_HOME to a JDK 25)"
-[[ -f "$root/java/target/fs.jar" && -d "$root/java/target/lib" ]] \
-  || fail "java/target/fs.jar is missing: run 'mvn -B -q package -DskipTests' first"
+[[ -f "$root/cli/target/fs.jar" && -d "$root/cli/target/lib" ]] \
+  || fail "cli/target/fs.jar is missing: run 'mvn -B -q package -DskipTests' first"
 for t in "${quantized[@]}"; do
   [[ -f "$root/models/q-tied/model-$t.gguf" ]] || fail "models/q-tied/model-$t.gguf is missing"
 done
@@ -32,8 +32,8 @@ mkdir -p "$bundle"/{app/lib,lib,vendors,models}
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
-cp "$root/java/target/fs.jar" "$bundle/app/"
-cp "$root"/java/target/lib/*.jar "$bundle/app/lib/"
+cp "$root/cli/target/fs.jar" "$bundle/app/"
+cp "$root"/cli/target/lib/*.jar "$bundle/app/lib/"
 
 # jdeps over the jar and every library it loads: the runtime holds what they reference and nothing else.
 modules="$("$jdk/bin/jdeps" --multi-release 25 --ignore-missing-deps --print-module-deps \

@@ -5,7 +5,7 @@
 # prepare.sh's few minutes; not in `mvn verify`, which builds no jlink image.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-if [[ ! -f "$root/device-bundle/runtime.tar.xz" || "$root/java/target/fs.jar" -nt "$root/device-bundle/app/fs.jar" ]]; then
+if [[ ! -f "$root/device-bundle/runtime.tar.xz" || "$root/cli/target/fs.jar" -nt "$root/device-bundle/app/fs.jar" ]]; then
   bash "$root/tools/device/prepare.sh"
 fi
 out="$(mktemp -d)"

@@ -4,7 +4,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -19,12 +18,12 @@ public final class Qwen3Files {
 
     private Qwen3Files() {}
 
+    /**
+     * The folder of the Qwen3 tokenizer files, as a directory on disk (found through fs.repo, not the classpath: the
+     * other modules' tests get these resources in fs-core's test-jar, where they are no files).
+     */
     public static Path dir() {
-        try {
-            return Path.of(Qwen3Files.class.getResource("/qwen3/tokenizer.json").toURI()).getParent();
-        } catch (URISyntaxException e) {
-            throw new IllegalStateException(e);
-        }
+        return Path.of(System.getProperty("fs.repo"), "java", "src", "test", "resources", "qwen3");
     }
 
     public static synchronized Tokenizer tokenizer() {

@@ -15,7 +15,6 @@ import fs.model.SingleSequence;
 import fs.model.Qwen3Weights;
 import fs.source.ModelSource;
 import java.io.IOException;
-import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -32,12 +31,9 @@ class PerplexityCommandTest {
     private static final String BF16 = QTied.gguf("BF16").toString();
     private static final ObjectMapper JSON = new ObjectMapper();
 
+    /** fs-core's test text, as a file (through fs.repo: in fs-core's test-jar it is no file). */
     private static Path text() {
-        try {
-            return Path.of(PerplexityCommandTest.class.getResource("/eval/eval-head.txt").toURI());
-        } catch (URISyntaxException e) {
-            throw new AssertionError(e);
-        }
+        return Path.of(System.getProperty("fs.repo"), "java", "src", "test", "resources", "eval", "eval-head.txt");
     }
 
     private static JsonNode perplexity(String... args) throws IOException {
