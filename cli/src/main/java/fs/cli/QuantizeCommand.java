@@ -51,9 +51,10 @@ final class QuantizeCommand implements Callable<Integer> {
             description = "The file to write (required; replaced only once complete).")
     Path output;
 
-    @Option(names = "--type", paramLabel = "T", required = true,
+    /** docs/QUANTIZATION.md's decision: the fastest format within its quality budget on the trained model. */
+    @Option(names = "--type", paramLabel = "T", defaultValue = "Q4_K_M",
             description = "Q8_0, Q6_K, Q5_K_M, Q4_K_M, Q4_K_S, Q4_0, Q2_K, IQ2_XXS (needs --imatrix), F16 or BF16 "
-                    + "(required).")
+                    + "(default: ${DEFAULT-VALUE}, see docs/QUANTIZATION.md).")
     String type;
 
     @Option(names = "--imatrix", paramLabel = "FILE",

@@ -96,6 +96,21 @@ class QuantizeCommandTest {
         }
     }
 
+    /** Without --type fs quantize writes Q4_K_M, docs/QUANTIZATION.md's default: llama-quantize's Q4_K_M file. */
+    @Test
+    void withoutATypeItWritesQ4KM() {
+        Path out = dir.resolve("default.gguf");
+        CliRun run = CliRun.of("quantize", BF16, "-o", out.toString());
+        assertEquals(0, run.exitCode(), run.err());
+        try (GgufFile llama = GgufFile.open(QTied.gguf("Q4_K_M")); GgufFile written = GgufFile.open(out)) {
+            for (GgufTensor tensor : written.tensors()) {
+                GgufTensor theirs = llama.tensor(tensor.name()).orElseThrow();
+                assertEquals(theirs.type(), tensor.type(), tensor.name());
+                assertArrayEquals(theirs.data().toArray(ValueLayout.JAVA_BYTE), tensor.data().toArray(ValueLayout.JAVA_BYTE));
+            }
+        }
+    }
+
     /**
      * From a Hugging Face directory: the file fs writes loads in fs as the same model (the same logits, the same
      * token ids), with the token types, special ids and template convert_hf_to_gguf.py writes.
