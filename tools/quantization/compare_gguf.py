@@ -60,8 +60,9 @@ def compare(a, b, gguf):
             why.append(f"position {i} vs {j}")
         if ta.tensor_type != tb.tensor_type:
             why.append(f"type {ta.tensor_type.name} vs {tb.tensor_type.name}")
-        if list(ta.shape) != list(tb.shape):
-            why.append(f"shape {list(ta.shape)} vs {list(tb.shape)}")
+        shape_a, shape_b = [int(n) for n in ta.shape], [int(n) for n in tb.shape]
+        if shape_a != shape_b:
+            why.append(f"shape {shape_a} vs {shape_b}")
         elif ta.n_bytes != tb.n_bytes or (ra.data[ta.data_offset:ta.data_offset + ta.n_bytes]
                                           != rb.data[tb.data_offset:tb.data_offset + tb.n_bytes]).any():
             why.append("data bytes differ")
