@@ -8,7 +8,7 @@ and with llama.cpp's `llama-quantize` (from the model's BF16 GGUF, with the same
 - runs `llama-bench -m FS_FILE -p 16 -n 4 -t T -r 1` (llama.cpp loads and runs fs's file);
 - has llama.cpp score both files on the same text: `llama-perplexity --kl-divergence-base` saves its logits on its
   own file, then `--kl-divergence` compares them with its logits on fs's file and on its own file again. fs's file
-  passes when the two reports are the same to the last printed digit (llama.cpp stores the base logits in 16 bits,
+  passes when the two reports (a line per window, and the statistics) are the same to the last printed digit (llama.cpp stores the base logits in 16 bits,
   so even its own file is a hair from zero KLD against itself: "no more than on its own file" is the test).
 
     tools/quantization/interop.py [--models zoo,trained,full] [--types Q8_0,...] [--full-types ...] -o interop.md
@@ -59,18 +59,39 @@ def last_line(output):
     return lines[-1][:200] if lines else "(no output)"
 
 
-def kl_report(output):
-    """llama-perplexity's statistics block (everything after its per-chunk lines), without timings."""
-    start = output.find("====== Perplexity statistics ======")
-    if start < 0:
+def kl_report(output, chunks):
+    """llama-perplexity's report: its line per window (all of them, or None) and its statistics block, without
+    timings. llama.cpp logs from a thread of its own, and a process that exits at once may lose the end of its output
+    (here, under load, often the whole statistics block): the windows' lines are then the report."""
+    lines = output.splitlines()
+    try:
+        start = next(i for i, line in enumerate(lines) if line.startswith("chunk ") and "KL Divergence" in line)
+    except StopIteration:
         return None
-    return "\n".join(line for line in output[start:].splitlines()
-                     if line.strip() and not re.match(r"^(llama_perf|common_perf|llama_memory|~|main:)", line))
+    windows = [line for line in lines[start + 1:] if re.match(r"^\s*\d+\s+\S", line)][:chunks]
+    if len(windows) < chunks:
+        return None
+    text = output[output.find("====== Perplexity statistics ======"):] if "====== Perplexity" in output else ""
+    statistics = [line for line in text.splitlines()
+                  if line.strip() and not re.match(r"^(llama_perf|common_perf|llama_memory|~|main:)", line)]
+    return {"windows": windows, "statistics": statistics if "Same top p" in text else None}
+
+
+def same_report(theirs, own):
+    """Every window's figures equal, and the statistics too where both processes got to print them."""
+    if theirs["windows"] != own["windows"]:
+        return False
+    return theirs["statistics"] is None or own["statistics"] is None or theirs["statistics"] == own["statistics"]
 
 
 def figure(report, label):
-    match = re.search(re.escape(label) + r"\s*:?\s*(-?[\d.]+)", report or "")
-    return match.group(1) if match else "?"
+    """A figure of the statistics block, or of the last window's line (its running KLD and same top p)."""
+    if report["statistics"]:
+        match = re.search(re.escape(label) + r"\s*:?\s*(-?[\d.]+)", "\n".join(report["statistics"]))
+        return match.group(1) if match else "?"
+    # chunk, PPL ± u, ln ratio ± u, KLD ± u, Δp RMS ± u %, same top p ± u %
+    numbers = re.findall(r"-?[\d.]+|-?nan", report["windows"][-1])
+    return {"Mean    KLD": numbers[5], "Same top p": numbers[9]}.get(label, "?") + " (last window's running)"
 
 
 def bench(runner, args, name, gguf):
@@ -93,10 +114,12 @@ def perplexity(runner, args, name, gguf, base, compare):
         command.append("--kl-divergence")
     for _ in range(3):
         rc, out, _ = runner.run(name, command)
-        # llama.cpp logs from a thread of its own, and a process that exits at once may lose the last lines of its
-        # report (seen here once in twenty runs): run it again rather than compare a cut report
-        if rc != 0 or not compare or "Same top p" in out:
+        # Under load a run here sometimes ends early or loses the end of its output (llama.cpp logs from a thread of
+        # its own): run it again rather than compare a cut report.
+        if rc == 0 and (not compare or "Same top p" in out.split("Perplexity statistics")[-1]):
             break
+    if rc != 0:
+        out += f"\n(exit status {rc})"
     return rc, out
 
 
@@ -155,7 +178,7 @@ def check_model(model, spec, runner, args):
         own = None
         if rc == 0:
             rc, out = perplexity(runner, args, f"{model}-llama-own-{quant}", llama_file, base, True)
-            own = kl_report(out) if rc == 0 else None
+            own = kl_report(out, int(args.chunks)) if rc == 0 else None
         own_error = None if own else "llama-perplexity on its own file: " + last_line(out)
         for source_kind, source in spec["sources"]:
             record = {"model": model, "type": quant, "source": source_kind, "source_path": str(source),
@@ -174,8 +197,9 @@ def check_model(model, spec, runner, args):
                 record["bench"] = bench(runner, args, f"{model}-bench-{source_kind}-{quant}", fs_file)
             if own:
                 rc, out = perplexity(runner, args, f"{model}-llama-on-fs-{source_kind}-{quant}", fs_file, base, True)
-                theirs = kl_report(out) if rc == 0 else None
-                record["kl"] = {"on_fs_file": theirs, "on_own_file": own, "same_report": theirs == own,
+                theirs = kl_report(out, int(args.chunks)) if rc == 0 else None
+                record["kl"] = {"on_fs_file": theirs, "on_own_file": own,
+                                "same_report": bool(theirs) and same_report(theirs, own),
                                 "error": None if theirs else "llama-perplexity on fs's file: " + last_line(out)}
             else:
                 record["kl"] = {"error": own_error}
