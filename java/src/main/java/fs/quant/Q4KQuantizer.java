@@ -1,10 +1,7 @@
 package fs.quant;
 
-import static fs.quant.QuantMath.putHalf;
-
 import fs.tensor.DType;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 
 /**
  * Q4_K, as ggml-quants.c's quantize_q4_K: without importance quantize_row_q4_K_ref (make_qkx2_quants per group of
@@ -24,28 +21,16 @@ final class Q4KQuantizer implements RowQuantizer {
 
     @Override
     public void quantize(float[] weights, int rows, int columns, float[] importance, MemorySegment out, long outOffset) {
-        RowQuantizers.checkArguments(DType.Q4_K, weights, rows, columns, importance, out, outOffset);
-        byte[] row = new byte[columns / QK * BLOCK_BYTES];
-        ScaleMinSearch s = new ScaleMinSearch();
-        for (int r = 0; r < rows; r++) {
-            for (int b = 0; b < columns / QK; b++) {
-                int at = r * columns + b * QK;
-                int o = b * BLOCK_BYTES;
-                if (importance == null) {
-                    s.reference(weights, at, NMAX, -1f, 0.1f, 20, row, o + 4);
-                } else {
-                    s.weighted(weights, at, importance, b * QK, NMAX, false, row, o + 4);
-                }
-                putHalf(row, o, s.d);
-                putHalf(row, o + 2, s.dmin);
-                s.requantize(weights, at, NMAX, row, o + 4);
-                for (int j = 0; j < QK; j += 64) {
-                    for (int l = 0; l < 32; l++) {
-                        row[o + 16 + j / 2 + l] = (byte) (s.levels[j + l] | s.levels[j + l + 32] << 4);
-                    }
-                }
+        ScaleMinSearch.quantizeRows(DType.Q4_K, BLOCK_BYTES, NMAX, -1f, 20, false, Q4KQuantizer::pack, weights, rows,
+                columns, importance, out, outOffset);
+    }
+
+    /** Two groups of 32 to a run of 32 bytes, the first in the low nibbles (from byte 16). */
+    private static void pack(int[] levels, byte[] out, int o) {
+        for (int j = 0; j < QK; j += 64) {
+            for (int l = 0; l < 32; l++) {
+                out[o + 16 + j / 2 + l] = (byte) (levels[j + l] | levels[j + l + 32] << 4);
             }
-            MemorySegment.copy(row, 0, out, ValueLayout.JAVA_BYTE, outOffset + (long) r * row.length, row.length);
         }
     }
 }

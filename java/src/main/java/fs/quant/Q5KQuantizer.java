@@ -1,10 +1,7 @@
 package fs.quant;
 
-import static fs.quant.QuantMath.putHalf;
-
 import fs.tensor.DType;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 
 /**
  * Q5_K, as ggml-quants.c's quantize_q5_K: Q4_K's algorithm ({@link Q4KQuantizer}) with levels 0..31, the reference
@@ -14,7 +11,6 @@ import java.lang.foreign.ValueLayout;
 final class Q5KQuantizer implements RowQuantizer {
     static final Q5KQuantizer INSTANCE = new Q5KQuantizer();
 
-    private static final int QK = 256;
     private static final int BLOCK_BYTES = 176;
     private static final int NMAX = 31;
 
@@ -22,25 +18,8 @@ final class Q5KQuantizer implements RowQuantizer {
 
     @Override
     public void quantize(float[] weights, int rows, int columns, float[] importance, MemorySegment out, long outOffset) {
-        RowQuantizers.checkArguments(DType.Q5_K, weights, rows, columns, importance, out, outOffset);
-        byte[] row = new byte[columns / QK * BLOCK_BYTES];
-        ScaleMinSearch s = new ScaleMinSearch();
-        for (int r = 0; r < rows; r++) {
-            for (int b = 0; b < columns / QK; b++) {
-                int at = r * columns + b * QK;
-                int o = b * BLOCK_BYTES;
-                if (importance == null) {
-                    s.reference(weights, at, NMAX, -0.5f, 0.1f, 15, row, o + 4);
-                } else {
-                    s.weighted(weights, at, importance, b * QK, NMAX, true, row, o + 4);
-                }
-                putHalf(row, o, s.d);
-                putHalf(row, o + 2, s.dmin);
-                s.requantize(weights, at, NMAX, row, o + 4);
-                pack(s.levels, row, o);
-            }
-            MemorySegment.copy(row, 0, out, ValueLayout.JAVA_BYTE, outOffset + (long) r * row.length, row.length);
-        }
+        ScaleMinSearch.quantizeRows(DType.Q5_K, BLOCK_BYTES, NMAX, -0.5f, 15, true, Q5KQuantizer::pack, weights, rows,
+                columns, importance, out, outOffset);
     }
 
     /** The low nibbles as Q4_K packs them (from byte 48), the fifth bits of group g in bit g of qh[l] (byte 16). */

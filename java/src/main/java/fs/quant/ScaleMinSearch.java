@@ -3,6 +3,11 @@ package fs.quant;
 import static fs.quant.QuantMath.half;
 import static fs.quant.QuantMath.halfValue;
 import static fs.quant.QuantMath.nearestInt;
+import static fs.quant.QuantMath.putHalf;
+
+import fs.tensor.DType;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 
 /**
  * What Q4_K and Q5_K share, block by block: 8 groups of 32 weights, each with a 6-bit scale and a 6-bit min under
@@ -103,6 +108,41 @@ final class ScaleMinSearch {
             for (int i = 32 * j; i < 32 * j + 32; i++) {
                 levels[i] = Math.max(0, Math.min(nmax, nearestInt((x[at + i] + mj) / dj)));
             }
+        }
+    }
+
+    /** Writes a block's 256 levels into its bytes at {@code block[at]} (d, dmin and the scales are already there). */
+    interface LevelPacker {
+        void pack(int[] levels, byte[] block, int at);
+    }
+
+    /**
+     * The loop quantize_q4_K and quantize_q5_K share: per block of 256, the reference search ({@code rmin},
+     * {@code nstep} steps of 0.1) or, with importance, the weighted one ({@code clampLevels} as
+     * {@link #weighted}); then d and dmin, the requantized levels and the format's packing of them; a row at a time
+     * into {@code out}.
+     */
+    static void quantizeRows(DType type, int blockBytes, int nmax, float rmin, int nstep, boolean clampLevels,
+                             LevelPacker packer, float[] weights, int rows, int columns, float[] importance,
+                             MemorySegment out, long outOffset) {
+        RowQuantizers.checkArguments(type, weights, rows, columns, importance, out, outOffset);
+        byte[] row = new byte[columns / QK * blockBytes];
+        ScaleMinSearch s = new ScaleMinSearch();
+        for (int r = 0; r < rows; r++) {
+            for (int b = 0; b < columns / QK; b++) {
+                int at = r * columns + b * QK;
+                int o = b * blockBytes;
+                if (importance == null) {
+                    s.reference(weights, at, nmax, rmin, 0.1f, nstep, row, o + 4);
+                } else {
+                    s.weighted(weights, at, importance, b * QK, nmax, clampLevels, row, o + 4);
+                }
+                putHalf(row, o, s.d);
+                putHalf(row, o + 2, s.dmin);
+                s.requantize(weights, at, nmax, row, o + 4);
+                packer.pack(s.levels, row, o);
+            }
+            MemorySegment.copy(row, 0, out, ValueLayout.JAVA_BYTE, outOffset + (long) r * row.length, row.length);
         }
     }
 }
