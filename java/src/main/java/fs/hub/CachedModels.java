@@ -32,7 +32,7 @@ public final class CachedModels {
 
         /** The bytes as the hub shows sizes (decimal units: 1.19 GB). */
         public String size() {
-            return DownloadProgress.bytes(bytes);
+            return fs.ProgressText.bytes(bytes);
         }
     }
 

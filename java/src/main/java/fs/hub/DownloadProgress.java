@@ -1,5 +1,8 @@
 package fs.hub;
 
+import static fs.ProgressText.bar;
+import static fs.ProgressText.bytes;
+import static fs.ProgressText.rate;
 
 import java.io.PrintWriter;
 import java.util.Locale;
@@ -65,9 +68,8 @@ final class DownloadProgress {
         double seconds = Math.max((now - startNanos) / 1e9, 1e-3);
         StringBuilder line = new StringBuilder("\r").append(file).append(' ');
         if (total > 0) {
-            int filled = (int) (BAR_WIDTH * Math.min(done, total) / total);
             line.append(String.format(Locale.ROOT, "%3d%% [", 100 * done / total))
-                    .append("#".repeat(filled)).append("-".repeat(BAR_WIDTH - filled)).append("] ")
+                    .append(bar(done, total, BAR_WIDTH)).append("] ")
                     .append(bytes(done)).append(" / ").append(bytes(total));
         } else {
             line.append(bytes(done));
@@ -75,16 +77,5 @@ final class DownloadProgress {
         line.append("  ").append(rate(done - resumedFrom, seconds)).append("\u001b[K");
         log.print(line);
         log.flush();
-    }
-
-    private static String rate(long bytes, double seconds) {
-        return String.format(Locale.ROOT, "%.1f MB/s", bytes / 1e6 / Math.max(seconds, 1e-3));
-    }
-
-    static String bytes(long n) {
-        if (n < 1_000) return n + " B";
-        if (n < 1_000_000) return String.format(Locale.ROOT, "%.1f kB", n / 1e3);
-        if (n < 1_000_000_000) return String.format(Locale.ROOT, "%.1f MB", n / 1e6);
-        return String.format(Locale.ROOT, "%.2f GB", n / 1e9);
     }
 }

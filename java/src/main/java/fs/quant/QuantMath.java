@@ -1,5 +1,7 @@
 package fs.quant;
 
+import java.util.Arrays;
+
 /**
  * The arithmetic llama.cpp's quantizers share: ggml-quants.c's scale searches (make_qx_quants, make_qkx2_quants, ...),
  * its roundings and f16 scales. Each search mirrors one C function operation for operation, in the same float32
@@ -93,12 +95,8 @@ final class QuantMath {
         return sc | m << 8;
     }
 
-    /**
-     * make_qx_quants with rmse_type 1: a symmetric scale for levels −nmax..nmax−1 (stored plus nmax), chosen among
-     * 19 trial scales around nmax / max by weighted least squares; weights {@code qw[qwAt..]}, or x² when
-     * {@code qw} is null. Returns the scale (negative when the largest magnitude is negative).
-     */
-    static float makeQxQuants(int n, int nmax, float[] x, int xAt, int[] levels, int at, float[] qw, int qwAt) {
+    /** The value of largest magnitude among x[xAt..xAt+n), with its sign; the first of equal magnitudes. */
+    private static float largestMagnitude(int n, float[] x, int xAt) {
         float max = 0;
         float amax = 0;
         for (int i = 0; i < n; i++) {
@@ -108,8 +106,18 @@ final class QuantMath {
                 max = x[xAt + i];
             }
         }
-        if (amax < GROUP_MAX_EPS) {
-            for (int i = 0; i < n; i++) levels[at + i] = 0;
+        return max;
+    }
+
+    /**
+     * make_qx_quants with rmse_type 1: a symmetric scale for levels −nmax..nmax−1 (stored plus nmax), chosen among
+     * 19 trial scales around nmax / max by weighted least squares; weights {@code qw[qwAt..]}, or x² when
+     * {@code qw} is null. Returns the scale (negative when the largest magnitude is negative).
+     */
+    static float makeQxQuants(int n, int nmax, float[] x, int xAt, int[] levels, int at, float[] qw, int qwAt) {
+        float max = largestMagnitude(n, x, xAt);
+        if (Math.abs(max) < GROUP_MAX_EPS) {
+            Arrays.fill(levels, at, at + n, 0);
             return 0f;
         }
         float iscale = -nmax / max;
@@ -153,17 +161,9 @@ final class QuantMath {
      * weight at a time for up to 5 rounds, weighted by x². Returns the scale.
      */
     static float makeQ3Quants(int n, int nmax, float[] x, int xAt, int[] levels, int at) {
-        float max = 0;
-        float amax = 0;
-        for (int i = 0; i < n; i++) {
-            float ax = Math.abs(x[xAt + i]);
-            if (ax > amax) {
-                amax = ax;
-                max = x[xAt + i];
-            }
-        }
-        if (amax < GROUP_MAX_EPS) {
-            for (int i = 0; i < n; i++) levels[at + i] = 0;
+        float max = largestMagnitude(n, x, xAt);
+        if (Math.abs(max) < GROUP_MAX_EPS) {
+            Arrays.fill(levels, at, at + n, 0);
             return 0f;
         }
         float iscale = -nmax / max;

@@ -1,5 +1,8 @@
 package fs.quant;
 
+import static fs.ProgressText.bar;
+import static fs.ProgressText.bytes;
+import static fs.ProgressText.rate;
 
 import java.io.PrintWriter;
 import java.util.Locale;
@@ -54,10 +57,9 @@ public final class QuantizationProgress {
     private void draw(long now) {
         lastDrawNanos = now;
         double seconds = Math.max((now - startNanos) / 1e9, 1e-3);
-        int filled = total > 0 ? (int) (BAR_WIDTH * Math.min(done, total) / total) : BAR_WIDTH;
         String left = done > 0 && done < total ? "  ETA " + duration(seconds * (total - done) / done) : "";
-        log.print(String.format(Locale.ROOT, "\r[%d/%d] %3d%% [%s%s] %s / %s  %s%s  %s\u001b[K", tensorsDone, tensors,
-                total > 0 ? 100 * done / total : 100, "#".repeat(filled), "-".repeat(BAR_WIDTH - filled), bytes(done),
+        log.print(String.format(Locale.ROOT, "\r[%d/%d] %3d%% [%s] %s / %s  %s%s  %s\u001b[K", tensorsDone, tensors,
+                total > 0 ? 100 * done / total : 100, bar(done, total, BAR_WIDTH), bytes(done),
                 bytes(total), rate(done, seconds), left, current));
         log.flush();
     }
@@ -66,16 +68,5 @@ public final class QuantizationProgress {
         long s = Math.round(seconds);
         return s >= 3600 ? String.format(Locale.ROOT, "%d:%02d:%02d", s / 3600, s / 60 % 60, s % 60)
                 : String.format(Locale.ROOT, "%d:%02d", s / 60, s % 60);
-    }
-
-    private static String rate(long bytes, double seconds) {
-        return String.format(Locale.ROOT, "%.1f MB/s", bytes / 1e6 / Math.max(seconds, 1e-3));
-    }
-
-    static String bytes(long n) {
-        if (n < 1_000) return n + " B";
-        if (n < 1_000_000) return String.format(Locale.ROOT, "%.1f kB", n / 1e3);
-        if (n < 1_000_000_000) return String.format(Locale.ROOT, "%.1f MB", n / 1e6);
-        return String.format(Locale.ROOT, "%.2f GB", n / 1e9);
     }
 }

@@ -39,12 +39,4 @@ class DownloadProgressTest {
         assertTrue(text.startsWith("downloaded tokenizer.json: 11.4 MB in "), text);
         assertEquals(1, text.lines().count(), "a failed file prints nothing: the error says it");
     }
-
-    @Test
-    void sizesReadLikeTheHubShowsThem() {
-        assertEquals("999 B", DownloadProgress.bytes(999));
-        assertEquals("40.0 kB", DownloadProgress.bytes(40_000));
-        assertEquals("1.2 MB", DownloadProgress.bytes(1_234_567));
-        assertEquals("1.50 GB", DownloadProgress.bytes(1_503_238_553));
-    }
 }

@@ -168,7 +168,7 @@ class QuantizationRunTest {
             String[] redraws = log.toString().split("\r");
             String last = redraws[redraws.length - 1];
             assertTrue(last.startsWith("[24/24] 100% [########################] "
-                    + QuantizationProgress.bytes(plan.bytes()) + " / " + QuantizationProgress.bytes(plan.bytes())), last);
+                    + fs.ProgressText.bytes(plan.bytes()) + " / " + fs.ProgressText.bytes(plan.bytes())), last);
             assertTrue(last.contains("\u001b[K" + System.lineSeparator() + "fs: wrote "), last);
         }
     }
