@@ -9,6 +9,7 @@ import fs.generate.GenerationStats;
 import fs.generate.SamplingParams;
 import fs.generate.Scheduler;
 import fs.generate.StopReason;
+import fs.generate.TokenLogprobs;
 import fs.generate.TokenSink;
 import fs.model.SingleSequence;
 import fs.tensor.Tensor;
@@ -197,7 +198,7 @@ final class BenchCommand implements Callable<Integer> {
             scheduler.submit(random.ints(PARALLEL_PROMPT, 0, vocab).toArray(), SamplingParams.greedy(), nGen,
                     new int[0], new TokenSink() {
                         @Override
-                        public void onToken(int id) {
+                        public void onToken(int id, TokenLogprobs logprobs) {
                             if (firstToken[stream] == 0) firstToken[stream] = System.nanoTime();
                         }
 

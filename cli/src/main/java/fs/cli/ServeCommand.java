@@ -11,6 +11,7 @@ import fs.model.SingleSequence;
 import fs.server.OpenAiServer;
 import fs.server.SchedulerEngine;
 import fs.server.ServedModel;
+import fs.generate.TokenLogprobs;
 import fs.generate.TokenSink;
 import java.io.PrintWriter;
 import java.net.InetSocketAddress;
@@ -162,7 +163,7 @@ final class ServeCommand implements Callable<Integer> {
         RuntimeException[] failure = {null};
         served.engine().submit(prompt, SamplingParams.greedy(), 2, new TokenSink() {
             @Override
-            public void onToken(int id) {}
+            public void onToken(int id, TokenLogprobs logprobs) {}
 
             @Override
             public void onDone(StopReason reason, GenerationStats stats) {

@@ -2,6 +2,7 @@ package fs.api;
 
 import fs.generate.GenerationStats;
 import fs.generate.StopReason;
+import fs.generate.TokenLogprobs;
 import fs.generate.TokenSink;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -27,7 +28,7 @@ final class Answer implements TokenSink {
     private final BlockingQueue<Event> events = new LinkedBlockingQueue<>();
 
     @Override
-    public void onToken(int id) {
+    public void onToken(int id, TokenLogprobs logprobs) { // a Chat never asks for logprobs: null
         events.add(new Event.Token(id));
     }
 

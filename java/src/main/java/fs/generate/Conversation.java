@@ -63,7 +63,8 @@ public final class Conversation {
     }
 
     /**
-     * Answers {@code userText}, streaming the answer's tokens to {@code listener}. When the history no longer fits
+     * Answers {@code userText}, streaming the answer's tokens to {@code listener}. The presence and frequency penalties
+     * count this answer's tokens only: the earlier turns are part of its prompt. When the history no longer fits
      * the context, throws the user-facing error and leaves the history as it was.
      *
      * <p>An answer stopped by {@code stopRequested} stays in the history as far as it was generated, as the user saw

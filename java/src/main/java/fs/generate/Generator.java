@@ -35,7 +35,7 @@ public final class Generator {
     public Generator(SingleSequence sequence, int[] stopIds, SamplingParams params) {
         this.sequence = sequence;
         this.stopIds = stopIds.clone();
-        this.picker = new TokenPicker(params);
+        this.picker = new TokenPicker(params, -1);
         this.cached = new SlotTokens(sequence.shape().contextLength());
     }
 
@@ -84,7 +84,8 @@ public final class Generator {
                     new GenerationStats(cached.length() - reused, reused, System.nanoTime() - start, 0, 0, 0);
             return new Generation(new int[0], StopReason.CANCELLED, stats);
         }
-        int next = limit > 0 ? chooseNext() : -1;
+        int generatedFrom = prompt.length; // this answer's tokens: what the presence and frequency penalties count
+        int next = limit > 0 ? chooseNext(generatedFrom) : -1;
         long prefillEnd = System.nanoTime();
 
         int count = 0;
@@ -115,7 +116,7 @@ public final class Generator {
             sequence.forward(oneToken, cached.length(), Probe.NONE);
             cached.append(next);
             decodeSteps++;
-            next = chooseNext();
+            next = chooseNext(generatedFrom);
         }
         long end = System.nanoTime();
 
@@ -140,9 +141,13 @@ public final class Generator {
         return true;
     }
 
-    /** The next token from the logits of the last row; the penalty sees every token so far (prompt and output). */
-    private int chooseNext() {
-        return picker.pick(sequence.buffers(), sequence.logitRows() - 1, cached, sequence.config().vocabSize());
+    /**
+     * The next token from the logits of the last row; the repetition penalty sees every token so far (prompt and
+     * output), the presence and frequency penalties the tokens from {@code generatedFrom} on (this answer's).
+     */
+    private int chooseNext(int generatedFrom) {
+        return picker.pick(sequence.buffers(), sequence.logitRows() - 1, cached, generatedFrom,
+                sequence.config().vocabSize());
     }
 
     private boolean isStop(int id) {

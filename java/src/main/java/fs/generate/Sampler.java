@@ -10,8 +10,11 @@ import java.util.SplittableRandom;
  * <p>The steps, in Hugging Face's order ({@code generate}: logits processors, then the warpers temperature, top-k,
  * top-p, min-p):
  * <ol>
- *   <li>repetition penalty over every distinct token of the history: a logit &gt; 0 is divided by the penalty,
- *       any other is multiplied by it;</li>
+ *   <li>repetition penalty over every distinct token of the history (prompt and generated tokens): a logit &gt; 0 is
+ *       divided by the penalty, any other is multiplied by it;</li>
+ *   <li>OpenAI's additive penalties over the generated tokens only (as OpenAI and vLLM count them, not the prompt):
+ *       {@code logit[j] -= c[j] × frequencyPenalty + (c[j] > 0 ? presencePenalty : 0)}, c[j] the times token j was
+ *       generated so far;</li>
  *   <li>temperature 0 → argmax of the penalised logits (the first index on ties); no filter, no randomness;</li>
  *   <li>top-k: keep the k largest logits (ties go to the lower index);</li>
  *   <li>softmax of logit / temperature over what is left;</li>
@@ -35,8 +38,10 @@ public final class Sampler {
     private final SamplingParams params;
     private final SplittableRandom random;
 
-    /** Logits after the repetition penalty; the caller's array is never modified. */
+    /** Logits after the penalties; the caller's array is never modified. */
     private float[] penalized = new float[0];
+    /** Per token id, how often it was generated; all zero between calls (only the generated tokens' entries move). */
+    private int[] generatedCounts = new int[0];
     /** Ranking keys (see {@link #rankKey}) of the candidates: a min-heap while selecting top-k, then sorted. */
     private long[] keys = new long[0];
     /** Token ids of the candidates, most likely first when ranked. */
@@ -55,18 +60,30 @@ public final class Sampler {
         return params;
     }
 
-    /** The next token, without repetition penalty (no history). */
+    /** The next token, without penalties (no history). */
     public int sample(float[] logits) {
-        return sample(logits, NO_HISTORY, 0);
+        return sample(logits, NO_HISTORY, 0, 0);
     }
 
     /**
      * The next token given the logits of the last position and the first {@code historyLength} tokens of
-     * {@code history} (what the repetition penalty looks at; Hugging Face passes the prompt and the generated tokens).
+     * {@code history}, of which those from {@code generatedFrom} on were generated (the ones before are the prompt).
+     * The repetition penalty looks at the whole history, as Hugging Face passes it the prompt and the generated
+     * tokens; the presence and frequency penalties only at the generated ones, as OpenAI and vLLM count them.
      */
-    public int sample(float[] logits, int[] history, int historyLength) {
+    public int sample(float[] logits, int[] history, int historyLength, int generatedFrom) {
+        if (generatedFrom < 0 || generatedFrom > historyLength) {
+            throw new IllegalArgumentException("generatedFrom " + generatedFrom + " outside 0.." + historyLength);
+        }
         float[] scores = logits;
-        if (params.repeatPenalty() != 1f && historyLength > 0) scores = penalize(logits, history, historyLength);
+        boolean repeat = params.repeatPenalty() != 1f && historyLength > 0;
+        boolean additive = (params.presencePenalty() != 0f || params.frequencyPenalty() != 0f)
+                && generatedFrom < historyLength;
+        if (repeat || additive) {
+            scores = copyToPenalized(logits);
+            if (repeat) penalizeRepetition(logits, history, historyLength);
+            if (additive) penalizeGenerated(history, generatedFrom, historyLength);
+        }
         if (params.isGreedy()) return argmax(scores);
 
         int vocab = scores.length;
@@ -136,9 +153,13 @@ public final class Sampler {
         return candidates[last]; // rounding left u a hair above the sum: the last token with mass takes it
     }
 
-    private float[] penalize(float[] logits, int[] history, int historyLength) {
+    private float[] copyToPenalized(float[] logits) {
         if (penalized.length != logits.length) penalized = new float[logits.length];
         System.arraycopy(logits, 0, penalized, 0, logits.length);
+        return penalized;
+    }
+
+    private void penalizeRepetition(float[] logits, int[] history, int historyLength) {
         float penalty = params.repeatPenalty();
         for (int i = 0; i < historyLength; i++) {
             int token = history[i];
@@ -146,7 +167,20 @@ public final class Sampler {
             float logit = logits[token];
             penalized[token] = logit > 0 ? logit / penalty : logit * penalty;
         }
-        return penalized;
+    }
+
+    /** Subtracts the presence and frequency penalties of history[from..to) from the (already penalised) logits. */
+    private void penalizeGenerated(int[] history, int from, int to) {
+        if (generatedCounts.length != penalized.length) generatedCounts = new int[penalized.length];
+        int[] counts = generatedCounts;
+        for (int i = from; i < to; i++) counts[history[i]]++;
+        for (int i = from; i < to; i++) {
+            int token = history[i];
+            int count = counts[token];
+            if (count == 0) continue; // a repeat of a token already penalised in this pass
+            penalized[token] -= count * params.frequencyPenalty() + params.presencePenalty();
+            counts[token] = 0; // leaves the array all zero for the next call
+        }
     }
 
     /** Index of the largest value, the first one on ties. */
@@ -172,10 +206,19 @@ public final class Sampler {
         return Integer.MAX_VALUE - (int) key;
     }
 
-    /** Fills candidates[0..k) with the k most likely tokens, most likely first; a single pass through a k-heap. */
+    /** Fills candidates[0..k) with the k most likely tokens, most likely first. */
     private int selectTopK(float[] scores, int k) {
         ensureCandidateCapacity(k);
-        long[] heap = keys;
+        selectTopK(scores, k, keys, candidates);
+        return k;
+    }
+
+    /**
+     * Writes the k most likely tokens of {@code scores} (k ≤ its length), most likely first and the lower id first on
+     * equal scores, to {@code top[0..k)}: a single pass through a k-entry heap kept in {@code heap[0..k)}, so the
+     * vocabulary is never sorted.
+     */
+    static void selectTopK(float[] scores, int k, long[] heap, int[] top) {
         for (int i = 0; i < k; i++) heap[i] = rankKey(scores[i], i);
         for (int i = k / 2 - 1; i >= 0; i--) siftDown(heap, i, k);
         // Most tokens lose to the heap's weakest entry on the logit alone; only they skip the key.
@@ -190,8 +233,7 @@ public final class Sampler {
             }
         }
         Arrays.sort(heap, 0, k);
-        for (int i = 0; i < k; i++) candidates[i] = tokenOf(heap[k - 1 - i]);
-        return k;
+        for (int i = 0; i < k; i++) top[i] = tokenOf(heap[k - 1 - i]);
     }
 
     /**

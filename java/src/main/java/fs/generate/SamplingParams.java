@@ -12,9 +12,16 @@ import java.security.SecureRandom;
  *                      1 disables it
  * @param minP          drop tokens whose probability is below minP × the largest probability; 0 disables it
  * @param repeatPenalty Hugging Face's repetition penalty over the tokens already seen; 1 disables it
+ * @param presencePenalty  OpenAI's presence penalty: subtracted once from the logit of every token already generated
+ *                         (not the prompt's); in [-2, 2], 0 disables it
+ * @param frequencyPenalty OpenAI's frequency penalty: subtracted from a token's logit once per time it was already
+ *                         generated (not counting the prompt); in [-2, 2], 0 disables it
  * @param seed          seeds the random draws, so a run with the same seed and logits picks the same tokens
  */
-public record SamplingParams(float temperature, int topK, float topP, float minP, float repeatPenalty, long seed) {
+public record SamplingParams(float temperature, int topK, float topP, float minP, float repeatPenalty,
+                             float presencePenalty, float frequencyPenalty, long seed) {
+    /** OpenAI's bound on either additive penalty. */
+    public static final float MAX_ADDITIVE_PENALTY = 2f;
 
     public SamplingParams {
         // Negated comparisons so that NaN fails every check.
@@ -26,6 +33,19 @@ public record SamplingParams(float temperature, int topK, float topP, float minP
         if (!(minP >= 0 && minP <= 1)) throw new FsException("min-p must be in [0, 1] (0 disables it), got " + minP);
         if (!(repeatPenalty > 0) || Float.isInfinite(repeatPenalty)) {
             throw new FsException("repeat penalty must be a finite number > 0 (1 disables it), got " + repeatPenalty);
+        }
+        checkAdditive("presence penalty", presencePenalty);
+        checkAdditive("frequency penalty", frequencyPenalty);
+    }
+
+    /** Without OpenAI's additive penalties. */
+    public SamplingParams(float temperature, int topK, float topP, float minP, float repeatPenalty, long seed) {
+        this(temperature, topK, topP, minP, repeatPenalty, 0f, 0f, seed);
+    }
+
+    private static void checkAdditive(String name, float value) {
+        if (!(value >= -MAX_ADDITIVE_PENALTY && value <= MAX_ADDITIVE_PENALTY)) {
+            throw new FsException(name + " must be a number in [-2, 2] (0 disables it), got " + value);
         }
     }
 
@@ -43,15 +63,23 @@ public record SamplingParams(float temperature, int topK, float topP, float minP
         return temperature == 0f;
     }
 
+    /** Whether any penalty (repetition, presence or frequency) changes the logits. */
+    public boolean hasPenalty() {
+        return repeatPenalty != 1f || presencePenalty != 0f || frequencyPenalty != 0f;
+    }
+
     /** These parameters with every non-null argument (a flag the user gave) replacing the field of the same name. */
     public SamplingParams withOverrides(
-            Float temperature, Integer topK, Float topP, Float minP, Float repeatPenalty, Long seed) {
+            Float temperature, Integer topK, Float topP, Float minP, Float repeatPenalty, Float presencePenalty,
+            Float frequencyPenalty, Long seed) {
         return new SamplingParams(
                 temperature != null ? temperature : this.temperature,
                 topK != null ? topK : this.topK,
                 topP != null ? topP : this.topP,
                 minP != null ? minP : this.minP,
                 repeatPenalty != null ? repeatPenalty : this.repeatPenalty,
+                presencePenalty != null ? presencePenalty : this.presencePenalty,
+                frequencyPenalty != null ? frequencyPenalty : this.frequencyPenalty,
                 seed != null ? seed : this.seed);
     }
 }

@@ -33,7 +33,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * <pre>{@code
  * try (Scheduler scheduler = new Scheduler(model, new Scheduler.Config(4, 4096, 512, 16))) {
  *     Scheduler.Handle handle = scheduler.submit(promptIds, params, 256, stopIds, sink); // may throw QueueFullException
- *     // … the scheduler thread calls sink.onToken(id) per token, then onDone or onError
+ *     // … the scheduler thread calls sink.onToken(id, null) per token, then onDone or onError
  *     handle.cancel(); // e.g. when the client goes away
  * }
  * }</pre>
@@ -138,9 +138,21 @@ public final class Scheduler implements AutoCloseable {
      * a full queue throws {@link QueueFullException}; a closed scheduler IllegalStateException.
      */
     public Handle submit(int[] prompt, SamplingParams params, int maxTokens, int[] stopIds, TokenSink sink) {
+        return submit(prompt, params, maxTokens, stopIds, -1, sink);
+    }
+
+    /**
+     * As {@link #submit(int[], SamplingParams, int, int[], TokenSink)}, and each token reaches the sink with its
+     * {@link TokenLogprobs} and the {@code topLogprobs} most likely alternatives at its position (0..
+     * {@link TokenLogprobs#MAX_TOP}; -1: no logprobs, the sink gets null). Asking for them moves every sequence's
+     * logits to the host, even a greedy one's.
+     */
+    public Handle submit(int[] prompt, SamplingParams params, int maxTokens, int[] stopIds, int topLogprobs,
+                         TokenSink sink) {
         if (params == null || stopIds == null || sink == null) {
             throw new NullPointerException("params, stopIds and sink are required");
         }
+        TokenLogprobs.checkTop(topLogprobs);
         int context = config.contextLength();
         if (prompt.length < 1) throw new FsException("the prompt is empty: there is nothing to generate from");
         if (prompt.length > context || (maxTokens >= 0 && (long) prompt.length + maxTokens > context)) {
@@ -154,7 +166,7 @@ public final class Scheduler implements AutoCloseable {
                 throw new FsException("token id " + id + " is outside the vocabulary (0.." + (vocab - 1) + ")");
             }
         }
-        Request request = new Request(prompt.clone(), params, maxTokens, stopIds.clone(), sink);
+        Request request = new Request(prompt.clone(), params, maxTokens, stopIds.clone(), topLogprobs, sink);
         lock.lock();
         try {
             if (closed) throw new IllegalStateException("the scheduler is closed");
@@ -278,7 +290,7 @@ public final class Scheduler implements AutoCloseable {
         r.slot = best;
         r.start = System.nanoTime();
         r.reused = best.tokens.reuse(r.prompt);
-        r.picker = new TokenPicker(r.params);
+        r.picker = new TokenPicker(r.params, r.topLogprobs);
         active.add(r);
     }
 
@@ -334,7 +346,8 @@ public final class Scheduler implements AutoCloseable {
             }
             int next;
             try {
-                next = r.picker.pick(buffers, r.logitIndex, r.slot.tokens, model.config().vocabSize());
+                // The request's own tokens start after its prompt: the additive penalties count only those.
+                next = r.picker.pick(buffers, r.logitIndex, r.slot.tokens, r.prompt.length, model.config().vocabSize());
             } catch (RuntimeException e) {
                 fail(r, e);
                 continue;
@@ -355,7 +368,7 @@ public final class Scheduler implements AutoCloseable {
         }
         r.generated++;
         try {
-            r.sink.onToken(next);
+            r.sink.onToken(next, r.picker.lastLogprobs());
         } catch (RuntimeException e) {
             free(r);
             r.fail(e);
@@ -411,6 +424,7 @@ public final class Scheduler implements AutoCloseable {
         final int maxTokens;
         final int limit;
         final int[] stopIds;
+        final int topLogprobs;
         final TokenSink sink;
         volatile boolean cancelled;
 
@@ -427,12 +441,13 @@ public final class Scheduler implements AutoCloseable {
         long start;
         long prefillEnd;
 
-        Request(int[] prompt, SamplingParams params, int maxTokens, int[] stopIds, TokenSink sink) {
+        Request(int[] prompt, SamplingParams params, int maxTokens, int[] stopIds, int topLogprobs, TokenSink sink) {
             this.prompt = prompt;
             this.params = params;
             this.maxTokens = maxTokens;
             this.limit = maxTokens >= 0 ? maxTokens : config.contextLength() - prompt.length;
             this.stopIds = stopIds;
+            this.topLogprobs = topLogprobs;
             this.sink = sink;
         }
 

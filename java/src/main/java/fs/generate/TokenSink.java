@@ -8,8 +8,11 @@ package fs.generate;
  * its own request, which then gets {@code onError} with what it threw, and the other requests go on.
  */
 public interface TokenSink {
-    /** A generated token, as soon as it is chosen. */
-    void onToken(int id);
+    /**
+     * A generated token, as soon as it is chosen, with its log-probabilities when the request asked for them (see
+     * {@link Scheduler#submit(int[], SamplingParams, int, int[], int, TokenSink)}); null when it did not.
+     */
+    void onToken(int id, TokenLogprobs logprobs);
 
     /** The request ended normally or was cancelled ({@link StopReason#CANCELLED}); {@code stats} counts its work. */
     void onDone(StopReason reason, GenerationStats stats);

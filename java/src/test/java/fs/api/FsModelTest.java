@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import fs.FsException;
 import fs.chat.ChatMessage;
 import fs.generate.Generator;
+import fs.generate.SamplingParams;
 import fs.generate.StopReason;
 import java.util.ArrayList;
 import java.util.List;
@@ -150,6 +151,14 @@ class FsModelTest {
     }
 
     @Test
+    void theAdditivePenaltiesReachTheSamplerAndTheOthersKeepTheModelsDefaults() {
+        SamplingParams modelDefaults = new SamplingParams(0.6f, 20, 0.95f, 0f, 1.1f, 9L);
+        ChatParams params = ChatParams.defaults().withPresencePenalty(0.5f).withFrequencyPenalty(-1.25f).withSeed(3);
+        assertEquals(new SamplingParams(0.6f, 20, 0.95f, 0f, 1.1f, 0.5f, -1.25f, 3L), params.sampling(modelDefaults));
+        assertEquals(modelDefaults, ChatParams.defaults().withSeed(9).sampling(modelDefaults));
+    }
+
+    @Test
     void mistakesAreOneLineFsExceptions() {
         FsException missing = assertThrows(FsException.class,
                 () -> FsModel.load(GreedyReference.MODEL.resolve("missing.gguf").toString(),
@@ -160,6 +169,10 @@ class FsModelTest {
         assertThrows(FsException.class, () -> ChatParams.defaults().withTemperature(-1));
         assertThrows(FsException.class, () -> ChatParams.defaults().withTopP(0));
         assertThrows(FsException.class, () -> ChatParams.defaults().withMaxTokens(-2));
+        FsException presence = assertThrows(FsException.class, () -> ChatParams.defaults().withPresencePenalty(3));
+        assertTrue(presence.getMessage().startsWith("presence penalty"), presence.getMessage());
+        FsException frequency = assertThrows(FsException.class, () -> ChatParams.defaults().withFrequencyPenalty(-2.5f));
+        assertTrue(frequency.getMessage().startsWith("frequency penalty"), frequency.getMessage());
         try (Chat chat = model.newChat(ChatParams.defaults().withMaxTokens(CONTEXT))) {
             FsException tooLong = assertThrows(FsException.class, () -> chat.send("Hello", text -> {}));
             assertTrue(tooLong.getMessage().contains("do not fit the context of " + CONTEXT), tooLong.getMessage());

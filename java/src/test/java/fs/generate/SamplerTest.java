@@ -41,7 +41,7 @@ class SamplerTest {
     private static void assertDistribution(double[] expected, Sampler sampler, float[] logits, int[] history) {
         float[] original = logits.clone();
         long[] counts = new long[logits.length];
-        for (int i = 0; i < DRAWS; i++) counts[sampler.sample(logits, history, history.length)]++;
+        for (int i = 0; i < DRAWS; i++) counts[sampler.sample(logits, history, history.length, 0)]++;
         assertArrayEquals(original, logits, "the caller's logits must not change");
         for (int t = 0; t < logits.length; t++) {
             double p = expected[t];
@@ -139,16 +139,103 @@ class SamplerTest {
         float[] logits = {3f, 2f};
         int[] history = {0, 1};
         Sampler greedy = new Sampler(new SamplingParams(0f, 0, 1f, 0f, 4f, 0L));
-        assertEquals(1, greedy.sample(logits, history, 1), "only token 0 is penalised: 3 / 4 < 2");
-        assertEquals(0, greedy.sample(logits, history, 2), "both are penalised: 3 / 4 > 2 / 4");
+        assertEquals(1, greedy.sample(logits, history, 1, 0), "only token 0 is penalised: 3 / 4 < 2");
+        assertEquals(0, greedy.sample(logits, history, 2, 0), "both are penalised: 3 / 4 > 2 / 4");
     }
 
     @Test
     void greedyAppliesThePenaltyBeforeTheArgmax() {
         Sampler greedy = new Sampler(new SamplingParams(0f, 0, 1f, 0f, 2f, 0L));
-        assertEquals(1, greedy.sample(new float[] {2f, 1.5f, -1f}, new int[] {0}, 1), "2 / 2 = 1 < 1.5");
-        assertEquals(1, greedy.sample(new float[] {-1f, -1.5f}, new int[] {0}, 1), "-1 × 2 = -2 < -1.5");
+        assertEquals(1, greedy.sample(new float[] {2f, 1.5f, -1f}, new int[] {0}, 1, 0), "2 / 2 = 1 < 1.5");
+        assertEquals(1, greedy.sample(new float[] {-1f, -1.5f}, new int[] {0}, 1, 0), "-1 × 2 = -2 < -1.5");
         assertEquals(0, greedy.sample(new float[] {2f, 1.5f, -1f}), "without history there is no penalty");
+    }
+
+    /**
+     * The logits after every penalty, written out from the definitions: Hugging Face's repetition penalty over each
+     * distinct token of history[0..length), then OpenAI's logit[j] -= c[j] × frequency + (c[j] > 0) × presence with
+     * c counting history[generatedFrom..length).
+     */
+    static float[] referencePenalized(float[] logits, int[] history, int length, int generatedFrom,
+            SamplingParams params) {
+        float[] out = logits.clone();
+        for (int token : Arrays.stream(history, 0, length).distinct().toArray()) {
+            float logit = logits[token];
+            out[token] = logit > 0 ? logit / params.repeatPenalty() : logit * params.repeatPenalty();
+        }
+        int[] counts = new int[logits.length];
+        for (int i = generatedFrom; i < length; i++) counts[history[i]]++;
+        for (int j = 0; j < logits.length; j++) {
+            if (counts[j] > 0) out[j] -= counts[j] * params.frequencyPenalty() + params.presencePenalty();
+        }
+        return out;
+    }
+
+    static int referenceArgmax(float[] values) {
+        int best = 0;
+        for (int i = 1; i < values.length; i++) if (values[i] > values[best]) best = i;
+        return best;
+    }
+
+    @Test
+    void penaltiesAreTheReferenceOnRandomLogitsAndHistories() {
+        Random random = new Random(2026);
+        int vocab = 40;
+        SamplingParams greedy = new SamplingParams(0f, 0, 1f, 0f, 1.3f, 0.7f, 0.45f, 0L);
+        SamplingParams sampled = new SamplingParams(0.9f, 12, 0.9f, 0.02f, 1.3f, -0.6f, 1.1f, 77L);
+        SamplingParams sampledWithoutPenalties = new SamplingParams(0.9f, 12, 0.9f, 0.02f, 1f, 0f, 0f, 77L);
+        Sampler greedySampler = new Sampler(greedy);
+        Sampler penalizing = new Sampler(sampled), plain = new Sampler(sampledWithoutPenalties);
+        int greedyChanged = 0;
+        for (int trial = 0; trial < 500; trial++) {
+            float[] logits = new float[vocab];
+            for (int j = 0; j < vocab; j++) logits[j] = (float) (random.nextGaussian() * 1.5);
+            int length = random.nextInt(30);
+            int[] history = new int[length + 5]; // entries past length must be ignored
+            for (int i = 0; i < history.length; i++) history[i] = random.nextInt(12); // small ids: many repeats
+            int generatedFrom = random.nextInt(length + 1);
+            float[] before = logits.clone();
+
+            int expected = referenceArgmax(referencePenalized(logits, history, length, generatedFrom, greedy));
+            assertEquals(expected, greedySampler.sample(logits, history, length, generatedFrom), "trial " + trial);
+            if (expected != referenceArgmax(logits)) greedyChanged++;
+            // Seeded sampling: the same draw as sampling the reference-penalised logits with the penalties off.
+            float[] reference = referencePenalized(logits, history, length, generatedFrom, sampled);
+            assertEquals(plain.sample(reference), penalizing.sample(logits, history, length, generatedFrom),
+                    "trial " + trial);
+            assertArrayEquals(before, logits, "the caller's logits are left as they were");
+        }
+        assertTrue(greedyChanged > 50, "the penalties changed the greedy token often enough to matter: " + greedyChanged);
+    }
+
+    @Test
+    void presencePenalisesOncePerTokenAndFrequencyPerOccurrence() {
+        float[] logits = {3f, 2f, 1.5f};
+        int[] generated = {0, 0, 0, 1}; // token 0 three times, token 1 once
+        // presence 1: 3 - 1 = 2, 2 - 1 = 1, 1.5 → token 0 stays first.
+        Sampler presence = new Sampler(new SamplingParams(0f, 0, 1f, 0f, 1f, 1f, 0f, 0L));
+        assertEquals(0, presence.sample(logits, generated, 4, 0));
+        // frequency 1: 3 - 3 = 0, 2 - 1 = 1, 1.5 → token 2.
+        Sampler frequency = new Sampler(new SamplingParams(0f, 0, 1f, 0f, 1f, 0f, 1f, 0L));
+        assertEquals(2, frequency.sample(logits, generated, 4, 0));
+        // frequency 0.4: 3 - 1.2 = 1.8, 2 - 0.4 = 1.6, 1.5 → token 0; with presence 0.5 more: 1.3, 1.1, 1.5 → token 2.
+        assertEquals(0, new Sampler(new SamplingParams(0f, 0, 1f, 0f, 1f, 0f, 0.4f, 0L)).sample(logits, generated, 4, 0));
+        assertEquals(2, new Sampler(new SamplingParams(0f, 0, 1f, 0f, 1f, 0.5f, 0.4f, 0L))
+                .sample(logits, generated, 4, 0));
+        // A negative penalty favours what was generated: presence -1.5 lifts token 1 from 2 to 3.5, above token 0.
+        assertEquals(1, new Sampler(new SamplingParams(0f, 0, 1f, 0f, 1f, -1.5f, 0f, 0L))
+                .sample(new float[] {3f, 2f}, new int[] {1}, 1, 0));
+    }
+
+    @Test
+    void theAdditivePenaltiesDoNotCountThePrompt() {
+        float[] logits = {3f, 2f};
+        int[] history = {0, 0, 0};
+        Sampler frequency = new Sampler(new SamplingParams(0f, 0, 1f, 0f, 1f, 0f, 2f, 0L));
+        assertEquals(0, frequency.sample(logits, history, 3, 3), "all three are prompt: no penalty");
+        assertEquals(1, frequency.sample(logits, history, 3, 2), "the last one generated: 3 - 2 = 1 < 2");
+        assertEquals(0, new Sampler(new SamplingParams(0f, 0, 1f, 0f, 1f, 1.5f, 0f, 0L)).sample(logits, history, 3, 3),
+                "presence: nothing generated, nothing present");
     }
 
     @Test
@@ -175,7 +262,7 @@ class SamplerTest {
     private static int[] generate(SamplingParams params, int steps) {
         Sampler sampler = new Sampler(params);
         int[] tokens = new int[steps];
-        for (int i = 0; i < steps; i++) tokens[i] = sampler.sample(randomLogits(1000, i), tokens, i);
+        for (int i = 0; i < steps; i++) tokens[i] = sampler.sample(randomLogits(1000, i), tokens, i, 0);
         return tokens;
     }
 
@@ -184,7 +271,8 @@ class SamplerTest {
         SamplingParams params = new SamplingParams(1f, 0, 0.95f, 0.01f, 1.1f, 42L);
         int[] first = generate(params, 200);
         assertArrayEquals(first, generate(params, 200));
-        assertFalse(Arrays.equals(first, generate(params.withOverrides(null, null, null, null, null, 43L), 200)));
+        SamplingParams otherSeed = params.withOverrides(null, null, null, null, null, null, null, 43L);
+        assertFalse(Arrays.equals(first, generate(otherSeed, 200)));
     }
 
     @Test

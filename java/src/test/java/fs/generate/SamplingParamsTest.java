@@ -102,9 +102,9 @@ class SamplingParamsTest {
     @Test
     void flagsOverrideOnlyWhatWasGiven() {
         SamplingParams base = new SamplingParams(0.6f, 20, 0.95f, 0f, 1f, 7L);
-        SamplingParams changed = base.withOverrides(0f, null, 0.5f, null, 1.1f, 99L);
+        SamplingParams changed = base.withOverrides(0f, null, 0.5f, null, 1.1f, null, null, 99L);
         assertEquals(new SamplingParams(0f, 20, 0.5f, 0f, 1.1f, 99L), changed);
-        assertEquals(base, base.withOverrides(null, null, null, null, null, null));
+        assertEquals(base, base.withOverrides(null, null, null, null, null, null, null, null));
     }
 
     @Test
@@ -127,6 +127,26 @@ class SamplingParamsTest {
                 .getMessage().startsWith("repeat penalty"));
         assertTrue(assertThrows(FsException.class, () -> new SamplingParams(Float.NaN, 0, 1f, 0f, 1f, 0))
                 .getMessage().startsWith("temperature"));
+        for (float bad : new float[] {2.01f, -3f, Float.NaN, Float.POSITIVE_INFINITY}) {
+            assertTrue(assertThrows(FsException.class, () -> new SamplingParams(1f, 0, 1f, 0f, 1f, bad, 0f, 0))
+                    .getMessage().startsWith("presence penalty"));
+            assertTrue(assertThrows(FsException.class, () -> new SamplingParams(1f, 0, 1f, 0f, 1f, 0f, bad, 0))
+                    .getMessage().startsWith("frequency penalty"));
+        }
+    }
+
+    @Test
+    void theAdditivePenaltiesTakeOpenAisRangeAndDefaultToOff() {
+        SamplingParams edges = new SamplingParams(1f, 0, 1f, 0f, 1f, -2f, 2f, 0);
+        assertEquals(-2f, edges.presencePenalty());
+        assertEquals(2f, edges.frequencyPenalty());
+        SamplingParams old = new SamplingParams(1f, 0, 1f, 0f, 1.1f, 5L);
+        assertEquals(0f, old.presencePenalty());
+        assertEquals(0f, old.frequencyPenalty());
+        assertFalse(SamplingParams.greedy().hasPenalty());
+        assertTrue(SamplingParams.greedy().withOverrides(null, null, null, null, null, 0.5f, null, null).hasPenalty());
+        assertEquals(new SamplingParams(1f, 0, 1f, 0f, 1.1f, 0.3f, -0.2f, 5L),
+                old.withOverrides(null, null, null, null, null, 0.3f, -0.2f, null));
     }
 
     @Test

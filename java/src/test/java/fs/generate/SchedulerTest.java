@@ -14,6 +14,8 @@ import fs.backend.RowPositions;
 import fs.backend.Weight;
 import fs.backend.cpu.VectorBackend;
 import fs.model.Golden;
+import fs.model.Probe;
+import fs.model.SingleSequence;
 import fs.model.TestModel;
 import fs.tensor.DType;
 import fs.tensor.Tensor;
@@ -72,16 +74,18 @@ class SchedulerTest {
     /** A sink that records what the scheduler delivers, and the thread it delivers on. */
     private static final class Recorder implements TokenSink {
         final List<Integer> tokens = new ArrayList<>();
+        final List<TokenLogprobs> logprobs = new ArrayList<>();
         final CompletableFuture<StopReason> done = new CompletableFuture<>();
         volatile GenerationStats stats;
         volatile Thread thread;
         volatile boolean calledAfterEnd;
 
         @Override
-        public synchronized void onToken(int id) {
+        public synchronized void onToken(int id, TokenLogprobs logprobs) {
             thread = Thread.currentThread();
             if (done.isDone()) calledAfterEnd = true;
             tokens.add(id);
+            this.logprobs.add(logprobs);
         }
 
         @Override
@@ -128,13 +132,131 @@ class SchedulerTest {
         }
     }
 
+    /**
+     * The logits a single sequence computes for the last of {@code tokens}, run whole in one forward from position 0
+     * (the scheduler must be closed: its thread owns the backend while open).
+     */
+    private static float[] oneSequenceLogits(int[] tokens) {
+        SingleSequence sequence = new SingleSequence(test.model(), SingleSequence.Shape.forGeneration(CONTEXT, CONTEXT));
+        sequence.forward(tokens, 0, Probe.NONE);
+        float[] logits = new float[test.model().config().vocabSize()];
+        sequence.readLogits(sequence.logitRows() - 1, logits);
+        return logits;
+    }
+
+    private static int[] concat(int[] a, int[] b, int bLength) {
+        int[] out = Arrays.copyOf(a, a.length + bLength);
+        System.arraycopy(b, 0, out, a.length, bLength);
+        return out;
+    }
+
+    /** Checks each delivered token's logprobs against a double log-softmax of a one-sequence forward's logits. */
+    private static void assertLogprobsOfOneSequence(int[] prompt, Recorder recorder, int top) {
+        int[] ids = recorder.ids();
+        for (int i = 0; i < ids.length; i++) {
+            float[] logits = oneSequenceLogits(concat(prompt, ids, i));
+            double max = Double.NEGATIVE_INFINITY;
+            for (float logit : logits) max = Math.max(max, logit);
+            double sum = 0;
+            for (float logit : logits) sum += Math.exp(logit - max);
+            double logNormalizer = max + Math.log(sum);
+            TokenLogprobs got = recorder.logprobs.get(i);
+            assertEquals(ids[i], got.token(), "token " + i);
+            assertEquals(logits[ids[i]] - logNormalizer, got.logprob(), 1e-3, "token " + i);
+            assertEquals(top, got.topTokens().length);
+            // Greedy: the chosen token is the most likely one, first in the list.
+            if (top > 0) {
+                assertEquals(ids[i], got.topTokens()[0], "token " + i);
+                assertEquals(got.logprob(), got.topLogprobs()[0]);
+            }
+            for (int k = 0; k < top; k++) {
+                assertEquals(logits[got.topTokens()[k]] - logNormalizer, got.topLogprobs()[k], 1e-3, "top " + k);
+            }
+        }
+    }
+
+    @Test
+    void aGreedyRequestWithLogprobsGetsTheLogSoftmaxOfItsOwnLogitsAloneAndInABatch() throws Exception {
+        int maxTokens = 5;
+        Recorder alone = new Recorder();
+        try (Scheduler scheduler = new Scheduler(test.model(), new Scheduler.Config(3, CONTEXT, 5, 4))) {
+            scheduler.submit(prompt(3), SamplingParams.greedy(), maxTokens, NO_STOP, 4, alone);
+            assertEquals(StopReason.TOKEN_LIMIT, alone.await());
+        }
+        Recorder[] batched = new Recorder[3];
+        try (Scheduler scheduler = new Scheduler(test.model(), new Scheduler.Config(3, CONTEXT, 5, 4))) {
+            for (int i = 0; i < 3; i++) {
+                batched[i] = new Recorder();
+                int top = i == 1 ? -1 : i * 5; // one neighbour asks for none: it gets null
+                scheduler.submit(prompt(3 + i), SamplingParams.greedy(), maxTokens, NO_STOP, top, batched[i]);
+            }
+            for (Recorder r : batched) assertEquals(StopReason.TOKEN_LIMIT, r.await());
+        }
+        assertArrayEquals(alone(prompt(3), maxTokens), alone.ids(), "asking for logprobs does not change the tokens");
+        assertLogprobsOfOneSequence(prompt(3), alone, 4);
+        assertLogprobsOfOneSequence(prompt(3), batched[0], 0);
+        assertLogprobsOfOneSequence(prompt(5), batched[2], 10);
+        assertTrue(batched[1].logprobs.stream().allMatch(java.util.Objects::isNull));
+        assertArrayEquals(alone(prompt(4), maxTokens), batched[1].ids());
+        assertThrows(FsException.class, () -> {
+            try (Scheduler scheduler = new Scheduler(test.model(), new Scheduler.Config(1, CONTEXT, 5, 0))) {
+                scheduler.submit(prompt(3), SamplingParams.greedy(), 1, NO_STOP, 21, new Recorder());
+            }
+        });
+    }
+
+    /**
+     * The tokens {@code params} (seeded) choose after {@code prompt}: each step's logits from a one-sequence forward,
+     * penalised by the reference, then drawn by a sampler of the same seed with the penalties off.
+     */
+    private static int[] referencePenalizedAnswer(int[] prompt, SamplingParams params, int maxTokens) {
+        Sampler unpenalized = new Sampler(new SamplingParams(params.temperature(), params.topK(), params.topP(),
+                params.minP(), 1f, 0f, 0f, params.seed()));
+        int[] tokens = prompt;
+        for (int i = 0; i < maxTokens; i++) {
+            float[] penalized = SamplerTest.referencePenalized(oneSequenceLogits(tokens), tokens, tokens.length,
+                    prompt.length, params);
+            tokens = concat(tokens, new int[] {unpenalized.sample(penalized)}, 1);
+        }
+        return Arrays.copyOfRange(tokens, prompt.length, tokens.length);
+    }
+
+    @Test
+    void penalisedRequestsCountOnlyTheirOwnTokensInTheSchedulerAndTheGenerator() throws Exception {
+        int maxTokens = 16;
+        // The prompt repeats its tokens, so that a penalty counting it would differ.
+        int[] prompt = concat(prompt(6), prompt(6), prompt(6).length);
+        SamplingParams greedy = new SamplingParams(0f, 0, 1f, 0f, 1.2f, 0.8f, 2f, 0L);
+        // These models' top logits are ~10 apart and more: penalties of at most 2 rarely move a greedy choice, but
+        // at a high temperature they shift every draw.
+        SamplingParams sampled = new SamplingParams(40f, 0, 1f, 0f, 1f, 1.5f, 2f, 5L);
+        SamplingParams sampledPlain = new SamplingParams(40f, 0, 1f, 0f, 1f, 0f, 0f, 5L);
+        Recorder a = new Recorder(), b = new Recorder(), plain = new Recorder();
+        try (Scheduler scheduler = new Scheduler(test.model(), new Scheduler.Config(3, CONTEXT, 5, 0))) {
+            scheduler.submit(prompt, greedy, maxTokens, NO_STOP, a);
+            scheduler.submit(prompt, sampled, maxTokens, NO_STOP, 2, b);
+            scheduler.submit(prompt, sampledPlain, maxTokens, NO_STOP, plain);
+            for (Recorder r : List.of(a, b, plain)) assertEquals(StopReason.TOKEN_LIMIT, r.await());
+        }
+        int[] expectedGreedy = referencePenalizedAnswer(prompt, greedy, maxTokens);
+        int[] expectedSampled = referencePenalizedAnswer(prompt, sampled, maxTokens);
+        assertArrayEquals(expectedGreedy, a.ids());
+        assertArrayEquals(expectedSampled, b.ids());
+        assertTrue(!Arrays.equals(plain.ids(), b.ids()), "the penalties changed the draws: " + Arrays.toString(b.ids()));
+        for (var params : List.of(greedy, sampled)) {
+            int[] generated = new Generator(test.sequence(), NO_STOP, params).generate(prompt, maxTokens, id -> {}).ids();
+            assertArrayEquals(params == greedy ? expectedGreedy : expectedSampled, generated,
+                    "the one-sequence path applies the same penalties");
+        }
+    }
+
     @Test
     void aSequenceJoinsWhileAnotherDecodesAndLeavesFirst() throws Exception {
         Recorder longer = new Recorder(), shorter = new Recorder();
         CountDownLatch decoding = new CountDownLatch(3);
         TokenSink watched = new TokenSink() {
-            @Override public void onToken(int id) {
-                longer.onToken(id);
+            @Override public void onToken(int id, TokenLogprobs logprobs) {
+                longer.onToken(id, logprobs);
                 decoding.countDown();
             }
             @Override public void onDone(StopReason reason, GenerationStats stats) { longer.onDone(reason, stats); }
@@ -182,8 +304,8 @@ class SchedulerTest {
         CountDownLatch firstToken = new CountDownLatch(1), release = new CountDownLatch(1);
         Recorder running = new Recorder(), queued = new Recorder(), after = new Recorder();
         TokenSink holding = new TokenSink() { // holds the scheduler thread after the first token
-            @Override public void onToken(int id) {
-                running.onToken(id);
+            @Override public void onToken(int id, TokenLogprobs logprobs) {
+                running.onToken(id, logprobs);
                 firstToken.countDown();
                 await(release);
             }
@@ -216,8 +338,8 @@ class SchedulerTest {
         CountDownLatch firstToken = new CountDownLatch(1), release = new CountDownLatch(1);
         Recorder running = new Recorder();
         TokenSink holding = new TokenSink() {
-            @Override public void onToken(int id) {
-                running.onToken(id);
+            @Override public void onToken(int id, TokenLogprobs logprobs) {
+                running.onToken(id, logprobs);
                 firstToken.countDown();
                 await(release);
             }
@@ -270,8 +392,8 @@ class SchedulerTest {
         CountDownLatch firstToken = new CountDownLatch(1);
         Recorder running = new Recorder(), queued = new Recorder();
         TokenSink signalling = new TokenSink() {
-            @Override public void onToken(int id) {
-                running.onToken(id);
+            @Override public void onToken(int id, TokenLogprobs logprobs) {
+                running.onToken(id, logprobs);
                 firstToken.countDown();
             }
             @Override public void onDone(StopReason reason, GenerationStats stats) { running.onDone(reason, stats); }
@@ -291,7 +413,7 @@ class SchedulerTest {
         RuntimeException thrown = new IllegalStateException("the client went away");
         CompletableFuture<RuntimeException> failed = new CompletableFuture<>();
         TokenSink throwing = new TokenSink() {
-            @Override public void onToken(int id) { throw thrown; }
+            @Override public void onToken(int id, TokenLogprobs logprobs) { throw thrown; }
             @Override public void onDone(StopReason reason, GenerationStats stats) { failed.complete(null); }
             @Override public void onError(RuntimeException e) { failed.complete(e); }
         };
@@ -351,8 +473,8 @@ class SchedulerTest {
             CountDownLatch decoding = new CountDownLatch(2), release = new CountDownLatch(1);
             Recorder first = new Recorder(), second = new Recorder(), after = new Recorder();
             TokenSink holding = new TokenSink() { // holds the scheduler thread at its second token
-                @Override public void onToken(int id) {
-                    first.onToken(id);
+                @Override public void onToken(int id, TokenLogprobs logprobs) {
+                    first.onToken(id, logprobs);
                     decoding.countDown();
                     if (decoding.getCount() == 0) await(release);
                 }

@@ -1,5 +1,6 @@
 package fs.server;
 
+import fs.generate.TokenLogprobs;
 import fs.generate.TokenSink;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -33,7 +34,7 @@ class SchedulerEngineTest {
         }
 
         @Override
-        public void onToken(int id) {
+        public void onToken(int id, TokenLogprobs logprobs) {
             tokens.add(id);
             firstToken.countDown();
             if (gate != null) {

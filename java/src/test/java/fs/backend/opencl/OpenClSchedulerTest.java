@@ -8,6 +8,7 @@ import fs.generate.Generator;
 import fs.generate.SamplingParams;
 import fs.generate.Scheduler;
 import fs.generate.StopReason;
+import fs.generate.TokenLogprobs;
 import fs.generate.TokenSink;
 import fs.model.Golden;
 import fs.model.TestModel;
@@ -41,7 +42,7 @@ class OpenClSchedulerTest {
                     CompletableFuture<int[]> result = new CompletableFuture<>();
                     List<Integer> tokens = new ArrayList<>();
                     scheduler.submit(prompt, SamplingParams.greedy(), maxTokens, new int[0], new TokenSink() {
-                        @Override public void onToken(int id) { tokens.add(id); }
+                        @Override public void onToken(int id, TokenLogprobs logprobs) { tokens.add(id); }
                         @Override public void onDone(StopReason reason, GenerationStats stats) {
                             result.complete(tokens.stream().mapToInt(Integer::intValue).toArray());
                         }
