@@ -22,6 +22,8 @@ final class SamplingOptions {
     Float topP;
     Float minP;
     Float repeatPenalty;
+    Float presencePenalty;
+    Float frequencyPenalty;
 
     @Option(names = {"-s", "--seed"}, paramLabel = "S", description = "Random seed (default: a random one, printed).")
     Long seed;
@@ -61,15 +63,33 @@ final class SamplingOptions {
         check("--repeat-penalty");
     }
 
+    @Option(names = "--presence-penalty", paramLabel = "P",
+            description = "Subtract P from the logit of every token already generated (OpenAI's; the prompt does not "
+                    + "count); in [-2, 2], 0 disables (default: 0).")
+    void presencePenalty(float value) {
+        presencePenalty = value;
+        check("--presence-penalty");
+    }
+
+    @Option(names = "--frequency-penalty", paramLabel = "F",
+            description = "Subtract F from a token's logit per time it was already generated (OpenAI's; the prompt "
+                    + "does not count); in [-2, 2], 0 disables (default: 0).")
+    void frequencyPenalty(float value) {
+        frequencyPenalty = value;
+        check("--frequency-penalty");
+    }
+
     /** The model's defaults with the user's flags applied. */
     SamplingParams resolve(GenerationConfig defaults) {
-        return defaults.samplingParams().withOverrides(temperature, topK, topP, minP, repeatPenalty, seed);
+        return defaults.samplingParams().withOverrides(temperature, topK, topP, minP, repeatPenalty, presencePenalty,
+                frequencyPenalty, seed);
     }
 
     /** Refuses the flag just set when the sampler would: every field is checked on its own, whatever the others. */
     private void check(String flag) {
         try {
-            SamplingParams.greedy().withOverrides(temperature, topK, topP, minP, repeatPenalty, seed);
+            SamplingParams.greedy().withOverrides(temperature, topK, topP, minP, repeatPenalty, presencePenalty,
+                frequencyPenalty, seed);
         } catch (FsException e) {
             throw new ParameterException(command.commandLine(), "invalid value for " + flag + ": " + e.getMessage());
         }

@@ -161,7 +161,7 @@ final class ServeCommand implements Callable<Integer> {
         if (prompt.length < 2) return;
         CountDownLatch done = new CountDownLatch(1);
         RuntimeException[] failure = {null};
-        served.engine().submit(prompt, SamplingParams.greedy(), 2, new TokenSink() {
+        served.engine().submit(prompt, SamplingParams.greedy(), 2, -1, new TokenSink() {
             @Override
             public void onToken(int id, TokenLogprobs logprobs) {}
 

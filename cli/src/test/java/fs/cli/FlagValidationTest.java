@@ -24,6 +24,12 @@ class FlagValidationTest {
             List.of("--min-p", "1.5", "invalid value for --min-p: min-p must be in [0, 1] (0 disables it), got 1.5"),
             List.of("--repeat-penalty", "0", "invalid value for --repeat-penalty: repeat penalty must be a finite "
                     + "number > 0 (1 disables it), got 0.0"),
+            List.of("--presence-penalty", "3", "invalid value for --presence-penalty: presence penalty must be a "
+                    + "number in [-2, 2] (0 disables it), got 3.0"),
+            List.of("--frequency-penalty", "-2.5", "invalid value for --frequency-penalty: frequency penalty must be a "
+                    + "number in [-2, 2] (0 disables it), got -2.5"),
+            List.of("--frequency-penalty", "NaN", "invalid value for --frequency-penalty: frequency penalty must be a "
+                    + "number in [-2, 2] (0 disables it), got NaN"),
             List.of("-t", "0", "-t/--threads must be between 1 and 1024, got 0"),
             List.of("--threads", "5000", "-t/--threads must be between 1 and 1024, got 5000"),
             List.of("-n", "-2", "-n must be ≥ 0, or -1 for no limit; got -2"));

@@ -3,7 +3,12 @@ package fs.cli;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import fs.backend.cpu.VectorBackend;
+import fs.generate.Generator;
+import fs.generate.SamplingParams;
 import fs.model.Golden;
+import fs.model.TestModel;
+import fs.source.ModelSource;
 import fs.tokenizer.Tokenizer;
 import java.io.IOException;
 import java.util.Arrays;
@@ -28,6 +33,34 @@ class RunCommandTest {
                 "-n", "16", "--temp", "0", "--print-ids", "-t", "2");
         assertEquals(0, run.exitCode(), run.err());
         assertEquals(spaced(golden.greedyGeneratedIds()), run.out().strip());
+    }
+
+    @Test
+    void thePresenceAndFrequencyPenaltyFlagsReachTheSampler() throws IOException {
+        Golden golden = Golden.load("tiny-untied");
+        int[] prompt = golden.greedyPromptIds();
+        // A high temperature: these models' top logits are too far apart for a penalty ≤ 2 to move a greedy choice.
+        List<String> common = List.of("run", golden.modelDir().toString(), "--tokens", CliRun.ids(prompt), "-n", "12",
+                "--temp", "40", "--seed", "5", "--print-ids", "-t", "2");
+        List<String> penalised = new java.util.ArrayList<>(common);
+        penalised.addAll(List.of("--presence-penalty", "1.5", "--frequency-penalty", "2"));
+        CliRun run = CliRun.of(penalised.toArray(String[]::new));
+        assertEquals(0, run.exitCode(), run.err());
+        CliRun plain = CliRun.of(common.toArray(String[]::new));
+        assertEquals(0, plain.exitCode(), plain.err());
+
+        // The reference: the Generator with generation_config.json's top-k 20 and top-p 0.95 and the flags' values.
+        int[] stopIds;
+        try (ModelSource source = ModelSource.open(golden.modelDir())) {
+            stopIds = source.stopIds();
+        }
+        int[] expected;
+        try (TestModel model = TestModel.open(golden.modelDir(), new VectorBackend(2), 64, 16, 1)) {
+            SamplingParams params = new SamplingParams(40f, 20, 0.95f, 0f, 1f, 1.5f, 2f, 5L);
+            expected = new Generator(model.sequence(), stopIds, params).generate(prompt, 12, id -> {}).ids();
+        }
+        assertEquals(spaced(expected), run.out().strip());
+        assertTrue(!plain.out().equals(run.out()), "the penalties changed the draws: " + run.out());
     }
 
     @Test

@@ -166,6 +166,16 @@ public final class Tokenizer {
         return new StreamingDecoder(this, skipSpecial);
     }
 
+    /**
+     * The raw bytes one id decodes to (a special token's: its literal text in UTF-8); possibly part of a character.
+     * A copy, the caller's to keep.
+     */
+    public byte[] tokenBytes(int id) {
+        ByteSink bytes = new ByteSink(16);
+        appendBytes(id, false, bytes);
+        return Arrays.copyOf(bytes.array(), bytes.length());
+    }
+
     void appendBytes(int id, boolean skipSpecial, ByteSink out) {
         if (id < 0 || id >= idLimit) throw unknownId(id);
         AddedToken added = addedById[id];

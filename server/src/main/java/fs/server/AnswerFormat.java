@@ -1,15 +1,19 @@
 package fs.server;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import fs.generate.ReasoningSplitter;
+import java.util.List;
 import java.util.UUID;
 
 /**
  * OpenAI's two answer shapes: a chat completion ({@code chat.completion}, streamed as {@code chat.completion.chunk}
  * objects whose {@code delta} grows the message) and a text completion ({@code text_completion}, streamed as objects
- * of the same type, each with a piece of {@code text}). One instance per answer: it carries the answer's id and time.
+ * of the same type, each with a piece of {@code text}). One instance per answer: it carries the answer's id and time,
+ * and whether the answer reports logprobs (each chunk then carries the entries of the tokens whose text it brings, in
+ * the endpoint's shape; {@code logprobs} is null otherwise).
  */
 abstract sealed class AnswerFormat {
     private static final JsonNodeFactory JSON = JsonNodeFactory.instance;
@@ -17,18 +21,22 @@ abstract sealed class AnswerFormat {
     private final String id;
     private final long created = System.currentTimeMillis() / 1000;
     private final String model;
+    private final boolean logprobs;
 
-    private AnswerFormat(String idPrefix, String model) {
+    private AnswerFormat(String idPrefix, String model, boolean logprobs) {
         this.id = idPrefix + UUID.randomUUID().toString().replace("-", "");
         this.model = model;
+        this.logprobs = logprobs;
     }
 
-    static AnswerFormat chat(String model) {
-        return new Chat(model);
+    /** A chat answer; with {@code logprobs}, each choice carries {@code logprobs.content}. */
+    static AnswerFormat chat(String model, boolean logprobs) {
+        return new Chat(model, logprobs);
     }
 
-    static AnswerFormat text(String model) {
-        return new Text(model);
+    /** A text answer; with {@code logprobs}, each choice carries the legacy logprobs object. */
+    static AnswerFormat text(String model, boolean logprobs) {
+        return new Text(model, logprobs);
     }
 
     /** The usage object: prompt tokens (of which {@code cached} were reused from the KV cache) and generated ones. */
@@ -44,14 +52,30 @@ abstract sealed class AnswerFormat {
     /** The first chunk of a stream, before any text; null when the format has none. */
     abstract ObjectNode start();
 
-    /** A chunk with more of the answer. */
-    abstract ObjectNode chunk(ReasoningSplitter.Delta delta);
+    /** A chunk with more of the answer and the logprobs of the tokens it brings. */
+    abstract ObjectNode chunk(ReasoningSplitter.Delta delta, List<LogprobEntry> entries);
 
-    /** The last chunk with a choice: it carries the finish reason. */
-    abstract ObjectNode end(String finishReason);
+    /** The last chunk with a choice: it carries the finish reason and the logprobs not sent yet. */
+    abstract ObjectNode end(String finishReason, List<LogprobEntry> entries);
 
-    /** The whole answer, with its usage. */
-    abstract ObjectNode whole(String reasoning, String content, String finishReason, ObjectNode usage);
+    /** The whole answer, with its usage and the logprobs of all its tokens. */
+    abstract ObjectNode whole(String reasoning, String content, String finishReason, ObjectNode usage,
+            List<LogprobEntry> entries);
+
+    /** The choice's {@code logprobs}: null when not asked for, else the endpoint's object holding {@code entries}. */
+    final JsonNode logprobsNode(List<LogprobEntry> entries) {
+        return logprobs ? logprobsObject(entries) : JSON.nullNode();
+    }
+
+    /** The endpoint's logprobs object for {@code entries}. */
+    abstract ObjectNode logprobsObject(List<LogprobEntry> entries);
+
+    /** A token's raw bytes as OpenAI lists them: each an int 0..255. */
+    static ArrayNode bytes(byte[] bytes) {
+        ArrayNode array = JSON.arrayNode(bytes.length);
+        for (byte b : bytes) array.add(b & 0xff);
+        return array;
+    }
 
     /** The chunk after the last one when the client asked for usage: no choices, only the usage. */
     ObjectNode usageChunk(ObjectNode usage) {
@@ -86,8 +110,8 @@ abstract sealed class AnswerFormat {
     }
 
     private static final class Chat extends AnswerFormat {
-        Chat(String model) {
-            super("chatcmpl-", model);
+        Chat(String model, boolean logprobs) {
+            super("chatcmpl-", model, logprobs);
         }
 
         @Override
@@ -105,45 +129,72 @@ abstract sealed class AnswerFormat {
         }
 
         @Override
-        ObjectNode chunk(ReasoningSplitter.Delta delta) {
+        ObjectNode chunk(ReasoningSplitter.Delta delta, List<LogprobEntry> entries) {
             ObjectNode choice = choice();
             ObjectNode message = choice.putObject("delta");
             if (!delta.reasoning().isEmpty()) message.put("reasoning_content", delta.reasoning());
             if (!delta.content().isEmpty()) message.put("content", delta.content());
-            choice.putNull("logprobs");
+            choice.set("logprobs", logprobsNode(entries));
             choice.putNull("finish_reason");
             return chunkWith(choice);
         }
 
         @Override
-        ObjectNode end(String finishReason) {
+        ObjectNode end(String finishReason, List<LogprobEntry> entries) {
             ObjectNode choice = choice();
             choice.putObject("delta");
-            choice.putNull("logprobs");
+            choice.set("logprobs", entries.isEmpty() ? JSON.nullNode() : logprobsNode(entries));
             choice.put("finish_reason", finishReason);
             return chunkWith(choice);
         }
 
         @Override
-        ObjectNode whole(String reasoning, String content, String finishReason, ObjectNode usage) {
+        ObjectNode whole(String reasoning, String content, String finishReason, ObjectNode usage,
+                List<LogprobEntry> entries) {
             ObjectNode answer = header("chat.completion");
             ObjectNode choice = choice();
             ObjectNode message = choice.putObject("message");
             message.put("role", "assistant");
             message.put("content", content);
             if (!reasoning.isEmpty()) message.put("reasoning_content", reasoning);
-            choice.putNull("logprobs");
+            choice.set("logprobs", logprobsNode(entries));
             choice.put("finish_reason", finishReason);
             ArrayNode choices = answer.putArray("choices");
             choices.add(choice);
             answer.set("usage", usage);
             return answer;
         }
+
+        /**
+         * {@code {"content": [...], "refusal": null}}. Tokens inside {@code <think>} are listed in content too: the
+         * list follows the generated tokens, whichever of reasoning_content and content their text went to.
+         */
+        @Override
+        ObjectNode logprobsObject(List<LogprobEntry> entries) {
+            ObjectNode logprobs = JSON.objectNode();
+            ArrayNode content = logprobs.putArray("content");
+            for (LogprobEntry entry : entries) {
+                ObjectNode token = candidate(entry.chosen());
+                ArrayNode top = token.putArray("top_logprobs");
+                for (LogprobEntry.Candidate alternative : entry.top()) top.add(candidate(alternative));
+                content.add(token);
+            }
+            logprobs.putNull("refusal");
+            return logprobs;
+        }
+
+        private static ObjectNode candidate(LogprobEntry.Candidate candidate) {
+            ObjectNode node = JSON.objectNode();
+            node.put("token", candidate.text());
+            node.put("logprob", candidate.logprob());
+            node.set("bytes", bytes(candidate.bytes()));
+            return node;
+        }
     }
 
     private static final class Text extends AnswerFormat {
-        Text(String model) {
-            super("cmpl-", model);
+        Text(String model, boolean logprobs) {
+            super("cmpl-", model, logprobs);
         }
 
         @Override
@@ -157,29 +208,57 @@ abstract sealed class AnswerFormat {
         }
 
         @Override
-        ObjectNode chunk(ReasoningSplitter.Delta delta) {
-            return chunkWith(textChoice(delta.reasoning() + delta.content(), null));
+        ObjectNode chunk(ReasoningSplitter.Delta delta, List<LogprobEntry> entries) {
+            return chunkWith(textChoice(delta.reasoning() + delta.content(), null, entries));
         }
 
         @Override
-        ObjectNode end(String finishReason) {
-            return chunkWith(textChoice("", finishReason));
+        ObjectNode end(String finishReason, List<LogprobEntry> entries) {
+            return chunkWith(textChoice("", finishReason, entries));
         }
 
         @Override
-        ObjectNode whole(String reasoning, String content, String finishReason, ObjectNode usage) {
+        ObjectNode whole(String reasoning, String content, String finishReason, ObjectNode usage,
+                List<LogprobEntry> entries) {
             ObjectNode answer = header("text_completion");
-            answer.putArray("choices").add(textChoice(reasoning + content, finishReason));
+            answer.putArray("choices").add(textChoice(reasoning + content, finishReason, entries));
             answer.set("usage", usage);
             return answer;
         }
 
-        private static ObjectNode textChoice(String text, String finishReason) {
+        private ObjectNode textChoice(String text, String finishReason, List<LogprobEntry> entries) {
             ObjectNode choice = choice();
             choice.put("text", text);
-            choice.putNull("logprobs");
+            choice.set("logprobs", logprobsNode(entries));
             choice.put("finish_reason", finishReason);
             return choice;
+        }
+
+        /**
+         * The legacy shape: parallel lists of token texts, their logprobs, a {text: logprob} object of the
+         * alternatives per token (with the chosen token, as OpenAI always includes it; of two alternatives with the
+         * same text the likelier is kept) and each token's text offset in the completion.
+         */
+        @Override
+        ObjectNode logprobsObject(List<LogprobEntry> entries) {
+            ObjectNode logprobs = JSON.objectNode();
+            ArrayNode tokens = logprobs.putArray("tokens");
+            ArrayNode tokenLogprobs = logprobs.putArray("token_logprobs");
+            ArrayNode top = logprobs.putArray("top_logprobs");
+            ArrayNode offsets = logprobs.putArray("text_offset");
+            for (LogprobEntry entry : entries) {
+                tokens.add(entry.chosen().text());
+                tokenLogprobs.add(entry.chosen().logprob());
+                ObjectNode alternatives = top.addObject();
+                for (LogprobEntry.Candidate alternative : entry.top()) {
+                    if (!alternatives.has(alternative.text())) alternatives.put(alternative.text(), alternative.logprob());
+                }
+                if (!alternatives.has(entry.chosen().text())) {
+                    alternatives.put(entry.chosen().text(), entry.chosen().logprob());
+                }
+                offsets.add(entry.textOffset());
+            }
+            return logprobs;
         }
     }
 }

@@ -13,12 +13,14 @@ public interface CompletionEngine extends AutoCloseable {
     /**
      * Queues a generation of up to {@code maxTokens} tokens (negative: until a stop token or the end of the context)
      * from {@code prompt}, whose length plus {@code maxTokens} the caller checked against {@link #contextLength()}.
-     * The sink hears every token, then exactly one of onDone or onError, always on the engine's thread.
+     * The sink hears every token, then exactly one of onDone or onError, always on the engine's thread. Each token
+     * comes with its {@link fs.generate.TokenLogprobs} and {@code topLogprobs} alternatives (0..20), or with null when
+     * {@code topLogprobs} is -1.
      *
      * @throws UnavailableException when every slot is busy and the waiting queue is full, or the engine is closed
      *     (nothing was queued)
      */
-    Handle submit(int[] prompt, SamplingParams params, int maxTokens, TokenSink sink);
+    Handle submit(int[] prompt, SamplingParams params, int maxTokens, int topLogprobs, TokenSink sink);
 
     /** Positions in each sequence's KV cache: a prompt plus its tokens must fit. */
     int contextLength();

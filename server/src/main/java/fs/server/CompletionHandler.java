@@ -8,6 +8,8 @@ import fs.generate.GenerationStats;
 import fs.generate.ReasoningSplitter;
 import fs.generate.SamplingParams;
 import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * Answers {@code POST /v1/chat/completions} and {@code POST /v1/completions}: checks the request, turns it into
@@ -18,12 +20,17 @@ final class CompletionHandler {
     /** How a handled request ended, for the server's log line. */
     record Outcome(int promptTokens, int completionTokens, String finishReason) {}
 
-    /** The answer's end: finishReason null when it was cut (the server shuts down) or failed (error set). */
-    private record Finish(String finishReason, RuntimeException error, GenerationStats stats, int tokens) {}
+    /**
+     * The answer's end: finishReason null when it was cut (the server shuts down) or failed (error set);
+     * {@code unsent} the logprobs entries no delta carried (their text was held back or empty).
+     */
+    private record Finish(String finishReason, RuntimeException error, GenerationStats stats, int tokens,
+                          List<LogprobEntry> unsent) {}
 
+    /** Where the relayed answer goes: each piece of text with the logprobs entries of the tokens it brings. */
     @FunctionalInterface
     private interface DeltaSink {
-        void accept(ReasoningSplitter.Delta delta) throws IOException;
+        void accept(ReasoningSplitter.Delta delta, List<LogprobEntry> entries) throws IOException;
     }
 
     private final ServerMetrics metrics;
@@ -48,12 +55,13 @@ final class CompletionHandler {
         AnswerQueue answer = new AnswerQueue(served.tokenizer(), metrics);
         CompletionEngine.Handle handle;
         try {
-            handle = served.engine().submit(prompt, params, request.maxTokens(), answer);
+            handle = served.engine().submit(prompt, params, request.maxTokens(), request.topLogprobs(), answer);
         } catch (CompletionEngine.UnavailableException e) {
             metrics.requestRejected();
             throw ApiException.unavailable("unavailable", e.getMessage());
         }
-        AnswerFormat format = chat ? AnswerFormat.chat(served.id()) : AnswerFormat.text(served.id());
+        boolean logprobs = request.topLogprobs() >= 0;
+        AnswerFormat format = chat ? AnswerFormat.chat(served.id(), logprobs) : AnswerFormat.text(served.id(), logprobs);
         try {
             Finish finish = request.stream()
                     ? stream(exchange, request, format, answer, handle, prompt.length, chat)
@@ -74,13 +82,14 @@ final class CompletionHandler {
         EventStream events = EventStream.open(exchange);
         ObjectNode start = format.start();
         if (start != null) events.send(start);
-        Finish finish = relay(request, answer, handle, chat, delta -> events.send(format.chunk(delta)));
+        Finish finish = relay(request, answer, handle, chat,
+                (delta, entries) -> events.send(format.chunk(delta, entries)));
         if (finish.finishReason == null) {
             // Headers are gone: the error travels as an event, as OpenAI streams errors; no [DONE], it did not finish.
             events.send(failure(finish).body());
             return finish;
         }
-        events.send(format.end(finish.finishReason));
+        events.send(format.end(finish.finishReason, finish.unsent));
         if (request.includeUsage()) events.send(format.usageChunk(usage(promptTokens, finish)));
         events.done();
         return finish;
@@ -90,62 +99,78 @@ final class CompletionHandler {
             CompletionEngine.Handle handle, int promptTokens, boolean chat) throws IOException, InterruptedException {
         StringBuilder reasoning = new StringBuilder();
         StringBuilder content = new StringBuilder();
-        Finish finish = relay(request, answer, handle, chat, delta -> {
+        List<LogprobEntry> logprobs = new ArrayList<>();
+        Finish finish = relay(request, answer, handle, chat, (delta, entries) -> {
             reasoning.append(delta.reasoning());
             content.append(delta.content());
+            logprobs.addAll(entries);
         });
         if (finish.finishReason == null) throw failure(finish);
+        logprobs.addAll(finish.unsent);
         Exchanges.sendJson(exchange, 200, format.whole(reasoning.toString(), content.toString(), finish.finishReason,
-                usage(promptTokens, finish)));
+                usage(promptTokens, finish), logprobs));
         return finish;
     }
 
     /**
      * Takes the answer's events until its end, passing the text through the stop strings and (for a chat) the
      * reasoning splitter to {@code out}. A stop string cancels the generation; what the engine made after it is dropped
-     * and not counted.
+     * and not counted. Each token's logprobs entry goes with the first piece of text sent after it arrived (the stop
+     * strings may hold its text back, the splitter may hold back or split it), so that the entries a client sees match
+     * the tokens counted: the token in which a stop string ends is counted and reported, none after it.
      */
     private static Finish relay(CompletionRequest request, AnswerQueue answer, CompletionEngine.Handle handle,
             boolean chat, DeltaSink out) throws IOException, InterruptedException {
         StopMatcher stops = new StopMatcher(request.stop());
         ReasoningSplitter splitter = chat ? new ReasoningSplitter() : null;
+        List<LogprobEntry> unsent = new ArrayList<>();
         int tokens = 0;
         while (true) {
             switch (answer.take()) {
                 case AnswerQueue.Event.Token token -> {
                     if (stops.stopped()) continue;
                     tokens++;
+                    if (token.logprobs() != null) unsent.add(token.logprobs());
                     String text = stops.push(token.text());
                     if (stops.stopped()) handle.cancel();
-                    emit(text, splitter, out);
+                    emit(text, splitter, out, unsent);
                 }
                 case AnswerQueue.Event.Done done -> {
                     if (!stops.stopped()) {
                         String text = stops.push(done.text());
-                        emit(text + stops.flush(), splitter, out);
+                        emit(text + stops.flush(), splitter, out, unsent);
                     }
                     if (splitter != null) {
                         ReasoningSplitter.Delta rest = splitter.flush();
-                        if (!rest.isEmpty()) out.accept(rest);
+                        if (!rest.isEmpty()) send(rest, out, unsent);
                     }
                     String reason = stops.stopped() ? "stop" : switch (done.reason()) {
                         case END_OF_SEQUENCE -> "stop";
                         case TOKEN_LIMIT, CONTEXT_FULL -> "length";
                         case CANCELLED -> null; // not by this request: the engine is shutting down
                     };
-                    return new Finish(reason, null, done.stats(), tokens);
+                    return new Finish(reason, null, done.stats(), tokens, List.copyOf(unsent));
                 }
                 case AnswerQueue.Event.Failed failed -> {
-                    return new Finish(null, failed.error(), null, tokens);
+                    return new Finish(null, failed.error(), null, tokens, List.of());
                 }
             }
         }
     }
 
-    private static void emit(String text, ReasoningSplitter splitter, DeltaSink out) throws IOException {
+    private static void emit(String text, ReasoningSplitter splitter, DeltaSink out, List<LogprobEntry> unsent)
+            throws IOException {
         if (text.isEmpty()) return;
         ReasoningSplitter.Delta delta = splitter != null ? splitter.push(text) : new ReasoningSplitter.Delta("", text);
-        if (!delta.isEmpty()) out.accept(delta);
+        if (!delta.isEmpty()) send(delta, out, unsent);
+    }
+
+    /** Sends a delta with the entries waiting for one, which are then sent. */
+    private static void send(ReasoningSplitter.Delta delta, DeltaSink out, List<LogprobEntry> unsent)
+            throws IOException {
+        List<LogprobEntry> entries = List.copyOf(unsent);
+        unsent.clear();
+        out.accept(delta, entries);
     }
 
     private static ObjectNode usage(int promptTokens, Finish finish) {

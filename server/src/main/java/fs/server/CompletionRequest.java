@@ -11,14 +11,16 @@ import java.util.Map;
 /**
  * The body of a {@code /v1/chat/completions} or {@code /v1/completions} request, read and checked: every field this
  * server uses, with the wrong type or an impossible value refused (400, naming the field), and every field OpenAI
- * defines but this server cannot honour refused when given a value that would need it (logprobs, n &gt; 1, tools,
- * presence and frequency penalties). Fields it does not know are ignored, as llama-server ignores them.
+ * defines but this server cannot honour refused when given a value that would need it (n &gt; 1, tools and functions,
+ * a response_format other than text, and for text completions echo, suffix and best_of &gt; 1). Fields it does not
+ * know are ignored, as llama-server ignores them.
  *
  * @param model        the model the client named; null when it named none
  * @param prompt       the messages (chat) or the text or token ids (completions)
  * @param stream       answer as server-sent events
  * @param includeUsage streamed: end with a chunk that carries the usage
  * @param maxTokens    tokens to generate at most; -1: until the model stops or the context is full
+ * @param topLogprobs  -1: no logprobs; else each token's logprob is reported with this many alternatives (0..20)
  * @param stop         strings that end the answer (not part of it)
  */
 record CompletionRequest(
@@ -28,10 +30,17 @@ record CompletionRequest(
         boolean includeUsage,
         int maxTokens,
         Sampling sampling,
+        int topLogprobs,
         List<String> stop) {
 
     /** The most stop strings a request may give (OpenAI allows 4; llama-server any number). */
     static final int MAX_STOP_STRINGS = 16;
+
+    /**
+     * The most alternatives per token: OpenAI's top_logprobs limit for chat. For text completions OpenAI allows
+     * logprobs up to 5; this server, like llama-server, allows more (the same 20).
+     */
+    static final int MAX_TOP_LOGPROBS = fs.generate.TokenLogprobs.MAX_TOP;
 
     /** What the model continues. */
     sealed interface Prompt {
@@ -45,12 +54,14 @@ record CompletionRequest(
         record Tokens(int[] ids) implements Prompt {}
     }
 
-    /** The sampling fields the request gave (null: the model's default from generation_config.json). */
-    record Sampling(Float temperature, Integer topK, Float topP, Float minP, Float repeatPenalty, Long seed) {
+    /** The sampling fields the request gave (null: the model's default from generation_config.json, or 0). */
+    record Sampling(Float temperature, Integer topK, Float topP, Float minP, Float repeatPenalty,
+                    Float presencePenalty, Float frequencyPenalty, Long seed) {
         /** {@code defaults} with the request's values; a value no sampler takes is a 400 naming it. */
         SamplingParams over(SamplingParams defaults) {
             try {
-                return defaults.withOverrides(temperature, topK, topP, minP, repeatPenalty, seed);
+                return defaults.withOverrides(temperature, topK, topP, minP, repeatPenalty, presencePenalty,
+                        frequencyPenalty, seed);
             } catch (FsException e) {
                 throw ApiException.invalid(null, e.getMessage());
             }
@@ -63,8 +74,12 @@ record CompletionRequest(
     /** Reads a chat completion request. */
     static CompletionRequest chat(JsonNode body) {
         Prompt prompt = new Prompt.Chat(messages(body), enableThinking(body));
-        refuseNonZero(body, "logprobs", "logprobs are not supported by this server");
-        refuseNonZero(body, "top_logprobs", "logprobs are not supported by this server");
+        Boolean logprobs = bool(body, "logprobs");
+        Integer top = integer(body, "top_logprobs");
+        if (top != null && !Boolean.TRUE.equals(logprobs)) {
+            throw ApiException.invalid("top_logprobs", "'top_logprobs' needs 'logprobs': true");
+        }
+        int topLogprobs = Boolean.TRUE.equals(logprobs) ? topLogprobs("top_logprobs", top != null ? top : 0) : -1;
         refuseTools(body);
         JsonNode format = body.get("response_format");
         if (format != null && !format.isNull()) {
@@ -76,13 +91,14 @@ record CompletionRequest(
         }
         Integer maxCompletion = integer(body, "max_completion_tokens");
         int maxTokens = maxCompletion != null ? positive("max_completion_tokens", maxCompletion) : maxTokens(body);
-        return common(body, prompt, maxTokens);
+        return common(body, prompt, maxTokens, topLogprobs);
     }
 
     /** Reads a (legacy) text completion request. */
     static CompletionRequest completion(JsonNode body) {
         Prompt prompt = textPrompt(body);
-        refuseNonZero(body, "logprobs", "logprobs are not supported by this server");
+        Integer logprobs = integer(body, "logprobs"); // here the number of alternatives, not a boolean
+        int topLogprobs = logprobs != null ? topLogprobs("logprobs", logprobs) : -1;
         Boolean echo = bool(body, "echo");
         if (echo != null && echo) throw ApiException.unsupported("echo", "echo is not supported by this server");
         JsonNode suffix = body.get("suffix");
@@ -93,20 +109,15 @@ record CompletionRequest(
         if (bestOf != null && bestOf != 1) {
             throw ApiException.unsupported("best_of", "best_of must be 1: this server returns one completion");
         }
-        return common(body, prompt, maxTokens(body));
+        return common(body, prompt, maxTokens(body), topLogprobs);
     }
 
-    private static CompletionRequest common(JsonNode body, Prompt prompt, int maxTokens) {
+    private static CompletionRequest common(JsonNode body, Prompt prompt, int maxTokens, int topLogprobs) {
         String model = string(body, "model", "model");
         Integer n = integer(body, "n");
         if (n != null && n != 1) throw ApiException.unsupported("n", "n must be 1: this server returns one choice");
-        for (String penalty : List.of("presence_penalty", "frequency_penalty")) {
-            Float value = number(body, penalty);
-            if (value != null && value != 0f) {
-                throw ApiException.unsupported(penalty, penalty + " is not supported by this server (use "
-                        + "repetition_penalty, Hugging Face's multiplicative penalty, or leave it 0)");
-            }
-        }
+        Float presence = additivePenalty(body, "presence_penalty");
+        Float frequency = additivePenalty(body, "frequency_penalty");
         Float repetition = number(body, "repetition_penalty");
         Float repeat = number(body, "repeat_penalty"); // llama-server's name for it
         if (repetition != null && repeat != null && !repetition.equals(repeat)) {
@@ -115,7 +126,8 @@ record CompletionRequest(
         }
         Integer topK = integer(body, "top_k");
         Sampling sampling = new Sampling(number(body, "temperature"), topK, number(body, "top_p"),
-                number(body, "min_p"), repetition != null ? repetition : repeat, longInteger(body, "seed"));
+                number(body, "min_p"), repetition != null ? repetition : repeat, presence, frequency,
+                longInteger(body, "seed"));
 
         Boolean stream = bool(body, "stream");
         boolean includeUsage = false;
@@ -126,7 +138,7 @@ record CompletionRequest(
             includeUsage = include != null && include;
         }
         return new CompletionRequest(model, prompt, stream != null && stream, includeUsage, maxTokens, sampling,
-                stopStrings(body));
+                topLogprobs, stopStrings(body));
     }
 
     private static List<ChatMessage> messages(JsonNode body) {
@@ -255,17 +267,21 @@ record CompletionRequest(
         }
     }
 
-    /** Refuses {@code field} when it is true or a non-zero number (OpenAI's logprobs is either, by endpoint). */
-    private static void refuseNonZero(JsonNode body, String field, String message) {
-        JsonNode node = body.get(field);
-        if (node == null || node.isNull()) return;
-        if (node.isBoolean()) {
-            if (node.booleanValue()) throw ApiException.unsupported(field, message);
-        } else if (node.isNumber()) {
-            if (node.doubleValue() != 0) throw ApiException.unsupported(field, message);
-        } else {
-            throw ApiException.wrongType(field, "a boolean or a number", kind(node));
+    /** OpenAI's presence or frequency penalty: a number in [-2, 2]; null when not given. */
+    private static Float additivePenalty(JsonNode body, String field) {
+        Float value = number(body, field);
+        float max = SamplingParams.MAX_ADDITIVE_PENALTY;
+        if (value != null && !(value >= -max && value <= max)) {
+            throw ApiException.invalid(field, "'" + field + "' must be in [-2, 2], got " + body.get(field));
         }
+        return value;
+    }
+
+    private static int topLogprobs(String field, int value) {
+        if (value < 0 || value > MAX_TOP_LOGPROBS) {
+            throw ApiException.invalid(field, "'" + field + "' must be in 0.." + MAX_TOP_LOGPROBS + ", got " + value);
+        }
+        return value;
     }
 
     private static String string(JsonNode object, String field, String param) {

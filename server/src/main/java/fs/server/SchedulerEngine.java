@@ -5,6 +5,7 @@ import fs.generate.QueueFullException;
 import fs.generate.SamplingParams;
 import fs.generate.Scheduler;
 import fs.generate.StopReason;
+import fs.generate.TokenLogprobs;
 import fs.generate.TokenSink;
 import fs.model.Qwen3Model;
 
@@ -35,12 +36,12 @@ public final class SchedulerEngine implements CompletionEngine {
     }
 
     @Override
-    public Handle submit(int[] prompt, SamplingParams params, int maxTokens, TokenSink sink) {
+    public Handle submit(int[] prompt, SamplingParams params, int maxTokens, int topLogprobs, TokenSink sink) {
         TokenSink checked = new TokenSink() {
             @Override
-            public void onToken(int id) {
+            public void onToken(int id, TokenLogprobs logprobs) {
                 beforeEachToken.run(); // a throw ends this request with onError, as the scheduler promises
-                sink.onToken(id);
+                sink.onToken(id, logprobs);
             }
 
             @Override
@@ -54,7 +55,7 @@ public final class SchedulerEngine implements CompletionEngine {
             }
         };
         try {
-            return scheduler.submit(prompt, params, maxTokens, stopIds, checked)::cancel;
+            return scheduler.submit(prompt, params, maxTokens, stopIds, topLogprobs, checked)::cancel;
         } catch (QueueFullException e) {
             throw new UnavailableException(e.getMessage());
         } catch (IllegalStateException e) {

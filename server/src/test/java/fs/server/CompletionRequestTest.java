@@ -89,11 +89,6 @@ class CompletionRequestTest {
     void valuesTheServerCannotHonourAreRefusedClearly() {
         String ok = "{'messages':[{'role':'user','content':'x'}],";
         assertEquals("unsupported_value", chatRefused(ok + "'n':2}").code);
-        assertEquals("logprobs", chatRefused(ok + "'logprobs':true}").param);
-        assertEquals("top_logprobs", chatRefused(ok + "'top_logprobs':3}").param);
-        ApiException presence = chatRefused(ok + "'presence_penalty':0.5}");
-        assertTrue(presence.getMessage().contains("repetition_penalty"), presence.getMessage());
-        assertEquals("frequency_penalty", chatRefused(ok + "'frequency_penalty':1}").param);
         assertEquals("tools", chatRefused(ok + "'tools':[{'type':'function'}]}").param);
         assertEquals("response_format", chatRefused(ok + "'response_format':{'type':'json_object'}}").param);
         assertEquals("messages[0].role", chatRefused("{'messages':[{'role':'tool','content':'x'}]}").param);
@@ -102,6 +97,66 @@ class CompletionRequestTest {
         assertEquals("max_tokens", chatRefused(ok + "'max_tokens':0}").param);
         assertEquals("messages", chatRefused("{'messages':[]}").param);
         assertEquals("messages", chatRefused("{}").param);
+    }
+
+    @Test
+    void logprobsAskForTheChosenTokenAndTopLogprobsForAlternatives() {
+        String ok = "{'messages':[{'role':'user','content':'x'}],";
+        assertEquals(-1, CompletionRequest.chat(json(ok + "'logprobs':false}")).topLogprobs());
+        assertEquals(-1, CompletionRequest.chat(json(ok + "'stream':false}")).topLogprobs());
+        assertEquals(0, CompletionRequest.chat(json(ok + "'logprobs':true}")).topLogprobs());
+        assertEquals(20, CompletionRequest.chat(json(ok + "'logprobs':true,'top_logprobs':20}")).topLogprobs());
+        assertEquals(0, CompletionRequest.chat(json(ok + "'logprobs':true,'top_logprobs':null}")).topLogprobs());
+
+        ApiException without = chatRefused(ok + "'top_logprobs':3}");
+        assertEquals("top_logprobs", without.param);
+        assertEquals(400, without.status);
+        assertTrue(without.getMessage().contains("'logprobs': true"), without.getMessage());
+        assertEquals("top_logprobs", chatRefused(ok + "'logprobs':false,'top_logprobs':0}").param);
+        for (String bad : List.of("21", "-1")) {
+            ApiException range = chatRefused(ok + "'logprobs':true,'top_logprobs':" + bad + "}");
+            assertEquals("top_logprobs", range.param);
+            assertEquals("invalid_value", range.code);
+            assertTrue(range.getMessage().contains("0..20"), range.getMessage());
+        }
+        assertEquals("invalid_type", chatRefused(ok + "'logprobs':1}").code);
+        assertEquals("invalid_type", chatRefused(ok + "'logprobs':true,'top_logprobs':2.5}").code);
+
+        // Text completions: logprobs is the number of alternatives.
+        assertEquals(-1, CompletionRequest.completion(json("{'prompt':'a'}")).topLogprobs());
+        assertEquals(0, CompletionRequest.completion(json("{'prompt':'a','logprobs':0}")).topLogprobs());
+        assertEquals(5, CompletionRequest.completion(json("{'prompt':'a','logprobs':5}")).topLogprobs());
+        assertEquals(20, CompletionRequest.completion(json("{'prompt':'a','logprobs':20}")).topLogprobs());
+        for (String bad : List.of("21", "-1")) {
+            ApiException range = assertThrows(ApiException.class,
+                    () -> CompletionRequest.completion(json("{'prompt':'a','logprobs':" + bad + "}")));
+            assertEquals("logprobs", range.param);
+            assertEquals(400, range.status);
+        }
+        assertEquals("logprobs", assertThrows(ApiException.class,
+                () -> CompletionRequest.completion(json("{'prompt':'a','logprobs':true}"))).param);
+    }
+
+    @Test
+    void presenceAndFrequencyPenaltiesAreReadInOpenAisRange() {
+        String ok = "{'messages':[{'role':'user','content':'x'}],";
+        SamplingParams params = CompletionRequest.chat(json(ok + "'presence_penalty':0.5,'frequency_penalty':-2}"))
+                .sampling().over(SamplingParams.greedy());
+        assertEquals(0.5f, params.presencePenalty());
+        assertEquals(-2f, params.frequencyPenalty());
+        SamplingParams text = CompletionRequest.completion(json("{'prompt':'a','frequency_penalty':2}")).sampling()
+                .over(SamplingParams.greedy());
+        assertEquals(new SamplingParams(0f, 0, 1f, 0f, 1f, 0f, 2f, 0L), text);
+        for (String field : List.of("presence_penalty", "frequency_penalty")) {
+            for (String bad : List.of("3", "-2.5")) {
+                ApiException e = chatRefused(ok + "'" + field + "':" + bad + "}");
+                assertEquals(field, e.param);
+                assertEquals(400, e.status);
+                assertTrue(e.getMessage().contains("[-2, 2]") && e.getMessage().contains(bad), e.getMessage());
+            }
+            assertEquals(field, chatRefused(ok + "'" + field + "':1e39}").param, "beyond a float is out of range too");
+            assertEquals("invalid_type", chatRefused(ok + "'" + field + "':'high'}").code);
+        }
     }
 
     @Test

@@ -96,7 +96,9 @@ class RawHttpTest {
             {"{\"messages\":[{\"role\":\"user\",\"content\":{}}]}", "messages[0].content", "invalid_type"},
             {CHAT + ",\"stop\":[1]}", "stop[0]", "invalid_type"},
             {CHAT + ",\"n\":3}", "n", "unsupported_value"},
-            {CHAT + ",\"logprobs\":true}", "logprobs", "unsupported_value"},
+            {CHAT + ",\"logprobs\":true,\"top_logprobs\":21}", "top_logprobs", "invalid_value"},
+            {CHAT + ",\"top_logprobs\":2}", "top_logprobs", "invalid_value"},
+            {CHAT + ",\"presence_penalty\":3}", "presence_penalty", "invalid_value"},
             {CHAT + ",\"model\":\"nope\"}", "model", "model_not_found"},
         };
         for (String[] c : cases) {

@@ -26,7 +26,7 @@ final class ScriptedEngine implements CompletionEngine {
     }
 
     @Override
-    public Handle submit(int[] prompt, SamplingParams params, int maxTokens, TokenSink sink) {
+    public Handle submit(int[] prompt, SamplingParams params, int maxTokens, int topLogprobs, TokenSink sink) {
         if (full.get()) throw new UnavailableException("the server is busy (scripted)");
         AtomicBoolean stop = new AtomicBoolean();
         Thread.ofPlatform().daemon().start(() -> {
@@ -38,7 +38,7 @@ final class ScriptedEngine implements CompletionEngine {
                     sink.onDone(StopReason.CANCELLED, stats(prompt, count));
                     return;
                 }
-                sink.onToken(ids[count++]);
+                sink.onToken(ids[count++], null); // no model, no logprobs
                 try {
                     Thread.sleep(delayMillis);
                 } catch (InterruptedException e) {
