@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import fs.backend.cpu.VectorBackend;
+import fs.chat.ChatMessage;
+import fs.chat.ChatTemplate;
 import fs.generate.Generator;
 import fs.generate.SamplingParams;
 import fs.model.Golden;
@@ -11,6 +13,8 @@ import fs.model.TestModel;
 import fs.source.ModelSource;
 import fs.tokenizer.Tokenizer;
 import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.stream.Collectors;
@@ -37,12 +41,15 @@ class RunCommandTest {
 
     @Test
     void thePresenceAndFrequencyPenaltyFlagsReachTheSampler() throws IOException {
-        Golden golden = Golden.load("tiny-untied");
-        int[] prompt = golden.greedyPromptIds();
-        // A high temperature: these models' top logits are too far apart for a penalty ≤ 2 to move a greedy choice.
-        List<String> common = List.of("run", golden.modelDir().toString(), "--tokens", CliRun.ids(prompt), "-n", "12",
-                "--temp", "40", "--seed", "5", "--print-ids", "-t", "2");
-        List<String> penalised = new java.util.ArrayList<>(common);
+        // tiny-tied's answers repeat tokens, which is what the penalties act on; a high temperature, because these
+        // models' top logits are too far apart for a penalty ≤ 2 to move a greedy choice.
+        Path model = Golden.modelDir("tiny-tied");
+        int[] prompt = Tokenizer.load(model).encode(ChatTemplate.load(model)
+                .render(List.of(new ChatMessage("user", "Why is the sky blue?")), true, null));
+        int maxTokens = 16;
+        List<String> common = List.of("run", model.toString(), "--tokens", CliRun.ids(prompt), "-n",
+                Integer.toString(maxTokens), "--temp", "40", "--seed", "99", "--print-ids", "-t", "2");
+        List<String> penalised = new ArrayList<>(common);
         penalised.addAll(List.of("--presence-penalty", "1.5", "--frequency-penalty", "2"));
         CliRun run = CliRun.of(penalised.toArray(String[]::new));
         assertEquals(0, run.exitCode(), run.err());
@@ -51,13 +58,13 @@ class RunCommandTest {
 
         // The reference: the Generator with generation_config.json's top-k 20 and top-p 0.95 and the flags' values.
         int[] stopIds;
-        try (ModelSource source = ModelSource.open(golden.modelDir())) {
+        try (ModelSource source = ModelSource.open(model)) {
             stopIds = source.stopIds();
         }
         int[] expected;
-        try (TestModel model = TestModel.open(golden.modelDir(), new VectorBackend(2), 64, 16, 1)) {
-            SamplingParams params = new SamplingParams(40f, 20, 0.95f, 0f, 1f, 1.5f, 2f, 5L);
-            expected = new Generator(model.sequence(), stopIds, params).generate(prompt, 12, id -> {}).ids();
+        try (TestModel test = TestModel.open(model, new VectorBackend(2), 128, 64, 1)) {
+            SamplingParams params = new SamplingParams(40f, 20, 0.95f, 0f, 1f, 1.5f, 2f, 99L);
+            expected = new Generator(test.sequence(), stopIds, params).generate(prompt, maxTokens, id -> {}).ids();
         }
         assertEquals(spaced(expected), run.out().strip());
         assertTrue(!plain.out().equals(run.out()), "the penalties changed the draws: " + run.out());

@@ -7,6 +7,8 @@ import fs.chat.ChatTemplate;
 import fs.generate.GenerationConfig;
 import fs.generate.Generator;
 import fs.generate.SamplingParams;
+import fs.model.Probe;
+import fs.model.SingleSequence;
 import fs.model.TestModel;
 import fs.tokenizer.Tokenizer;
 import java.io.PrintWriter;
@@ -55,6 +57,19 @@ final class TestServer implements AutoCloseable {
     Generator.Generation greedy(int[] prompt, int maxTokens) {
         if (server != null) throw new IllegalStateException("the engine owns the model once serving");
         return new Generator(model.sequence(), stopIds, SamplingParams.greedy()).generate(prompt, maxTokens, id -> {});
+    }
+
+    /**
+     * The logits a single sequence computes for the position after {@code tokens} (run whole from position 0, at most
+     * the batch's 64 rows). Like {@link #greedy}, only before serving.
+     */
+    float[] logitsAfter(int[] tokens) {
+        if (server != null) throw new IllegalStateException("the engine owns the model once serving");
+        SingleSequence sequence = model.sequence();
+        sequence.forward(tokens, 0, Probe.NONE);
+        float[] logits = new float[model.model().config().vocabSize()];
+        sequence.readLogits(sequence.logitRows() - 1, logits);
+        return logits;
     }
 
     /** The text a client should see for generated ids (special tokens left out). */
