@@ -27,8 +27,9 @@ import java.util.SplittableRandom;
  *
  * <p>Cost per token on a 151,936-entry vocabulary: with top-k, one pass through a k-entry heap and a sort of k keys;
  * without top-k but with top-p, a few passes and a sort of the tokens that can be in the nucleus (the whole vocabulary
- * only for very flat distributions); with neither, no sort at all. Scratch arrays are allocated on the first call and
- * reused.
+ * only for very flat distributions); with neither, no sort at all. The penalties cost two passes over the history
+ * (the additive ones count in a vocabulary-sized array that is left all zero again). Scratch arrays are allocated on
+ * the first call and reused.
  */
 public final class Sampler {
     private static final int[] NO_HISTORY = new int[0];
