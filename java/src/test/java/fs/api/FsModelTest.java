@@ -171,7 +171,8 @@ class FsModelTest {
         assertThrows(FsException.class, () -> ChatParams.defaults().withMaxTokens(-2));
         FsException presence = assertThrows(FsException.class, () -> ChatParams.defaults().withPresencePenalty(3));
         assertTrue(presence.getMessage().startsWith("presence penalty"), presence.getMessage());
-        FsException frequency = assertThrows(FsException.class, () -> ChatParams.defaults().withFrequencyPenalty(-2.5f));
+        FsException frequency =
+                assertThrows(FsException.class, () -> ChatParams.defaults().withFrequencyPenalty(-2.5f));
         assertTrue(frequency.getMessage().startsWith("frequency penalty"), frequency.getMessage());
         try (Chat chat = model.newChat(ChatParams.defaults().withMaxTokens(CONTEXT))) {
             FsException tooLong = assertThrows(FsException.class, () -> chat.send("Hello", text -> {}));

@@ -205,7 +205,7 @@ class SamplerTest {
                     "trial " + trial);
             assertArrayEquals(before, logits, "the caller's logits are left as they were");
         }
-        assertTrue(greedyChanged > 50, "the penalties changed the greedy token often enough to matter: " + greedyChanged);
+        assertTrue(greedyChanged > 50, "the penalties changed the greedy token often enough: " + greedyChanged);
     }
 
     @Test
@@ -219,7 +219,8 @@ class SamplerTest {
         Sampler frequency = new Sampler(new SamplingParams(0f, 0, 1f, 0f, 1f, 0f, 1f, 0L));
         assertEquals(2, frequency.sample(logits, generated, 4, 0));
         // frequency 0.4: 3 - 1.2 = 1.8, 2 - 0.4 = 1.6, 1.5 → token 0; with presence 0.5 more: 1.3, 1.1, 1.5 → token 2.
-        assertEquals(0, new Sampler(new SamplingParams(0f, 0, 1f, 0f, 1f, 0f, 0.4f, 0L)).sample(logits, generated, 4, 0));
+        assertEquals(0, new Sampler(new SamplingParams(0f, 0, 1f, 0f, 1f, 0f, 0.4f, 0L))
+                .sample(logits, generated, 4, 0));
         assertEquals(2, new Sampler(new SamplingParams(0f, 0, 1f, 0f, 1f, 0.5f, 0.4f, 0L))
                 .sample(logits, generated, 4, 0));
         // A negative penalty favours what was generated: presence -1.5 lifts token 1 from 2 to 3.5, above token 0.

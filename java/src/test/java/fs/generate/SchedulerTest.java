@@ -137,7 +137,8 @@ class SchedulerTest {
      * (the scheduler must be closed: its thread owns the backend while open).
      */
     private static float[] oneSequenceLogits(int[] tokens) {
-        SingleSequence sequence = new SingleSequence(test.model(), SingleSequence.Shape.forGeneration(CONTEXT, CONTEXT));
+        SingleSequence sequence =
+                new SingleSequence(test.model(), SingleSequence.Shape.forGeneration(CONTEXT, CONTEXT));
         sequence.forward(tokens, 0, Probe.NONE);
         float[] logits = new float[test.model().config().vocabSize()];
         sequence.readLogits(sequence.logitRows() - 1, logits);
@@ -242,9 +243,10 @@ class SchedulerTest {
         int[] expectedSampled = referencePenalizedAnswer(prompt, sampled, maxTokens);
         assertArrayEquals(expectedGreedy, a.ids());
         assertArrayEquals(expectedSampled, b.ids());
-        assertTrue(!Arrays.equals(plain.ids(), b.ids()), "the penalties changed the draws: " + Arrays.toString(b.ids()));
+        assertTrue(!Arrays.equals(plain.ids(), b.ids()), "the penalties changed the draws");
         for (var params : List.of(greedy, sampled)) {
-            int[] generated = new Generator(test.sequence(), NO_STOP, params).generate(prompt, maxTokens, id -> {}).ids();
+            Generator generator = new Generator(test.sequence(), NO_STOP, params);
+            int[] generated = generator.generate(prompt, maxTokens, id -> {}).ids();
             assertArrayEquals(params == greedy ? expectedGreedy : expectedSampled, generated,
                     "the one-sequence path applies the same penalties");
         }

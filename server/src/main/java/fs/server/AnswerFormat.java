@@ -251,7 +251,9 @@ abstract sealed class AnswerFormat {
                 tokenLogprobs.add(entry.chosen().logprob());
                 ObjectNode alternatives = top.addObject();
                 for (LogprobEntry.Candidate alternative : entry.top()) {
-                    if (!alternatives.has(alternative.text())) alternatives.put(alternative.text(), alternative.logprob());
+                    if (!alternatives.has(alternative.text())) {
+                        alternatives.put(alternative.text(), alternative.logprob());
+                    }
                 }
                 if (!alternatives.has(entry.chosen().text())) {
                     alternatives.put(entry.chosen().text(), entry.chosen().logprob());

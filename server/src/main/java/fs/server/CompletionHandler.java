@@ -61,7 +61,8 @@ final class CompletionHandler {
             throw ApiException.unavailable("unavailable", e.getMessage());
         }
         boolean logprobs = request.topLogprobs() >= 0;
-        AnswerFormat format = chat ? AnswerFormat.chat(served.id(), logprobs) : AnswerFormat.text(served.id(), logprobs);
+        AnswerFormat format =
+                chat ? AnswerFormat.chat(served.id(), logprobs) : AnswerFormat.text(served.id(), logprobs);
         try {
             Finish finish = request.stream()
                     ? stream(exchange, request, format, answer, handle, prompt.length, chat)

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import fs.FsException;
 import fs.chat.ChatMessage;
 import fs.generate.SamplingParams;
+import fs.generate.TokenLogprobs;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -40,7 +41,7 @@ record CompletionRequest(
      * The most alternatives per token: OpenAI's top_logprobs limit for chat. For text completions OpenAI allows
      * logprobs up to 5; this server, like llama-server, allows more (the same 20).
      */
-    static final int MAX_TOP_LOGPROBS = fs.generate.TokenLogprobs.MAX_TOP;
+    static final int MAX_TOP_LOGPROBS = TokenLogprobs.MAX_TOP;
 
     /** What the model continues. */
     sealed interface Prompt {

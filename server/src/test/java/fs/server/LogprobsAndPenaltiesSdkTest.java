@@ -88,7 +88,9 @@ class LogprobsAndPenaltiesSdkTest {
     /** log-softmax, in double, of the one-sequence logits before each generated token. */
     private static double[][] logSoftmaxBefore(int[] prompt, int[] generated) {
         double[][] rows = new double[generated.length][];
-        for (int i = 0; i < generated.length; i++) rows[i] = logSoftmax(fixture.logitsAfter(prefix(prompt, generated, i)));
+        for (int i = 0; i < generated.length; i++) {
+            rows[i] = logSoftmax(fixture.logitsAfter(prefix(prompt, generated, i)));
+        }
         return rows;
     }
 
