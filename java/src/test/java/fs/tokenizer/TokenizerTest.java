@@ -10,8 +10,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import fs.FsException;
 import fs.fuzz.LoaderContract;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.RandomAccessFile;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.OptionalInt;
@@ -34,6 +36,18 @@ class TokenizerTest {
         assertFalse(qwen.isSpecial(151_667)); // <think> is added but not special
         assertFalse(qwen.isSpecial(1879));
         assertFalse(qwen.isSpecial(-1));
+    }
+
+    @Test
+    void tokenBytesAreEachTokensOwnRawUtf8() {
+        String text = "Hé 世界 <|im_end|>";
+        int[] ids = qwen.encode(text);
+        ByteArrayOutputStream joined = new ByteArrayOutputStream();
+        for (int id : ids) joined.writeBytes(qwen.tokenBytes(id));
+        assertArrayEquals(text.getBytes(StandardCharsets.UTF_8), joined.toByteArray());
+        assertArrayEquals("<|im_end|>".getBytes(StandardCharsets.US_ASCII), qwen.tokenBytes(151_645));
+        assertArrayEquals(" world".getBytes(StandardCharsets.US_ASCII), qwen.tokenBytes(1879));
+        assertThrows(FsException.class, () -> qwen.tokenBytes(151_669));
     }
 
     @Test
