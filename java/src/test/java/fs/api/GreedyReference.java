@@ -39,9 +39,14 @@ public final class GreedyReference implements AutoCloseable {
     }
 
     /** The greedy generation after {@code messages}, at most {@code maxTokens} tokens. */
-    public synchronized Generator.Generation generate(List<ChatMessage> messages, int maxTokens) {
-        return new Generator(model.sequence(), stopIds, SamplingParams.greedy()).generate(prompt(messages), maxTokens,
-                id -> {});
+    public Generator.Generation generate(List<ChatMessage> messages, int maxTokens) {
+        return generate(messages, maxTokens, SamplingParams.greedy());
+    }
+
+    /** The generation after {@code messages} with {@code params}, at most {@code maxTokens} tokens. */
+    public synchronized Generator.Generation generate(List<ChatMessage> messages, int maxTokens,
+                                                      SamplingParams params) {
+        return new Generator(model.sequence(), stopIds, params).generate(prompt(messages), maxTokens, id -> {});
     }
 
     /** The text a user sees of a generation (special tokens left out). */

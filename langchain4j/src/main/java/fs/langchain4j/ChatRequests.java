@@ -23,7 +23,7 @@ import java.util.List;
  * Turns LangChain4j's requests into a chat of the facade and its replies into LangChain4j's responses; both providers
  * share it. LangChain4j sends the whole conversation with every request: its system message becomes the chat's system
  * prompt, the earlier messages its history, and the last one, which must be the user's, the message sent. What fs
- * cannot do (tools, stop sequences, JSON mode, presence and frequency penalties, images) is refused, never ignored.
+ * cannot do (tools, stop sequences, JSON mode, images) is refused, never ignored.
  */
 final class ChatRequests {
     private ChatRequests() {}
@@ -70,19 +70,17 @@ final class ChatRequests {
         if (request.responseFormat() != null && !request.responseFormat().equals(ResponseFormat.TEXT)) {
             throw new UnsupportedFeatureException("fs answers in text only (no JSON response format)");
         }
-        if (isSet(request.frequencyPenalty()) || isSet(request.presencePenalty())) {
-            throw new UnsupportedFeatureException("fs has no frequency or presence penalty (its repeat penalty is "
-                    + "ChatParams.withRepeatPenalty)");
-        }
         if (request.temperature() != null) params = params.withTemperature(request.temperature().floatValue());
         if (request.topP() != null) params = params.withTopP(request.topP().floatValue());
         if (request.topK() != null) params = params.withTopK(request.topK());
+        if (request.presencePenalty() != null) {
+            params = params.withPresencePenalty(request.presencePenalty().floatValue());
+        }
+        if (request.frequencyPenalty() != null) {
+            params = params.withFrequencyPenalty(request.frequencyPenalty().floatValue());
+        }
         if (request.maxOutputTokens() != null) params = params.withMaxTokens(request.maxOutputTokens());
         return params;
-    }
-
-    private static boolean isSet(Double penalty) {
-        return penalty != null && penalty != 0;
     }
 
     static ChatResponse response(Reply reply) {

@@ -2,6 +2,7 @@ package fs.langchain4j;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
@@ -20,6 +21,7 @@ import fs.api.FsModel;
 import fs.api.GreedyReference;
 import fs.chat.ChatMessage;
 import fs.generate.Generator;
+import fs.generate.SamplingParams;
 import fs.generate.StopReason;
 import java.util.ArrayList;
 import java.util.List;
@@ -123,11 +125,26 @@ class FsLangChain4jTest {
     }
 
     @Test
+    void aRequestsPresenceAndFrequencyPenaltiesReachTheSampler() {
+        // Sampled hot, so that penalties of this size change the draws on a model whose top logits are far apart.
+        ChatParams hot = ChatParams.defaults().withTemperature(40).withTopK(0).withTopP(1).withMinP(0)
+                .withRepeatPenalty(1).withSeed(11).withMaxTokens(MAX_TOKENS);
+        List<ChatMessage> messages = List.of(ChatMessage.user(QUESTION));
+        String plain = reference.text(reference.generate(messages, MAX_TOKENS,
+                new SamplingParams(40f, 0, 1f, 0f, 1f, 0f, 0f, 11L)));
+        String penalised = reference.text(reference.generate(messages, MAX_TOKENS,
+                new SamplingParams(40f, 0, 1f, 0f, 1f, 2f, 1.5f, 11L)));
+        assertNotEquals(plain, penalised, "the penalties must change this sampled answer for the test to show them");
+
+        ChatResponse response = new FsChatModel(model, hot).chat(ChatRequest.builder()
+                .messages(UserMessage.from(QUESTION)).presencePenalty(2.0).frequencyPenalty(1.5).build());
+        assertEquals(penalised, response.aiMessage().text());
+    }
+
+    @Test
     void whatFsCannotDoIsRefused() throws Exception {
         assertThrows(UnsupportedFeatureException.class, () -> chatModel.chat(ChatRequest.builder()
                 .messages(UserMessage.from(QUESTION)).stopSequences(List.of("\n")).build()));
-        assertThrows(UnsupportedFeatureException.class, () -> chatModel.chat(ChatRequest.builder()
-                .messages(UserMessage.from(QUESTION)).frequencyPenalty(0.5).build()));
         assertThrows(FsException.class, () -> chatModel.chat(ChatRequest.builder()
                 .messages(UserMessage.from(QUESTION), AiMessage.from("An answer.")).build()));
         CompletableFuture<ChatResponse> done = new CompletableFuture<>();
