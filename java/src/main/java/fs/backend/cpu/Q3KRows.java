@@ -1,7 +1,6 @@
 package fs.backend.cpu;
 
 import static fs.backend.cpu.QuantBlocks.F;
-import static fs.backend.cpu.QuantBlocks.I;
 import static fs.backend.cpu.QuantBlocks.L;
 import static fs.backend.cpu.QuantBlocks.bytes;
 import static fs.backend.cpu.QuantBlocks.floats;
@@ -10,10 +9,8 @@ import static fs.backend.cpu.QuantBlocks.U32;
 import static fs.backend.cpu.QuantBlocks.U64;
 
 import java.lang.foreign.MemorySegment;
-import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
-import jdk.incubator.vector.LongVector;
 import jdk.incubator.vector.VectorOperators;
 
 /**
@@ -95,11 +92,7 @@ final class Q3KRows implements RowFormat {
         long highs = Integer.toUnsignedLong(w.get(U32, at + 104));
         long first = lows & NIBBLES | (highs & CRUMBS | (highs >>> 2 & CRUMBS) << 32) << 4;
         long second = lows >>> 4 & NIBBLES | (highs >>> 4 & CRUMBS | (highs >>> 6 & CRUMBS) << 32) << 4;
-        ByteVector packed = LongVector.zero(LongVector.SPECIES_128).withLane(0, first).withLane(1, second)
-                .reinterpretAsBytes();
-        for (int part = 0; part < 16 / L; part++) {
-            IntVector scale = (IntVector) packed.convertShape(VectorOperators.B2I, I, part);
-            floats(scale.sub(32)).mul(d).intoArray(scales, part * L);
-        }
+        QuantBlocks.eightBytes(first, 32, d, scales, 0);
+        QuantBlocks.eightBytes(second, 32, d, scales, 8);
     }
 }

@@ -6,7 +6,7 @@ import java.nio.ByteOrder;
 import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
-import jdk.incubator.vector.LongVector;
+import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorShape;
 import jdk.incubator.vector.VectorSpecies;
@@ -33,6 +33,12 @@ final class QuantBlocks {
     private static final ValueLayout.OfShort HALF = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(LE);
     static final ValueLayout.OfInt U32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(LE);
     static final ValueLayout.OfLong U64 = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(LE);
+    /** {@link #eightBytes}' vectors: lanes 0..3 hold a long's low int, lanes 4..7 its high one, each shifted to a byte. */
+    private static final VectorSpecies<Integer> I8 = IntVector.SPECIES_256;
+    private static final IntVector ZERO8 = IntVector.zero(I8);
+    private static final VectorMask<Integer> LOW4 = VectorMask.fromLong(I8, 0x0F);
+    private static final VectorMask<Integer> HIGH4 = VectorMask.fromLong(I8, 0xF0);
+    private static final IntVector BYTE_SHIFTS = IntVector.fromArray(I8, new int[] {0, 8, 16, 24, 0, 8, 16, 24}, 0);
 
     private QuantBlocks() {}
 
@@ -61,7 +67,7 @@ final class QuantBlocks {
      * from its 12 scale bytes at {@code at}: groups 0..3 use the low 6 bits of bytes 0..3 (scales) and 4..7 (mins);
      * groups 4..7 take their low 4 bits from the nibbles of bytes 8..11 and their top 2 bits from the spare top bits
      * of bytes 0..3 (scales) and 4..7 (mins). The 6-bit values are put together 8 to a long and converted in vectors
-     * of 8 (whatever L is): one scalar decode per group cost as much as the group's 32 weights.
+     * of 8 ({@link #eightBytes}): one scalar decode per group cost as much as the group's 32 weights.
      */
     static void scalesAndMins(MemorySegment w, long at, float d, float dmin, float[] out) {
         long first8 = w.get(U64, at);
@@ -69,9 +75,20 @@ final class QuantBlocks {
         long low4 = first8 & 0xFFFFFFFFL, high4 = first8 >>> 32;
         long scales = low4 & 0x3F3F3F3FL | (last4 & 0x0F0F0F0FL | (low4 >>> 6 & 0x03030303L) << 4) << 32;
         long mins = high4 & 0x3F3F3F3FL | (last4 >>> 4 & 0x0F0F0F0FL | (high4 >>> 6 & 0x03030303L) << 4) << 32;
-        ByteVector packed = LongVector.zero(LongVector.SPECIES_128).withLane(0, scales).withLane(1, mins)
-                .reinterpretAsBytes();
-        ((FloatVector) packed.convertShape(VectorOperators.B2F, FloatVector.SPECIES_256, 0)).mul(d).intoArray(out, 0);
-        ((FloatVector) packed.convertShape(VectorOperators.B2F, FloatVector.SPECIES_256, 1)).mul(-dmin).intoArray(out, 8);
+        eightBytes(scales, 0, d, out, 0);
+        eightBytes(mins, 0, -dmin, out, 8);
+    }
+
+    /**
+     * {@code (byte i of packed − bias)·scale} for i = 0..7 (bytes unsigned) into {@code out[at..at + 8)}. Every vector
+     * here starts from a constant ({@link #ZERO8}), so C2 knows its class wherever this is inlined: the earlier
+     * {@code LongVector.zero(…).withLane(…)} was a virtual call inside the kernels (C2 did not know the class of
+     * zero's result), which left its conversion to the Vector API's Java fallback in some compilations and not
+     * others (one stream through the scheduler ran at 5–6 tok/s in those runs, 13–15 in the rest).
+     */
+    static void eightBytes(long packed, int bias, float scale, float[] out, int at) {
+        IntVector lanes = ZERO8.blend((int) packed, LOW4).blend((int) (packed >>> 32), HIGH4);
+        IntVector values = lanes.lanewise(VectorOperators.LSHR, BYTE_SHIFTS).and(0xFF).sub(bias);
+        ((FloatVector) values.convert(VectorOperators.I2F, 0)).mul(scale).intoArray(out, at);
     }
 }
