@@ -23,7 +23,7 @@ import jdk.incubator.vector.VectorShuffle;
  * laid out as its L even elements then its L odd ones; the tail past the last full chunk stays in order.
  * {@link #dot} splits each chunk of its plain input as it goes, so it computes the tiles' floats.
  */
-final class Bf16Rows implements TiledRows, PanelPacking {
+final class Bf16Rows implements InPlaceRowTiles, PanelPacking {
     static final Bf16Rows INSTANCE = new Bf16Rows();
 
     /** Elements of one chunk: one int vector of weights. */
@@ -78,6 +78,23 @@ final class Bf16Rows implements TiledRows, PanelPacking {
         MemorySegment.copy(src, FLOAT, srcOffset + 4L * full, dst, dstOffset + full, k - full);
     }
 
+    /** Each chunk of 2L as its L even elements then its L odd ones, the tail in order: as {@link #loadInput} does. */
+    @Override
+    public void decodeAsLoaded(MemorySegment w, long rowOffset, int k, float[] out, int outOffset) {
+        int full = tileVectorPart(k);
+        for (int c = 0; c < full; c += CHUNK) {
+            IntVector p = IntVector.fromMemorySegment(I, w, rowOffset + 2L * c, LE);
+            even(p).intoArray(out, outOffset + c);
+            odd(p).intoArray(out, outOffset + c + L);
+        }
+        for (int i = full; i < k; i++) out[outOffset + i] = bf16ToFloat(w.get(SHORT, rowOffset + 2L * i));
+    }
+
+    @Override
+    public int tileVectorPart(int k) {
+        return MatmulKernels.vectorPart(k, CHUNK);
+    }
+
     /** Adds the tail [from, k) of a row's dot product to the sum of its vector part. */
     private static float finish(float s, MemorySegment w, long wRow, float[] x, int xRow, int from, int k) {
         for (int i = from; i < k; i++) s = Math.fma(bf16ToFloat(w.get(SHORT, wRow + 2L * i)), x[xRow + i], s);
@@ -124,6 +141,97 @@ final class Bf16Rows implements TiledRows, PanelPacking {
             float s = MatmulKernels.sumLanes(lanes, i * L);
             out.set(FLOAT, o0 + i * oStride, finish(s, w, w0 + i * wStride, x, xOffset, full, k));
         }
+    }
+
+    @Override
+    public void tile2(MemorySegment w, long w0, long w1, float[] x, int x0, int xStride, int inputRows, int k,
+                      float[] lanes, MemorySegment out, long o0, long o1, long oStride) {
+        switch (inputRows) {
+            case 4 -> tile2x4(w, w0, w1, x, x0, xStride, k, lanes);
+            case 2 -> tile2x2(w, w0, w1, x, x0, xStride, k, lanes);
+            case 1 -> tile2x1(w, w0, w1, x, x0, k, lanes);
+            default -> throw new IllegalArgumentException("input rows of a tile: " + inputRows);
+        }
+        int full = tileVectorPart(k);
+        for (int j = 0; j < inputRows; j++) {
+            int xj = x0 + j * xStride;
+            out.set(FLOAT, o0 + j * oStride, finish(MatmulKernels.sumLanes(lanes, j * L), w, w0, x, xj, full, k));
+            out.set(FLOAT, o1 + j * oStride, finish(MatmulKernels.sumLanes(lanes, (4 + j) * L), w, w1, x, xj, full, k));
+        }
+    }
+
+    /** Two rows by four input rows; input row j's accumulators go to lanes j·L and (4 + j)·L. */
+    private static void tile2x4(MemorySegment w, long w0, long w1, float[] x, int x0, int xStride, int k, float[] lanes) {
+        int full = MatmulKernels.vectorPart(k, CHUNK);
+        int x1 = x0 + xStride, x2 = x1 + xStride, x3 = x2 + xStride;
+        FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0;
+        FloatVector b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+        for (int c = 0; c < full; c += CHUNK) {
+            IntVector p = IntVector.fromMemorySegment(I, w, w0 + 2L * c, LE);
+            IntVector q = IntVector.fromMemorySegment(I, w, w1 + 2L * c, LE);
+            FloatVector pe = even(p), po = odd(p), qe = even(q), qo = odd(q);
+            FloatVector e = FloatVector.fromArray(F, x, x0 + c), o = FloatVector.fromArray(F, x, x0 + c + L);
+            a0 = po.fma(o, pe.fma(e, a0));
+            b0 = qo.fma(o, qe.fma(e, b0));
+            e = FloatVector.fromArray(F, x, x1 + c);
+            o = FloatVector.fromArray(F, x, x1 + c + L);
+            a1 = po.fma(o, pe.fma(e, a1));
+            b1 = qo.fma(o, qe.fma(e, b1));
+            e = FloatVector.fromArray(F, x, x2 + c);
+            o = FloatVector.fromArray(F, x, x2 + c + L);
+            a2 = po.fma(o, pe.fma(e, a2));
+            b2 = qo.fma(o, qe.fma(e, b2));
+            e = FloatVector.fromArray(F, x, x3 + c);
+            o = FloatVector.fromArray(F, x, x3 + c + L);
+            a3 = po.fma(o, pe.fma(e, a3));
+            b3 = qo.fma(o, qe.fma(e, b3));
+        }
+        a0.intoArray(lanes, 0);
+        a1.intoArray(lanes, L);
+        a2.intoArray(lanes, 2 * L);
+        a3.intoArray(lanes, 3 * L);
+        b0.intoArray(lanes, 4 * L);
+        b1.intoArray(lanes, 5 * L);
+        b2.intoArray(lanes, 6 * L);
+        b3.intoArray(lanes, 7 * L);
+    }
+
+    /** {@link #tile2x4} for two input rows. */
+    private static void tile2x2(MemorySegment w, long w0, long w1, float[] x, int x0, int xStride, int k, float[] lanes) {
+        int full = MatmulKernels.vectorPart(k, CHUNK);
+        int x1 = x0 + xStride;
+        FloatVector a0 = FloatVector.zero(F), a1 = a0, b0 = a0, b1 = a0;
+        for (int c = 0; c < full; c += CHUNK) {
+            IntVector p = IntVector.fromMemorySegment(I, w, w0 + 2L * c, LE);
+            IntVector q = IntVector.fromMemorySegment(I, w, w1 + 2L * c, LE);
+            FloatVector pe = even(p), po = odd(p), qe = even(q), qo = odd(q);
+            FloatVector e = FloatVector.fromArray(F, x, x0 + c), o = FloatVector.fromArray(F, x, x0 + c + L);
+            a0 = po.fma(o, pe.fma(e, a0));
+            b0 = qo.fma(o, qe.fma(e, b0));
+            e = FloatVector.fromArray(F, x, x1 + c);
+            o = FloatVector.fromArray(F, x, x1 + c + L);
+            a1 = po.fma(o, pe.fma(e, a1));
+            b1 = qo.fma(o, qe.fma(e, b1));
+        }
+        a0.intoArray(lanes, 0);
+        a1.intoArray(lanes, L);
+        b0.intoArray(lanes, 4 * L);
+        b1.intoArray(lanes, 5 * L);
+    }
+
+    /** {@link #tile2x4} for one input row. */
+    private static void tile2x1(MemorySegment w, long w0, long w1, float[] x, int x0, int k, float[] lanes) {
+        int full = MatmulKernels.vectorPart(k, CHUNK);
+        FloatVector a0 = FloatVector.zero(F), b0 = a0;
+        for (int c = 0; c < full; c += CHUNK) {
+            IntVector p = IntVector.fromMemorySegment(I, w, w0 + 2L * c, LE);
+            IntVector q = IntVector.fromMemorySegment(I, w, w1 + 2L * c, LE);
+            FloatVector e = FloatVector.fromArray(F, x, x0 + c), o = FloatVector.fromArray(F, x, x0 + c + L);
+            a0 = odd(p).fma(o, even(p).fma(e, a0));
+            b0 = odd(q).fma(o, even(q).fma(e, b0));
+        }
+        a0.intoArray(lanes, 0);
+        b0.intoArray(lanes, 4 * L);
     }
 
     /**

@@ -24,6 +24,16 @@ final class F32Rows implements TiledRows {
         MemorySegment.copy(w, FLOAT, rowOffset, out, outOffset, k);
     }
 
+    @Override
+    public void decodeAsLoaded(MemorySegment w, long rowOffset, int k, float[] out, int outOffset) {
+        dequantize(w, rowOffset, k, out, outOffset);
+    }
+
+    @Override
+    public int tileVectorPart(int k) {
+        return MatmulKernels.vectorPart(k, L);
+    }
+
     private static float finish(float s, MemorySegment w, long wRow, float[] x, int xRow, int from, int k) {
         for (int i = from; i < k; i++) s = Math.fma(w.get(FLOAT, wRow + 4L * i), x[xRow + i], s);
         return s;

@@ -9,7 +9,9 @@ import java.util.Arrays;
 /**
  * {@code out = x · wᵀ} on a {@link WorkerPool}, in units of weight rows [64·unit, 64·unit + 64) against every input
  * row. A single row (decode) reads the weights in place: in four-row tiles where the format has them
- * ({@link TiledRows}), else a {@link RowFormat#dot} per row. A batch (prefill) packs each unit a panel at a time and
+ * ({@link TiledRows}), else a {@link RowFormat#dot} per row. A few rows (a scheduler's decode step, one per stream)
+ * take each pair of weight rows once for all of them, in tiles of two weight rows by up to four input rows
+ * ({@link InPlaceRowTiles}, {@link DecodedRowTiles}). A batch (prefill) packs each unit a panel at a time and
  * sweeps every input row over each panel ({@link MatmulKernels}). Holds the input and the per-thread scratch, reused
  * from call to call; one matmul runs at a time.
  */
@@ -26,25 +28,21 @@ final class MatmulTask implements WorkerPool.Task {
      */
     private static final int ROW_PADDING = 16;
     /**
-     * The most input rows that take the few-rows path (the decode steps of a scheduler's batch): each weight row is
-     * decoded once and dotted with every input row while it is in L1, instead of being packed into panels, whose
-     * packing and six-row tiles cost a small batch more than they save (2 streams ran at half the speed of one).
+     * The most input rows that take the few-rows path (the decode steps of a scheduler's batch): each pair of weight
+     * rows is decoded once into L1 and swept by tiles of input rows ({@link DecodedRowTiles}), instead of being packed
+     * into panels, whose packing and six-row tiles cost a small batch more than they save.
      */
     static final int FEW_ROWS = 8;
-    /**
-     * The same for a tiled format (bf16, f32), whose cheap decoding runs again for each input row: from four rows on,
-     * packed panels measured faster (models/full bf16, 8 streams: 28.9 tok/s in panels, 21.9 in the few-rows path).
-     */
-    static final int FEW_TILED_ROWS = 3;
 
     private final WorkerPool pool;
     /** The input of the current matmul on the heap, each row laid out as the format's tiles read it. */
     private float[] input = new float[0];
     private final PanelScratch[] panels;
-    /** Per thread: where the one-row tiles spill their accumulators to sum the lanes. */
+    /** Per thread: where the tiles spill their accumulators to sum the lanes. */
     private final float[][] lanes;
-    /** Per thread: one weight row dequantized for the few-rows path. */
-    private final float[][] rowScratch;
+    /** Per thread: two weight rows decoded for the few-rows path, {@link #decodedStride} apart. */
+    private final float[][] decoded;
+    private int decodedStride;
 
     private CpuWeight weight;
     private MemorySegment out;
@@ -61,8 +59,8 @@ final class MatmulTask implements WorkerPool.Task {
         this.pool = pool;
         panels = new PanelScratch[pool.threads()];
         for (int t = 0; t < panels.length; t++) panels[t] = new PanelScratch(arena);
-        lanes = new float[pool.threads()][MatmulKernels.LANES_SCRATCH];
-        rowScratch = new float[pool.threads()][0];
+        lanes = new float[pool.threads()][Math.max(MatmulKernels.LANES_SCRATCH, DecodedRowTiles.LANES_SCRATCH)];
+        decoded = new float[pool.threads()][0];
     }
 
     /** {@code out[r, :] = x[r, :] · wᵀ} for {@code rows} rows of x; the caller checked the lengths. */
@@ -70,7 +68,7 @@ final class MatmulTask implements WorkerPool.Task {
         n = (int) w.rows();
         k = (int) w.columns();
         rows = rowCount;
-        few = rows >= 2 && rows <= (w.format() instanceof TiledRows ? FEW_TILED_ROWS : FEW_ROWS);
+        few = rows >= 2 && rows <= FEW_ROWS;
         batched = rows >= 2 && !few;
         stride = k + ROW_PADDING;
         // A batch is padded with zero rows to whole tiles; their outputs are never written out.
@@ -87,9 +85,10 @@ final class MatmulTask implements WorkerPool.Task {
             Arrays.fill(input, rows * stride, inputRows * stride, 0f);
             for (PanelScratch p : panels) p.fit(k);
         }
-        if (few && !(w.format() instanceof TiledRows)) {
-            for (int t = 0; t < rowScratch.length; t++) {
-                if (rowScratch[t].length < k) rowScratch[t] = new float[k];
+        if (few) {
+            decodedStride = stride;
+            for (int t = 0; t < decoded.length; t++) {
+                if (decoded[t].length < 2 * stride) decoded[t] = new float[2 * stride];
             }
         }
         weight = w;
@@ -165,30 +164,62 @@ final class MatmulTask implements WorkerPool.Task {
     }
 
     /**
-     * Weight rows [from, to) against the 2..{@link #FEW_ROWS} input rows ({@link #FEW_TILED_ROWS} for a tiled format). A tiled format's one-row kernel runs once
-     * per input row over the weight row, which stays in L1 after the first (so each output is the float that row alone
-     * would get); any other format's row is dequantized once, exactly, and each output is
-     * {@link MatmulKernels#laneDot} of it with the input row: the decoding, the costly part, is shared by the rows.
+     * Weight rows [from, to) against the 2..{@link #FEW_ROWS} input rows, in tiles of a pair of weight rows by four,
+     * two and one input rows. A format with {@link InPlaceRowTiles} (bf16) reads the pair in place; any other has it
+     * decoded once (exactly; a tiled format's in its tiles' layout) into L1 for {@link DecodedRowTiles}. Each output
+     * is the float its input row alone gets from a tiled format ({@link TiledRows#tile1}), and from any other format
+     * the float {@link MatmulKernels#laneDot} gives for the dequantized weight row. With an odd row count one row is
+     * paired with itself and its output written twice.
      */
     private void fewRows(int from, int to, int worker) {
         MemorySegment w = weight.data();
         long wStride = weight.rowBytes();
         long oStride = 4L * n;
-        if (weight.format() instanceof TiledRows tiled) {
-            float[] scratch = lanes[worker];
-            for (int i = from; i < to; i++) {
-                for (int r = 0; r < rows; r++) {
-                    out.set(FLOAT, r * oStride + 4L * i, tiled.tile1(w, i * wStride, input, r * stride, k, scratch));
+        RowFormat format = weight.format();
+        TiledRows tiled = format instanceof TiledRows t ? t : null;
+        int full = tiled != null ? tiled.tileVectorPart(k) : MatmulKernels.vectorPart(k, MatmulKernels.L);
+        float[] rowPair = decoded[worker], scratch = lanes[worker];
+        if (format instanceof InPlaceRowTiles inPlace) {
+            // The pairs take their rows from the two halves of the unit: two plain ascending streams for the
+            // prefetcher, as the one-row tiles take theirs from its quarters.
+            int half = (to - from + 1) / 2;
+            for (int i = from; i < from + half; i++) {
+                int second = Math.min(i + half, to - 1);
+                long o0 = 4L * i, o1 = 4L * second;
+                int r = 0;
+                for (int tile; r < rows; r += tile) {
+                    tile = rows - r >= 4 ? 4 : rows - r >= 2 ? 2 : 1;
+                    inPlace.tile2(w, i * wStride, second * wStride, input, r * stride, stride, tile, k, scratch, out,
+                            o0 + r * oStride, o1 + r * oStride, oStride);
                 }
             }
             return;
         }
-        float[] row = rowScratch[worker];
-        float[] scratch = lanes[worker];
-        for (int i = from; i < to; i++) {
-            weight.format().dequantize(w, i * wStride, k, row, 0);
-            for (int r = 0; r < rows; r++) {
-                out.set(FLOAT, r * oStride + 4L * i, MatmulKernels.laneDot(row, input, r * stride, k, scratch));
+        int w1 = decodedStride;
+        for (int i = from; i < to; i += 2) {
+            int second = Math.min(i + 1, to - 1);
+            // One call site per decoder, in a loop: C2 inlines the format's decoder into this method, and two
+            // copies of a K-quant's pushed it past its node budget, which boxed the vectors of the helpers it then
+            // could not inline (57 MB allocated per Q4_K step of QuantDotBench's shapes, 10x slower).
+            for (int p = 0; p < 2; p++) {
+                long rowOffset = (p == 0 ? i : second) * wStride;
+                if (tiled != null) tiled.decodeAsLoaded(w, rowOffset, k, rowPair, p * w1);
+                else format.dequantize(w, rowOffset, k, rowPair, p * w1);
+            }
+            long o0 = 4L * i, o1 = 4L * second;
+            int r = 0;
+            for (; r + 4 <= rows; r += 4) {
+                DecodedRowTiles.tile2x4(rowPair, 0, w1, input, r * stride, stride, full, k, scratch, out,
+                        o0 + r * oStride, o1 + r * oStride, oStride);
+            }
+            if (rows - r >= 2) {
+                DecodedRowTiles.tile2x2(rowPair, 0, w1, input, r * stride, stride, full, k, scratch, out,
+                        o0 + r * oStride, o1 + r * oStride, oStride);
+                r += 2;
+            }
+            if (r < rows) {
+                DecodedRowTiles.tile2x1(rowPair, 0, w1, input, r * stride, full, k, scratch, out,
+                        o0 + r * oStride, o1 + r * oStride);
             }
         }
     }

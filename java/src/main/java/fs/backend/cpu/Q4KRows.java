@@ -9,7 +9,6 @@ import static fs.backend.cpu.QuantBlocks.half;
 import java.lang.foreign.MemorySegment;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
-import jdk.incubator.vector.VectorOperators;
 
 /**
  * Q4_K rows (layout in {@link fs.quant.ReferenceDequantizer}): blocks of 256 weights in 8 groups of 32, each run of
@@ -60,12 +59,16 @@ final class Q4KRows implements RowFormat {
             long at = rowOffset + (long) b * BLOCK_BYTES;
             float d = half(w, at), dmin = half(w, at + 2);
             QuantBlocks.scalesAndMins(w, at + 4, d, dmin, scales);
-            for (int group = 0; group < 8; group++) {
-                FloatVector scale = FloatVector.broadcast(F, scales[group]);
-                FloatVector min = FloatVector.broadcast(F, scales[8 + group]);
+            for (int run = 0; run < 4; run++) { // as dot: each chunk of quant bytes read once for both its groups
+                FloatVector lowScale = FloatVector.broadcast(F, scales[2 * run]);
+                FloatVector lowMin = FloatVector.broadcast(F, scales[8 + 2 * run]);
+                FloatVector highScale = FloatVector.broadcast(F, scales[2 * run + 1] * 0x1p-4f);
+                FloatVector highMin = FloatVector.broadcast(F, scales[8 + 2 * run + 1]);
+                int o = outOffset + 256 * b + 64 * run;
                 for (int c = 0; c < 32; c += L) {
-                    IntVector q = bytes(w, at + 16 + 32 * (group / 2) + c).lanewise(VectorOperators.LSHR, 4 * (group % 2));
-                    floats(q.and(0xF)).fma(scale, min).intoArray(out, outOffset + 256 * b + 32 * group + c);
+                    IntVector q = bytes(w, at + 16 + 32 * run + c);
+                    floats(q.and(0xF)).fma(lowScale, lowMin).intoArray(out, o + c);
+                    floats(q.and(0xF0)).fma(highScale, highMin).intoArray(out, o + 32 + c);
                 }
             }
         }

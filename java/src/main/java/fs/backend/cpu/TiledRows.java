@@ -24,4 +24,13 @@ interface TiledRows extends RowFormat {
 
     /** One row against an input row loaded by {@link #loadInput}: what {@link #tile4} computes for each of its rows. */
     float tile1(MemorySegment w, long rowOffset, float[] x, int xOffset, int k, float[] lanes);
+
+    /**
+     * The row's k values laid out as {@link #loadInput} lays out an input row, into out[outOffset, +k): the few-rows
+     * kernels ({@link DecodedRowTiles}) dot it with inputs so loaded and compute {@link #tile1}'s floats.
+     */
+    void decodeAsLoaded(MemorySegment w, long rowOffset, int k, float[] out, int outOffset);
+
+    /** Where {@link #tile1}'s vector part of a row of k ends and its scalar tail begins. */
+    int tileVectorPart(int k);
 }

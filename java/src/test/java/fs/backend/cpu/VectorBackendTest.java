@@ -76,6 +76,18 @@ class VectorBackendTest {
             }
             return new Tensor(name, dtype, shape, data);
         }
+        if (dtype == DType.Q4_K || dtype == DType.Q6_K) {
+            // Random quants and scale bytes under f16 super-block scales near 2^-8 (Q4_K: d and dmin at bytes 0
+            // and 2; Q6_K: d at byte 208).
+            long[] halves = dtype == DType.Q4_K ? new long[] {0, 2} : new long[] {208};
+            for (long b = 0; b < bytes; b += dtype.blockBytes()) {
+                for (int i = 0; i < dtype.blockBytes(); i++) data.set(ValueLayout.JAVA_BYTE, b + i, (byte) random.nextInt());
+                for (long at : halves) {
+                    data.set(SHORT, b + at, Float.floatToFloat16((float) ((0.5 + random.nextDouble()) / 256)));
+                }
+            }
+            return new Tensor(name, dtype, shape, data);
+        }
         for (long i = 0; i < count; i++) {
             float v = (float) random.nextGaussian();
             switch (dtype) {
@@ -186,8 +198,7 @@ class VectorBackendTest {
         for (int k : new int[] {1025 + 64, 64, 7}) {
             int n = 133;
             Tensor w = randomTensor("w", dtype, random, n, k);
-            int fewest = (RowFormats.of(dtype).orElseThrow() instanceof TiledRows ? MatmulTask.FEW_TILED_ROWS
-                    : MatmulTask.FEW_ROWS) + 1;
+            int fewest = MatmulTask.FEW_ROWS + 1;
             for (int rows : new int[] {17, fewest}) {
                 float[] x = randomFloats(random, rows * k);
                 float[] expected = sequentialFmaChains(x, w, rows);
@@ -237,20 +248,26 @@ class VectorBackendTest {
     }
 
     /**
-     * 2..FEW_ROWS rows (FEW_TILED_ROWS for bf16 and f32; a scheduler's decode step): a tiled format's output for each row is the one that row gets
+     * 2..FEW_ROWS rows (a scheduler's decode step): a tiled format's output for each row is the one that row gets
      * alone; any other format's is the lane dot of the exactly dequantized weight row (L lanes of FMAs summed in the
-     * fixed tree, then the tail as a chain), written out here in scalar code.
+     * fixed tree, then the tail as a chain), written out here in scalar code. Every row count (tiles of four, two and
+     * one input rows), an odd weight row count (the last pair is one row), K with and without a tail past the vector
+     * part, and a unit split between threads.
      */
     @ParameterizedTest
-    @EnumSource(value = DType.class, names = {"BF16", "F32", "F16", "Q8_0", "Q4_0"})
+    @EnumSource(value = DType.class, names = {"BF16", "F32", "F16", "Q8_0", "Q4_0", "Q4_K", "Q6_K"})
     void aFewRowsShareEachDecodedWeightRowAndKeepTheirOneRowArithmetic(DType dtype) {
         Random random = new Random(23);
         boolean tiled = RowFormats.of(dtype).orElseThrow() instanceof TiledRows;
-        for (int k : new int[] {1024 + 64, 64}) {
+        int[] ks = switch (dtype) {
+            case Q8_0, Q4_0 -> new int[] {1024 + 64, 64, 32};
+            case Q4_K, Q6_K -> new int[] {1024 + 256, 256};
+            default -> new int[] {1024 + 64, 64, 1025 + 24, 7};
+        };
+        for (int k : ks) {
             int n = 133;
             Tensor w = randomTensor("w", dtype, random, n, k);
-            int most = tiled ? MatmulTask.FEW_TILED_ROWS : MatmulTask.FEW_ROWS;
-            for (int rows : new int[] {2, most}) {
+            for (int rows = 2; rows <= MatmulTask.FEW_ROWS; rows++) {
                 float[] x = randomFloats(random, rows * k);
                 float[] expected = new float[rows * n];
                 for (int r = 0; r < rows; r++) {
