@@ -75,8 +75,14 @@ final class QuantBlocks {
         long low4 = first8 & 0xFFFFFFFFL, high4 = first8 >>> 32;
         long scales = low4 & 0x3F3F3F3FL | (last4 & 0x0F0F0F0FL | (low4 >>> 6 & 0x03030303L) << 4) << 32;
         long mins = high4 & 0x3F3F3F3FL | (last4 >>> 4 & 0x0F0F0F0FL | (high4 >>> 6 & 0x03030303L) << 4) << 32;
-        eightBytes(scales, 0, d, out, 0);
-        eightBytes(mins, 0, -dmin, out, 8);
+        // eightBytes twice, written out: C2 declined to inline it into some compilations of the dot ("too big"),
+        // which left a call per block.
+        IntVector s = ZERO8.blend((int) scales, LOW4).blend((int) (scales >>> 32), HIGH4);
+        IntVector m = ZERO8.blend((int) mins, LOW4).blend((int) (mins >>> 32), HIGH4);
+        ((FloatVector) s.lanewise(VectorOperators.LSHR, BYTE_SHIFTS).and(0xFF).convert(VectorOperators.I2F, 0))
+                .mul(d).intoArray(out, 0);
+        ((FloatVector) m.lanewise(VectorOperators.LSHR, BYTE_SHIFTS).and(0xFF).convert(VectorOperators.I2F, 0))
+                .mul(-dmin).intoArray(out, 8);
     }
 
     /**
