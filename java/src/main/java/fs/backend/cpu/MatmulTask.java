@@ -29,7 +29,7 @@ final class MatmulTask implements WorkerPool.Task {
     private static final int ROW_PADDING = 16;
     /**
      * The most input rows that take the few-rows path (the decode steps of a scheduler's batch): each pair of weight
-     * rows is decoded once into L1 and swept by tiles of input rows ({@link DecodedRowTiles}), instead of being packed
+     * rows is read once for all of them by tiles of input rows ({@link #fewRows}), instead of being packed
      * into panels, whose packing and six-row tiles cost a small batch more than they save.
      */
     static final int FEW_ROWS = 8;
@@ -168,8 +168,8 @@ final class MatmulTask implements WorkerPool.Task {
      * two and one input rows. A format with {@link InPlaceRowTiles} (bf16) reads the pair in place; any other has it
      * decoded once (exactly; a tiled format's in its tiles' layout) into L1 for {@link DecodedRowTiles}. Each output
      * is the float its input row alone gets from a tiled format ({@link TiledRows#tile1}), and from any other format
-     * the float {@link MatmulKernels#laneDot} gives for the dequantized weight row. With an odd row count one row is
-     * paired with itself and its output written twice.
+     * the float {@link MatmulKernels#laneDot} gives for the dequantized weight row. In a unit of an odd number of weight
+     * rows one row is paired with itself and its outputs written twice.
      */
     private void fewRows(int from, int to, int worker) {
         MemorySegment w = weight.data();
@@ -200,7 +200,7 @@ final class MatmulTask implements WorkerPool.Task {
             int second = Math.min(i + 1, to - 1);
             // One call site per decoder, in a loop: C2 inlines the format's decoder into this method, and two
             // copies of a K-quant's pushed it past its node budget, which boxed the vectors of the helpers it then
-            // could not inline (57 MB allocated per Q4_K step of QuantDotBench's shapes, 10x slower).
+            // could not inline (57 MB allocated per Q4_K step of FewRowsMatmulBench, 6x slower).
             for (int p = 0; p < 2; p++) {
                 long rowOffset = (p == 0 ? i : second) * wStride;
                 if (tiled != null) tiled.decodeAsLoaded(w, rowOffset, k, rowPair, p * w1);
