@@ -22,8 +22,15 @@ import jdk.incubator.vector.FloatVector;
  * crosses a call it does not inline.
  */
 final class DecodedRowTiles {
+    /**
+     * The most input rows of a few-rows tile: bf16's in-place tile of eight ({@link InPlaceRowTiles}); these tiles
+     * stop at four, where a tile of eight measured no faster (2026-12-01, docs/PERFORMANCE.md).
+     */
+    static final int MAX_INPUT_ROWS = 8;
+    /** Where a tile's lane scratch holds the second weight row's accumulators (input row j's at + j·L). */
+    static final int SECOND_ROW_LANES = MAX_INPUT_ROWS * L;
     /** Floats of lane scratch a tile needs: one vector per accumulator. */
-    static final int LANES_SCRATCH = 8 * L;
+    static final int LANES_SCRATCH = 2 * SECOND_ROW_LANES;
 
     private DecodedRowTiles() {}
 
@@ -56,10 +63,10 @@ final class DecodedRowTiles {
         a1.intoArray(lanes, L);
         a2.intoArray(lanes, 2 * L);
         a3.intoArray(lanes, 3 * L);
-        b0.intoArray(lanes, 4 * L);
-        b1.intoArray(lanes, 5 * L);
-        b2.intoArray(lanes, 6 * L);
-        b3.intoArray(lanes, 7 * L);
+        b0.intoArray(lanes, SECOND_ROW_LANES);
+        b1.intoArray(lanes, SECOND_ROW_LANES + L);
+        b2.intoArray(lanes, SECOND_ROW_LANES + 2 * L);
+        b3.intoArray(lanes, SECOND_ROW_LANES + 3 * L);
         finishTile(w, w0, w1, x, x0, xStride, 4, full, k, lanes, out, o0, o1, oStride);
     }
 
@@ -80,8 +87,8 @@ final class DecodedRowTiles {
         }
         a0.intoArray(lanes, 0);
         a1.intoArray(lanes, L);
-        b0.intoArray(lanes, 4 * L);
-        b1.intoArray(lanes, 5 * L);
+        b0.intoArray(lanes, SECOND_ROW_LANES);
+        b1.intoArray(lanes, SECOND_ROW_LANES + L);
         finishTile(w, w0, w1, x, x0, xStride, 2, full, k, lanes, out, o0, o1, oStride);
     }
 
@@ -95,17 +102,18 @@ final class DecodedRowTiles {
             b0 = FloatVector.fromArray(F, w, w1 + c).fma(e, b0);
         }
         a0.intoArray(lanes, 0);
-        b0.intoArray(lanes, 4 * L);
+        b0.intoArray(lanes, SECOND_ROW_LANES);
         finishTile(w, w0, w1, x, x0, 0, 1, full, k, lanes, out, o0, o1, 0);
     }
 
-    /** Sums the lanes of a tile's accumulators (row j's at j·L, the second weight row's at (4 + j)·L), adds the tails. */
+    /** Sums the lanes of a tile's accumulators (input row j's at j·L and SECOND_ROW_LANES + j·L), adds the tails. */
     private static void finishTile(float[] w, int w0, int w1, float[] x, int x0, int xStride, int inputRows, int full,
                                    int k, float[] lanes, MemorySegment out, long o0, long o1, long oStride) {
         for (int j = 0; j < inputRows; j++) {
             int xj = x0 + j * xStride;
             out.set(FLOAT, o0 + j * oStride, tail(MatmulKernels.sumLanes(lanes, j * L), w, w0, x, xj, full, k));
-            out.set(FLOAT, o1 + j * oStride, tail(MatmulKernels.sumLanes(lanes, (4 + j) * L), w, w1, x, xj, full, k));
+            float second = MatmulKernels.sumLanes(lanes, SECOND_ROW_LANES + j * L);
+            out.set(FLOAT, o1 + j * oStride, tail(second, w, w1, x, xj, full, k));
         }
     }
 

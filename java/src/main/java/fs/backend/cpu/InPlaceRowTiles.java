@@ -9,7 +9,7 @@ import java.lang.foreign.MemorySegment;
  */
 interface InPlaceRowTiles extends TiledRows {
     /**
-     * Weight rows at byte offsets {@code w0} and {@code w1} against {@code inputRows} (1, 2 or 4) input rows loaded by
+     * Weight rows at byte offsets {@code w0} and {@code w1} against {@code inputRows} (1, 2, 4 or 8) input rows loaded by
      * {@link #loadInput} at {@code x0 + j·xStride}: the outputs of input row j go to {@code out + o0 + j·oStride}
      * and {@code out + o1 + j·oStride}, each the float {@link #tile1} gives. {@code lanes} is scratch of
      * {@link DecodedRowTiles#LANES_SCRATCH} floats.

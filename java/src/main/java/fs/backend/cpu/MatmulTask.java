@@ -10,8 +10,8 @@ import java.util.Arrays;
  * {@code out = x · wᵀ} on a {@link WorkerPool}, in units of weight rows [64·unit, 64·unit + 64) against every input
  * row. A single row (decode) reads the weights in place: in four-row tiles where the format has them
  * ({@link TiledRows}), else a {@link RowFormat#dot} per row. A few rows (a scheduler's decode step, one per stream)
- * take each pair of weight rows once for all of them, in tiles of two weight rows by up to four input rows
- * ({@link InPlaceRowTiles}, {@link DecodedRowTiles}). A batch (prefill) packs each unit a panel at a time and
+ * take each pair of weight rows once for all of them, in tiles of two weight rows by up to four input rows (bf16:
+ * eight; {@link InPlaceRowTiles}, {@link DecodedRowTiles}). A batch (prefill) packs each unit a panel at a time and
  * sweeps every input row over each panel ({@link MatmulKernels}). Holds the input and the per-thread scratch, reused
  * from call to call; one matmul runs at a time.
  */
@@ -165,7 +165,7 @@ final class MatmulTask implements WorkerPool.Task {
 
     /**
      * Weight rows [from, to) against the 2..{@link #FEW_ROWS} input rows, in tiles of a pair of weight rows by four,
-     * two and one input rows. A format with {@link InPlaceRowTiles} (bf16) reads the pair in place; any other has it
+     * two and one input rows (bf16 also by eight). A format with {@link InPlaceRowTiles} (bf16) reads the pair in place; any other has it
      * decoded once (exactly; a tiled format's in its tiles' layout) into L1 for {@link DecodedRowTiles}. Each output
      * is the float its input row alone gets from a tiled format ({@link TiledRows#tile1}), and from any other format
      * the float {@link MatmulKernels#laneDot} gives for the dequantized weight row. In a unit of an odd number of weight
@@ -188,7 +188,7 @@ final class MatmulTask implements WorkerPool.Task {
                 long o0 = 4L * i, o1 = 4L * second;
                 int r = 0;
                 for (int tile; r < rows; r += tile) {
-                    tile = rows - r >= 4 ? 4 : rows - r >= 2 ? 2 : 1;
+                    tile = rows - r >= 8 ? 8 : rows - r >= 4 ? 4 : rows - r >= 2 ? 2 : 1;
                     inPlace.tile2(w, i * wStride, second * wStride, input, r * stride, stride, tile, k, scratch, out,
                             o0 + r * oStride, o1 + r * oStride, oStride);
                 }

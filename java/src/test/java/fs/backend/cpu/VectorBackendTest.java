@@ -250,9 +250,9 @@ class VectorBackendTest {
     /**
      * 2..FEW_ROWS rows (a scheduler's decode step): a tiled format's output for each row is the one that row gets
      * alone; any other format's is the lane dot of the exactly dequantized weight row (L lanes of FMAs summed in the
-     * fixed tree, then the tail as a chain), written out here in scalar code. Every row count (tiles of four, two and
-     * one input rows), an odd weight row count (the last pair is one row), K with and without a tail past the vector
-     * part, and a unit split between threads.
+     * fixed tree, then the tail as a chain), written out here in scalar code. Every row count (tiles of eight, four,
+     * two and one input rows), an odd weight row count (the last pair is one row), K with and without a tail past the
+     * vector part, and a unit split between threads.
      */
     @ParameterizedTest
     @EnumSource(value = DType.class, names = {"BF16", "F32", "F16", "Q8_0", "Q4_0", "Q4_K", "Q6_K"})
