@@ -12,7 +12,8 @@ import java.util.concurrent.LinkedBlockingQueue;
 /**
  * The sink of one request: turns its tokens (and their logprobs) into text on the engine's thread (so that the
  * tokenizer's decoding tables are only ever touched by that one thread) and hands text and the end to the request's
- * HTTP thread through a queue, so the engine never waits for a client. Unbounded: a request produces at most a context's worth of events.
+ * HTTP thread through a queue, so the engine never waits for a client. Unbounded: a request produces at most a
+ * context's worth of events.
  */
 final class AnswerQueue implements TokenSink {
 
