@@ -15,20 +15,27 @@ import jdk.incubator.vector.VectorSpecies;
  * What the kernels of the block-quantized row formats share: their vector shape, the widening of packed bytes to int
  * lanes, f16 scales, and the scale packing Q4_K and Q5_K have in common.
  *
- * <p>A chunk is {@link #L} consecutive weights, 8 or 16: every sub-block of these formats (16 or 32 weights) is a
- * whole number of chunks, so a chunk never straddles two scales. The weights' bits are taken apart with shifts and
+ * <p>A chunk is {@link #L} consecutive weights, 4, 8 or 16 (the machine's float vector, as {@link MatmulKernels#L}:
+ * the kernels sum their lanes with its {@link MatmulKernels#sumLanes}): every sub-block of these formats (16 or 32
+ * weights) is a whole number of chunks, so a chunk never straddles two scales. The weights' bits are taken apart with shifts and
  * masks on int lanes that each hold one byte ({@link #bytes}), which keeps the weights in row order: the input row
  * is read as it is, with no permutation. Each weight is then exactly the float the reference computes (every product
  * of these formats is exact in float32, see {@link fs.quant.ReferenceDequantizer}), so dequantization is bit-exact
  * and a dot product differs from the exact one by its float32 summation only.
  */
 final class QuantBlocks {
-    /** The preferred shape where it has 8 or 16 floats; otherwise 256 bits. */
-    static final VectorSpecies<Float> F =
-            FloatVector.SPECIES_PREFERRED.length() >= 16 ? FloatVector.SPECIES_512 : FloatVector.SPECIES_256;
+    static final VectorSpecies<Float> F = MatmulKernels.F;
     static final int L = F.length();
     static final VectorSpecies<Integer> I = VectorSpecies.of(int.class, F.vectorShape());
-    private static final VectorSpecies<Byte> B = VectorSpecies.of(byte.class, VectorShape.forBitSize(8 * L));
+    /**
+     * 128-bit vectors (NEON, SSE, -XX:MaxVectorSize=16): four bytes fill a chunk, and there is no 32-bit byte vector
+     * to load them as, so they are read as one int and spread over the lanes; the 8-lane conversions are done in two
+     * halves, as a 256-bit vector there would run in the Vector API's Java fallback.
+     */
+    private static final boolean NARROW = L == 4;
+    private static final VectorSpecies<Byte> B = VectorSpecies.of(byte.class, VectorShape.forBitSize(Math.max(64, 8 * L)));
+    private static final IntVector SPREAD_SHIFTS = IntVector.fromArray(I, new int[] {0, 8, 16, 24, 0, 8, 16, 24,
+            0, 8, 16, 24, 0, 8, 16, 24}, 0);
     static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
     private static final ValueLayout.OfShort HALF = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(LE);
     static final ValueLayout.OfInt U32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(LE);
@@ -47,7 +54,20 @@ final class QuantBlocks {
      * never reach a weight.
      */
     static IntVector bytes(MemorySegment w, long at) {
+        if (NARROW) return spread(w.get(U32, at));
         return (IntVector) ByteVector.fromMemorySegment(B, w, at, LE).convertShape(VectorOperators.B2I, I, 0);
+    }
+
+    /** The four bytes of {@code word}, low byte first, one per lane of a 4-lane vector (unsigned). */
+    private static IntVector spread(int word) {
+        return IntVector.broadcast(I, word).lanewise(VectorOperators.LSHR, SPREAD_SHIFTS).and(0xFF);
+    }
+
+    /** {@code (byte i of packed − bias)·scale} for i = 0..7 in two 4-lane halves ({@link #NARROW} machines). */
+    private static void eightBytesNarrow(long packed, int bias, float scale, float[] out, int at) {
+        ((FloatVector) spread((int) packed).sub(bias).convert(VectorOperators.I2F, 0)).mul(scale).intoArray(out, at);
+        ((FloatVector) spread((int) (packed >>> 32)).sub(bias).convert(VectorOperators.I2F, 0)).mul(scale)
+                .intoArray(out, at + 4);
     }
 
     static FloatVector floats(IntVector v) {
@@ -75,6 +95,11 @@ final class QuantBlocks {
         long low4 = first8 & 0xFFFFFFFFL, high4 = first8 >>> 32;
         long scales = low4 & 0x3F3F3F3FL | (last4 & 0x0F0F0F0FL | (low4 >>> 6 & 0x03030303L) << 4) << 32;
         long mins = high4 & 0x3F3F3F3FL | (last4 >>> 4 & 0x0F0F0F0FL | (high4 >>> 6 & 0x03030303L) << 4) << 32;
+        if (NARROW) {
+            eightBytesNarrow(scales, 0, d, out, 0);
+            eightBytesNarrow(mins, 0, -dmin, out, 8);
+            return;
+        }
         // eightBytes twice, written out: C2 declined to inline it into some compilations of the dot ("too big"),
         // which left a call per block.
         IntVector s = ZERO8.blend((int) scales, LOW4).blend((int) (scales >>> 32), HIGH4);
@@ -93,6 +118,10 @@ final class QuantBlocks {
      * others (one stream through the scheduler ran at 5–6 tok/s in those runs, 13–15 in the rest).
      */
     static void eightBytes(long packed, int bias, float scale, float[] out, int at) {
+        if (NARROW) {
+            eightBytesNarrow(packed, bias, scale, out, at);
+            return;
+        }
         IntVector lanes = ZERO8.blend((int) packed, LOW4).blend((int) (packed >>> 32), HIGH4);
         IntVector values = lanes.lanewise(VectorOperators.LSHR, BYTE_SHIFTS).and(0xFF).sub(bias);
         ((FloatVector) values.convert(VectorOperators.I2F, 0)).mul(scale).intoArray(out, at);
