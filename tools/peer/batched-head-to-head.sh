@@ -18,7 +18,7 @@ types=${2:-Q4_K_M BF16}
 streams=${3:-1,2,4,8}
 llama=${LLAMA_BIN:-$HOME/.cache/fs-peers/llama.cpp/build/bin}
 bw=$(mktemp -d)/bandwidth
-cc -O2 -mavx512f -pthread -o "$bw" "$repo/tools/peer/bandwidth.c"
+cc -O2 -march=native -pthread -o "$bw" "$repo/tools/peer/bandwidth.c"
 echo "# $(date -u +%FT%TZ) $(nproc) cores; streams $streams, prompts of 16, 32 tokens each"
 for t in $types; do
   f=$dir/full-$t.gguf

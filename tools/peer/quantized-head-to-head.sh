@@ -17,7 +17,7 @@ opencl_types=${3:-Q8_0 Q4_K_M}
 llama=${LLAMA_BIN:-$HOME/.cache/fs-peers/llama.cpp/build/bin}
 pp=${PP:-128} tg=${TG:-64} runs=${RUNS:-3}
 bw=$(mktemp -d)/bandwidth
-cc -O2 -mavx512f -pthread -o "$bw" "$repo/tools/peer/bandwidth.c"
+cc -O2 -march=native -pthread -o "$bw" "$repo/tools/peer/bandwidth.c"
 echo "# $(date -u +%FT%TZ) $(nproc) cores; pp$pp tg$tg, $runs runs each"
 for t in $types; do
   f=$dir/full-$t.gguf

@@ -29,7 +29,7 @@ cp "$bench_js" "$peer/llama-cpp-bench.mjs"
 gguf=$peer/$(basename "$checkpoint")-bf16.gguf
 [ -f "$gguf" ] || /usr/bin/python3 "$repo/tools/reference/to_gguf.py" "$checkpoint" "$gguf"
 
-gcc -O2 -mavx512f -pthread "$repo/tools/peer/bandwidth.c" -o "$peer/bandwidth"
+gcc -O2 -march=native -pthread "$repo/tools/peer/bandwidth.c" -o "$peer/bandwidth"
 for threads in 1 2; do
   echo "loadavg before $(cut -d' ' -f1-3 /proc/loadavg)  $("$peer/bandwidth" "$threads")"
 done

@@ -28,7 +28,7 @@ public abstract class BatchedSequencesTest {
      * How far a logit of a batched forward may be from the one-sequence run's: one row and many rows may sum in
      * different orders (see ModelGoldenTest's batching tolerance).
      */
-    protected abstract double batchingTolerance(float logit);
+    protected abstract double batchingTolerance(Qwen3Config config, float logit);
 
     /** What one sequence computed: the logits before each of its chosen tokens, and the tokens. */
     private record Run(float[][] logits, int[] tokens) {}
@@ -46,13 +46,14 @@ public abstract class BatchedSequencesTest {
         }
         try (TestModel test = TestModel.open(golden.modelDir(), createBackend(), 64, 64, 1)) {
             Run[] batched = batched(test.model(), prompts);
+            Qwen3Config config = test.model().config();
             for (int s = 0; s < prompts.length; s++) {
                 assertArrayEquals(alone[s].tokens(), batched[s].tokens(), "greedy tokens of sequence " + s);
                 for (int step = 0; step < STEPS_TAKEN[s]; step++) {
                     float[] expected = alone[s].logits()[step], actual = batched[s].logits()[step];
                     for (int id = 0; id < expected.length; id++) {
-                        if (Math.abs(expected[id] - actual[id]) <= batchingTolerance(expected[id])) continue;
-                        assertEquals(expected[id], actual[id], batchingTolerance(expected[id]),
+                        if (Math.abs(expected[id] - actual[id]) <= batchingTolerance(config, expected[id])) continue;
+                        assertEquals(expected[id], actual[id], batchingTolerance(config, expected[id]),
                                 "sequence " + s + " step " + step + " logit " + id);
                     }
                 }

@@ -12,7 +12,7 @@ class CpuBatchedSequencesTest extends BatchedSequencesTest {
 
     /** As CpuModelGoldenTest's: one row and a batch sum each matmul output in different orders. */
     @Override
-    protected double batchingTolerance(float logit) {
-        return 1e-4 + 5e-6 * Math.abs(logit);
+    protected double batchingTolerance(Qwen3Config config, float logit) {
+        return CpuSummationBound.batchingTolerance(config, logit);
     }
 }

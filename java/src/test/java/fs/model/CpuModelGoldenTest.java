@@ -10,12 +10,9 @@ class CpuModelGoldenTest extends ModelGoldenTest {
         return new VectorBackend(2);
     }
 
-    /**
-     * One row sums each matmul output in 16 lanes and a tree, a batch in one sequential chain: two roundings of the
-     * same sums, a few ulps apart, which the tiny models' logits (up to ~110, an ulp of 8e-6) carry as up to ~2e-4.
-     */
+    /** One row and a batch sum each matmul output in different orders: {@link CpuSummationBound}. */
     @Override
-    protected double batchingTolerance(float logit) {
-        return 1e-4 + 5e-6 * Math.abs(logit);
+    protected double batchingTolerance(Qwen3Config config, float logit) {
+        return CpuSummationBound.batchingTolerance(config, logit);
     }
 }
