@@ -89,6 +89,8 @@ public final class Chat implements AutoCloseable {
 
     private Reply answer(TokenConsumer onText, Cancellation cancellation) {
         int[] prompt = model.tokenizer().encode(model.template().render(history, true, params.thinking()));
+        // Cancelled already: never submitted, since the scheduler could take a token before the hook below is set.
+        if (cancellation.isCancelled()) return new Reply("", "", StopReason.CANCELLED, prompt.length, 0, 0);
         Answer answer = new Answer();
         Scheduler.Handle handle = model.submit(prompt, sampling, params.maxTokens(), answer);
         Runnable unregister = cancellation.register(handle::cancel);
