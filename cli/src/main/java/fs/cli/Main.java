@@ -16,6 +16,7 @@ import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.ParseResult;
+import picocli.CommandLine.Spec;
 
 /** The {@code fs} command line: results on stdout, logs and errors on stderr, one line per error. */
 @Command(
@@ -23,6 +24,7 @@ import picocli.CommandLine.ParseResult;
         mixinStandardHelpOptions = true,
         versionProvider = Main.Version.class,
         description = "Runs Qwen3 models from Hugging Face checkpoints on the CPU (Vector API) or OpenCL.",
+        footer = "%nSee 'fs COMMAND --help' for a command's options, e.g. fs run --help.",
         subcommands = {
             InspectCommand.class,
             TokenizeCommand.class,
@@ -66,7 +68,7 @@ public final class Main implements Runnable {
 
     /** Runs one command line with the given streams and returns its exit code; never throws. */
     public static int execute(PrintWriter out, PrintWriter err, String... args) {
-        CommandLine cli = new CommandLine(new Main());
+        CommandLine cli = commandLine();
         cli.setOut(out);
         cli.setErr(err);
         cli.setExecutionExceptionHandler((e, commandLine, parseResult) -> failed(e, parseResult, err));
@@ -79,8 +81,7 @@ public final class Main implements Runnable {
         });
         cli.setParameterExceptionHandler((e, args1) -> {
             CommandLine command = e.getCommandLine();
-            command.getErr().println("fs: " + e.getMessage() + " (see '" + command.getCommandSpec().qualifiedName()
-                    + " --help')");
+            command.getErr().println(usageErrorLine(UsageErrors.describe(e), command.getCommandSpec().qualifiedName()));
             command.getErr().flush();
             return 2;
         });
@@ -98,6 +99,17 @@ public final class Main implements Runnable {
         }
         err.flush();
         return exit;
+    }
+
+    /** The commands, read as fs reads a command line. */
+    static CommandLine commandLine() {
+        return new CommandLine(new Main());
+    }
+
+    /** {@code fs: <what is wrong> (see 'fs run --help')}, the pointer after a semicolon where a parenthesis ends it. */
+    static String usageErrorLine(String wrong, String command) {
+        String help = "see '" + command + " --help'";
+        return "fs: " + wrong + (wrong.endsWith(")") ? "; " + help : " (" + help + ")");
     }
 
     /** Reports a failed command in at most one line on {@code err} and returns its exit code. */
@@ -148,9 +160,12 @@ public final class Main implements Runnable {
                 + " (set FS_DEBUG=1 for the stack trace)";
     }
 
+    @Spec
+    CommandSpec spec;
+
     @Override
     public void run() {
-        throw new CommandLine.ParameterException(new CommandLine(this), "a command is required");
+        throw new CommandLine.ParameterException(spec.commandLine(), "a command is required");
     }
 
     /** The project version and the commit it was built from, as Maven wrote them into the jar. */

@@ -1,0 +1,47 @@
+package fs.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.util.List;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.FieldSource;
+
+/** A command line fs cannot read is one plain line naming what is wrong, exit 2, before any model is looked for. */
+class UsageErrorsTest {
+    /** Loading this would fail with its own message (exit 1): each error here must come first. */
+    private static final String ABSENT = "/nonexistent/model";
+
+    /** The command line, then the error line it gets. */
+    static final List<List<String>> CASES = List.of(
+            List.of("rnu", "fs: unknown command 'rnu' (did you mean 'run'?); see 'fs --help'"),
+            List.of("tokenise", "fs: unknown command 'tokenise' (did you mean 'tokenize'?); see 'fs --help'"),
+            List.of("server", "fs: unknown command 'server' (did you mean 'serve'?); see 'fs --help'"),
+            List.of("frobnicate", "fs: unknown command 'frobnicate' (see 'fs --help')"),
+            List.of("help rnu", "fs: unknown command 'rnu' (did you mean 'run'?); see 'fs --help'"),
+            List.of("", "fs: a command is required (see 'fs --help')"),
+            List.of("-m " + ABSENT + " -p hi", "fs: unknown option '-m' (did you mean 'fs run -m'?); see 'fs --help'"),
+            List.of("run " + ABSENT + " -p hi --temprature 1",
+                    "fs: unknown option '--temprature' (did you mean '--temp'?); see 'fs run --help'"),
+            List.of("run " + ABSENT + " -p hi --top_k=3",
+                    "fs: unknown option '--top_k' (did you mean '--top-k'?); see 'fs run --help'"),
+            List.of("run " + ABSENT + " -p hi -x", "fs: unknown option '-x' (see 'fs run --help')"),
+            List.of("run " + ABSENT + " -p hi --frobnicate", "fs: unknown option '--frobnicate' (see 'fs run --help')"),
+            List.of("run " + ABSENT + " -p", "fs: -p/--prompt needs a value (TEXT); see 'fs run --help'"),
+            List.of("run " + ABSENT + " -p hi --temp warm",
+                    "fs: invalid value for --temp: 'warm' is not a number (see 'fs run --help')"),
+            List.of("run " + ABSENT + " -p hi -n many",
+                    "fs: invalid value for -n/--n-predict: 'many' is not an integer (see 'fs run --help')"),
+            List.of("run " + ABSENT + " -p hi -p ho", "fs: -p/--prompt is given twice (see 'fs run --help')"),
+            List.of("tokenize", "fs: MODEL is required (see 'fs tokenize --help')"),
+            List.of("quantize " + ABSENT, "fs: -o/--output is required (see 'fs quantize --help')"));
+
+    @ParameterizedTest
+    @FieldSource("CASES")
+    void isOnePlainLine(List<String> example) {
+        String[] args = example.get(0).isEmpty() ? new String[0] : example.get(0).split(" ");
+        CliRun run = CliRun.of(args);
+        assertEquals(2, run.exitCode(), run.err());
+        assertEquals("", run.out());
+        assertEquals(example.get(1) + System.lineSeparator(), run.err());
+    }
+}
