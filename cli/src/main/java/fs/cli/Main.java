@@ -103,7 +103,11 @@ public final class Main implements Runnable {
 
     /** The commands, read as fs reads a command line. */
     static CommandLine commandLine() {
-        return new CommandLine(new Main());
+        CommandLine cli = new CommandLine(new Main());
+        // llama.cpp's flags are words after one dash (-hf, -ngl, -cnv, -fa): read as clusters of one-letter options
+        // they would silently mean something else (-hf as -h -f prints the help), so no argument is a cluster here.
+        cli.setPosixClusteredShortOptionsAllowed(false);
+        return cli;
     }
 
     /** {@code fs: <what is wrong> (see 'fs run --help')}, the pointer after a semicolon where a parenthesis ends it. */

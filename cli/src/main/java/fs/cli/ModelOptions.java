@@ -14,7 +14,9 @@ import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.LinkedHashMap;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
 import java.util.function.IntFunction;
 import picocli.CommandLine.Model.CommandSpec;
@@ -46,11 +48,15 @@ final class ModelOptions {
     @Option(names = {"-m", "--model"}, paramLabel = "MODEL", description = "The model, instead of the MODEL argument (default: " + DEFAULT_MODEL + ").")
     String modelOption;
 
+    @Option(names = {"-hf", "--hf-repo"}, paramLabel = "REPO",
+            description = "The model as llama.cpp's -hf names it, a repo id or repo:QUANT, e.g. "
+                    + "Qwen/Qwen3-0.6B-GGUF:Q8_0: the same as MODEL (default: " + DEFAULT_MODEL + ").")
+    String huggingFaceRepo;
+
     private Integer threads;
 
     @Option(names = {"-c", "--ctx", "--ctx-size"}, paramLabel = "N",
-            description = "Context length: positions in the KV cache (default: min(max_position_embeddings, 4096); "
-                    + "for fs perplexity, the window: 512).")
+            description = "Context length: positions in the KV cache (default: min(max_position_embeddings, 4096)).")
     Integer ctx;
 
     @Option(names = "--backend", paramLabel = "KIND", defaultValue = "auto",
@@ -77,17 +83,60 @@ final class ModelOptions {
     /** llama.cpp's GPU layer count: parsed as {@code -n gl} it would be a puzzling error, so it is explained. */
     @Option(names = {"-ngl", "--n-gpu-layers", "--gpu-layers"}, paramLabel = "N", hidden = true)
     void gpuLayers(String layers) {
-        throw new ParameterException(command.commandLine(), "-ngl is llama.cpp's: fs runs every layer on one backend "
-                + "(--backend opencl for the GPU; auto takes one when there is one), partial offload is not implemented");
+        throw llamaCppOnly("-ngl", "fs runs every layer on one backend (--backend opencl for the GPU; auto takes one "
+                + "when there is one), partial offload is not implemented");
     }
 
-    /** The model the user named: the MODEL argument or -m, not both; the default when neither. */
+    // llama.cpp's other ways to load and run a model, which a user may carry over: each says why fs has no such knob
+    // rather than being read as something else. Each takes what value llama.cpp's takes, if any (-fa on).
+
+    @Option(names = {"-fa", "--flash-attn"}, arity = "0..1", paramLabel = "on|off|auto", hidden = true)
+    void flashAttention(String mode) {
+        throw llamaCppOnly("-fa/--flash-attn", "fs's attention has no variants to choose from");
+    }
+
+    @Option(names = {"-b", "--batch-size", "-ub", "--ubatch-size"}, paramLabel = "N", hidden = true)
+    void batchSize(String tokens) {
+        throw llamaCppOnly("-b/-ub", "fs processes a prompt " + PREFILL_BATCH + " tokens per forward, which is not "
+                + "configurable");
+    }
+
+    @Option(names = "--mlock", hidden = true)
+    void lockInMemory(boolean lock) {
+        throw llamaCppOnly("--mlock", "fs maps the weights read-only and does not lock them in memory");
+    }
+
+    @Option(names = "--no-mmap", hidden = true)
+    void noMapping(boolean noMapping) {
+        throw llamaCppOnly("--no-mmap", "fs always maps the weights file (read-only, shared with other processes)");
+    }
+
+    private ParameterException llamaCppOnly(String flag, String why) {
+        return new ParameterException(command.commandLine(), flag + " is llama.cpp's: " + why);
+    }
+
+    /** The model the user named: the MODEL argument, -m or -hf, only one of them; the default when none. */
     String model() {
-        if (modelArgument != null && modelOption != null && !modelArgument.equals(modelOption)) {
-            throw new ParameterException(command.commandLine(), "the model is named twice ('" + modelArgument
-                    + "' and -m '" + modelOption + "'): give MODEL or -m, not both");
+        Map<String, String> named = new LinkedHashMap<>(); // each model named, and how
+        if (modelArgument != null) named.putIfAbsent(modelArgument, "'" + modelArgument + "'");
+        if (modelOption != null) named.putIfAbsent(modelOption, "-m '" + modelOption + "'");
+        if (huggingFaceRepo != null) named.putIfAbsent(huggingFaceRepo, "-hf '" + huggingFaceRepo + "'");
+        if (named.size() > 1) {
+            throw new ParameterException(command.commandLine(), "the model is named twice ("
+                    + String.join(" and ", named.values()) + "): give MODEL, -m or -hf, once");
         }
-        return modelOption != null ? modelOption : modelArgument != null ? modelArgument : DEFAULT_MODEL;
+        return named.isEmpty() ? DEFAULT_MODEL : named.keySet().iterator().next();
+    }
+
+    /**
+     * With -m or -hf naming the model, the one positional argument is not the model but what follows it (fs run -m
+     * MODEL PROMPT): returns it, no longer the model; null when there is none or no option names the model.
+     */
+    String argumentAfterModelOption() {
+        if (modelOption == null && huggingFaceRepo == null) return null;
+        String argument = modelArgument;
+        modelArgument = null;
+        return argument;
     }
 
     int threadCount() {

@@ -14,17 +14,20 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.Callable;
-import java.util.stream.Collectors;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
-@Command(name = "run", mixinStandardHelpOptions = true, description = "Generates text from a prompt.")
+@Command(name = "run", mixinStandardHelpOptions = true,
+        description = {"Generates text from a prompt: fs run MODEL PROMPT, as ollama run; or with -p TEXT, -f FILE or "
+                + "--tokens IDS, as llama-cli.", "Examples:", "  fs run Qwen/Qwen3-0.6B \"Why is the sky blue?\"",
+                "  fs run -hf Qwen/Qwen3-0.6B-GGUF:Q8_0 -p \"Why is the sky blue?\" -n 64"})
 final class RunCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
@@ -38,30 +41,49 @@ final class RunCommand implements Callable<Integer> {
     @Mixin
     AnswerOptions answerOptions;
 
-    @Option(names = {"-p", "--prompt"}, paramLabel = "TEXT", description = "The prompt (the user's message); - reads it from stdin (required: -p, -f or --tokens).")
+    @Mixin
+    LlamaCliFlags llamaCliFlags;
+
+    @Parameters(index = "1", arity = "0..1", paramLabel = "PROMPT",
+            description = "The prompt, after MODEL, as for ollama run; the same as -p, - reads it from stdin (one of "
+                    + "PROMPT, -p, -f or --tokens is required).")
+    String promptArgument;
+
+    @Option(names = {"-p", "--prompt"}, paramLabel = "TEXT",
+            description = "The prompt (the user's message); - reads it from stdin (one of PROMPT, -p, -f or --tokens "
+                    + "is required).")
     String prompt;
 
-    @Option(names = {"-f", "--file"}, paramLabel = "FILE", description = "Reads the prompt from FILE, UTF-8 (required: -p, -f or --tokens).")
+    @Option(names = {"-f", "--file"}, paramLabel = "FILE",
+            description = "Reads the prompt from FILE, UTF-8 (one of PROMPT, -p, -f or --tokens is required).")
     Path promptFile;
 
-    @Option(names = "--tokens", paramLabel = "IDS", split = ",",
-            description = "Token ids instead of a prompt, e.g. 1,2,3; no chat template is applied (required: -p, -f or --tokens).")
-    int[] tokens;
+    @Option(names = "--tokens", paramLabel = "IDS", converter = TokenIds.Converter.class,
+            description = "Token ids instead of a prompt, e.g. \"1 2 3\" (as fs tokenize prints them) or 1,2,3; no "
+                    + "chat template is applied (one of PROMPT, -p, -f or --tokens is required).")
+    TokenIds tokens;
 
-    @Option(names = "--raw", description = "Use the prompt as is, without the chat template.")
+    @Option(names = "--raw", description = "Use the prompt as is, without the chat template (llama-cli's -no-cnv).")
     boolean raw;
 
-    @Option(names = "--print-ids", description = "Print the generated token ids (one line) instead of text.")
+    /** llama-cli's completion mode: the prompt continued as it is, which is --raw here. */
+    @Option(names = {"-no-cnv", "--no-conversation"}, hidden = true)
+    void noConversation(boolean on) {
+        raw = true;
+    }
+
+    @Option(names = "--print-ids", description = "Print the generated token ids (one line, as fs tokenize does) "
+            + "instead of text.")
     boolean printIds;
 
     @Override
     public Integer call() throws IOException {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
-        int inputs = (prompt != null ? 1 : 0) + (promptFile != null ? 1 : 0) + (tokens != null ? 1 : 0);
-        if (inputs != 1) throw new FsException("give one of -p PROMPT, -f FILE or --tokens IDS");
+        settlePrompt();
         if (answerOptions.system != null && (raw || tokens != null)) {
-            throw new FsException("--system goes through the chat template: it cannot be used with --raw or --tokens");
+            throw new ParameterException(spec.commandLine(),
+                    "--system goes through the chat template: it cannot be used with --raw or --tokens");
         }
         String text = promptText();
         int maxNewTokens = answerOptions.maxNewTokens;
@@ -69,7 +91,7 @@ final class RunCommand implements Callable<Integer> {
         try (LoadedModel loaded = modelOptions.load(
                 context -> SingleSequence.Shape.forGeneration(context, ModelOptions.PREFILL_BATCH), err)) {
             Tokenizer tokenizer = printIds && tokens != null ? null : loaded.source().tokenizer();
-            int[] ids = tokens != null ? tokens : tokenizer.encode(templated(loaded, text));
+            int[] ids = tokens != null ? tokens.ids() : tokenizer.encode(templated(loaded, text));
             loaded.checkTokenIds(ids, tokens != null ? "--tokens" : "the prompt");
             SamplingParams params = samplingOptions.resolve(loaded.generationConfig());
             Generator generator = new Generator(loaded.sequence(), loaded.stopIds(), params);
@@ -83,7 +105,7 @@ final class RunCommand implements Callable<Integer> {
                 stream.finish();
                 out.println();
             } else {
-                out.println(Arrays.stream(generation.ids()).mapToObj(Integer::toString).collect(Collectors.joining(" ")));
+                out.println(TokenIds.spaced(generation.ids()));
             }
             out.flush();
             if (generation.stopReason() == StopReason.CONTEXT_FULL) {
@@ -93,6 +115,30 @@ final class RunCommand implements Callable<Integer> {
             err.println(generation.stats().summary());
         }
         return 0;
+    }
+
+    /**
+     * Takes the one prompt given (PROMPT as -p), refusing none or two before the model is looked for. With -m or -hf
+     * naming the model and no other prompt, the one argument is the prompt ({@code fs run -m MODEL PROMPT}).
+     */
+    private void settlePrompt() {
+        if (promptArgument == null && prompt == null && promptFile == null && tokens == null) {
+            promptArgument = modelOptions.argumentAfterModelOption();
+        }
+        List<String> given = new ArrayList<>();
+        if (promptArgument != null) given.add("PROMPT");
+        if (prompt != null) given.add("-p");
+        if (promptFile != null) given.add("-f");
+        if (tokens != null) given.add("--tokens");
+        if (given.isEmpty()) {
+            throw new ParameterException(spec.commandLine(),
+                    "no prompt: give it after the model (fs run MODEL PROMPT), or as -p TEXT, -f FILE or --tokens IDS");
+        }
+        if (given.size() > 1) {
+            String named = String.join(", ", given.subList(0, given.size() - 1)) + " and " + given.getLast();
+            throw new ParameterException(spec.commandLine(), named + " are exclusive: give the prompt one way");
+        }
+        if (promptArgument != null) prompt = promptArgument;
     }
 
     /** The prompt from -p, stdin (-p -) or -f, read before the model loads; null for --tokens. */

@@ -14,6 +14,8 @@ import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.FieldSource;
 import picocli.CommandLine;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Model.OptionSpec;
@@ -61,16 +63,114 @@ class LlamaSpellingsTest {
         assertEquals(1, missing.exitCode());
         assertEquals("fs: -f " + dir.resolve("absent.txt") + ": no such file", missing.err().strip());
         CliRun both = CliRun.of("run", MODEL, "-p", "Hello", "-f", file.toString());
-        assertEquals(1, both.exitCode());
-        assertEquals("fs: give one of -p PROMPT, -f FILE or --tokens IDS", both.err().strip());
+        assertEquals(2, both.exitCode());
+        assertEquals("fs: -p and -f are exclusive: give the prompt one way (see 'fs run --help')", both.err().strip());
     }
 
     @Test
-    void ngllIsExplainedInOneLine() {
-        CliRun run = CliRun.of("run", MODEL, "-p", "Hello", "-ngl", "99");
-        assertEquals(2, run.exitCode());
-        assertTrue(run.err().startsWith("fs: -ngl is llama.cpp's: fs runs every layer on one backend"), run.err());
+    void hfNamesTheModelAsMOrTheArgumentDoes() {
+        List<String> common = List.of("-p", "Hello", "-n", "6", "--temp", "0", "--print-ids", "-t", "2");
+        String byArgument = ids(CliRun.of(concat(List.of("run", MODEL), common)));
+        assertEquals(byArgument, ids(CliRun.of(concat(List.of("run", "-hf", MODEL), common))));
+        assertEquals(byArgument, ids(CliRun.of(concat(List.of("run", "--hf-repo", MODEL), common))));
+        CliRun twice = CliRun.of("run", "-hf", "Qwen/Qwen3-0.6B-GGUF:Q8_0", "-m", MODEL, "-p", "Hello");
+        assertEquals(2, twice.exitCode());
+        assertEquals("fs: the model is named twice (-m '" + MODEL + "' and -hf 'Qwen/Qwen3-0.6B-GGUF:Q8_0'): give "
+                + "MODEL, -m or -hf, once (see 'fs run --help')", twice.err().strip());
+    }
+
+    /** llama-cli's flags for what fs run does anyway (one turn, the Jinja template, no warm-up) change nothing. */
+    @Test
+    void llamaCliFlagsForWhatFsRunDoesAreTaken() {
+        List<String> common = List.of("run", MODEL, "-p", "Hello", "-n", "6", "--temp", "0", "--print-ids", "-t", "2");
+        String plain = ids(CliRun.of(common.toArray(String[]::new)));
+        assertEquals(plain, ids(CliRun.of(concat(common, List.of("--jinja", "-st", "--single-turn", "--no-warmup")))));
+        // llama-cli's completion mode continues the prompt as it is: --raw.
+        String raw = ids(CliRun.of(concat(common, List.of("--raw"))));
+        assertEquals(raw, ids(CliRun.of(concat(common, List.of("-no-cnv")))));
+        assertEquals(raw, ids(CliRun.of(concat(common, List.of("--no-conversation")))));
+        assertTrue(!raw.equals(plain), "the template changes the prompt: " + raw);
+    }
+
+    /** Each of llama.cpp's flags that fs has no use for, with what it follows and the start of its explanation. */
+    static final List<List<String>> EXPLAINED = List.of(
+            List.of("run", "-ngl 99", "-ngl is llama.cpp's: fs runs every layer on one backend"),
+            List.of("run", "--n-gpu-layers 99", "-ngl is llama.cpp's: fs runs every layer on one backend"),
+            List.of("run", "-fa", "-fa/--flash-attn is llama.cpp's: fs's attention has no variants"),
+            List.of("run", "--flash-attn on", "-fa/--flash-attn is llama.cpp's: fs's attention has no variants"),
+            List.of("bench", "-fa 1", "-fa/--flash-attn is llama.cpp's: fs's attention has no variants"),
+            List.of("run", "-b 2048", "-b/-ub is llama.cpp's: fs processes a prompt 512 tokens per forward"),
+            List.of("run", "--batch-size 2048", "-b/-ub is llama.cpp's: fs processes a prompt 512 tokens per forward"),
+            List.of("chat", "-ub 512", "-b/-ub is llama.cpp's: fs processes a prompt 512 tokens per forward"),
+            List.of("run", "--mlock", "--mlock is llama.cpp's: fs maps the weights read-only"),
+            List.of("serve", "--no-mmap", "--no-mmap is llama.cpp's: fs always maps the weights file"),
+            List.of("run", "-cnv", "-cnv/-i is llama-cli's: a conversation is 'fs chat MODEL'"),
+            List.of("run", "--conversation", "-cnv/-i is llama-cli's: a conversation is 'fs chat MODEL'"),
+            List.of("run", "-i", "-cnv/-i is llama-cli's: a conversation is 'fs chat MODEL'"),
+            List.of("run", "--interactive", "-cnv/-i is llama-cli's: a conversation is 'fs chat MODEL'"),
+            List.of("run", "-if", "-cnv/-i is llama-cli's: a conversation is 'fs chat MODEL'"),
+            List.of("run", "-r User:", "-r/--reverse-prompt is llama-cli's: fs run stops at the model's end of turn"),
+            List.of("run", "--reverse-prompt User:", "-r/--reverse-prompt is llama-cli's: fs run stops at the model's"),
+            List.of("run", "-e", "-e/--escape is llama-cli's: fs takes the prompt as it is"),
+            List.of("run", "--escape", "-e/--escape is llama-cli's: fs takes the prompt as it is"),
+            List.of("run", "--color", "--color is llama-cli's: fs prints the answer as plain text"),
+            List.of("run", "-co", "--color is llama-cli's: fs prints the answer as plain text"),
+            List.of("run", "--reasoning-budget 0", "--reasoning-budget is llama-cli's: --no-think asks the model"));
+
+    @ParameterizedTest
+    @FieldSource("EXPLAINED")
+    void llamaCppFlagsFsHasNoUseForAreExplainedInOneLine(List<String> flag) {
+        // The model does not exist: the explanation comes first, while the command line is read.
+        List<String> args = new ArrayList<>(List.of(flag.get(0), "/nonexistent/model"));
+        if (flag.get(0).equals("run")) args.addAll(List.of("-p", "Hello"));
+        args.addAll(List.of(flag.get(1).split(" ")));
+        CliRun run = CliRun.of(args.toArray(String[]::new));
+        assertEquals(2, run.exitCode(), run.err());
+        assertEquals("", run.out());
         assertEquals(1, run.err().strip().lines().count(), run.err());
+        assertTrue(run.err().startsWith("fs: " + flag.get(2)), run.err());
+        assertTrue(run.err().strip().matches(".*see 'fs " + flag.get(0) + " --help'\\)?"), run.err());
+    }
+
+    /**
+     * Every option of every command is read under each of its names, one to three letters after a dash among them:
+     * none is taken for a cluster of one-letter options (as -hf once was, for -h -f).
+     */
+    @Test
+    void everyOptionIsReadUnderEachOfItsNames() {
+        List<String> misread = new ArrayList<>();
+        CommandLine fs = Main.commandLine();
+        for (CommandLine command : fs.getSubcommands().values()) {
+            CommandSpec spec = command.getCommandSpec();
+            if (command.getCommand() instanceof CommandLine.HelpCommand) continue;
+            for (OptionSpec option : spec.options()) {
+                if (option.hidden()) continue; // llama.cpp's that fs explains: refused on purpose, tested above
+                for (String name : option.names()) {
+                    List<OptionSpec> required = requiredOptions(spec, option);
+                    List<String> args = new ArrayList<>(List.of(spec.name(), name));
+                    if (option.arity().max() > 0) args.add("1");
+                    for (OptionSpec other : required) args.addAll(List.of(other.longestName(), "1"));
+                    spec.positionalParameters().stream().filter(p -> p.required()).forEach(p -> args.add("1"));
+                    CommandLine.ParseResult sub = fs.parseArgs(args.toArray(String[]::new)).subcommand();
+                    if (sub.matchedOptions().size() != 1 + required.size() || sub.matchedOption(name) != option) {
+                        misread.add(String.join(" ", args));
+                    }
+                }
+            }
+        }
+        assertEquals(List.of(), misread);
+    }
+
+    /** The options {@code spec} needs besides {@code tested} to parse. */
+    private static List<OptionSpec> requiredOptions(CommandSpec spec, OptionSpec tested) {
+        // One of a group (verify's --tokens or -p) is required only if no other of the group is given.
+        return spec.options().stream().filter(o -> o.required() && o.group() == null && o != tested).toList();
+    }
+
+    private static String[] concat(List<String> first, List<String> second) {
+        List<String> all = new ArrayList<>(first);
+        all.addAll(second);
+        return all.toArray(String[]::new);
     }
 
     @Test

@@ -87,6 +87,29 @@ class RunCommandTest {
     }
 
     @Test
+    void thePromptAfterTheModelIsTheSameAsP() throws IOException {
+        Golden golden = Golden.load("tiny-untied"); // its greedy prompt is the template's rendering of "Hello"
+        String model = golden.modelDir().toString();
+        List<String> flags = List.of("-n", "16", "--temp", "0", "--print-ids", "-t", "2");
+        for (List<String> named : List.of(List.of(model, "Hello"), List.of("-m", model, "Hello"),
+                List.of("Hello", "-hf", model))) {
+            List<String> args = new ArrayList<>(List.of("run"));
+            args.addAll(named);
+            args.addAll(flags);
+            CliRun run = CliRun.of(args.toArray(String[]::new));
+            assertEquals(0, run.exitCode(), run.err());
+            assertEquals(spaced(golden.greedyGeneratedIds()), run.out().strip(), String.join(" ", named));
+        }
+        CliRun both = CliRun.of("run", model, "Hello", "-p", "Hello");
+        assertEquals(2, both.exitCode());
+        assertEquals("fs: PROMPT and -p are exclusive: give the prompt one way (see 'fs run --help')",
+                both.err().strip());
+        CliRun third = CliRun.of("run", model, "Why is", "the sky blue?");
+        assertEquals(2, third.exitCode());
+        assertEquals("fs: unexpected argument 'the sky blue?' (see 'fs run --help')", third.err().strip());
+    }
+
+    @Test
     void aPromptThatCannotFitTheContextIsOneErrorLine() throws IOException {
         Golden golden = Golden.load("tiny-tied");
         CliRun run = CliRun.of("run", golden.modelDir().toString(), "--tokens", CliRun.ids(golden.greedyPromptIds()),
@@ -102,8 +125,9 @@ class RunCommandTest {
     void badArgumentsAreOneErrorLine() {
         String model = Golden.modelDir("tiny-tied").toString();
         CliRun neither = CliRun.of("run", model);
-        assertEquals(1, neither.exitCode());
-        assertEquals("fs: give one of -p PROMPT, -f FILE or --tokens IDS", neither.err().strip());
+        assertEquals(2, neither.exitCode());
+        assertEquals("fs: no prompt: give it after the model (fs run MODEL PROMPT), or as -p TEXT, -f FILE or --tokens "
+                + "IDS (see 'fs run --help')", neither.err().strip());
 
         CliRun outside = CliRun.of("run", model, "--tokens", "1,999999", "--print-ids", "-t", "2");
         assertEquals(1, outside.exitCode());

@@ -24,14 +24,26 @@ class UsageErrorsTest {
                     "fs: unknown option '--temprature' (did you mean '--temp'?); see 'fs run --help'"),
             List.of("run " + ABSENT + " -p hi --top_k=3",
                     "fs: unknown option '--top_k' (did you mean '--top-k'?); see 'fs run --help'"),
+            List.of("run " + ABSENT + " -p hi -threads 2",
+                    "fs: unknown option '-threads' (did you mean '--threads'?); see 'fs run --help'"),
             List.of("run " + ABSENT + " -p hi -x", "fs: unknown option '-x' (see 'fs run --help')"),
+            // Not clusters of one-letter options: once -nkvo was -n kvo, -tb 4 was -t b 4.
+            List.of("run " + ABSENT + " -p hi -nkvo", "fs: unknown option '-nkvo' (see 'fs run --help')"),
+            List.of("run " + ABSENT + " -p hi -tb 4", "fs: unknown option '-tb' (see 'fs run --help')"),
             List.of("run " + ABSENT + " -p hi --frobnicate", "fs: unknown option '--frobnicate' (see 'fs run --help')"),
+            List.of("run " + ABSENT + " hi there", "fs: unexpected argument 'there' (see 'fs run --help')"),
             List.of("run " + ABSENT + " -p", "fs: -p/--prompt needs a value (TEXT); see 'fs run --help'"),
             List.of("run " + ABSENT + " -p hi --temp warm",
                     "fs: invalid value for --temp: 'warm' is not a number (see 'fs run --help')"),
             List.of("run " + ABSENT + " -p hi -n many",
                     "fs: invalid value for -n/--n-predict: 'many' is not an integer (see 'fs run --help')"),
             List.of("run " + ABSENT + " -p hi -p ho", "fs: -p/--prompt is given twice (see 'fs run --help')"),
+            List.of("run " + ABSENT, "fs: no prompt: give it after the model (fs run MODEL PROMPT), or as -p TEXT, -f "
+                    + "FILE or --tokens IDS (see 'fs run --help')"),
+            List.of("run " + ABSENT + " -p hi -f prompt.txt --tokens 1",
+                    "fs: -p, -f and --tokens are exclusive: give the prompt one way (see 'fs run --help')"),
+            List.of("run " + ABSENT + " --tokens 1 --system brief", "fs: --system goes through the chat template: it "
+                    + "cannot be used with --raw or --tokens (see 'fs run --help')"),
             List.of("tokenize", "fs: MODEL is required (see 'fs tokenize --help')"),
             List.of("quantize " + ABSENT, "fs: -o/--output is required (see 'fs quantize --help')"));
 
