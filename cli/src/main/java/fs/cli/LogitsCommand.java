@@ -3,7 +3,6 @@ package fs.cli;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import fs.FsException;
 import fs.model.Probe;
 import fs.model.SingleSequence;
 import java.io.PrintWriter;
@@ -12,6 +11,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
 @Command(name = "logits", mixinStandardHelpOptions = true,
@@ -23,34 +23,54 @@ final class LogitsCommand implements Callable<Integer> {
     @Mixin
     ModelOptions modelOptions;
 
-    @Option(names = "--tokens", paramLabel = "IDS", split = ",", required = true,
-            description = "The input token ids, e.g. 1,2,3 (required).")
-    int[] tokens;
+    @Option(names = "--tokens", paramLabel = "IDS", converter = TokenIds.Converter.class,
+            description = "The input token ids, e.g. \"1 2 3\" (as fs tokenize prints them) or 1,2,3 (one of "
+                    + "--tokens or -p is required).")
+    TokenIds tokens;
+
+    @Option(names = {"-p", "--prompt"}, paramLabel = "TEXT",
+            description = "The input as text, tokenized as fs tokenize does: no chat template (one of --tokens or -p "
+                    + "is required).")
+    String text;
 
     /** Tokens per forward: each keeps its row of logits (600 KB for Qwen3's vocabulary). */
     private static final int LOGITS_BATCH = 128;
 
-    @Option(names = "--top", paramLabel = "K", defaultValue = "5", description = "Logits per position (default: 5).")
-    int top;
+    private int top = 5;
+
+    @Option(names = "--top", paramLabel = "K", description = "Logits per position (default: 5).")
+    void top(int k) {
+        if (k < 1) throw new ParameterException(spec.commandLine(), "--top must be at least 1, got " + k);
+        top = k;
+    }
 
     @Override
     public Integer call() {
         PrintWriter err = spec.commandLine().getErr();
-        if (top < 1) throw new FsException("--top must be at least 1, got " + top);
+        if (tokens == null && text == null) {
+            throw new ParameterException(spec.commandLine(), "no input: give --tokens IDS or -p TEXT");
+        }
+        if (tokens != null && text != null) {
+            throw new ParameterException(spec.commandLine(), "--tokens and -p are exclusive: give the input one way");
+        }
+        if (text != null && text.isEmpty()) {
+            throw new ParameterException(spec.commandLine(), "-p is empty: there is nothing to score");
+        }
         ObjectMapper json = new ObjectMapper();
         ObjectNode result = json.createObjectNode();
         try (LoadedModel loaded = modelOptions.load(
                 context -> SingleSequence.Shape.forEveryPosition(context, LOGITS_BATCH), err)) {
+            int[] input = tokens != null ? tokens.ids() : loaded.source().tokenizer().encode(text);
             SingleSequence model = loaded.sequence();
-            loaded.checkTokenIds(tokens, "--tokens");
-            model.checkFits(0, tokens.length);
+            loaded.checkTokenIds(input, "--tokens");
+            model.checkFits(0, input.length);
             int k = Math.min(top, model.config().vocabSize());
 
             ArrayNode ids = result.putArray("tokens");
-            for (int id : tokens) ids.add(id);
+            for (int id : input) ids.add(id);
             ArrayNode positions = result.putArray("positions");
             float[] logits = new float[model.config().vocabSize()];
-            model.forwardInBatches(tokens, 0, Probe.NONE, (firstPosition, rows) -> {
+            model.forwardInBatches(input, 0, Probe.NONE, (firstPosition, rows) -> {
                 for (int row = 0; row < rows; row++) {
                     model.readLogits(row, logits);
                     ObjectNode position = positions.addObject();

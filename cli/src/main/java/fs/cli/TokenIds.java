@@ -35,6 +35,17 @@ record TokenIds(int[] ids) {
                 + "spaces or commas)");
     }
 
+    /** The ids of several arguments, in order, as one sequence. */
+    static int[] concatenated(Iterable<TokenIds> parts) {
+        int[] all = new int[0];
+        for (TokenIds part : parts) {
+            int start = all.length;
+            all = Arrays.copyOf(all, start + part.ids.length);
+            System.arraycopy(part.ids, 0, all, start, part.ids.length);
+        }
+        return all;
+    }
+
     /** How fs prints ids: separated by single spaces, which {@link #parse} reads back. */
     static String spaced(int[] ids) {
         return joined(ids, " ");

@@ -24,10 +24,13 @@ import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
-@Command(name = "tokenize", mixinStandardHelpOptions = true, description = "Prints the token ids of a text.")
+@Command(name = "tokenize", mixinStandardHelpOptions = true,
+        description = "Prints the token ids of a text, separated by spaces (as fs detokenize, fs run --tokens and fs "
+                + "logits --tokens read them).")
 final class TokenizeCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
@@ -43,14 +46,17 @@ final class TokenizeCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws IOException {
-        if (jsonl && text != null) throw new FsException("--jsonl reads its texts from stdin; give no TEXT with it");
+        if (jsonl && text != null) {
+            throw new ParameterException(spec.commandLine(),
+                    "--jsonl reads its texts from stdin; give no TEXT with it");
+        }
         Path path = modelPath(model, spec.commandLine().getErr());
         PrintWriter out = spec.commandLine().getOut();
         if (jsonl) {
             tokenizeJsonLines(ModelSource.readTokenizer(path), System.in, out);
         } else {
             String input = text != null ? text : readUtf8(System.in.readAllBytes(), "stdin");
-            out.println(joined(ModelSource.readTokenizer(path).encode(input), " "));
+            out.println(TokenIds.spaced(ModelSource.readTokenizer(path).encode(input)));
         }
         return 0;
     }
@@ -92,7 +98,7 @@ final class TokenizeCommand implements Callable<Integer> {
                 throw new FsException("stdin line " + number + ": \"text\" holds a lone surrogate \\u"
                         + Integer.toHexString(text.textValue().charAt(lone)) + " at character " + lone + ", which is not Unicode text");
             }
-            out.println("{\"ids\":[" + joined(tokenizer.encode(text.textValue()), ",") + "]}");
+            out.println("{\"ids\":[" + TokenIds.joined(tokenizer.encode(text.textValue()), ",") + "]}");
             out.flush(); // one answer per line as it comes, for a caller that feeds lines one at a time
         }
     }
@@ -125,14 +131,5 @@ final class TokenizeCommand implements Callable<Integer> {
         return StandardCharsets.UTF_8.newDecoder()
                 .onMalformedInput(CodingErrorAction.REPORT)
                 .onUnmappableCharacter(CodingErrorAction.REPORT);
-    }
-
-    private static String joined(int[] ids, String separator) {
-        StringBuilder s = new StringBuilder(ids.length * 7);
-        for (int i = 0; i < ids.length; i++) {
-            if (i > 0) s.append(separator);
-            s.append(ids[i]);
-        }
-        return s.toString();
     }
 }

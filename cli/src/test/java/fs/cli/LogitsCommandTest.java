@@ -10,7 +10,9 @@ import fs.model.Golden;
 import fs.model.TinyQwen3;
 import java.io.IOException;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -40,6 +42,48 @@ class LogitsCommandTest {
             for (int i = 0; i < 5; i++) {
                 assertEquals(expected.topLogits()[i], logits.get(i).doubleValue(), 1e-3, "position " + p + " rank " + i);
             }
+        }
+    }
+
+    /** -p TEXT is tokenized as fs tokenize does; fs tokenize's output, given to --tokens, is the same input. */
+    @Test
+    void textAndTokenizedIdsAreTheSameInput() throws IOException {
+        String model = Golden.modelDir("tiny-tied").toString();
+        String text = "Why is the sky blue?";
+        CliRun tokenized = CliRun.of("tokenize", model, text);
+        assertEquals(0, tokenized.exitCode(), tokenized.err());
+        CliRun fromText = CliRun.of("logits", model, "-p", text, "--top", "3", "-t", "2");
+        assertEquals(0, fromText.exitCode(), fromText.err());
+        CliRun fromIds = CliRun.of("logits", model, "--tokens", tokenized.out().strip(), "--top", "3", "-t", "2");
+        assertEquals(0, fromIds.exitCode(), fromIds.err());
+
+        assertEquals(fromText.out(), fromIds.out());
+        JsonNode tokens = new ObjectMapper().readTree(fromIds.out()).get("tokens");
+        StringBuilder ids = new StringBuilder();
+        for (JsonNode id : tokens) ids.append(ids.isEmpty() ? "" : " ").append(id.intValue());
+        assertEquals(tokenized.out().strip(), ids.toString());
+        assertTrue(tokens.size() > 1, tokenized.out());
+    }
+
+    /** Each is a usage error found before the model is looked for (it does not exist). */
+    @Test
+    void badInputIsAUsageErrorBeforeTheModelLoads() {
+        String absent = "/nonexistent/model";
+        List<List<String>> cases = List.of(
+                List.of("fs: no input: give --tokens IDS or -p TEXT (see 'fs logits --help')"),
+                List.of("fs: --tokens and -p are exclusive: give the input one way (see 'fs logits --help')",
+                        "--tokens", "1", "-p", "Hello"),
+                List.of("fs: --top must be at least 1, got 0 (see 'fs logits --help')", "--tokens", "1", "--top", "0"),
+                List.of("fs: -p is empty: there is nothing to score (see 'fs logits --help')", "-p", ""),
+                List.of("fs: invalid value for --tokens: no token ids (see 'fs logits --help')", "--tokens", " , "),
+                List.of("fs: invalid value for --tokens: '2x' is not a token id (ids are integers from 0, separated by "
+                        + "spaces or commas); see 'fs logits --help'", "--tokens", "1 2x"));
+        for (List<String> expected : cases) {
+            List<String> args = new ArrayList<>(List.of("logits", absent));
+            args.addAll(expected.subList(1, expected.size()));
+            CliRun run = CliRun.of(args.toArray(String[]::new));
+            assertEquals(2, run.exitCode(), run.err());
+            assertEquals(expected.getFirst(), run.err().strip());
         }
     }
 

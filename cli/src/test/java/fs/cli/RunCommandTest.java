@@ -109,6 +109,24 @@ class RunCommandTest {
         assertEquals("fs: unexpected argument 'the sky blue?' (see 'fs run --help')", third.err().strip());
     }
 
+    /** What --print-ids prints, fs detokenize reads back: the text fs run prints. */
+    @Test
+    void printedIdsDetokenizeToThePrintedText() {
+        String model = Golden.modelDir("tiny-tied").toString();
+        List<String> args = List.of("run", model, "-p", "Why is the sky blue?", "-n", "12", "--temp", "0", "-t", "2");
+        CliRun text = CliRun.of(args.toArray(String[]::new));
+        assertEquals(0, text.exitCode(), text.err());
+        List<String> printingIds = new ArrayList<>(args);
+        printingIds.add("--print-ids");
+        CliRun ids = CliRun.of(printingIds.toArray(String[]::new));
+        assertEquals(0, ids.exitCode(), ids.err());
+        assertTrue(ids.out().strip().matches("\\d+( \\d+)*"), ids.out());
+
+        CliRun decoded = CliRun.of("detokenize", model, ids.out().strip());
+        assertEquals(0, decoded.exitCode(), decoded.err());
+        assertEquals(text.out(), decoded.out());
+    }
+
     @Test
     void aPromptThatCannotFitTheContextIsOneErrorLine() throws IOException {
         Golden golden = Golden.load("tiny-tied");

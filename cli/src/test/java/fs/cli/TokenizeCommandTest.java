@@ -121,7 +121,55 @@ class TokenizeCommandTest {
         assertEquals(1, result.exit());
         assertEquals("{\"ids\":[562]}", result.out().strip());
         assertEquals("fs: stdin line 2 is not a JSON object with a \"text\" string", result.err().strip());
-        assertOneLineError(run("tokenize", "--jsonl", model, "text"), "give no TEXT");
+        Result withText = run("tokenize", "--jsonl", model, "text");
+        assertEquals(2, withText.exit());
+        assertEquals("fs: --jsonl reads its texts from stdin; give no TEXT with it (see 'fs tokenize --help')",
+                withText.err().strip());
+    }
+
+    /** What fs tokenize prints, fs detokenize reads: as one argument, one per id, with commas, or on stdin. */
+    @Test
+    void tokenizedIdsDetokenizeToTheText() {
+        JsonNode golden = golden("multilingual");
+        String text = golden.get("text").asText();
+        Result tokenized = run("tokenize", model, text);
+        assertEquals(0, tokenized.exit(), tokenized.err());
+        String printed = tokenized.out().strip();
+        assertEquals(ids(golden), printed);
+
+        String expected = golden.get("decoded").asText() + System.lineSeparator();
+        List<String[]> forms = List.of(new String[] {printed}, printed.split(" "),
+                new String[] {printed.replace(' ', ',')}, new String[] {printed.replace(" ", ", ")},
+                new String[] {"[" + printed.replace(" ", ", ") + "]"});
+        for (String[] form : forms) {
+            String[] args = new String[form.length + 2];
+            args[0] = "detokenize";
+            args[1] = model;
+            System.arraycopy(form, 0, args, 2, form.length);
+            Result decoded = run(args);
+            assertEquals(0, decoded.exit(), decoded.err());
+            assertEquals(expected, decoded.out(), String.join(" ", form));
+        }
+        Result piped = run(tokenized.out().getBytes(StandardCharsets.UTF_8), "detokenize", model);
+        assertEquals(0, piped.exit(), piped.err());
+        assertEquals(expected, piped.out());
+    }
+
+    @Test
+    void refusesWhatIsNotATokenId() {
+        Result letter = run("detokenize", model, "9707", "1,x");
+        assertEquals(2, letter.exit());
+        assertEquals("fs: invalid value for ID: 'x' is not a token id (ids are integers from 0, separated by spaces or "
+                + "commas); see 'fs detokenize --help'", letter.err().strip());
+        Result negative = run("detokenize", model, "-3");
+        assertEquals(2, negative.exit());
+        assertTrue(negative.err().startsWith("fs: invalid value for ID: '-3' is not a token id"), negative.err());
+        Result empty = run("\n".getBytes(StandardCharsets.UTF_8), "detokenize", model);
+        assertEquals(2, empty.exit());
+        assertEquals("fs: no token ids, neither after MODEL nor on stdin (see 'fs detokenize --help')",
+                empty.err().strip());
+        Result piped = run("9707 hello".getBytes(StandardCharsets.UTF_8), "detokenize", model);
+        assertOneLineError(piped, "stdin: 'hello' is not a token id");
     }
 
     @Test
