@@ -1,7 +1,21 @@
 #!/usr/bin/env bash
 # Runs the fs CLI on JDK 25, building it first when the jar is missing or older than the sources.
 set -euo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+
+# The file a path names once every symbolic link on the way is followed, as `readlink -f` prints it; macOS has no
+# `readlink -f` before 12.3, plain readlink everywhere. So `fs` may be a link on PATH (ln -s "$PWD/fs" ~/.local/bin/fs)
+# and still find the repository it belongs to.
+resolve_links() {
+  local path="$1" target hops=0
+  while [[ -L "$path" && hops -lt 64 ]]; do
+    target="$(readlink "$path")"
+    if [[ "$target" == /* ]]; then path="$target"; else path="$(dirname "$path")/$target"; fi
+    hops=$((hops + 1))
+  done
+  echo "$(cd -P "$(dirname "$path")" && pwd)/$(basename "$path")"
+}
+
+root="$(dirname "$(resolve_links "${BASH_SOURCE[0]}")")"
 jar="$root/cli/target/fs.jar"
 
 # A JDK's release file names its version without starting a JVM (a tenth of a second saved on every run); a JDK
@@ -9,47 +23,74 @@ jar="$root/cli/target/fs.jar"
 java_major() {
   local major=""
   [[ -f "$1/release" ]] && major="$(sed -n 's/^JAVA_VERSION="\([0-9]*\).*/\1/p' "$1/release")"
-  [[ -n "$major" ]] || major="$("$1/bin/java" -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.specification.version = \([0-9]*\).*/\1/p')"
+  [[ -n "$major" ]] || major="$("$1/bin/java" -XshowSettings:properties -version 2>&1 \
+      | sed -n 's/^ *java.specification.version = \([0-9]*\).*/\1/p')"
   echo "$major"
 }
 
+# Sets JDK to the first JDK 25 or newer among JAVA_HOME, the usual install folders and the java on PATH; NEWEST to
+# the newest older one seen ("Java 17 (/usr/lib/jvm/…)"), for the message when there is none.
+JDK="" NEWEST="" newest_major=0
 find_jdk() {
   local candidates=()
   [[ -n "${JAVA_HOME:-}" ]] && candidates+=("$JAVA_HOME")
-  candidates+=(/usr/lib/jvm/temurin-25-jdk-amd64 /usr/lib/jvm/*25* /usr/lib/jvm/*-2[6-9]* /opt/java/* /Library/Java/JavaVirtualMachines/*/Contents/Home)
+  candidates+=(/usr/lib/jvm/temurin-25-jdk-amd64 /usr/lib/jvm/*25* /usr/lib/jvm/*-2[6-9]* /opt/java/*
+      /Library/Java/JavaVirtualMachines/*/Contents/Home)
   if command -v java >/dev/null 2>&1; then
-    candidates+=("$(dirname "$(dirname "$(readlink -f "$(command -v java)")")")")
+    candidates+=("$(dirname "$(dirname "$(resolve_links "$(command -v java)")")")")
   fi
+  local home major
   for home in "${candidates[@]}"; do
     [[ -x "$home/bin/java" ]] || continue
-    local major; major="$(java_major "$home")"
-    if [[ -n "$major" && "$major" -ge 25 ]]; then echo "$home"; return 0; fi
+    major="$(java_major "$home")"
+    [[ -n "$major" ]] || continue
+    if [[ "$major" -ge 25 ]]; then JDK="$home"; return 0; fi
+    if [[ "$major" -gt "$newest_major" ]]; then newest_major="$major" NEWEST="Java $major ($home)"; fi
   done
   return 1
 }
 
-if ! JDK="$(find_jdk)"; then
-  echo "fs: needs JDK 25 or newer; install one (e.g. Temurin 25) and set JAVA_HOME to it" >&2
+if ! find_jdk; then
+  echo "fs: needs JDK 25 or newer, and ${NEWEST:+the newest found is }${NEWEST:-found no Java}: install one" \
+       "(e.g. Temurin 25 from https://adoptium.net) and set JAVA_HOME to it" >&2
   exit 1
 fi
 export JAVA_HOME="$JDK"
 
 # Sources only: a build output (bindings/target) is rewritten by every Maven run, and would ask for a build each time.
-if [[ ! -f "$jar" ]] || [[ -n "$(find "$root/pom.xml" "$root/java/pom.xml" "$root/java/src/main" "$root/bindings/pom.xml" \
-      "$root/bindings/src" "$root/native/kernels" "$root/server/pom.xml" "$root/server/src/main" "$root/cli/pom.xml" \
-      "$root/cli/src/main" -newer "$jar" -type f -print -quit 2>/dev/null)" ]]; then
+if [[ ! -f "$jar" ]] || [[ -n "$(find "$root/pom.xml" "$root/java/pom.xml" "$root/java/src/main" \
+      "$root/bindings/pom.xml" "$root/bindings/src" "$root/native/kernels" "$root/server/pom.xml" \
+      "$root/server/src/main" "$root/cli/pom.xml" "$root/cli/src/main" \
+      -newer "$jar" -type f -print -quit 2>/dev/null)" ]]; then
   if ! command -v mvn >/dev/null 2>&1; then
     echo "fs: the jar needs building and Maven is not installed (install maven, then run ./fs again)" >&2
     exit 1
   fi
-  echo "fs: building (mvn package)…" >&2
-  # Maven's own JVM warns about sun.misc.Unsafe on JDK 25 and -q still emits colour resets: neither is news to a user.
+  echo "fs: building the jar with Maven (on the first run and after the sources change)…" >&2
+  # Maven's whole log goes to a file; the terminal gets a line per module as the reactor reaches it (a first build
+  # takes minutes, which a silent terminal would not explain) and, if the build fails, what `mvn -q` would have
+  # shown: every line but Maven's [INFO] ones. All on stderr: stdout is the command's.
+  build_log="$(mktemp "${TMPDIR:-/tmp}/fs-build.XXXXXX")"
+  # Maven's own JVM warns about sun.misc.Unsafe on JDK 25, and -Dstyle.color=never still emits colour resets.
   if ! (cd "$root" && MAVEN_OPTS="${MAVEN_OPTS:-} --sun-misc-unsafe-memory-access=allow" \
-        mvn -B -q -Dstyle.color=never package -DskipTests -Dmaven.test.skip=true 2>&1 \
-        | sed -u 's/\x1b\[[0-9;]*m//g' >&2; exit "${PIPESTATUS[0]}"); then
-    echo "fs: the build failed (see above)" >&2
+        mvn -B -Dstyle.color=never package -DskipTests -Dmaven.test.skip=true 2>&1 \
+        | awk -v log_file="$build_log" '
+            { gsub(/\033\[[0-9;]*[A-Za-z]/, ""); print > log_file }
+            /^\[INFO\] Download(ing|ed) from / && !downloading {
+              downloading = 1
+              print "fs: downloading Maven plugins and libraries (the first build only)…"; fflush()
+            }
+            /^\[INFO\] Building .* \[[0-9]+\/[0-9]+\]$/ {
+              name = $3; for (i = 4; i <= NF - 2; i++) name = name " " $i
+              step = $NF; gsub(/[][]/, "", step)
+              print "fs: building " name " (" step ")…"; fflush()
+            }' >&2
+        exit "${PIPESTATUS[0]}"); then
+    grep -v '^\[INFO\]' "$build_log" >&2 || true
+    echo "fs: the build failed (see above; Maven's whole log: $build_log)" >&2
     exit 1
   fi
+  rm -f "$build_log"
   touch "$jar"  # Maven leaves an up-to-date jar as it was, which would leave it older than the sources that were newer
 fi
 
@@ -66,7 +107,9 @@ if [[ "${FS_AOT:-1}" != 0 ]] && ! fresh "$aot" && ! fresh "$aot.failed" && [[ -d
   training="$(mktemp -d 2>/dev/null)" || training=""
   # The training run reads its tokenizer from a cache of its own (made by a first run), so that the cached path is
   # the one trained, and the user's tokenizer cache is left alone.
-  if [[ -n "$training" ]] && FS_CACHE_DIR="$training" "$JAVA_HOME/bin/java" "${jvm_flags[@]}" -jar "$jar" tokenize "$root/models/tiny-tied" hi >/dev/null 2>&1 \
+  if [[ -n "$training" ]] \
+     && FS_CACHE_DIR="$training" "$JAVA_HOME/bin/java" "${jvm_flags[@]}" -jar "$jar" \
+          tokenize "$root/models/tiny-tied" hi >/dev/null 2>&1 \
      && FS_CACHE_DIR="$training" "$JAVA_HOME/bin/java" "${jvm_flags[@]}" -XX:AOTCacheOutput="$aot.$$" -jar "$jar" \
           run "$root/models/tiny-tied" -p hi -n 2 --temp 0 -t 2 --backend cpu >/dev/null 2>&1 \
      && [[ -s "$aot.$$" ]]; then
