@@ -134,11 +134,13 @@ public final class FsModel implements AutoCloseable {
      * *.safetensors, tokenizer.json), a .gguf file, a Hugging Face repo id (e.g. {@code Qwen/Qwen3-0.6B}) or
      * {@code repo:QUANT} for one GGUF file of a repo, downloaded into the Hugging Face cache when it is not there.
      *
-     * @throws FsException with one line saying what is wrong (no such model, a corrupt file, a device too small …)
+     * @throws FsException with one line saying what is wrong (no such model, a corrupt file, a device too small, a
+     *                     JVM started without {@code --add-modules jdk.incubator.vector} …)
      */
     public static FsModel load(String source, Options options) {
         Objects.requireNonNull(source, "source");
         Objects.requireNonNull(options, "options");
+        JvmFlags.requireVectorModule(); // before a download, which would be wasted
         ModelSource opened = ModelSource.open(ModelResolver.resolve(source, options.log()));
         Backend backend = null;
         try {
