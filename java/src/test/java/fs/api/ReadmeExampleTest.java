@@ -65,7 +65,7 @@ class ReadmeExampleTest {
         assertEquals(value(parent, "/project/version"), value(readme, dependency + "/version"));
         assertEquals(value(parent, "/project/properties/maven.compiler.release"),
                 value(readme, "/project/properties/maven.compiler.release"));
-        for (String plugin : List.of("maven-compiler-plugin", "maven-dependency-plugin")) {
+        for (String plugin : List.of("maven-resources-plugin", "maven-compiler-plugin", "maven-dependency-plugin")) {
             assertEquals(value(parent, "/project/build/pluginManagement/plugins/plugin[artifactId='" + plugin
                     + "']/version"), value(readme, "/project/build/plugins/plugin[artifactId='" + plugin
                     + "']/version"), plugin);
