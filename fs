@@ -7,7 +7,7 @@ set -euo pipefail
 # and still find the repository it belongs to.
 resolve_links() {
   local path="$1" target hops=0
-  while [[ -L "$path" && hops -lt 64 ]]; do
+  while [[ -L "$path" && "$hops" -lt 64 ]]; do
     target="$(readlink "$path")"
     if [[ "$target" == /* ]]; then path="$target"; else path="$(dirname "$path")/$target"; fi
     hops=$((hops + 1))
@@ -82,7 +82,7 @@ if [[ ! -f "$jar" ]] || [[ -n "$(find "$root/pom.xml" "$root/java/pom.xml" "$roo
             }
             /^\[INFO\] Building .* \[[0-9]+\/[0-9]+\]$/ {
               name = $3; for (i = 4; i <= NF - 2; i++) name = name " " $i
-              step = $NF; gsub(/[][]/, "", step)
+              step = substr($NF, 2, length($NF) - 2)  # [3/6] without its brackets
               print "fs: building " name " (" step ")…"; fflush()
             }' >&2
         exit "${PIPESTATUS[0]}"); then
