@@ -1,5 +1,6 @@
 package fs.cli;
 
+import fs.HumanSize;
 import fs.backend.opencl.OpenCl;
 import java.io.PrintWriter;
 import java.util.List;
@@ -32,7 +33,8 @@ final class DevicesCommand implements Callable<Integer> {
             for (OpenCl.Device d : platform.devices()) {
                 out.printf(Locale.ROOT, "%s %d: %s [%s] %s, %d compute units, %s global, %s max alloc, %s local%n",
                         d.index() == autoIndex ? "*" : " ", d.index(), d.name(), d.type(), d.version(),
-                        d.computeUnits(), size(d.globalMemSize()), size(d.maxAllocSize()), size(d.localMemSize()));
+                        d.computeUnits(), HumanSize.of(d.globalMemSize()), HumanSize.of(d.maxAllocSize()),
+                        HumanSize.of(d.localMemSize()));
                 List<String> extensions = d.notableExtensions();
                 out.println("      extensions: " + (extensions.isEmpty() ? "none of " + OpenCl.NOTABLE_EXTENSIONS
                         : String.join(" ", extensions)));
@@ -45,9 +47,4 @@ final class DevicesCommand implements Callable<Integer> {
         return 0;
     }
 
-    private static String size(long bytes) {
-        if (bytes >= 1L << 30) return String.format(Locale.ROOT, "%.1f GiB", bytes / (double) (1L << 30));
-        if (bytes >= 1L << 20) return String.format(Locale.ROOT, "%.1f MiB", bytes / (double) (1L << 20));
-        return String.format(Locale.ROOT, "%.0f KiB", bytes / 1024.0);
-    }
 }

@@ -2,10 +2,10 @@ package fs.cli;
 
 import fs.Terminal;
 import fs.FsException;
+import fs.eval.WindowProgress;
 import fs.model.SingleSequence;
 import fs.quant.ImportanceMatrix;
 import fs.quant.ImportanceMatrixCollector;
-import fs.quant.QuantizationProgress;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
@@ -65,23 +65,22 @@ final class ImatrixCommand implements Callable<Integer> {
                         + window);
             }
             err.printf(Locale.ROOT, "fs: %d tokens of %s: %d windows of %d%n", tokens.length, text, windows, window);
-            boolean terminal = Terminal.stderrIsTerminal();
             ImportanceMatrixCollector collector = new ImportanceMatrixCollector(loaded.backend(), model.config());
+            WindowProgress progress = new WindowProgress(err, "imatrix", Terminal.stderrIsTerminal(), windows);
             long start = System.nanoTime();
-            for (int w = 0; w < windows; w++) {
-                // each window starts a fresh context at position 0, as llama-imatrix clears its cache per chunk
-                int[] slice = Arrays.copyOfRange(tokens, w * window, (w + 1) * window);
-                model.forwardInBatches(slice, 0, collector, SingleSequence.BatchListener.NONE);
-                collector.endWindow();
-                loaded.checkUnchanged();
-                if (terminal) {
-                    double seconds = (System.nanoTime() - start) / 1e9;
-                    err.printf(Locale.ROOT, "\rfs: window %d/%d, %.1f tokens/s\u001b[K", w + 1, windows,
-                            (w + 1) * (double) window / seconds);
-                    err.flush();
+            try {
+                for (int w = 0; w < windows; w++) {
+                    // each window starts a fresh context at position 0, as llama-imatrix clears its cache per chunk
+                    int[] slice = Arrays.copyOfRange(tokens, w * window, (w + 1) * window);
+                    model.forwardInBatches(slice, 0, collector, SingleSequence.BatchListener.NONE);
+                    collector.endWindow();
+                    loaded.checkUnchanged();
+                    progress.windowDone(String.format(Locale.ROOT, "%.1f tokens/s",
+                            (w + 1) * (double) window / ((System.nanoTime() - start) / 1e9)));
                 }
+            } finally {
+                progress.end();
             }
-            if (terminal) err.println();
             ImportanceMatrix matrix = collector.matrix(List.of(text.toString()), window);
             matrix.write(output);
             err.printf(Locale.ROOT, "fs: wrote %s: %d matrices over %d windows of %d tokens (%.1f s)%n", output,

@@ -161,7 +161,7 @@ final class PerplexityCommand implements Callable<Integer> {
         float[][] rows = new float[ROWS_SCORED_TOGETHER][vocab];
         float[][] baseRows = b == null ? null : new float[ROWS_SCORED_TOGETHER][vocab];
         int[] targets = new int[ROWS_SCORED_TOGETHER];
-        WindowProgress progress = new WindowProgress(err, Terminal.stderrIsTerminal(), windows.count());
+        WindowProgress progress = new WindowProgress(err, "perplexity", Terminal.stderrIsTerminal(), windows.count());
         try {
             for (int w = 0; w < windows.count(); w++) {
                 int[] tokens = windows.window(w);

@@ -1,7 +1,8 @@
 package fs.cli;
 
-import fs.Terminal;
 import fs.FsException;
+import fs.HumanSize;
+import fs.Terminal;
 import fs.gguf.GgufValue;
 import fs.hub.ModelResolver;
 import fs.model.Qwen3Config;
@@ -102,9 +103,9 @@ final class QuantizeCommand implements Callable<Integer> {
             QuantizationRun run = QuantizationRun.prepare(plan, tensors, RowQuantizers::of, importance);
             long sourceBytes = tensors.values().stream().mapToLong(t -> t.data().byteSize()).sum();
             long weights = tensors.values().stream().mapToLong(Tensor::elementCount).sum();
-            err.printf(Locale.ROOT, "fs: quantizing %s to %s as %s: %d tensors, %.1f MB -> %.1f MB "
-                    + "(%.2f bits per weight), %d threads%n", path, output, preset, plan.tensors().size(),
-                    sourceBytes / 1e6, plan.bytes() / 1e6, 8.0 * plan.bytes() / weights, threads);
+            err.printf(Locale.ROOT, "fs: quantizing %s to %s as %s: %d tensors, %s -> %s (%.2f bits per weight), "
+                    + "%d threads%n", path, output, preset, plan.tensors().size(), HumanSize.of(sourceBytes),
+                    HumanSize.of(plan.bytes()), 8.0 * plan.bytes() / weights, threads);
             err.flush();
             run.write(output, metadata, threads,
                     new QuantizationProgress(err, Terminal.stderrIsTerminal(), plan));

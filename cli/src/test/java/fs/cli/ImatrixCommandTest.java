@@ -47,6 +47,12 @@ class ImatrixCommandTest {
         assertTrue(windows >= 3, "the text gives " + tokens.length + " tokens");
         assertTrue(run.err().contains("fs: wrote " + out + ": 14 matrices over " + windows + " windows of 16 tokens"),
                 run.err());
+        // stderr is no terminal here: a plain line per window (a run of ten or fewer), as fs perplexity prints them
+        assertFalse(run.err().contains("\r"), run.err());
+        for (int w = 1; w <= windows; w++) {
+            assertTrue(run.err().contains(System.lineSeparator() + "imatrix: " + w + "/" + windows + " windows ["),
+                    w + " in " + run.err());
+        }
 
         ImportanceMatrix matrix = ImportanceMatrix.read(out);
         assertEquals(List.of(text.toString()), matrix.datasets());

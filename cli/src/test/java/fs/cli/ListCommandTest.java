@@ -28,7 +28,7 @@ class ListCommandTest {
         List<String> lines = print(false).lines().toList();
         assertEquals(List.of(
                 "REPO             REVISION       SIZE  FORMAT",
-                "Qwen/Qwen3-0.6B  c1899de     1.50 GB  safetensors",
+                "Qwen/Qwen3-0.6B  c1899de    1.40 GiB  safetensors",
                 "a/b              -               0 B  incomplete (no snapshot of main)"), lines);
     }
 

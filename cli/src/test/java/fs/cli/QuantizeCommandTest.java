@@ -71,6 +71,25 @@ class QuantizeCommandTest {
     }
 
     /**
+     * Without a terminal on stderr (as here) the bar is not redrawn but printed as plain lines, one each tenth of the
+     * bytes or so (a large tensor can cross several tenths at once), the last one complete.
+     */
+    @Test
+    void withoutATerminalTheProgressIsAPlainLineAtEachTenth() {
+        Path out = dir.resolve("out.gguf");
+        CliRun run = CliRun.of("quantize", BF16, "-o", out.toString(), "--type", "Q8_0", "-t", "2");
+        assertEquals(0, run.exitCode(), run.err());
+        assertFalse(run.err().contains("\r"), run.err());
+        List<String> lines =
+                run.err().lines().filter(line -> line.matches("\\[\\d+/24] +\\d+% \\[[#-]{24}] .*")).toList();
+        assertTrue(lines.size() >= 2 && lines.size() <= 11, run.err());
+        int[] percents = lines.stream().mapToInt(line -> Integer.parseInt(line.replaceAll("^\\S+ +(\\d+)%.*", "$1")))
+                .toArray();
+        for (int i = 1; i < percents.length; i++) assertTrue(percents[i] > percents[i - 1], run.err());
+        assertTrue(lines.getLast().startsWith("[24/24] 100% [########################] "), run.err());
+    }
+
+    /**
      * Every preset of the zoo made by fs quantize is llama-quantize's file of the same BF16 weights, tensor for
      * tensor and byte for byte: the same type mix, the same order, the same blocks (IQ2_XXS with the zoo's imatrix).
      */

@@ -30,9 +30,9 @@ public final class CachedModels {
             return commit == null ? "-" : commit.substring(0, Math.min(7, commit.length()));
         }
 
-        /** The bytes as the hub shows sizes (decimal units: 1.19 GB). */
+        /** The bytes as fs prints every size (1.11 GiB). */
         public String size() {
-            return fs.ProgressText.bytes(bytes);
+            return fs.HumanSize.of(bytes);
         }
     }
 

@@ -1,15 +1,15 @@
 package fs.hub;
 
 import static fs.ProgressText.bar;
-import static fs.ProgressText.bytes;
 import static fs.ProgressText.rate;
 
+import fs.HumanSize;
 import java.io.PrintWriter;
 import java.util.Locale;
 
 /**
  * Reports one file's download on stderr: on a terminal a bar redrawn in place at most ten times a second (bytes, %,
- * MB/s); otherwise, so that logs stay readable, one line when the file is done.
+ * MiB/s); otherwise, so that logs stay readable, one line when the file is done.
  */
 final class DownloadProgress {
     private static final long REDRAW_NANOS = 100_000_000L;
@@ -56,9 +56,9 @@ final class DownloadProgress {
             log.println();
         } else if (ok) {
             double seconds = (now - startNanos) / 1e9;
-            String resumed = resumedFrom > 0 ? ", resumed at " + bytes(resumedFrom) : "";
+            String resumed = resumedFrom > 0 ? ", resumed at " + HumanSize.of(resumedFrom) : "";
             log.printf(Locale.ROOT, "downloaded %s: %s in %.1f s (%s%s)%n",
-                    file, bytes(done), seconds, rate(done - resumedFrom, seconds), resumed);
+                    file, HumanSize.of(done), seconds, rate(done - resumedFrom, seconds), resumed);
         }
         log.flush();
     }
@@ -70,9 +70,9 @@ final class DownloadProgress {
         if (total > 0) {
             line.append(String.format(Locale.ROOT, "%3d%% [", 100 * done / total))
                     .append(bar(done, total, BAR_WIDTH)).append("] ")
-                    .append(bytes(done)).append(" / ").append(bytes(total));
+                    .append(HumanSize.of(done)).append(" / ").append(HumanSize.of(total));
         } else {
-            line.append(bytes(done));
+            line.append(HumanSize.of(done));
         }
         line.append("  ").append(rate(done - resumedFrom, seconds)).append("\u001b[K");
         log.print(line);

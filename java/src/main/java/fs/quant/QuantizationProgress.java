@@ -1,16 +1,17 @@
 package fs.quant;
 
 import static fs.ProgressText.bar;
-import static fs.ProgressText.bytes;
 import static fs.ProgressText.rate;
 
+import fs.HumanSize;
 import java.io.PrintWriter;
 import java.util.Locale;
 
 /**
  * Reports {@code fs quantize} on stderr as the hub's download progress does: on a terminal a bar redrawn in place at
- * most ten times a second (tensors done, bytes written of the total, speed, time left); otherwise nothing until
- * the end, so that logs stay readable; then one line. Called by the one thread that writes the file.
+ * most ten times a second (tensors done, bytes written of the total, speed, time left, the tensor being written);
+ * otherwise, so that a log shows the run go on without filling up, the same line once per tenth of the bytes; then
+ * one line. Called by the one thread that writes the file.
  */
 public final class QuantizationProgress {
     private static final long REDRAW_NANOS = 100_000_000L;
@@ -36,11 +37,21 @@ public final class QuantizationProgress {
     /** {@code bytes} more of tensor {@code name} are written; {@code tensorComplete} when that was its last piece. */
     void advance(String name, long bytes, boolean tensorComplete) {
         current = name;
+        long before = done;
         done += bytes;
         if (tensorComplete) tensorsDone++;
-        if (!terminal) return;
+        boolean last = tensorComplete && tensorsDone == tensors;
         long now = System.nanoTime();
-        if (now - lastDrawNanos >= REDRAW_NANOS || tensorsDone == tensors) draw(now);
+        if (terminal) {
+            if (now - lastDrawNanos >= REDRAW_NANOS || last) draw(now);
+        } else if (last || tenths(done) > tenths(before)) {
+            log.println(line(now));
+            log.flush();
+        }
+    }
+
+    private int tenths(long bytes) {
+        return total > 0 ? (int) (10 * bytes / total) : 10;
     }
 
     /** The file is complete (or failed, when {@code ok} is false: the bar is ended so that the error starts a line). */
@@ -48,20 +59,25 @@ public final class QuantizationProgress {
         double seconds = (System.nanoTime() - startNanos) / 1e9;
         if (terminal) log.println();
         if (ok) {
-            log.printf(Locale.ROOT, "fs: wrote %s: %d tensors, %s in %.1f s (%s)%n", file, tensors, bytes(done),
-                    seconds, rate(done, seconds));
+            log.printf(Locale.ROOT, "fs: wrote %s: %d tensors, %s in %.1f s (%s)%n", file, tensors,
+                    HumanSize.of(done), seconds, rate(done, seconds));
         }
         log.flush();
     }
 
     private void draw(long now) {
         lastDrawNanos = now;
+        log.print("\r" + line(now) + "\u001b[K");
+        log.flush();
+    }
+
+    /** "[12/24]  50% [############------------] 1.2 MiB / 2.4 MiB  3.4 MiB/s  ETA 0:02  blk.5.ffn_up.weight". */
+    private String line(long now) {
         double seconds = Math.max((now - startNanos) / 1e9, 1e-3);
         String left = done > 0 && done < total ? "  ETA " + duration(seconds * (total - done) / done) : "";
-        log.print(String.format(Locale.ROOT, "\r[%d/%d] %3d%% [%s] %s / %s  %s%s  %s\u001b[K", tensorsDone, tensors,
-                total > 0 ? 100 * done / total : 100, bar(done, total, BAR_WIDTH), bytes(done),
-                bytes(total), rate(done, seconds), left, current));
-        log.flush();
+        return String.format(Locale.ROOT, "[%d/%d] %3d%% [%s] %s / %s  %s%s  %s", tensorsDone, tensors,
+                total > 0 ? 100 * done / total : 100, bar(done, total, BAR_WIDTH), HumanSize.of(done),
+                HumanSize.of(total), rate(done, seconds), left, current);
     }
 
     private static String duration(double seconds) {

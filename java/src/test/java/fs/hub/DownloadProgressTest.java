@@ -19,8 +19,8 @@ class DownloadProgressTest {
         String text = out.toString();
         long redraws = text.chars().filter(c -> c == '\r').count();
         assertTrue(redraws >= 2 && redraws <= 20, redraws + " redraws: " + text);
-        assertTrue(text.contains("model.safetensors  25% [######------------------] 500.0 kB / 2.0 MB"), text);
-        assertTrue(text.contains("model.safetensors 100% [########################] 2.0 MB / 2.0 MB"), text);
+        assertTrue(text.contains("model.safetensors  25% [######------------------] 488 KiB / 1.9 MiB"), text);
+        assertTrue(text.contains("model.safetensors 100% [########################] 1.9 MiB / 1.9 MiB"), text);
         assertTrue(text.endsWith(System.lineSeparator()), "the last redraw ends its line");
         assertEquals(1, text.chars().filter(c -> c == '\n').count(), "one line on screen");
     }
@@ -36,7 +36,7 @@ class DownloadProgressTest {
         progress.finish(false);
         String text = out.toString();
         assertFalse(text.contains("\r"));
-        assertTrue(text.startsWith("downloaded tokenizer.json: 11.4 MB in "), text);
+        assertTrue(text.startsWith("downloaded tokenizer.json: 10.9 MiB in "), text);
         assertEquals(1, text.lines().count(), "a failed file prints nothing: the error says it");
     }
 }

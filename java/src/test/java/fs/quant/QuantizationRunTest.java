@@ -66,7 +66,8 @@ class QuantizationRunTest {
         return tensors;
     }
 
-    private static QuantizationProgress quiet(QuantizationPlan plan, StringWriter log) {
+    /** Progress as a log file gets it: plain lines, no bar redrawn. */
+    private static QuantizationProgress logged(QuantizationPlan plan, StringWriter log) {
         return new QuantizationProgress(new PrintWriter(log), false, plan);
     }
 
@@ -80,7 +81,7 @@ class QuantizationRunTest {
             QuantizationPlan plan = QuantizationPlan.of(QuantizationType.Q4_K_M, Qwen3GgufConfig.read(source),
                     List.copyOf(tensors.values()), true);
             QuantizationRun.prepare(plan, tensors, quantizers(), imatrix)
-                    .write(out, QuantizationMetadata.fromGguf(source, QuantizationType.Q4_K_M), 4, quiet(plan, log));
+                    .write(out, QuantizationMetadata.fromGguf(source, QuantizationType.Q4_K_M), 4, logged(plan, log));
             try (GgufFile written = GgufFile.open(out)) {
                 assertEquals(plan.tensors().stream().map(QuantizationPlan.Entry::toString).toList(),
                         written.tensors().stream().map(t -> t.name() + " " + t.type()
@@ -112,7 +113,8 @@ class QuantizationRunTest {
         float[] down = importanceSeen.get("Q6_K 768 768"); // blk.1.ffn_down, in Q6_K
         assertArrayEquals(imatrix.importance("blk.1.ffn_down.weight").orElseThrow(), down);
         assertTrue(importanceSeen.containsKey("Q4_K 512 512"), "attn_output, 512 columns");
-        assertTrue(log.toString().startsWith("fs: wrote " + out + ": 24 tensors"), log.toString());
+        assertTrue(log.toString().lines().toList().getLast().startsWith("fs: wrote " + out + ": 24 tensors"),
+                log.toString());
     }
 
     private static final ValueLayout.OfShort HALF = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
@@ -149,7 +151,7 @@ class QuantizationRunTest {
                     List.copyOf(tensors.values()), false);
             QuantizationRun.prepare(plan, tensors, type -> type == DType.Q8_0 ? Q8_0 : RowQuantizers.of(DType.F32), null)
                     .write(out, QuantizationMetadata.fromGguf(source, QuantizationType.Q8_0), 3,
-                            quiet(plan, new StringWriter()));
+                            logged(plan, new StringWriter()));
         }
         assertArrayEquals(Files.readAllBytes(QTied.gguf("Q8_0")), Files.readAllBytes(out));
     }
@@ -168,7 +170,7 @@ class QuantizationRunTest {
             String[] redraws = log.toString().split("\r");
             String last = redraws[redraws.length - 1];
             assertTrue(last.startsWith("[24/24] 100% [########################] "
-                    + fs.ProgressText.bytes(plan.bytes()) + " / " + fs.ProgressText.bytes(plan.bytes())), last);
+                    + fs.HumanSize.of(plan.bytes()) + " / " + fs.HumanSize.of(plan.bytes())), last);
             assertTrue(last.contains("\u001b[K" + System.lineSeparator() + "fs: wrote "), last);
         }
     }
@@ -186,7 +188,7 @@ class QuantizationRunTest {
             FsException e = assertThrows(FsException.class, () -> QuantizationRun.prepare(plan, tensors,
                     type -> type == DType.F32 ? RowQuantizers.of(DType.F32) : failing, null)
                     .write(out, QuantizationMetadata.fromGguf(source, QuantizationType.Q8_0), 3,
-                            quiet(plan, new StringWriter())));
+                            logged(plan, new StringWriter())));
             assertEquals("disk on fire", e.getMessage());
         }
         assertFalse(Files.exists(out));

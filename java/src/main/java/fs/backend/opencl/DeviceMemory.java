@@ -1,7 +1,7 @@
 package fs.backend.opencl;
 
 import fs.FsException;
-import java.util.Locale;
+import fs.HumanSize;
 
 /**
  * Device memory bookkeeping: every allocation is checked against the device's limits before it is made, so a model
@@ -22,24 +22,20 @@ final class DeviceMemory {
     /** Counts {@code bytes} for {@code what} (a tensor or buffer name) or throws saying why they do not fit. */
     void reserve(String what, long bytes) {
         if (bytes > maxAllocSize) {
-            throw new FsException(what + " needs " + size(bytes) + " in one buffer but " + device + " allows at most "
-                    + size(maxAllocSize) + " (CL_DEVICE_MAX_MEM_ALLOC_SIZE); use --backend cpu");
+            throw new FsException(what + " needs " + HumanSize.of(bytes) + " in one buffer but " + device
+                    + " allows at most " + HumanSize.of(maxAllocSize)
+                    + " (CL_DEVICE_MAX_MEM_ALLOC_SIZE); use --backend cpu");
         }
         if (reserved + bytes > globalMemSize) {
-            throw new FsException("the model does not fit on " + device + ": " + what + " (" + size(bytes)
-                    + ") would bring device memory in use to " + size(reserved + bytes) + ", more than its "
-                    + size(globalMemSize) + " (CL_DEVICE_GLOBAL_MEM_SIZE); partial layer offload is not supported,"
-                    + " so use --backend cpu, a smaller model or a shorter --ctx");
+            throw new FsException("the model does not fit on " + device + ": " + what + " (" + HumanSize.of(bytes)
+                    + ") would bring device memory in use to " + HumanSize.of(reserved + bytes) + ", more than its "
+                    + HumanSize.of(globalMemSize) + " (CL_DEVICE_GLOBAL_MEM_SIZE); partial layer offload is not "
+                    + "supported, so use --backend cpu, a smaller model or a shorter --ctx");
         }
         reserved += bytes;
     }
 
     long reserved() {
         return reserved;
-    }
-
-    static String size(long bytes) {
-        return bytes >= 1L << 30 ? String.format(Locale.ROOT, "%.2f GiB", bytes / (double) (1L << 30))
-                : String.format(Locale.ROOT, "%.1f MiB", bytes / (double) (1L << 20));
     }
 }

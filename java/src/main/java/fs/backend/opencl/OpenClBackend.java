@@ -3,6 +3,7 @@ package fs.backend.opencl;
 import static fs.opencl.bindings.opencl_h.*;
 
 import fs.FsException;
+import fs.HumanSize;
 import fs.backend.Backend;
 import fs.backend.Buffer;
 import fs.backend.KvCache;
@@ -537,7 +538,7 @@ public final class OpenClBackend implements Backend {
         MemorySegment status = scratch;
         MemorySegment handle = clCreateBuffer(device.context, flags, bytes, host, status);
         ClStatus.check(status.get(ValueLayout.JAVA_INT, 0), "clCreateBuffer(" + what + ", "
-                + DeviceMemory.size(bytes) + ")");
+                + HumanSize.of(bytes) + ")");
         memObjects.add(handle);
         return handle;
     }

@@ -38,15 +38,15 @@ class OpenClErrorsTest {
         DeviceMemory memory = new DeviceMemory("Tiny GPU", 1000 * mib, 300 * mib);
         FsException tooBig = assertThrows(FsException.class,
                 () -> memory.reserve("model.embed_tokens.weight", 311 * mib));
-        assertEquals("model.embed_tokens.weight needs 311.0 MiB in one buffer but Tiny GPU allows at most 300.0 MiB"
+        assertEquals("model.embed_tokens.weight needs 311 MiB in one buffer but Tiny GPU allows at most 300 MiB"
                 + " (CL_DEVICE_MAX_MEM_ALLOC_SIZE); use --backend cpu", tooBig.getMessage());
         for (int i = 0; i < 4; i++) {
             int layer = i;
             assertDoesNotThrow(() -> memory.reserve("layer " + layer, 240 * mib));
         }
         FsException full = assertThrows(FsException.class, () -> memory.reserve("lm_head.weight", 100 * mib));
-        assertEquals("the model does not fit on Tiny GPU: lm_head.weight (100.0 MiB) would bring device memory in use"
-                + " to 1.04 GiB, more than its 1000.0 MiB (CL_DEVICE_GLOBAL_MEM_SIZE); partial layer offload is not"
+        assertEquals("the model does not fit on Tiny GPU: lm_head.weight (100 MiB) would bring device memory in use"
+                + " to 1.04 GiB, more than its 1000 MiB (CL_DEVICE_GLOBAL_MEM_SIZE); partial layer offload is not"
                 + " supported, so use --backend cpu, a smaller model or a shorter --ctx", full.getMessage());
         assertEquals(960 * mib, memory.reserved());
     }
