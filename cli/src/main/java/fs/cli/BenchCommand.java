@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import fs.FsException;
+import fs.HumanSize;
 import fs.model.Probe;
 import fs.generate.GenerationStats;
 import fs.generate.SamplingParams;
@@ -12,9 +13,7 @@ import fs.generate.StopReason;
 import fs.generate.TokenLogprobs;
 import fs.generate.TokenSink;
 import fs.model.SingleSequence;
-import fs.tensor.Tensor;
 import java.io.PrintWriter;
-import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -42,7 +41,13 @@ import picocli.CommandLine.Spec;
  * time from the first stream's first token to the last stream's end) and the mean per-stream speed (each stream's own
  * decode forwards per second, as tg counts them).
  */
-@Command(name = "bench", mixinStandardHelpOptions = true, description = "Measures prompt processing and generation speed.")
+// The synopsis picocli would make lists every shared option and breaks the comma lists across lines: the two forms
+// and their own options say more.
+@Command(name = "bench", mixinStandardHelpOptions = true,
+        customSynopsis = {
+            "fs bench [MODEL] [-p N[,N...]] [-n N[,N...]] [-r N] [OPTIONS]",
+            "       fs bench [MODEL] --parallel N[,N...] [-n N[,N...]] [-r N] [OPTIONS]"},
+        description = "Measures prompt processing and generation speed.")
 final class BenchCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
@@ -50,11 +55,11 @@ final class BenchCommand implements Callable<Integer> {
     @Mixin
     ModelOptions modelOptions;
 
-    @Option(names = {"-p", "--n-prompt"}, paramLabel = "N[,N…]", defaultValue = "128", split = ",",
+    @Option(names = {"-p", "--n-prompt"}, paramLabel = "N", defaultValue = "128", split = ",",
             description = "Prompt tokens of the pp tests, one test per value; 0 skips it (default: ${DEFAULT-VALUE}).")
     int[] promptTokens;
 
-    @Option(names = {"-n", "--n-gen"}, paramLabel = "N[,N…]", defaultValue = "64", split = ",",
+    @Option(names = {"-n", "--n-gen"}, paramLabel = "N", defaultValue = "64", split = ",",
             description = "Generated tokens of the tg tests, one test per value; 0 skips it (default: ${DEFAULT-VALUE}).")
     int[] genTokens;
 
@@ -65,7 +70,7 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--json", description = "Print a JSON array with llama-bench's field names instead of a table.")
     boolean json;
 
-    @Option(names = "--parallel", paramLabel = "N[,N…]", split = ",",
+    @Option(names = "--parallel", paramLabel = "N", split = ",",
             description = "Instead of pp and tg: for each N, N concurrent greedy streams of -n tokens decoded together "
                     + "(continuous batching); prints aggregate and per-stream generation t/s (default: none, "
                     + "the pp and tg tests).")
@@ -230,7 +235,7 @@ final class BenchCommand implements Callable<Integer> {
     }
 
     private String parallelTable(LoadedModel loaded, List<ParallelResult> results) {
-        String model = modelName(loaded);
+        String model = ModelDescription.of(loaded.source());
         String backend = loaded.backend().description();
         int modelWidth = Math.max(30, model.length());
         int backendWidth = Math.max(10, backend.length());
@@ -254,7 +259,7 @@ final class BenchCommand implements Callable<Integer> {
         for (ParallelResult r : results) {
             ObjectNode o = array.addObject();
             o.put("model_filename", loaded.source().path().toString());
-            o.put("model_type", modelName(loaded));
+            o.put("model_type", ModelDescription.of(loaded.source()));
             o.put("backends", loaded.backend().description());
             o.put("n_threads", modelOptions.threadCount());
             o.put("n_parallel", r.streams());
@@ -289,7 +294,7 @@ final class BenchCommand implements Callable<Integer> {
     }
 
     private String table(LoadedModel loaded, List<Result> results) {
-        String model = modelName(loaded);
+        String model = ModelDescription.of(loaded.source());
         String backend = loaded.backend().description();
         int modelWidth = Math.max(30, model.length());
         int backendWidth = Math.max(10, backend.length());
@@ -300,10 +305,8 @@ final class BenchCommand implements Callable<Integer> {
                 .append("-".repeat(backendWidth)).append(" | ------: | ------------: | -------------------: |\n");
         for (Result r : results) {
             double[] ts = r.samplesTs();
-            s.append(String.format(Locale.ROOT, format, model,
-                    String.format(Locale.ROOT, "%.2f GiB", modelBytes(loaded) / (double) (1L << 30)),
-                    String.format(Locale.ROOT, "%.2f M", modelParams(loaded) / 1e6),
-                    backend, modelOptions.threadCount(), r.name(),
+            s.append(String.format(Locale.ROOT, format, model, HumanSize.of(modelBytes(loaded)),
+                    parameterCount(ModelDescription.parameters(loaded.source())), backend, modelOptions.threadCount(), r.name(),
                     String.format(Locale.ROOT, "%.2f ± %.2f", mean(ts), stddev(ts))));
         }
         return s.toString();
@@ -318,9 +321,9 @@ final class BenchCommand implements Callable<Integer> {
             for (int i = 0; i < ns.length; i++) ns[i] = r.samplesNs()[i];
             ObjectNode o = array.addObject();
             o.put("model_filename", loaded.source().path().toString());
-            o.put("model_type", modelName(loaded));
+            o.put("model_type", ModelDescription.of(loaded.source()));
             o.put("model_size", modelBytes(loaded));
-            o.put("model_n_params", modelParams(loaded));
+            o.put("model_n_params", ModelDescription.parameters(loaded.source()));
             o.put("backends", loaded.backend().description());
             o.put("n_threads", modelOptions.threadCount());
             o.put("n_batch", loaded.sequence().shape().batchRows());
@@ -340,17 +343,14 @@ final class BenchCommand implements Callable<Integer> {
         return array.toPrettyString() + System.lineSeparator();
     }
 
-    /** The name the user gave (a repo id's or directory's last part) and the stored dtype, e.g. "Qwen3-0.6B bfloat16". */
-    private String modelName(LoadedModel loaded) {
-        return Path.of(modelOptions.model()).getFileName() + " " + loaded.model().config().torchDtype();
-    }
-
     private static long modelBytes(LoadedModel loaded) {
         return loaded.source().tensors().tensors().stream().mapToLong(t -> t.data().byteSize()).sum();
     }
 
-    private static long modelParams(LoadedModel loaded) {
-        return loaded.source().tensors().tensors().stream().mapToLong(Tensor::elementCount).sum();
+    /** The params column as llama-bench writes it: "596.05 M", "8.19 B". */
+    static String parameterCount(long parameters) {
+        return parameters < 1_000_000_000 ? String.format(Locale.ROOT, "%.2f M", parameters / 1e6)
+                : String.format(Locale.ROOT, "%.2f B", parameters / 1e9);
     }
 
     private static double mean(double[] values) {

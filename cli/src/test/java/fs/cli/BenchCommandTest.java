@@ -33,7 +33,10 @@ class BenchCommandTest {
             assertTrue(test.get("avg_ts").doubleValue() > 0);
             assertTrue(test.get("stddev_ts").doubleValue() >= 0);
             assertTrue(test.get("model_filename").textValue().endsWith("tiny-tied"));
-            assertTrue(test.get("model_n_params").longValue() > 0 && test.get("model_size").longValue() > 0);
+            // llama-bench's model_type; tiny-tied is 9.80 million bf16 parameters, stored in as many pairs of bytes
+            assertEquals("qwen3 10M BF16", test.get("model_type").textValue());
+            assertEquals(9_798_016L, test.get("model_n_params").longValue());
+            assertEquals(2 * 9_798_016L, test.get("model_size").longValue());
             assertTrue(test.hasNonNull("backends"));
         }
     }
@@ -45,7 +48,22 @@ class BenchCommandTest {
         String[] lines = run.out().strip().split("\n");
         assertEquals(4, lines.length, run.out());
         assertTrue(lines[0].contains(" test |") && lines[0].contains("t/s"), lines[0]);
+        assertTrue(lines[0].matches("\\| model +\\| +size \\| +params \\| backend .*"), lines[0]);
         assertTrue(lines[2].contains("pp8") && lines[3].contains("tg4"), run.out());
+        for (int i = 2; i < 4; i++) {
+            assertTrue(lines[i].matches("\\| qwen3 10M BF16 +\\| +18\\.7 MiB \\| +9\\.80 M \\| cpu .*"), lines[i]);
+        }
+    }
+
+    /** The synopsis names the two forms, not every shared option with the comma lists broken across lines. */
+    @Test
+    void theUsageShowsBothFormsOnALineEach() {
+        CliRun run = CliRun.of("bench", "--help");
+        assertEquals(0, run.exitCode(), run.err());
+        String[] lines = run.out().split(System.lineSeparator());
+        assertEquals("Usage: fs bench [MODEL] [-p N[,N...]] [-n N[,N...]] [-r N] [OPTIONS]", lines[0]);
+        assertEquals("       fs bench [MODEL] --parallel N[,N...] [-n N[,N...]] [-r N] [OPTIONS]", lines[1]);
+        assertTrue(run.out().contains("  -p, --n-prompt=N[,N...]"), run.out());
     }
 
     @Test
