@@ -11,10 +11,12 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * A GGUF file's metadata as inspect shows it: every key with its type and value, arrays summarized (their length, and
- * in text their first few elements) rather than dumped, since a tokenizer's arrays hold 150,000 entries.
+ * in text their first few elements) rather than dumped, since a tokenizer's arrays hold 150,000 entries;
+ * general.file_type also by llama.cpp's name for it.
  */
 final class GgufMetadataSummary {
     private static final int SHOWN_ELEMENTS = 3;
@@ -27,8 +29,9 @@ final class GgufMetadataSummary {
         List<String> lines = new ArrayList<>();
         for (var entry : metadata.entrySet()) {
             GgufValue value = entry.getValue();
-            lines.add(String.format(Locale.ROOT, "%-" + width + "s  %-7s  %s", Quoted.quote(entry.getKey()),
-                    typeName(value.type()), text(value)));
+            String named = fileTypeName(entry.getKey(), value).map(name -> " (" + name + ")").orElse("");
+            lines.add(String.format(Locale.ROOT, "%-" + width + "s  %-7s  %s%s", Quoted.quote(entry.getKey()),
+                    typeName(value.type()), text(value), named));
         }
         return lines;
     }
@@ -53,8 +56,15 @@ final class GgufMetadataSummary {
                 case UINT64 -> node.put("value", new BigInteger(Long.toUnsignedString((Long) value.value())));
                 default -> node.put("value", (Long) value.value());
             }
+            fileTypeName(entry.getKey(), value).ifPresent(name -> node.put("name", name));
         }
         return root;
+    }
+
+    /** llama.cpp's name of the file type, when {@code key} is general.file_type with a number. */
+    private static Optional<String> fileTypeName(String key, GgufValue value) {
+        return key.equals(ModelDescription.FILE_TYPE) && value.value() instanceof Long number
+                ? Optional.of(ModelDescription.fileTypeName(number)) : Optional.empty();
     }
 
     private static String text(GgufValue value) {

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import fs.HumanSize;
 import fs.gguf.GgufFile;
 import fs.gguf.GgufTensor;
 import fs.hub.ModelResolver;
@@ -14,6 +15,7 @@ import fs.model.Qwen3Config;
 import fs.model.Qwen3TensorNames;
 import fs.model.Qwen3Weights;
 import fs.model.WeightCheck;
+import fs.quant.ImportanceMatrix;
 import fs.safetensors.Checkpoint;
 import fs.safetensors.SafetensorsFile;
 import fs.source.GgufSource;
@@ -22,6 +24,7 @@ import fs.source.ModelSource;
 import fs.tensor.Tensor;
 import java.io.PrintWriter;
 import java.math.BigDecimal;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -55,6 +58,11 @@ final class InspectCommand implements Callable<Integer> {
         Optional<RemoteHeaders> remote = ModelResolver.remoteHeaders(model, err);
         if (remote.isPresent()) return inspectRemote(remote.get());
         Path path = ModelResolver.resolve(model, err);
+        if (!Files.isDirectory(path)) {
+            try (GgufFile file = GgufFile.open(path)) {
+                if (ImportanceMatrix.describes(file)) return inspectImportanceMatrix(path, file);
+            }
+        }
         try (ModelSource source = ModelSource.open(path)) {
             Qwen3Config config = source.config();
             WeightCheck check = Qwen3Weights.check(config, source.tensors());
@@ -64,6 +72,20 @@ final class InspectCommand implements Callable<Integer> {
             };
             return report(new Subject(path.toString(), null), config, listing, check, check.notes());
         }
+    }
+
+    /** An importance matrix is no model: its own summary, exit 0 once every entry reads. */
+    private int inspectImportanceMatrix(Path path, GgufFile file) throws JsonProcessingException {
+        ImportanceMatrix matrix = ImportanceMatrix.read(path);
+        PrintWriter out = spec.commandLine().getOut();
+        if (json) {
+            out.println(new ObjectMapper().writerWithDefaultPrettyPrinter()
+                    .writeValueAsString(ImportanceMatrixReport.json(path.toString(), file, matrix)));
+        } else {
+            ImportanceMatrixReport.printText(out, path.toString(), file, matrix);
+        }
+        out.flush();
+        return 0;
     }
 
     /** A repo not completely in the cache: its config and the headers of its weights, read without the weights. */
@@ -190,7 +212,8 @@ final class InspectCommand implements Callable<Integer> {
                 new String[] {"rms eps", plain(config.rmsNormEps())},
                 new String[] {"max positions", String.valueOf(config.maxPositionEmbeddings())},
                 new String[] {"tied", config.tieWordEmbeddings() ? "yes" : "no"}));
-        if (gguf == null) summary.add(new String[] {"dtype", config.torchDtype()});
+        summary.add(gguf == null ? new String[] {"dtype", config.torchDtype()}
+                : new String[] {"file type", ModelDescription.fileType(gguf)});
         summary.add(new String[] {"bos / eos", config.bosTokenId() + " / " + config.eosTokenIds()});
         for (String[] line : summary) out.printf("%-14s %s%n", line[0], line[1]);
         out.println();
@@ -220,8 +243,8 @@ final class InspectCommand implements Callable<Integer> {
         long bytes = listing.bytes();
         String where = gguf != null ? ""
                 : " in " + listing.rows().stream().map(Row::file).distinct().count() + " file(s)";
-        out.printf(Locale.ROOT, "%-14s %d tensors%s, %,d parameters (%.1f M), %,d bytes (%.2f GiB)%s%n", "total",
-                listing.rows().size(), where, parameters, parameters / 1e6, bytes, bytes / (double) (1L << 30),
+        out.printf(Locale.ROOT, "%-14s %d tensors%s, %,d parameters (%.1f M), %,d bytes (%s)%s%n", "total",
+                listing.rows().size(), where, parameters, parameters / 1e6, bytes, HumanSize.of(bytes),
                 gguf != null ? String.format(Locale.ROOT, ", %.2f bits per weight", 8.0 * bytes / parameters) : "");
         out.printf("%-14s %s%n", "weights", check.ok()
                 ? "ok (every tensor the model reads is present with the expected shape and dtype)"

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import fs.gguf.QTied;
+import fs.quant.ImportanceMatrix;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -113,7 +114,9 @@ class GgufModelCommandsTest {
         assertFalse(out.contains("'$'"), "the token list is summarized, not dumped");
         assertTrue(out.lines().anyMatch(l -> l.matches("token_embd\\.weight +BF16 +\\[8064, 256] +4128768 +16\\.00")), out);
         assertTrue(out.lines().anyMatch(l -> l.matches("blk\\.1\\.attn_q_norm\\.weight +F32 +\\[128] +512 +32\\.00")), out);
-        assertTrue(out.contains("total          24 tensors, 4,032,256 parameters (4.0 M), 8,068,096 bytes (0.01 GiB),"
+        assertTrue(out.contains("file type      BF16\n"), out);
+        assertTrue(out.lines().anyMatch(l -> l.matches("'general\\.file_type' +uint32 +32 \\(BF16\\)")), out);
+        assertTrue(out.contains("total          24 tensors, 4,032,256 parameters (4.0 M), 8,068,096 bytes (7.7 MiB),"
                 + " 16.01 bits per weight\n"), out);
         assertTrue(out.contains("weights        ok"), out);
     }
@@ -127,6 +130,9 @@ class GgufModelCommandsTest {
         assertEquals(8064, root.get("gguf").get("metadata").get("tokenizer.ggml.tokens").get("length").intValue());
         assertEquals("string", root.get("gguf").get("metadata").get("tokenizer.ggml.tokens").get("element_type").textValue());
         assertEquals("qwen3", root.get("gguf").get("metadata").get("general.architecture").get("value").textValue());
+        JsonNode fileType = root.get("gguf").get("metadata").get("general.file_type");
+        assertEquals(7, fileType.get("value").intValue());
+        assertEquals("Q8_0", fileType.get("name").textValue(), "llama.cpp's name for file type 7");
         JsonNode embedding = root.get("tensors").valueStream()
                 .filter(t -> t.get("name").textValue().equals("token_embd.weight")).findFirst().orElseThrow();
         assertEquals("Q8_0", embedding.get("type").textValue());
@@ -143,6 +149,47 @@ class GgufModelCommandsTest {
                 "--print-ids");
         assertEquals(0, openCl.exitCode(), openCl.err());
         assertEquals(run.out().strip(), openCl.out().strip()); // greedy: the same two tokens
+    }
+
+    /** A K-quant file's type by llama_ftype_name, with the size in a unit that reads (2.7 MiB, not 0.00 GiB). */
+    @Test
+    void inspectNamesTheFileType() {
+        CliRun inspect = CliRun.of("inspect", QTied.gguf("Q4_K_M").toString());
+        assertEquals(0, inspect.exitCode(), inspect.err());
+        String out = inspect.out();
+        assertTrue(out.contains("file type      Q4_K - Medium\n"), out);
+        assertTrue(out.lines().anyMatch(l -> l.matches("'general\\.file_type' +uint32 +15 \\(Q4_K - Medium\\)")), out);
+        assertTrue(out.contains("2,874,112 bytes (2.7 MiB), 5.70 bits per weight\n"), out);
+    }
+
+    /**
+     * llama-imatrix's layout (general.type 'imatrix', NAME.in_sum2 and NAME.counts per matrix) is an importance
+     * matrix, summarized with its entries, chunks and dataset, not a model refused for want of an architecture.
+     */
+    @Test
+    void inspectSummarizesAnImportanceMatrix() throws IOException {
+        String file = QTied.dir().resolve("imatrix.gguf").toString();
+        ImportanceMatrix matrix = ImportanceMatrix.read(QTied.dir().resolve("imatrix.gguf"));
+        CliRun inspect = CliRun.of("inspect", file);
+        assertEquals(0, inspect.exitCode(), inspect.err());
+        assertEquals("", inspect.err());
+        String out = inspect.out();
+        assertTrue(out.contains("type           importance matrix (general.type 'imatrix')"), out);
+        assertTrue(out.contains("entries        14 matrices"), out);
+        assertTrue(out.contains("chunks         " + matrix.chunkCount() + " of " + matrix.chunkSize() + " tokens\n"),
+                out);
+        assertTrue(out.contains("datasets       '" + matrix.datasets().getFirst() + "'\n"), out);
+        long count = matrix.tensors().get("blk.1.ffn_down.weight").count();
+        assertTrue(out.lines().anyMatch(l -> l.matches("blk\\.1\\.ffn_down\\.weight +768 +" + count)), out);
+
+        CliRun json = CliRun.of("inspect", file, "--json");
+        assertEquals(0, json.exitCode(), json.err());
+        JsonNode root = new ObjectMapper().readTree(json.out());
+        assertEquals("imatrix", root.get("type").textValue());
+        assertEquals(14, root.get("imatrix").get("entries").intValue());
+        assertEquals(matrix.chunkCount(), root.get("imatrix").get("chunk_count").intValue());
+        assertEquals(matrix.datasets().getFirst(), root.get("imatrix").get("datasets").get(0).textValue());
+        assertEquals(14, root.get("imatrix").get("matrices").size());
     }
 
     @Test

@@ -91,6 +91,11 @@ public record ImportanceMatrix(SortedMap<String, Sums> tensors, List<String> dat
         return Optional.of(mean);
     }
 
+    /** Whether {@code file} says it is an importance matrix (general.type "imatrix"), not a model. */
+    public static boolean describes(GgufFile file) {
+        return file.metadata().get(GENERAL_TYPE).map(type -> TYPE.equals(type.value())).orElse(false);
+    }
+
     /** Reads an imatrix GGUF file as llama-imatrix writes it; every problem is one FsException naming the file. */
     public static ImportanceMatrix read(Path path) {
         try (GgufFile file = GgufFile.open(path)) {
