@@ -41,6 +41,9 @@ public final class ModelResolver {
     static final Duration READ_TIMEOUT = Duration.ofSeconds(30);
 
     private static final String DEFAULT_ENDPOINT = "https://huggingface.co";
+    /** What a user without the hub can run instead of a repo, or of a repo's GGUF file. */
+    private static final String LOCAL_DIRECTORY = "pass a local directory";
+    private static final String LOCAL_GGUF = "pass the path of a .gguf file";
     private static final Set<String> TRUE_VALUES = Set.of("1", "on", "yes", "true");
     private static final Pattern COMMIT = Pattern.compile("[0-9a-f]{40}");
     private static final String GGUF_EXTENSION = ".gguf";
@@ -159,7 +162,7 @@ public final class ModelResolver {
             Optional<String> inCache = shortfall(cache, repo, cache.mainSnapshot(repo));
             if (inCache.isEmpty()) return Optional.empty();
             DownloadProgress progress = new DownloadProgress(log, progressBar);
-            return Optional.of(online(repo.toString(), inCache.get(), otherWays(repo),
+            return Optional.of(online(repo.toString(), inCache.get(), LOCAL_DIRECTORY,
                     client -> RemoteHeaders.read(client, cache, repo, progress)));
         } catch (IOException e) {
             throw new FsException(repo + ": cannot use the Hugging Face cache (" + e + ")", e);
@@ -171,7 +174,7 @@ public final class ModelResolver {
         Optional<Path> cached = cache.mainSnapshot(repo);
         Optional<String> inCache = shortfall(cache, repo, cached);
         if (inCache.isEmpty()) return cached.orElseThrow();
-        return online(repo.toString(), inCache.get(), otherWays(repo), client -> download(client, cache, repo));
+        return online(repo.toString(), inCache.get(), LOCAL_DIRECTORY, client -> download(client, cache, repo));
     }
 
     /** How the cache falls short of a complete snapshot of main ({@code cached}), for messages; empty if it does not. */
@@ -183,10 +186,6 @@ public final class ModelResolver {
                 : "is not in the Hugging Face cache (" + cache.repoDir(repo) + ")");
     }
 
-    private static String otherWays(RepoId repo) {
-        return "download it with `huggingface-cli download " + repo + "`, or pass a local directory";
-    }
-
     /** What is done with the hub once the cache cannot answer. */
     private interface HubWork<T> {
         T run(HubClient client) throws IOException;
@@ -194,12 +193,14 @@ public final class ModelResolver {
 
     /**
      * Runs {@code work} against the hub unless HF_HUB_OFFLINE forbids it, turning each way it can fail into one line
-     * that says what {@code model} lacks ({@code inCache}) and what the user can do.
+     * that says what {@code model} lacks ({@code inCache}) and what the user can do: without the hub, fs pull it once
+     * online, or run a {@code local} copy.
      */
-    private <T> T online(String model, String inCache, String otherWays, HubWork<T> work) throws IOException {
+    private <T> T online(String model, String inCache, String local, HubWork<T> work) throws IOException {
+        String pullLater = "run 'fs pull " + model + "' when online";
         if (TRUE_VALUES.contains(environment.getOrDefault("HF_HUB_OFFLINE", "").strip().toLowerCase(Locale.ROOT))) {
-            throw new FsException(model + " " + inCache + " and HF_HUB_OFFLINE is set: unset it to let fs download "
-                    + "the model, or " + otherWays);
+            throw new FsException(model + " " + inCache + " and HF_HUB_OFFLINE is set: " + pullLater
+                    + " (with HF_HUB_OFFLINE unset), or " + local);
         }
         try (HubClient client = new HubClient(endpoint(), token(), CONNECT_TIMEOUT, readTimeout)) {
             try {
@@ -212,14 +213,14 @@ public final class ModelResolver {
                             + " (it is not a local directory either)", e);
                 }
                 throw new FsException(model + " " + inCache + " and could not be downloaded (" + e.getMessage()
-                        + "): try again later, or " + otherWays, e);
+                        + "): try again later, or " + local, e);
             } catch (HubClient.NetworkException e) {
                 String retry = !e.unreachable ? "run again (downloads resume)"
                         : customEndpoint() ? "HF_ENDPOINT (" + client.endpoint() + ") cannot be reached: check it and "
                                 + "run again (downloads resume)"
-                        : "connect to the internet and run again (downloads resume)";
+                        : pullLater + " (downloads resume)";
                 throw new FsException(model + " " + inCache + " and could not be downloaded (" + e.getMessage()
-                        + "): " + retry + ", or " + otherWays, e);
+                        + "): " + retry + ", or " + local, e);
             } catch (FileSystemException e) {
                 throw new FsException(model + " " + inCache + " and could not be stored there (" + e.getFile() + ": "
                         + (e.getReason() != null ? e.getReason() : e.getClass().getSimpleName()) + ")", e);
@@ -243,8 +244,7 @@ public final class ModelResolver {
             if (matching.size() > 1) throw ambiguous(tagged, matching, "in the cache");
         }
         String inCache = "is not in the Hugging Face cache (" + cache.repoDir(repo) + ")";
-        String otherWays = "download the file with `huggingface-cli download " + repo + " FILE.gguf` and pass its path";
-        return online(tagged.toString(), inCache, otherWays, client -> downloadGguf(client, cache, tagged));
+        return online(tagged.toString(), inCache, LOCAL_GGUF, client -> downloadGguf(client, cache, tagged));
     }
 
     private Path downloadGguf(HubClient client, HubCache cache, GgufTag tagged) throws IOException {
