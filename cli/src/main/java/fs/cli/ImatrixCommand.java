@@ -21,7 +21,8 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
-@Command(name = "imatrix", mixinStandardHelpOptions = true,
+// The bundle gives -c the window's description here (a shared option has one description, a context length's).
+@Command(name = "imatrix", mixinStandardHelpOptions = true, resourceBundle = "fs.cli.WindowedCommands",
         description = "Computes an importance matrix over a text, as llama-imatrix does (the mean squared activation "
                 + "of each input column of every matrix of the layers, over windows of -c tokens), in llama.cpp's "
                 + "GGUF layout, for fs quantize --imatrix or llama-quantize --imatrix.")

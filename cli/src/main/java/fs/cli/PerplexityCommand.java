@@ -38,7 +38,8 @@ import picocli.CommandLine.Spec;
  * difference remains: fs's tokenizer, as Hugging Face's, reads the text of an added token ("&lt;|endoftext|&gt;") as that
  * token, where llama-perplexity tokenizes it as plain text; evaluation texts rarely hold one.
  */
-@Command(name = "perplexity", mixinStandardHelpOptions = true,
+// The bundle gives -c the window's description here (a shared option has one description, a context length's).
+@Command(name = "perplexity", mixinStandardHelpOptions = true, resourceBundle = "fs.cli.WindowedCommands",
         description = {"Perplexity of a text over windows of -c tokens (default 512 here), each scored on its second "
                 + "half, as llama-perplexity computes it; with --kl-divergence-base, llama-perplexity's "
                 + "--kl-divergence figures against that model too."})
