@@ -2,6 +2,7 @@ package fs.cli;
 
 import fs.FsException;
 import fs.generate.Conversation;
+import fs.generate.GenerationStats;
 import fs.generate.Generator;
 import fs.generate.SamplingParams;
 import fs.generate.StopReason;
@@ -32,6 +33,10 @@ final class ChatCommand implements Callable<Integer> {
     @Mixin
     AnswerOptions answerOptions;
 
+    /** The generations so far (a turn dropped for an error is none) and their statistics together. */
+    private int answers;
+    private GenerationStats total;
+
     @Override
     public Integer call() throws IOException {
         PrintWriter out = spec.commandLine().getOut();
@@ -50,6 +55,12 @@ final class ChatCommand implements Callable<Integer> {
                 err.println("fs: chat: one message per line, or several between \"\"\" lines; /help lists the commands,"
                         + " /exit or Ctrl-D quits");
                 converse(loaded, conversation, tokenizer, input, out, err);
+            }
+            // As llama-cli prints its timings once, at exit: after each answer they would come between the answer
+            // and the next prompt, where the user reads.
+            if (answers > 0) {
+                err.println("fs: " + answers + (answers == 1 ? " answer" : " answers") + " in all:");
+                err.println(total.summary());
             }
         }
         return 0;
@@ -110,7 +121,8 @@ final class ChatCommand implements Callable<Integer> {
                     : "fs: stopped at Ctrl-C before the answer began; the message was dropped");
             default -> {}
         }
-        err.println(generation.stats().summary());
+        answers++;
+        total = total == null ? generation.stats() : total.plus(generation.stats());
     }
 
     private static void printHelp(PrintWriter err) {

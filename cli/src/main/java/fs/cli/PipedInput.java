@@ -22,7 +22,9 @@ final class PipedInput implements ChatInput {
     public String readLine(String prompt) throws IOException {
         err.print(prompt);
         err.flush();
-        return in.readLine();
+        String line = in.readLine();
+        if (line == null) err.println(); // as at a terminal's Ctrl-D: what follows (the chat's totals) starts a line
+        return line;
     }
 
     @Override

@@ -41,6 +41,21 @@ class ChatCommandTest {
         assertTrue(run.err().contains("reused from the cache"), run.err());
     }
 
+    /** As llama-cli's perf summary: once, at exit, over every answer, not between an answer and the next prompt. */
+    @Test
+    void theStatisticsArePrintedOnceAtExitForTheWholeChat() {
+        CliRun run = chat("Hello\nHow are you?\n", "chat", Golden.modelDir("tiny-tied").toString(), "-n", "3",
+                "--temp", "0", "-t", "2");
+        assertEquals(0, run.exitCode(), run.err());
+        assertEquals(1, occurrences(run.err(), "generation: "), run.err());
+        String[] lines = run.err().strip().split(System.lineSeparator());
+        assertEquals("fs: 2 answers in all:", lines[lines.length - 3], run.err());
+        assertTrue(lines[lines.length - 2].startsWith("prompt:     "), run.err());
+        // greedy answers of -n 3 each, so six tokens in all, and the second prompt reused the first turn's cache
+        assertTrue(lines[lines.length - 1].startsWith("generation: 6 tokens (4 forwards) in "), run.err());
+        assertTrue(lines[lines.length - 2].contains("reused from the cache"), run.err());
+    }
+
     @Test
     void exitCommandEndsTheChat() {
         CliRun run = chat("/exit\nHello\n", "chat", Golden.modelDir("tiny-tied").toString(), "-n", "4", "-t", "2");

@@ -11,6 +11,13 @@ import java.util.Locale;
 public record GenerationStats(
         int promptTokens, int cachedTokens, long promptNanos, int generatedTokens, int decodeSteps, long decodeNanos) {
 
+    /** Both generations' counts and times together, as for the whole of a chat. */
+    public GenerationStats plus(GenerationStats other) {
+        return new GenerationStats(promptTokens + other.promptTokens, cachedTokens + other.cachedTokens,
+                promptNanos + other.promptNanos, generatedTokens + other.generatedTokens,
+                decodeSteps + other.decodeSteps, decodeNanos + other.decodeNanos);
+    }
+
     public double promptTokensPerSecond() {
         return rate(promptTokens, promptNanos);
     }

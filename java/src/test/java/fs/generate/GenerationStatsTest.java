@@ -15,6 +15,15 @@ class GenerationStatsTest {
     }
 
     @Test
+    void aSumAddsEachCountAndTimeSoItsRatesAreOverTheWhole() {
+        GenerationStats sum = new GenerationStats(12, 0, 500_000_000L, 16, 15, 3_000_000_000L)
+                .plus(new GenerationStats(4, 30, 300_000_000L, 6, 5, 1_000_000_000L));
+        assertEquals(new GenerationStats(16, 30, 800_000_000L, 22, 20, 4_000_000_000L), sum);
+        assertEquals(20.0, sum.promptTokensPerSecond(), 1e-9);
+        assertEquals(5.0, sum.decodeTokensPerSecond(), 1e-9);
+    }
+
+    @Test
     void reusedTokensAreMentionedAndAnEmptyPhaseHasNoRate() {
         GenerationStats stats = new GenerationStats(3, 40, 1_000_000_000L, 0, 0, 0L);
         assertEquals(String.format("prompt:     3 tokens in 1.000 s (3.00 tok/s, 40 reused from the cache)%n"
