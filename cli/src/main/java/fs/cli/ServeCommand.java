@@ -32,7 +32,8 @@ import sun.misc.Signal;
 
 @Command(name = "serve", mixinStandardHelpOptions = true,
         description = "Serves the model over an OpenAI-compatible HTTP API (/v1/chat/completions, /v1/completions, "
-                + "/v1/models, /health, /metrics) until SIGTERM or Ctrl-C.")
+                + "/v1/models, /health, /metrics) until SIGTERM or Ctrl-C. The sampling flags set the defaults of "
+                + "requests that leave a field out, as llama-server's do; a request's own field wins.")
 final class ServeCommand implements Callable<Integer> {
     /** How long running requests may go on after SIGTERM before they are cut. */
     static final Duration SHUTDOWN_GRACE = Duration.ofSeconds(5);
@@ -48,6 +49,9 @@ final class ServeCommand implements Callable<Integer> {
     @Mixin
     ModelOptions modelOptions;
 
+    @Mixin
+    SamplingOptions samplingOptions;
+
     @Option(names = "--host", paramLabel = "HOST", defaultValue = "127.0.0.1",
             description = "Address to listen on (default: ${DEFAULT-VALUE}, this machine only; 0.0.0.0 for every "
                     + "interface).")
@@ -56,6 +60,11 @@ final class ServeCommand implements Callable<Integer> {
     private int port = 8080;
     private int parallel = 1;
     private int queue = 8;
+
+    @Option(names = {"-a", "--alias"}, paramLabel = "NAME",
+            description = "The model's id: what GET /v1/models lists and a request's \"model\" must be, if given "
+                    + "(default: the model's directory or file name, or the repo id as given).")
+    String alias;
 
     @Option(names = "--api-key", paramLabel = "KEY",
             description = "Require 'Authorization: Bearer KEY' on every request but /health (default: none).")
@@ -86,6 +95,7 @@ final class ServeCommand implements Callable<Integer> {
     public Integer call() throws InterruptedException {
         PrintWriter err = spec.commandLine().getErr();
         if (apiKey != null && apiKey.isBlank()) throw new FsException("--api-key is empty");
+        if (alias != null && alias.isBlank()) throw new FsException("--alias is empty");
         String model = modelOptions.model();
         CountDownLatch stop = new CountDownLatch(1);
         OpenAiServer server = OpenAiServer.start(host, port, apiKey, err);
@@ -106,7 +116,8 @@ final class ServeCommand implements Callable<Integer> {
                         + "leaves none for each: raise --ctx or lower --parallel");
             }
             try {
-                serve(server, loaded, new Scheduler.Config(parallel, perSlot, PREFILL_CHUNK, queue), model, stop, err);
+                serve(server, loaded, new Scheduler.Config(parallel, perSlot, PREFILL_CHUNK, queue),
+                        alias != null ? alias : modelId(model), stop, err);
             } finally {
                 server.shutdown(SHUTDOWN_GRACE); // before the model closes: running requests still use it
             }
@@ -117,10 +128,12 @@ final class ServeCommand implements Callable<Integer> {
         return 0;
     }
 
-    private void serve(OpenAiServer server, LoadedModel loaded, Scheduler.Config slots, String model,
+    private void serve(OpenAiServer server, LoadedModel loaded, Scheduler.Config slots, String id,
                        CountDownLatch stop, PrintWriter err) throws InterruptedException {
-        GenerationConfig defaults = loaded.generationConfig();
-        defaults.samplingParams(); // a generation_config.json no sampler takes fails now, not at each request
+        GenerationConfig config = loaded.generationConfig();
+        // Each request draws its own: a fresh random seed unless --seed fixes one, as in llama-server.
+        Supplier<SamplingParams> defaults = () -> samplingOptions.resolve(config);
+        defaults.get(); // a generation_config.json no sampler takes fails now, not at each request
         // A weights file that changed under the mapping fails each request with the line that names it.
         SchedulerEngine engine = SchedulerEngine.start(loaded.model(), slots, loaded.stopIds(), () -> {
             try {
@@ -129,7 +142,7 @@ final class ServeCommand implements Callable<Integer> {
                 throw new FsException(e.getMessage(), e);
             }
         });
-        ServedModel served = new ServedModel(modelId(model), System.currentTimeMillis() / 1000,
+        ServedModel served = new ServedModel(id, System.currentTimeMillis() / 1000,
                 loaded.source().tokenizer(), chatTemplate(loaded), defaults, engine);
         try {
             warmUp(served);

@@ -1,16 +1,88 @@
 package fs.server;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import fs.cli.Main;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
+import sun.misc.Signal;
 
-/** fs serve's refusals, each one line and the CLI's exit status, before any model is loaded or while it loads. */
+/**
+ * fs serve's refusals, each one line and the CLI's exit status, before any model is loaded or while it loads; and a
+ * live fs serve, in this JVM, for what its flags do to requests.
+ */
 class ServeCommandTest {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+
+    /** fs serve running on a thread of its own until {@link #close} stops it as Ctrl-C does (its SIGINT handler). */
+    private static final class LiveServe implements AutoCloseable {
+        private static final Pattern LISTENING = Pattern.compile("fs: listening on http://127\\.0\\.0\\.1:(\\d+) ");
+        private final StringWriter err = new StringWriter();
+        private final Thread thread;
+        private final int port;
+        private int exit = -1;
+
+        LiveServe(String... args) throws InterruptedException {
+            String[] command = new String[args.length + 1];
+            command[0] = "serve";
+            System.arraycopy(args, 0, command, 1, args.length);
+            thread = Thread.ofPlatform().daemon().start(() ->
+                    exit = Main.execute(new PrintWriter(new StringWriter()), new PrintWriter(err, true), command));
+            long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
+            // "ready" comes once the signal handlers are in place: only then may close() raise SIGINT
+            while (!err.toString().contains("fs: ready")) {
+                if (!thread.isAlive() || System.nanoTime() > deadline) fail("fs serve did not get ready: " + err);
+                Thread.sleep(20);
+            }
+            Matcher listening = LISTENING.matcher(err.toString());
+            assertTrue(listening.find(), err.toString());
+            port = Integer.parseInt(listening.group(1));
+        }
+
+        HttpResponse<String> get(String path) throws Exception {
+            return HTTP.send(HttpRequest.newBuilder(uri(path)).timeout(Duration.ofSeconds(60)).build(),
+                    HttpResponse.BodyHandlers.ofString());
+        }
+
+        HttpResponse<String> post(String path, String body) throws Exception {
+            return HTTP.send(HttpRequest.newBuilder(uri(path)).timeout(Duration.ofSeconds(60))
+                    .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
+        }
+
+        /** The text of a completion of "Hello" with the request's own {@code fields} besides the prompt. */
+        String complete(String fields) throws Exception {
+            HttpResponse<String> response =
+                    post("/v1/completions", "{\"prompt\":\"Hello\",\"max_tokens\":6" + fields + "}");
+            assertEquals(200, response.statusCode(), response.body());
+            return JSON.readTree(response.body()).get("choices").get(0).get("text").textValue();
+        }
+
+        private URI uri(String path) {
+            return URI.create("http://127.0.0.1:" + port + path);
+        }
+
+        @Override
+        public void close() throws InterruptedException {
+            Signal.raise(new Signal("INT"));
+            thread.join(Duration.ofSeconds(30));
+            assertEquals(0, exit, err.toString());
+        }
+    }
 
     private record Run(int exit, String err) {}
 
@@ -71,5 +143,39 @@ class ServeCommandTest {
     @Test
     void anEmptyApiKeyIsRefused() {
         assertOneErrorLine(serve("--api-key", " "), 1, "--api-key is empty");
+    }
+
+    @Test
+    void anEmptyAliasIsRefused() {
+        assertOneErrorLine(serve("--alias", ""), 1, "--alias is empty");
+    }
+
+    /**
+     * llama-server's -a/--alias and its sampling defaults: the alias is the only model id, and a request that leaves a
+     * sampling field out gets the flag's value, one that gives it keeps its own. With --temp 1000 and no top-k or
+     * top-p, tiny-tied samples nearly uniformly from 151,936 tokens: six of them match greedy decoding, or another
+     * seed's, by no chance worth counting; with --seed, the same request gives the same text.
+     */
+    @Test
+    void theAliasNamesTheModelAndTheSamplingFlagsAreTheRequestsDefaults() throws Exception {
+        try (LiveServe live = new LiveServe(TestServer.MODEL.toString(), "--port", "0", "-t", "2", "--backend", "cpu",
+                "--ctx", "256", "--alias", "my-model", "--temp", "1000", "--top-k", "0", "--top-p", "1", "--seed",
+                "11")) {
+            JsonNode models = JSON.readTree(live.get("/v1/models").body()).get("data");
+            assertEquals(1, models.size(), models.toString());
+            assertEquals("my-model", models.get(0).get("id").textValue());
+
+            HttpResponse<String> other = live.post("/v1/completions",
+                    "{\"model\":\"" + TestServer.MODEL_ID + "\",\"prompt\":\"Hello\",\"max_tokens\":2}");
+            assertEquals(404, other.statusCode(), other.body());
+            assertEquals("model_not_found", JSON.readTree(other.body()).get("error").get("code").textValue());
+
+            String defaults = live.complete(",\"model\":\"my-model\"");
+            assertEquals(defaults, live.complete(""), "the same seed, --seed's: the same text");
+            String greedy = live.complete(",\"temperature\":0");
+            assertNotEquals(greedy, defaults, "--temp 1000 applies when the request gives no temperature");
+            assertEquals(greedy, live.complete(",\"temperature\":0,\"seed\":5"), "greedy whatever the seed");
+            assertNotEquals(defaults, live.complete(",\"seed\":12"), "the request's seed wins over --seed");
+        }
     }
 }

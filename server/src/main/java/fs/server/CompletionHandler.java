@@ -229,7 +229,7 @@ final class CompletionHandler {
 
     private static SamplingParams defaults(ServedModel served) {
         try {
-            return served.defaults().samplingParams();
+            return served.defaults().get();
         } catch (FsException e) {
             throw new ApiException(500, "server_error", "bad_generation_config", null, e.getMessage());
         }

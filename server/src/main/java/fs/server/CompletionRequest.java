@@ -55,7 +55,7 @@ record CompletionRequest(
         record Tokens(int[] ids) implements Prompt {}
     }
 
-    /** The sampling fields the request gave (null: the model's default from generation_config.json, or 0). */
+    /** The sampling fields the request gave (null: the server's default, see {@link ServedModel#defaults}). */
     record Sampling(Float temperature, Integer topK, Float topP, Float minP, Float repeatPenalty,
                     Float presencePenalty, Float frequencyPenalty, Long seed) {
         /** {@code defaults} with the request's values; a value no sampler takes is a 400 naming it. */

@@ -1,7 +1,7 @@
 package fs.server;
 
 import fs.chat.ChatTemplate;
-import fs.generate.GenerationConfig;
+import fs.generate.SamplingParams;
 import fs.tokenizer.Tokenizer;
 import java.util.function.Supplier;
 
@@ -13,12 +13,14 @@ import java.util.function.Supplier;
  * @param createdSeconds when it was loaded (Unix time), shown in /v1/models
  * @param chatTemplate   the template, or an FsException saying why the model has none usable (then chat requests
  *                       get that message as a 400, completions still work)
- * @param defaults       sampling defaults (generation_config.json, else Hugging Face's)
+ * @param defaults       the sampling of a request that leaves a field out, drawn for each request (a fresh random
+ *                       seed unless the server fixes one): generation_config.json's (else Hugging Face's) under
+ *                       fs serve's sampling flags; an FsException from it is the server's fault (500)
  */
 public record ServedModel(
         String id,
         long createdSeconds,
         Tokenizer tokenizer,
         Supplier<ChatTemplate> chatTemplate,
-        GenerationConfig defaults,
+        Supplier<SamplingParams> defaults,
         CompletionEngine engine) {}

@@ -86,7 +86,7 @@ final class TestServer implements AutoCloseable {
     /** Starts the server, answering with {@code engine} (the server closes it). */
     OpenAiServer serve(CompletionEngine engine, String apiKey) {
         server = listen(apiKey);
-        server.ready(new ServedModel(MODEL_ID, 1, tokenizer, () -> template, generationConfig, engine));
+        server.ready(new ServedModel(MODEL_ID, 1, tokenizer, () -> template, generationConfig::samplingParams, engine));
         return server;
     }
 
