@@ -5,6 +5,7 @@ import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
 import fs.FsException;
+import fs.HumanSize;
 import fs.Quoted;
 import fs.JsonMessages;
 import java.io.IOException;
@@ -67,8 +68,8 @@ final class TokenizerFile {
         try {
             long size = Files.size(file);
             if (size > MAX_FILE_BYTES) {
-                throw new FsException("tokenizer " + file + ": " + size + " bytes, more than any tokenizer.json needs (the limit is "
-                        + MAX_FILE_BYTES + "; Qwen3's is 11 MB)");
+                throw new FsException("tokenizer " + file + ": " + HumanSize.of(size) + ", more than any tokenizer.json "
+                        + "needs (the limit is " + HumanSize.of(MAX_FILE_BYTES) + "; Qwen3's is 10.9 MiB)");
             }
             json = Files.readAllBytes(file);
         } catch (NoSuchFileException e) {

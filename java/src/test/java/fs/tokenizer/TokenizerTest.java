@@ -189,8 +189,8 @@ class TokenizerTest {
             file.setLength(300_000_000L);
         }
         FsException e = assertThrows(FsException.class, () -> Tokenizer.load(dir, new TokenizerCache(null)));
-        assertEquals("tokenizer " + dir.resolve("tokenizer.json") + ": 300000000 bytes, more than any tokenizer.json needs"
-                + " (the limit is 268435456; Qwen3's is 11 MB)", e.getMessage());
+        assertEquals("tokenizer " + dir.resolve("tokenizer.json") + ": 286 MiB, more than any tokenizer.json needs"
+                + " (the limit is 256 MiB; Qwen3's is 10.9 MiB)", e.getMessage());
     }
 
     @Test
