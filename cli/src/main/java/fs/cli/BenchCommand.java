@@ -306,7 +306,8 @@ final class BenchCommand implements Callable<Integer> {
         for (Result r : results) {
             double[] ts = r.samplesTs();
             s.append(String.format(Locale.ROOT, format, model, HumanSize.of(modelBytes(loaded)),
-                    parameterCount(ModelDescription.parameters(loaded.source())), backend, modelOptions.threadCount(), r.name(),
+                    parameterCount(ModelDescription.parameters(loaded.source())), backend, modelOptions.threadCount(),
+                    r.name(),
                     String.format(Locale.ROOT, "%.2f ± %.2f", mean(ts), stddev(ts))));
         }
         return s.toString();

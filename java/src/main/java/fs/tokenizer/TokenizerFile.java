@@ -68,8 +68,9 @@ final class TokenizerFile {
         try {
             long size = Files.size(file);
             if (size > MAX_FILE_BYTES) {
-                throw new FsException("tokenizer " + file + ": " + HumanSize.of(size) + ", more than any tokenizer.json "
-                        + "needs (the limit is " + HumanSize.of(MAX_FILE_BYTES) + "; Qwen3's is 10.9 MiB)");
+                throw new FsException("tokenizer " + file + ": " + HumanSize.of(size) + ", more than any "
+                        + "tokenizer.json needs (the limit is " + HumanSize.of(MAX_FILE_BYTES)
+                        + "; Qwen3's is 10.9 MiB)");
             }
             json = Files.readAllBytes(file);
         } catch (NoSuchFileException e) {
