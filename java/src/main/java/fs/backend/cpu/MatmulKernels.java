@@ -19,8 +19,8 @@ import jdk.incubator.vector.VectorSpecies;
  *
  * <p><b>A batch (prefill)</b> is bound by arithmetic. A panel of {@link #PANEL} weight rows is decoded and packed
  * k-major once (by the format's {@link PanelPacking}, or {@link #packRows} from its dequantized rows), then swept by
- * tiles of {@link #TILE_ROWS} input rows: per k, four weight vectors are loaded and each input row's element is
- * broadcast into four FMAs, 24 accumulators in registers and no sum of lanes at the end (a lane sum per output cost
+ * tiles of {@link #TILE_ROWS} input rows: per k, {@link #PANEL_VECTORS} weight vectors are loaded and each input row's
+ * element is broadcast into as many FMAs, all accumulators in registers and no sum of lanes at the end (a lane sum per output cost
  * as much as the FMAs at K = 1024). Each output is the plain sequential chain {@code s = fma(w[k], x[k], s)} for
  * k = 0, 1, …, K − 1 from s = 0 over the dequantized weights: exactly what a scalar loop computes, whatever the
  * format, tile, thread or batch size. A row of a batch and the same row alone therefore differ by float rounding only
@@ -37,8 +37,15 @@ final class MatmulKernels {
     static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT_UNALIGNED.withOrder(LE);
     /** Input rows of a batched tile. */
     static final int TILE_ROWS = 6;
-    /** Weight rows of a packed panel: the four vectors of outputs a batched tile computes per input row. */
-    static final int PANEL = 4 * L;
+    /**
+     * Vectors of outputs a batched tile computes per input row: four (24 accumulators, 29 registers with the weights
+     * and the broadcast) where the machine has 32 vector registers (AVX-512; NEON, and AVX-512 machines at 128 bits),
+     * two (15) on AVX2's 16, where four spill accumulators on every k. PrefillMatmulBench (bf16, 128 rows, one thread,
+     * 2026-12-01): at 8 lanes two vectors ran 2-3× the GFLOP/s of four; at 4 and 16 lanes four were as fast or faster.
+     */
+    static final int PANEL_VECTORS = L == 8 ? 2 : 4;
+    /** Weight rows of a packed panel: the vectors of outputs a batched tile computes per input row. */
+    static final int PANEL = PANEL_VECTORS * L;
     /** Floats of the lane scratch the one-row tiles need: one vector per accumulator. */
     static final int LANES_SCRATCH = 4 * L;
     /** Lane scratch for {@link RowFormat#dot}, whose callers pass none. */
@@ -119,6 +126,62 @@ final class MatmulKernels {
      * row i go to {@code out + o0 + i·oStride}. Each output is the sequential FMA chain over k.
      */
     static void tile6(float[] panel, int k, float[] x, int x0, int xStride, MemorySegment out, long o0, long oStride) {
+        if (PANEL_VECTORS == 2) tile6x2(panel, k, x, x0, xStride, out, o0, oStride);
+        else tile6x4(panel, k, x, x0, xStride, out, o0, oStride);
+    }
+
+    /** {@link #tile6} of a panel of two vectors: 12 accumulators. */
+    private static void tile6x2(float[] panel, int k, float[] x, int x0, int xStride, MemorySegment out, long o0,
+                                long oStride) {
+        int x1 = x0 + xStride, x2 = x1 + xStride, x3 = x2 + xStride, x4 = x3 + xStride, x5 = x4 + xStride;
+        FloatVector a00 = FloatVector.zero(F), a01 = a00, a10 = a00, a11 = a00, a20 = a00, a21 = a00;
+        FloatVector a30 = a00, a31 = a00, a40 = a00, a41 = a00, a50 = a00, a51 = a00;
+        for (int c = 0; c < k; c++) {
+            int p = c * PANEL;
+            FloatVector w0 = FloatVector.fromArray(F, panel, p);
+            FloatVector w1 = FloatVector.fromArray(F, panel, p + L);
+            FloatVector b = FloatVector.broadcast(F, x[x0 + c]);
+            a00 = w0.fma(b, a00);
+            a01 = w1.fma(b, a01);
+            b = FloatVector.broadcast(F, x[x1 + c]);
+            a10 = w0.fma(b, a10);
+            a11 = w1.fma(b, a11);
+            b = FloatVector.broadcast(F, x[x2 + c]);
+            a20 = w0.fma(b, a20);
+            a21 = w1.fma(b, a21);
+            b = FloatVector.broadcast(F, x[x3 + c]);
+            a30 = w0.fma(b, a30);
+            a31 = w1.fma(b, a31);
+            b = FloatVector.broadcast(F, x[x4 + c]);
+            a40 = w0.fma(b, a40);
+            a41 = w1.fma(b, a41);
+            b = FloatVector.broadcast(F, x[x5 + c]);
+            a50 = w0.fma(b, a50);
+            a51 = w1.fma(b, a51);
+        }
+        long v = 4L * L, o = o0;
+        a00.intoMemorySegment(out, o, LE);
+        a01.intoMemorySegment(out, o + v, LE);
+        o += oStride;
+        a10.intoMemorySegment(out, o, LE);
+        a11.intoMemorySegment(out, o + v, LE);
+        o += oStride;
+        a20.intoMemorySegment(out, o, LE);
+        a21.intoMemorySegment(out, o + v, LE);
+        o += oStride;
+        a30.intoMemorySegment(out, o, LE);
+        a31.intoMemorySegment(out, o + v, LE);
+        o += oStride;
+        a40.intoMemorySegment(out, o, LE);
+        a41.intoMemorySegment(out, o + v, LE);
+        o += oStride;
+        a50.intoMemorySegment(out, o, LE);
+        a51.intoMemorySegment(out, o + v, LE);
+    }
+
+    /** {@link #tile6} of a panel of four vectors: 24 accumulators. */
+    private static void tile6x4(float[] panel, int k, float[] x, int x0, int xStride, MemorySegment out, long o0,
+                                long oStride) {
         int x1 = x0 + xStride, x2 = x1 + xStride, x3 = x2 + xStride, x4 = x3 + xStride, x5 = x4 + xStride;
         FloatVector a00 = FloatVector.zero(F), a01 = a00, a02 = a00, a03 = a00;
         FloatVector a10 = a00, a11 = a00, a12 = a00, a13 = a00;
