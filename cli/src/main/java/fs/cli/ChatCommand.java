@@ -33,6 +33,9 @@ final class ChatCommand implements Callable<Integer> {
     @Mixin
     AnswerOptions answerOptions;
 
+    @Mixin
+    LlamaCliFlags llamaCliFlags = new LlamaCliFlags(LlamaCliFlags.Mode.CONVERSATION);
+
     /** The generations so far (a turn dropped for an error is none) and their statistics together. */
     private int answers;
     private GenerationStats total;

@@ -42,7 +42,7 @@ final class RunCommand implements Callable<Integer> {
     AnswerOptions answerOptions;
 
     @Mixin
-    LlamaCliFlags llamaCliFlags;
+    LlamaCliFlags llamaCliFlags = new LlamaCliFlags(LlamaCliFlags.Mode.ONE_PROMPT);
 
     @Parameters(index = "1", arity = "0..1", paramLabel = "PROMPT",
             description = "The prompt, after MODEL, as for ollama run; the same as -p, - reads it from stdin (one of "
@@ -66,12 +66,6 @@ final class RunCommand implements Callable<Integer> {
     @Option(names = "--raw", description = "Use the prompt as is, without the chat template (llama-cli's -no-cnv).")
     boolean raw;
 
-    /** llama-cli's completion mode: the prompt continued as it is, which is --raw here. */
-    @Option(names = {"-no-cnv", "--no-conversation"}, hidden = true)
-    void noConversation(boolean on) {
-        raw = true;
-    }
-
     @Option(names = "--print-ids", description = "Print the generated token ids (one line, as fs tokenize does) "
             + "instead of text.")
     boolean printIds;
@@ -81,6 +75,7 @@ final class RunCommand implements Callable<Integer> {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
         settlePrompt();
+        if (llamaCliFlags.completion) raw = true; // llama-cli's -no-cnv
         if (answerOptions.system != null && (raw || tokens != null)) {
             throw new ParameterException(spec.commandLine(),
                     "--system goes through the chat template: it cannot be used with --raw or --tokens");

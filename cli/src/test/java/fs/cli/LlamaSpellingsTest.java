@@ -1,6 +1,7 @@
 package fs.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import fs.model.Golden;
@@ -92,6 +93,19 @@ class LlamaSpellingsTest {
         assertTrue(!raw.equals(plain), "the template changes the prompt: " + raw);
     }
 
+    /** In fs chat, llama-cli's flags for a conversation, the Jinja template and no warm-up ask for what it does. */
+    @Test
+    void llamaCliConversationFlagsAreTakenByChat() {
+        List<String> common = List.of("chat", MODEL, "-n", "6", "--temp", "0", "-t", "2");
+        CliRun plain = withStdin("Hello\n", common.toArray(String[]::new));
+        assertEquals(0, plain.exitCode(), plain.err());
+        assertFalse(plain.out().isBlank(), "an answer: " + plain.err());
+        CliRun flagged = withStdin("Hello\n", concat(common, List.of("-cnv", "--conversation", "-i", "--interactive",
+                "-if", "--interactive-first", "--jinja", "--no-warmup")));
+        assertEquals(0, flagged.exitCode(), flagged.err());
+        assertEquals(plain.out(), flagged.out());
+    }
+
     /** Each of llama.cpp's flags that fs has no use for, with what it follows and the start of its explanation. */
     static final List<List<String>> EXPLAINED = List.of(
             List.of("run", "-ngl 99", "-ngl is llama.cpp's: fs runs every layer on one backend"),
@@ -115,7 +129,17 @@ class LlamaSpellingsTest {
             List.of("run", "--escape", "-e/--escape is llama-cli's: fs takes the prompt as it is"),
             List.of("run", "--color", "--color is llama-cli's: fs prints the answer as plain text"),
             List.of("run", "-co", "--color is llama-cli's: fs prints the answer as plain text"),
-            List.of("run", "--reasoning-budget 0", "--reasoning-budget is llama-cli's: --no-think asks the model"));
+            List.of("run", "--reasoning-budget 0", "--reasoning-budget is llama-cli's: --no-think asks the model"),
+            // In fs chat, the flags of one prompt point to fs run, and the others say what chat does instead.
+            List.of("chat", "-no-cnv", "-no-cnv is llama-cli's: fs chat is a conversation; for one prompt use 'fs run"),
+            List.of("chat", "--no-conversation", "-no-cnv is llama-cli's: fs chat is a conversation; for one prompt"),
+            List.of("chat", "-st", "-st/--single-turn is llama-cli's: one prompt and its answer is 'fs run MODEL"),
+            List.of("chat", "--single-turn", "-st/--single-turn is llama-cli's: one prompt and its answer is 'fs run"),
+            List.of("chat", "-r User:", "-r/--reverse-prompt is llama-cli's: fs chat ends each answer at the model's "
+                    + "end of turn"),
+            List.of("chat", "-e", "-e/--escape is llama-cli's: fs chat takes a message as it is typed"),
+            List.of("chat", "--color", "--color is llama-cli's: fs prints the answer as plain text"),
+            List.of("chat", "--reasoning-budget 0", "--reasoning-budget is llama-cli's: --no-think asks the model"));
 
     @ParameterizedTest
     @FieldSource("EXPLAINED")
