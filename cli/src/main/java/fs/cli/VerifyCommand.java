@@ -51,8 +51,10 @@ final class VerifyCommand implements Callable<Integer> {
     Input input;
 
     static final class Input {
-        @Option(names = "--tokens", paramLabel = "IDS", split = ",", description = "Input token ids, e.g. 1,2,3 (default: the tokens of -p's default).")
-        int[] tokens;
+        @Option(names = "--tokens", paramLabel = "IDS", converter = TokenIds.Converter.class,
+                description = "Input token ids, e.g. \"1 2 3\" (as fs tokenize prints them) or 1,2,3 (default: the "
+                        + "tokens of -p's default).")
+        TokenIds tokens;
 
         @Option(names = {"-p", "--prompt"}, paramLabel = "TEXT", description = "Input text, tokenized without a template (default: \"The quick brown fox jumps over the lazy dog.\").")
         String prompt;
@@ -117,7 +119,7 @@ final class VerifyCommand implements Callable<Integer> {
     private int[] tokens(ModelSource source) {
         int[] ids;
         if (input != null && input.tokens != null) {
-            ids = input.tokens;
+            ids = input.tokens.ids();
         } else {
             String text = input != null ? input.prompt : "The quick brown fox jumps over the lazy dog.";
             ids = source.tokenizer().encode(text);

@@ -69,6 +69,28 @@ class VerifyCommandTest {
         assertTrue(result.out().contains("first op over the threshold: prefill layer 0 "), result.out());
     }
 
+    /** --tokens reads ids as run, logits and detokenize do: separated by spaces, commas or both. */
+    @Test
+    void tokensAreReadWithSpacesAsWithCommas() throws Exception {
+        Result commas = verify(MODEL, "--tokens", "9707,11,1879", "--json");
+        Result spaces = verify(MODEL, "--tokens", "9707 11 1879", "--json");
+        assertEquals(0, commas.exit(), commas.err());
+        assertEquals(0, spaces.exit(), spaces.err());
+        JsonNode byCommas = new ObjectMapper().readTree(commas.out());
+        JsonNode bySpaces = new ObjectMapper().readTree(spaces.out());
+        assertEquals(4, bySpaces.get("positions").asInt()); // 3 prefill positions + the decode pass
+        assertEquals(byCommas.get("oracle_top1"), bySpaces.get("oracle_top1"));
+
+        // Checked before OpenCL is looked for: the id after a space is read, and refused for the vocabulary.
+        Result outside = verify(MODEL, "--tokens", "[1, 2 999999]");
+        assertEquals(1, outside.exit());
+        assertEquals("fs: --tokens: token id 999999 is outside the vocabulary (0..151935)", outside.err().strip());
+        Result notAnId = verify("/nonexistent/model", "--tokens", "9707 eleven");
+        assertEquals(2, notAnId.exit());
+        assertEquals("fs: invalid value for --tokens: 'eleven' is not a token id (ids are integers from 0, separated "
+                + "by spaces or commas); see 'fs verify --help'", notAnId.err().strip());
+    }
+
     @Test
     void badInputIsOneLine() {
         Result result = verify(MODEL, "--tokens", "1,999999");
