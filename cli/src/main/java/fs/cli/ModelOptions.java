@@ -5,12 +5,15 @@ import fs.backend.Backend;
 import fs.backend.Backends;
 import fs.backend.cpu.VectorBackend;
 import fs.hub.ModelResolver;
+import fs.hub.RepoId;
 import fs.model.Qwen3Config;
 import fs.model.Qwen3Model;
 import fs.model.Qwen3Weights;
 import fs.model.SingleSequence;
 import fs.source.ModelSource;
 import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -34,6 +37,8 @@ final class ModelOptions {
     static final int PREFILL_BATCH = 512;
 
     static final String DEFAULT_MODEL = "Qwen/Qwen3-0.6B";
+    /** How a path typed on a command line begins, where a prompt rarely does. */
+    private static final List<String> PATH_STARTS = List.of("/", "./", "../", "~/");
     /** More threads than this is a typo, not a machine: each one is a platform thread with its own scratch space. */
     static final int MAX_THREADS = 1024;
 
@@ -129,14 +134,41 @@ final class ModelOptions {
     }
 
     /**
-     * With -m or -hf naming the model, the one positional argument is not the model but what follows it (fs run -m
-     * MODEL PROMPT): returns it, no longer the model; null when there is none or no option names the model.
+     * The one positional argument when it is the prompt rather than the model: with -m or -hf naming the model (fs run
+     * -m MODEL PROMPT), or when it cannot name one (fs run "Why is the sky blue?", for the default model, see
+     * {@link #readsAsPrompt}). Returns it, no longer the model; null when there is none or it is the model.
      */
-    String argumentAfterModelOption() {
-        if (modelOption == null && huggingFaceRepo == null) return null;
+    String argumentThatIsThePrompt() {
+        if (modelArgument == null) return null;
+        if (modelOption == null && huggingFaceRepo == null && !readsAsPrompt(modelArgument, Path.of(""))) return null;
         String argument = modelArgument;
         modelArgument = null;
         return argument;
+    }
+
+    /**
+     * Whether the MODEL argument is words rather than a model: more than one word, as no model name is (a repo id or
+     * repo:QUANT is one word), and neither a file or directory in {@code workingDirectory} nor begun as a path or a
+     * repo id is (/, ./, ../, ~/, owner/name) nor ended as a GGUF file's name: a model mistyped with a space in it
+     * stays a model, which fs then says it cannot find, rather than a prompt for another model.
+     */
+    static boolean readsAsPrompt(String argument, Path workingDirectory) {
+        String text = argument.strip();
+        String[] words = text.split("\\s+");
+        if (words.length < 2 || isPath(argument, workingDirectory)) return false;
+        String first = words[0];
+        boolean pathLike = PATH_STARTS.stream().anyMatch(first::startsWith)
+                || text.toLowerCase(Locale.ROOT).endsWith(".gguf");
+        String repo = first.contains(":") ? first.substring(0, first.lastIndexOf(':')) : first;
+        return !pathLike && RepoId.parse(repo).isEmpty();
+    }
+
+    private static boolean isPath(String argument, Path workingDirectory) {
+        try {
+            return Files.exists(workingDirectory.resolve(argument));
+        } catch (InvalidPathException e) {
+            return false;
+        }
     }
 
     int threadCount() {

@@ -26,7 +26,8 @@ import picocli.CommandLine.Spec;
 
 @Command(name = "run", mixinStandardHelpOptions = true,
         description = {"Generates text from a prompt: fs run MODEL PROMPT, as ollama run; or with -p TEXT, -f FILE or "
-                + "--tokens IDS, as llama-cli.", "Examples:", "  fs run Qwen/Qwen3-0.6B \"Why is the sky blue?\"",
+                + "--tokens IDS, as llama-cli. Words alone, where no model is named, are the prompt for the default "
+                + "model.", "Examples:", "  fs run Qwen/Qwen3-0.6B \"Why is the sky blue?\"",
                 "  fs run -hf Qwen/Qwen3-0.6B-GGUF:Q8_0 -p \"Why is the sky blue?\" -n 64"})
 final class RunCommand implements Callable<Integer> {
     @Spec
@@ -113,12 +114,13 @@ final class RunCommand implements Callable<Integer> {
     }
 
     /**
-     * Takes the one prompt given (PROMPT as -p), refusing none or two before the model is looked for. With -m or -hf
-     * naming the model and no other prompt, the one argument is the prompt ({@code fs run -m MODEL PROMPT}).
+     * Takes the one prompt given (PROMPT as -p), refusing none or two before the model is looked for. With no other
+     * prompt, the one argument is the prompt when -m or -hf names the model ({@code fs run -m MODEL PROMPT}) or when it
+     * cannot be a model ({@code fs run "Why is the sky blue?"}, for the default model).
      */
     private void settlePrompt() {
         if (promptArgument == null && prompt == null && promptFile == null && tokens == null) {
-            promptArgument = modelOptions.argumentAfterModelOption();
+            promptArgument = modelOptions.argumentThatIsThePrompt();
         }
         List<String> given = new ArrayList<>();
         if (promptArgument != null) given.add("PROMPT");

@@ -1,7 +1,16 @@
 package fs.cli;
 
+import java.io.IOException;
+import java.io.InputStream;
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
 /** One run of the fs command line in this JVM, with what it printed. */
 record CliRun(int exitCode, String out, String err) {
@@ -11,6 +20,41 @@ record CliRun(int exitCode, String out, String err) {
         StringWriter err = new StringWriter();
         int exit = Main.execute(new PrintWriter(out), new PrintWriter(err), args);
         return new CliRun(exit, out.toString(), err.toString());
+    }
+
+    /**
+     * One run in a JVM of its own whose HF_* variables are {@code hub}'s alone: commands take the hub and its cache
+     * from the environment, which a process cannot change for itself. The JVM's incubator warning is left out of err.
+     */
+    static CliRun inChildJvm(Map<String, String> hub, String... args) throws IOException, InterruptedException {
+        String java = ProcessHandle.current().info().command().orElseThrow();
+        List<String> command = new ArrayList<>(List.of(java, "--add-modules", "jdk.incubator.vector",
+                "--enable-native-access=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"), "fs.cli.Main"));
+        command.addAll(List.of(args));
+        ProcessBuilder builder = new ProcessBuilder(command);
+        builder.environment().keySet().removeIf(name -> name.startsWith("HF_"));
+        builder.environment().putAll(hub);
+        Process fs = builder.start();
+        fs.getOutputStream().close(); // nothing on stdin
+        CompletableFuture<String> out = text(fs.getInputStream());
+        CompletableFuture<String> err = text(fs.getErrorStream());
+        if (!fs.waitFor(60, TimeUnit.SECONDS)) {
+            fs.destroyForcibly();
+            throw new AssertionError("fs " + String.join(" ", args) + " did not finish in 60 s");
+        }
+        return new CliRun(fs.exitValue(), out.join(),
+                err.join().replaceFirst("WARNING: Using incubator modules: jdk.incubator.vector\\R", ""));
+    }
+
+    /** All of {@code stream}, read on another thread (a pipe not read fills and stops the process). */
+    private static CompletableFuture<String> text(InputStream stream) {
+        return CompletableFuture.supplyAsync(() -> {
+            try {
+                return new String(stream.readAllBytes(), StandardCharsets.UTF_8);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        });
     }
 
     static String ids(int[] ids) {
