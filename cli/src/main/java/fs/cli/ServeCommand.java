@@ -30,7 +30,8 @@ import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 import sun.misc.Signal;
 
-@Command(name = "serve", mixinStandardHelpOptions = true,
+// The bundle gives --seed serve's description (a shared option has one description, run's and chat's).
+@Command(name = "serve", mixinStandardHelpOptions = true, resourceBundle = "fs.cli.ServeHelp",
         description = "Serves the model over an OpenAI-compatible HTTP API (/v1/chat/completions, /v1/completions, "
                 + "/v1/models, /health, /metrics) until SIGTERM or Ctrl-C. The sampling flags set the defaults of "
                 + "requests that leave a field out, as llama-server's do; a request's own field wins.")
