@@ -1,0 +1,141 @@
+/*
+ * What every variant of the kernels shares: the block layouts (byte offsets inside one block, as
+ * fs.quant.ReferenceDequantizer draws them), unaligned loads, IEEE half conversions, Q4_K's scale unpacking, the
+ * order in which a row's eight lane sums are added, and the matmul loop around a format's dot product.
+ */
+#ifndef FSCPU_BLOCKS_H
+#define FSCPU_BLOCKS_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "fscpu.h"
+
+/* Activation blocks. Q8_0: f16 d, 32 int8. Q8_K: float d, 256 int8, 16 int16 sums of 16 consecutive quants. */
+#define Q8_0_BYTES 34
+#define Q8_K_BYTES 292
+#define Q8_K_QS 4
+#define Q8_K_SUMS 260
+
+/* Weight blocks: bytes per block and the offsets of their fields. */
+#define Q8_0_BLOCK 34
+#define Q4_0_BLOCK 18
+#define Q4_K_BLOCK 144 /* d f16 @0, dmin f16 @2, scales[12] @4, qs[128] @16 */
+#define Q6_K_BLOCK 210 /* ql[128] @0, qh[64] @128, scales[16] int8 @192, d f16 @208 */
+
+static inline uint16_t load_u16(const uint8_t *p) {
+    uint16_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+static inline uint32_t load_u32(const uint8_t *p) {
+    uint32_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+static inline float load_f32(const uint8_t *p) {
+    float v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+static inline int16_t load_i16(const uint8_t *p) {
+    int16_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+static inline float float_of_bits(uint32_t bits) {
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+/* An IEEE half to float: exact. */
+static inline float half_to_float(uint16_t h) {
+    uint32_t sign = (uint32_t)(h & 0x8000) << 16;
+    uint32_t exponent = (h >> 10) & 0x1F, mantissa = h & 0x3FF;
+    if (exponent == 0x1F) return float_of_bits(sign | 0x7F800000 | mantissa << 13);
+    if (exponent != 0) return float_of_bits(sign | (exponent + 112) << 23 | mantissa << 13);
+    if (mantissa == 0) return float_of_bits(sign);
+    uint32_t biased = 113; /* a subnormal: mantissa * 2^-24, normalized */
+    while (!(mantissa & 0x400)) {
+        mantissa <<= 1;
+        biased--;
+    }
+    return float_of_bits(sign | biased << 23 | (mantissa & 0x3FF) << 13);
+}
+
+/* A float to the nearest IEEE half, ties to even (as F16C's vcvtps2ph and Java's Float.floatToFloat16). */
+static inline uint16_t float_to_half(float f) {
+    uint32_t x;
+    memcpy(&x, &f, sizeof x);
+    uint32_t sign = (x >> 16) & 0x8000, magnitude = x & 0x7FFFFFFF;
+    if (magnitude > 0x7F800000) return (uint16_t)(sign | 0x7E00);
+    if (magnitude >= 0x477FF000) return (uint16_t)(sign | 0x7C00); /* 65520 and above round to infinity */
+    uint32_t mantissa, shift, half;
+    if (magnitude >= 0x38800000) { /* a normal half: drop 13 mantissa bits; a carry may bump the exponent */
+        half = (magnitude >> 23) - 112;
+        half = half << 10 | (magnitude & 0x7FFFFF) >> 13;
+        uint32_t rest = magnitude & 0x1FFF;
+        if (rest > 0x1000 || (rest == 0x1000 && (half & 1))) half++;
+        return (uint16_t)(sign | half);
+    }
+    if (magnitude < 0x33000000) return (uint16_t)sign; /* below 2^-25: zero */
+    mantissa = (magnitude & 0x7FFFFF) | 0x800000;      /* a subnormal half: units of 2^-24 */
+    shift = 126 - (magnitude >> 23);
+    half = mantissa >> shift;
+    uint32_t rest = mantissa & ((1u << shift) - 1), tie = 1u << (shift - 1);
+    if (rest > tie || (rest == tie && (half & 1))) half++;
+    return (uint16_t)(sign | half);
+}
+
+/*
+ * The 6-bit scales (sc) and mins (mn) of the 8 groups of a Q4_K block, from its 12 scale bytes: groups 0..3 take
+ * the low 6 bits of bytes 0..3 (scales) and 4..7 (mins), groups 4..7 their low 4 bits from the nibbles of bytes
+ * 8..11 and their top 2 bits from the top bits of bytes 0..3 (scales) and 4..7 (mins). Returned packed four to a
+ * word, group g in byte g % 4 of word g / 4: sc[0] = groups 0..3, sc[1] = 4..7.
+ */
+static inline void q4_k_scales(const uint8_t *scales, uint32_t sc[2], uint32_t mn[2]) {
+    uint32_t a = load_u32(scales), b = load_u32(scales + 4), c = load_u32(scales + 8);
+    sc[0] = a & 0x3F3F3F3F;
+    mn[0] = b & 0x3F3F3F3F;
+    sc[1] = (c & 0x0F0F0F0F) | ((a >> 6) & 0x03030303) << 4;
+    mn[1] = ((c >> 4) & 0x0F0F0F0F) | ((b >> 6) & 0x03030303) << 4;
+}
+
+/*
+ * The sum of a row's eight float lane accumulators, in this order in every variant (and in the Java reference):
+ * t[i] = v[i] + v[i + 4], then (t[0] + t[2]) + (t[1] + t[3]).
+ */
+static inline float sum_lanes(const float v[8]) {
+    float t0 = v[0] + v[4], t1 = v[1] + v[5], t2 = v[2] + v[6], t3 = v[3] + v[7];
+    return (t0 + t2) + (t1 + t3);
+}
+
+/*
+ * fs_matmul_F_V over a dot product dot(weight row, activation row, blocks) of blocks of ELEMENTS weights.
+ * Activation rows are taken four at a time over the slice's weight rows, so each weight row is read from memory
+ * once per four and from L1 for the others. Every output is the same function of its two rows, whatever the slice,
+ * the tile or the number of rows. (Two levels so that a variant's name given as a macro, FS_VARIANT, is expanded
+ * before it is pasted.)
+ */
+#define FS_MATMUL(F, V, ELEMENTS, ACT_BYTES, dot) FS_MATMUL_EXPANDED(F, V, ELEMENTS, ACT_BYTES, dot)
+#define FS_MATMUL_EXPANDED(F, V, ELEMENTS, ACT_BYTES, dot)                                                           \
+    FS_API void fs_matmul_##F##_##V(const void *w, int64_t row_bytes, int row_from, int row_to, const void *act,     \
+                                    int act_rows, int k, float *out, int64_t out_stride) {                           \
+        const uint8_t *weights = w, *acts = act;                                                                     \
+        int blocks = k / (ELEMENTS);                                                                                 \
+        int64_t act_row_bytes = (int64_t)blocks * (ACT_BYTES);                                                       \
+        for (int r0 = 0; r0 < act_rows; r0 += 4) {                                                                   \
+            int r1 = r0 + 4 < act_rows ? r0 + 4 : act_rows;                                                          \
+            for (int i = row_from; i < row_to; i++) {                                                                \
+                const uint8_t *row = weights + (int64_t)i * row_bytes;                                               \
+                for (int r = r0; r < r1; r++) out[r * out_stride + i] = dot(row, acts + r * act_row_bytes, blocks);  \
+            }                                                                                                        \
+        }                                                                                                            \
+    }
+
+#endif

@@ -1,0 +1,27 @@
+/*
+ * Which variants this CPU runs, by CPUID (GCC's and Clang's __builtin_cpu_supports, which also check that the OS
+ * saves the AVX and AVX-512 registers). The caller picks the variant; nothing here keeps state.
+ */
+#include <string.h>
+
+#include "fscpu.h"
+
+FS_API int fs_cpu_runs(const char *isa) {
+    if (strcmp(isa, "scalar") == 0) return 1;
+#if defined(__x86_64__)
+    __builtin_cpu_init();
+    int avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+    if (strcmp(isa, "avx2") == 0) return avx2;
+    if (strcmp(isa, "avx512") == 0) {
+        return avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")
+               && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
+    }
+#endif
+    return 0;
+}
+
+FS_API const char *fs_cpu_isa(void) {
+    if (fs_cpu_runs("avx512")) return "avx512";
+    if (fs_cpu_runs("avx2")) return "avx2";
+    return "scalar";
+}

@@ -1,0 +1,51 @@
+/*
+ * libfscpu: fs's native CPU matmul kernels, called from Java through the FFM API (fs.backend.cpu.NativeKernels).
+ *
+ * Each weight row is multiplied by activations that were quantized once per matmul to 8 bits, with integer dot
+ * products (llama.cpp's scheme): Q8_0 activation blocks (32 int8 and an f16 scale) for Q8_0 and Q4_0 weights, Q8_K
+ * blocks (256 int8, a float scale and 16 sums of 16) for the K-quants and IQ2_XXS. Every kernel comes in one variant
+ * per instruction set, each named with its suffix (fs_matmul_q4_k_avx2, ...): the caller picks one with
+ * fs_cpu_runs, and every variant computes bit for bit the same floats (the order is in README.md, "Arithmetic").
+ *
+ * All pointers may be unaligned. Counts and k are multiples of the block size of the format involved.
+ */
+#ifndef FSCPU_H
+#define FSCPU_H
+
+#include <stdint.h>
+
+#define FS_API __attribute__((visibility("default")))
+
+/* The best variant this CPU runs: "avx512" (F, BW, VL and VNNI), "avx2" (with FMA and F16C) or "scalar". */
+FS_API const char *fs_cpu_isa(void);
+
+/* 1 if this library has variant isa and this CPU runs it, else 0. */
+FS_API int fs_cpu_runs(const char *isa);
+
+/*
+ * fs_quantize_q8_0_V / fs_quantize_q8_k_V: count floats at x (a multiple of 32 / 256) to count / 32 Q8_0 blocks of
+ * 34 bytes / count / 256 Q8_K blocks of 292 bytes at y.
+ *
+ * fs_matmul_F_V: out[r * out_stride + i] = weight row i · activation row r, for weight rows row_from <= i < row_to
+ * (row i at w + i * row_bytes, k weights of format F) and activation rows 0 <= r < act_rows (quantized rows of k
+ * values, back to back at act, in the activation format of F).
+ */
+#define FS_DECLARE_VARIANT(V)                                                                                        \
+    FS_API void fs_quantize_q8_0_##V(const float *x, void *y, int64_t count);                                        \
+    FS_API void fs_quantize_q8_k_##V(const float *x, void *y, int64_t count);                                        \
+    FS_DECLARE_MATMUL(q8_0, V)                                                                                       \
+    FS_DECLARE_MATMUL(q4_0, V)                                                                                       \
+    FS_DECLARE_MATMUL(q4_k, V)                                                                                       \
+    FS_DECLARE_MATMUL(q6_k, V)
+
+#define FS_DECLARE_MATMUL(F, V)                                                                                      \
+    FS_API void fs_matmul_##F##_##V(const void *w, int64_t row_bytes, int row_from, int row_to, const void *act,     \
+                                    int act_rows, int k, float *out, int64_t out_stride);
+
+FS_DECLARE_VARIANT(scalar)
+#if defined(__x86_64__)
+FS_DECLARE_VARIANT(avx2)
+FS_DECLARE_VARIANT(avx512)
+#endif
+
+#endif

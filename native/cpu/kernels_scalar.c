@@ -1,0 +1,140 @@
+/*
+ * The portable variant, in plain C: the arithmetic of every kernel written out one value at a time. The SIMD
+ * variants compute the same integers and the same float operations in the same order (README.md, "Arithmetic"),
+ * so this file is also their specification.
+ */
+#include <math.h>
+
+#include "blocks.h"
+
+/* n floats to int8 quants q = round-to-nearest-even(x * 127 / amax); returns d = amax / 127. */
+static float quantize_block(const float *x, int n, int8_t *q) {
+    float amax = 0.0f;
+    for (int j = 0; j < n; j++) {
+        float a = fabsf(x[j]);
+        if (a > amax) amax = a;
+    }
+    float id = amax != 0.0f ? 127.0f / amax : 0.0f;
+    for (int j = 0; j < n; j++) q[j] = (int8_t)lrintf(x[j] * id);
+    return amax / 127.0f;
+}
+
+FS_API void fs_quantize_q8_0_scalar(const float *x, void *y, int64_t count) {
+    uint8_t *out = y;
+    for (int64_t b = 0; b < count / 32; b++, x += 32, out += Q8_0_BYTES) {
+        uint16_t d = float_to_half(quantize_block(x, 32, (int8_t *)(out + 2)));
+        memcpy(out, &d, sizeof d);
+    }
+}
+
+FS_API void fs_quantize_q8_k_scalar(const float *x, void *y, int64_t count) {
+    uint8_t *out = y;
+    for (int64_t b = 0; b < count / 256; b++, x += 256, out += Q8_K_BYTES) {
+        const int8_t *q = (const int8_t *)(out + Q8_K_QS);
+        float d = quantize_block(x, 256, (int8_t *)(out + Q8_K_QS));
+        memcpy(out, &d, sizeof d);
+        for (int g = 0; g < 16; g++) {
+            int16_t sum = 0;
+            for (int j = 16 * g; j < 16 * g + 16; j++) sum = (int16_t)(sum + q[j]);
+            memcpy(out + Q8_K_SUMS + 2 * g, &sum, sizeof sum);
+        }
+    }
+}
+
+/*
+ * Every dot product sums a block's integer products into eight int32 lanes, lane l taking the weights whose
+ * index inside their 32-weight chunk is 4l..4l + 3 (as a 256-bit vpmaddubsw + vpmaddwd or vpdpbusd does), and
+ * adds each lane times the block's float scale into its float lane: acc[l] = fmaf(d, (float)lane[l], acc[l]).
+ * Every lane sum is exact (in int32 and as a float: at most 2^24 in magnitude), so the only roundings are those
+ * fmafs, the block scales' products and sum_lanes.
+ */
+static inline void add_lanes(float acc[8], float d, const int32_t lanes[8]) {
+    for (int l = 0; l < 8; l++) acc[l] = fmaf(d, (float)lanes[l], acc[l]);
+}
+
+/* Σ over the 32 products w[j]·a[j] of one chunk into lanes[j / 4], each times scale (a group's, or 1). */
+static inline void chunk_lanes(const int8_t w[32], const int8_t *a, int32_t scale_low, int32_t scale_high,
+                               int32_t lanes[8]) {
+    for (int j = 0; j < 32; j++) lanes[j / 4] += (j < 16 ? scale_low : scale_high) * w[j] * a[j];
+}
+
+/* Q8_0 weights by Q8_0 activations: lane sums of w·a, scaled by d_w·d_a (an exact product of two halves). */
+static float dot_q8_0(const uint8_t *w, const uint8_t *a, int blocks) {
+    float acc[8] = {0};
+    for (int b = 0; b < blocks; b++, w += Q8_0_BLOCK, a += Q8_0_BYTES) {
+        int32_t lanes[8] = {0};
+        chunk_lanes((const int8_t *)(w + 2), (const int8_t *)(a + 2), 1, 1, lanes);
+        add_lanes(acc, half_to_float(load_u16(w)) * half_to_float(load_u16(a)), lanes);
+    }
+    return sum_lanes(acc);
+}
+
+/* Q4_0 weights (nibble − 8: low nibbles are weights 0..15, high nibbles 16..31) by Q8_0 activations, as Q8_0. */
+static float dot_q4_0(const uint8_t *w, const uint8_t *a, int blocks) {
+    float acc[8] = {0};
+    for (int b = 0; b < blocks; b++, w += Q4_0_BLOCK, a += Q8_0_BYTES) {
+        int8_t q[32];
+        for (int j = 0; j < 16; j++) {
+            q[j] = (int8_t)((w[2 + j] & 0xF) - 8);
+            q[j + 16] = (int8_t)((w[2 + j] >> 4) - 8);
+        }
+        int32_t lanes[8] = {0};
+        chunk_lanes(q, (const int8_t *)(a + 2), 1, 1, lanes);
+        add_lanes(acc, half_to_float(load_u16(w)) * half_to_float(load_u16(a)), lanes);
+    }
+    return sum_lanes(acc);
+}
+
+/*
+ * Q4_K weights by Q8_K activations. A block's lanes sum scale_g·q·a over its 8 groups (a group is a chunk), scaled
+ * by d_a·d; the mins are one integer per block, Σ_g min_g·(sum of group g's activations, from the two 16-sums),
+ * scaled by d_a·dmin into one float accumulator that is subtracted at the end.
+ */
+static float dot_q4_k(const uint8_t *w, const uint8_t *a, int blocks) {
+    float acc[8] = {0}, mins = 0.0f;
+    for (int b = 0; b < blocks; b++, w += Q4_K_BLOCK, a += Q8_K_BYTES) {
+        float da = load_f32(a);
+        uint32_t sc[2], mn[2];
+        q4_k_scales(w + 4, sc, mn);
+        int32_t lanes[8] = {0}, min_sum = 0;
+        for (int g = 0; g < 8; g++) {
+            int8_t q[32];
+            for (int j = 0; j < 32; j++) q[j] = (int8_t)((w[16 + 32 * (g / 2) + j] >> 4 * (g % 2)) & 0xF);
+            int32_t scale = (sc[g / 4] >> 8 * (g % 4)) & 0xFF, min = (mn[g / 4] >> 8 * (g % 4)) & 0xFF;
+            chunk_lanes(q, (const int8_t *)(a + Q8_K_QS + 32 * g), scale, scale, lanes);
+            min_sum += min * (load_i16(a + Q8_K_SUMS + 4 * g) + load_i16(a + Q8_K_SUMS + 4 * g + 2));
+        }
+        add_lanes(acc, da * half_to_float(load_u16(w)), lanes);
+        mins = fmaf(da * half_to_float(load_u16(w + 2)), (float)min_sum, mins);
+    }
+    return sum_lanes(acc) - mins;
+}
+
+/*
+ * Q6_K weights (q − 32, 6 bits: 4 in ql, 2 in qh) by Q8_K activations; chunk c of a block holds groups 2c (its
+ * first 16 weights) and 2c + 1, each with a signed 8-bit scale. Lanes scaled by d_a·d.
+ */
+static float dot_q6_k(const uint8_t *w, const uint8_t *a, int blocks) {
+    float acc[8] = {0};
+    for (int b = 0; b < blocks; b++, w += Q6_K_BLOCK, a += Q8_K_BYTES) {
+        const int8_t *scales = (const int8_t *)(w + 192);
+        int32_t lanes[8] = {0};
+        for (int c = 0; c < 8; c++) {
+            int h = c / 4, run = c % 4;
+            int8_t q[32];
+            for (int j = 0; j < 32; j++) {
+                int low = (w[64 * h + 32 * (run & 1) + j] >> 4 * (run >> 1)) & 0xF;
+                int high = (w[128 + 32 * h + j] >> 2 * run) & 3;
+                q[j] = (int8_t)((low | high << 4) - 32);
+            }
+            chunk_lanes(q, (const int8_t *)(a + Q8_K_QS + 32 * c), scales[2 * c], scales[2 * c + 1], lanes);
+        }
+        add_lanes(acc, load_f32(a) * half_to_float(load_u16(w + 208)), lanes);
+    }
+    return sum_lanes(acc);
+}
+
+FS_MATMUL(q8_0, scalar, 32, Q8_0_BYTES, dot_q8_0)
+FS_MATMUL(q4_0, scalar, 32, Q8_0_BYTES, dot_q4_0)
+FS_MATMUL(q4_k, scalar, 256, Q8_K_BYTES, dot_q4_k)
+FS_MATMUL(q6_k, scalar, 256, Q8_K_BYTES, dot_q6_k)

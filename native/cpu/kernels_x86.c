@@ -1,0 +1,223 @@
+/*
+ * The x86 variants, one source compiled once per instruction set with its own flags (CMakeLists.txt):
+ *   avx2   -mavx2 -mfma -mf16c: int8 products by vpmaddubsw (u8 × s8 into int16 pairs), summed by vpmaddwd;
+ *   avx512 adds -mavx512f -mavx512bw -mavx512vl -mavx512vnni: the same 256-bit kernels with VNNI's fused
+ *          vpdpbusd (u8 × s8, four products into an int32 lane) and vpdpwssd (int16 pairs into an int32 lane).
+ * Both compute exactly the integers and float operations of kernels_scalar.c (the lane layout is that of a 256-bit
+ * vector: lane l of a 32-byte chunk holds its bytes 4l..4l + 3, whichever instruction summed them), so they agree
+ * with it bit for bit. vpmaddubsw saturates its int16 pairs; every use below stays inside int16 (noted there), so
+ * the avx2 and VNNI paths give the same sums.
+ */
+#include <immintrin.h>
+#include <math.h>
+
+#include "blocks.h"
+
+#if !defined(FS_VARIANT)
+#error "build with -DFS_VARIANT=avx2 or avx512"
+#endif
+#define FS_CAT(a, b) a##_##b
+#define FS_NAME(f, v) FS_CAT(f, v)
+#define FS_EXPORT(f) FS_NAME(f, FS_VARIANT)
+
+#if defined(__AVX512VNNI__) && defined(__AVX512VL__)
+#define FS_VNNI 1
+#endif
+
+/* acc + per int32 lane the four products of unsigned bytes u and signed bytes s. */
+static inline __m256i dot_u8_s8(__m256i acc, __m256i u, __m256i s) {
+#ifdef FS_VNNI
+    return _mm256_dpbusd_epi32(acc, u, s);
+#else
+    return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1)));
+#endif
+}
+
+/* acc + per int32 lane the two products of int16 lanes a and b. */
+static inline __m256i dot_i16(__m256i acc, __m256i a, __m256i b) {
+#ifdef FS_VNNI
+    return _mm256_dpwssd_epi32(acc, a, b);
+#else
+    return _mm256_add_epi32(acc, _mm256_madd_epi16(a, b));
+#endif
+}
+
+/* The lane sums of w·a for signed bytes, by the sign trick: |w| (unsigned, 128 for −128) times a with w's sign. */
+static inline __m256i dot_i8(__m256i acc, __m256i w, __m256i a) {
+    return dot_u8_s8(acc, _mm256_sign_epi8(w, w), _mm256_sign_epi8(a, w)); /* pairs ≤ 2·128·127 < 2^15 */
+}
+
+static inline __m256i load256(const uint8_t *p) {
+    return _mm256_loadu_si256((const __m256i *)p);
+}
+
+static inline float half(const uint8_t *p) {
+    return _cvtsh_ss(load_u16(p));
+}
+
+static inline float sum_vector(__m256 v) {
+    float lanes[8];
+    _mm256_storeu_ps(lanes, v);
+    return sum_lanes(lanes);
+}
+
+/* acc + d · (float) lanes, per lane: the fmaf of kernels_scalar.c's add_lanes. */
+static inline __m256 add_lanes(__m256 acc, float d, __m256i lanes) {
+    return _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(lanes), acc);
+}
+
+/* 32 floats times id, rounded to the nearest integer (ties to even), to 32 int8 at q in order. */
+static inline void quantize32(const float *x, __m256 id, uint8_t *q) {
+    __m256i i[4];
+    for (int v = 0; v < 4; v++) {
+        __m256 scaled = _mm256_mul_ps(_mm256_loadu_ps(x + 8 * v), id);
+        i[v] = _mm256_cvtps_epi32(_mm256_round_ps(scaled, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    }
+    /* The packs work within 128-bit halves: bytes come out as dwords 0, 2, 4, 6, 1, 3, 5, 7 of the result. */
+    __m256i bytes = _mm256_packs_epi16(_mm256_packs_epi32(i[0], i[1]), _mm256_packs_epi32(i[2], i[3]));
+    bytes = _mm256_permutevar8x32_epi32(bytes, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    _mm256_storeu_si256((__m256i *)q, bytes);
+}
+
+static inline __m256 abs_max(__m256 m, const float *x) {
+    return _mm256_max_ps(m, _mm256_andnot_ps(_mm256_set1_ps(-0.0f), _mm256_loadu_ps(x)));
+}
+
+static inline float max_lane(__m256 m) {
+    __m128 h = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+    h = _mm_max_ps(h, _mm_movehl_ps(h, h));
+    return _mm_cvtss_f32(_mm_max_ss(h, _mm_movehdup_ps(h)));
+}
+
+FS_API void FS_EXPORT(fs_quantize_q8_0)(const float *x, void *y, int64_t count) {
+    uint8_t *out = y;
+    for (int64_t b = 0; b < count / 32; b++, x += 32, out += Q8_0_BYTES) {
+        __m256 m = _mm256_setzero_ps();
+        for (int v = 0; v < 4; v++) m = abs_max(m, x + 8 * v);
+        float amax = max_lane(m);
+        uint16_t d = _cvtss_sh(amax / 127.0f, _MM_FROUND_TO_NEAREST_INT);
+        memcpy(out, &d, sizeof d);
+        quantize32(x, _mm256_set1_ps(amax != 0.0f ? 127.0f / amax : 0.0f), out + 2);
+    }
+}
+
+FS_API void FS_EXPORT(fs_quantize_q8_k)(const float *x, void *y, int64_t count) {
+    uint8_t *out = y;
+    for (int64_t b = 0; b < count / 256; b++, x += 256, out += Q8_K_BYTES) {
+        __m256 m = _mm256_setzero_ps();
+        for (int v = 0; v < 32; v++) m = abs_max(m, x + 8 * v);
+        float amax = max_lane(m), d = amax / 127.0f;
+        memcpy(out, &d, sizeof d);
+        __m256 id = _mm256_set1_ps(amax != 0.0f ? 127.0f / amax : 0.0f);
+        for (int c = 0; c < 8; c++) quantize32(x + 32 * c, id, out + Q8_K_QS + 32 * c);
+        const int8_t *q = (const int8_t *)(out + Q8_K_QS);
+        for (int g = 0; g < 16; g++) {
+            int16_t sum = 0;
+            for (int j = 16 * g; j < 16 * g + 16; j++) sum = (int16_t)(sum + q[j]);
+            memcpy(out + Q8_K_SUMS + 2 * g, &sum, sizeof sum);
+        }
+    }
+}
+
+static float dot_q8_0(const uint8_t *w, const uint8_t *a, int blocks) {
+    __m256 acc = _mm256_setzero_ps();
+    for (int b = 0; b < blocks; b++, w += Q8_0_BLOCK, a += Q8_0_BYTES) {
+        __m256i lanes = dot_i8(_mm256_setzero_si256(), load256(w + 2), load256(a + 2));
+        acc = add_lanes(acc, half(w) * half(a), lanes);
+    }
+    return sum_vector(acc);
+}
+
+static float dot_q4_0(const uint8_t *w, const uint8_t *a, int blocks) {
+    const __m256i low = _mm256_set1_epi8(0xF), eight = _mm256_set1_epi8(8);
+    __m256 acc = _mm256_setzero_ps();
+    for (int b = 0; b < blocks; b++, w += Q4_0_BLOCK, a += Q8_0_BYTES) {
+        __m128i packed = _mm_loadu_si128((const __m128i *)(w + 2));
+        /* Low nibbles are weights 0..15, high nibbles 16..31: a 16-bit shift moves each high nibble down. */
+        __m256i q = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(packed, 4), packed), low);
+        __m256i lanes = dot_i8(_mm256_setzero_si256(), _mm256_sub_epi8(q, eight), load256(a + 2));
+        acc = add_lanes(acc, half(w) * half(a), lanes);
+    }
+    return sum_vector(acc);
+}
+
+/* A vector of int16 whose every lane is int16 lane `index` (0..7) of the 128-bit value both halves of v hold. */
+static inline __m256i broadcast_i16(__m256i v, int index) {
+    return _mm256_shuffle_epi8(v, _mm256_set1_epi16((short)((2 * index + 1) << 8 | 2 * index)));
+}
+
+static float dot_q4_k(const uint8_t *w, const uint8_t *a, int blocks) {
+    const __m256i low = _mm256_set1_epi8(0xF);
+    __m256 acc = _mm256_setzero_ps();
+    float mins = 0.0f;
+    for (int b = 0; b < blocks; b++, w += Q4_K_BLOCK, a += Q8_K_BYTES) {
+        float da = load_f32(a);
+        uint32_t sc[2], mn[2];
+        q4_k_scales(w + 4, sc, mn);
+        /* The 8 scales and 8 mins as int16. Min term: Σ min_g·(sum16[2g] + sum16[2g + 1]), in int32. */
+        __m256i scales_mins = _mm256_cvtepu8_epi16(_mm_setr_epi32((int)sc[0], (int)sc[1], (int)mn[0], (int)mn[1]));
+        __m256i sums = load256(a + Q8_K_SUMS);
+        __m128i group_sums = _mm_hadd_epi16(_mm256_castsi256_si128(sums), _mm256_extracti128_si256(sums, 1));
+        __m128i min_products = _mm_madd_epi16(_mm256_extracti128_si256(scales_mins, 1), group_sums);
+        min_products = _mm_add_epi32(min_products, _mm_unpackhi_epi64(min_products, min_products));
+        min_products = _mm_add_epi32(min_products, _mm_shuffle_epi32(min_products, 1));
+        int32_t min_sum = _mm_cvtsi128_si32(min_products);
+        __m128i scales128 = _mm256_castsi256_si128(scales_mins);
+        __m256i scales = _mm256_set_m128i(scales128, scales128);
+        __m256i lanes = _mm256_setzero_si256();
+        for (int run = 0; run < 4; run++) { /* 32 bytes: group 2·run in the low nibbles, 2·run + 1 in the high */
+            __m256i q = load256(w + 16 + 32 * run);
+            __m256i q_low = _mm256_and_si256(q, low), q_high = _mm256_and_si256(_mm256_srli_epi16(q, 4), low);
+            /* Pairs ≤ 2·15·127: inside int16. */
+            __m256i p_low = _mm256_maddubs_epi16(q_low, load256(a + Q8_K_QS + 64 * run));
+            __m256i p_high = _mm256_maddubs_epi16(q_high, load256(a + Q8_K_QS + 64 * run + 32));
+            lanes = dot_i16(lanes, p_low, broadcast_i16(scales, 2 * run));
+            lanes = dot_i16(lanes, p_high, broadcast_i16(scales, 2 * run + 1));
+        }
+        acc = add_lanes(acc, da * half(w), lanes);
+        mins = fmaf(da * half(w + 2), (float)min_sum, mins);
+    }
+    return sum_vector(acc) - mins;
+}
+
+static float dot_q6_k(const uint8_t *w, const uint8_t *a, int blocks) {
+    const __m256i low = _mm256_set1_epi8(0xF), two = _mm256_set1_epi8(3), offset = _mm256_set1_epi8(32);
+    __m256 acc = _mm256_setzero_ps();
+    for (int b = 0; b < blocks; b++, w += Q6_K_BLOCK, a += Q8_K_BYTES) {
+        __m256i scales16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(w + 192)));
+        __m256i lanes = _mm256_setzero_si256();
+        for (int h = 0; h < 2; h++) { /* half h: chunks 4h..4h + 3, groups 8h..8h + 7 */
+            __m128i half_scales = h == 0 ? _mm256_castsi256_si128(scales16) : _mm256_extracti128_si256(scales16, 1);
+            __m256i both = _mm256_set_m128i(half_scales, half_scales);
+            __m256i ql0 = load256(w + 64 * h), ql1 = load256(w + 64 * h + 32), qh = load256(w + 128 + 32 * h);
+            __m256i q[4];
+            q[0] = _mm256_or_si256(_mm256_and_si256(ql0, low), _mm256_slli_epi16(_mm256_and_si256(qh, two), 4));
+            q[1] = _mm256_or_si256(_mm256_and_si256(ql1, low),
+                                   _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2), two), 4));
+            q[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), low),
+                                   _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 4), two), 4));
+            q[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), low),
+                                   _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 6), two), 4));
+            for (int run = 0; run < 4; run++) {
+                __m256i x = load256(a + Q8_K_QS + 32 * (4 * h + run));
+                /* (q − 32)·x in pairs as q·x − 32·x: each term and the result inside int16 (≤ 2·63·127). */
+                __m256i p = _mm256_sub_epi16(_mm256_maddubs_epi16(q[run], x), _mm256_maddubs_epi16(offset, x));
+                /* This chunk's two scales: group 2·run of the half in the low 128 bits, 2·run + 1 in the high. */
+                __m256i scale = _mm256_shuffle_epi8(both, _mm256_setr_epi8(
+                        4 * run, 4 * run + 1, 4 * run, 4 * run + 1, 4 * run, 4 * run + 1, 4 * run, 4 * run + 1,
+                        4 * run, 4 * run + 1, 4 * run, 4 * run + 1, 4 * run, 4 * run + 1, 4 * run, 4 * run + 1,
+                        4 * run + 2, 4 * run + 3, 4 * run + 2, 4 * run + 3, 4 * run + 2, 4 * run + 3, 4 * run + 2,
+                        4 * run + 3, 4 * run + 2, 4 * run + 3, 4 * run + 2, 4 * run + 3, 4 * run + 2, 4 * run + 3,
+                        4 * run + 2, 4 * run + 3));
+                lanes = dot_i16(lanes, p, scale);
+            }
+        }
+        acc = add_lanes(acc, load_f32(a) * half(w + 208), lanes);
+    }
+    return sum_vector(acc);
+}
+
+FS_MATMUL(q8_0, FS_VARIANT, 32, Q8_0_BYTES, dot_q8_0)
+FS_MATMUL(q4_0, FS_VARIANT, 32, Q8_0_BYTES, dot_q4_0)
+FS_MATMUL(q4_k, FS_VARIANT, 256, Q8_K_BYTES, dot_q4_k)
+FS_MATMUL(q6_k, FS_VARIANT, 256, Q8_K_BYTES, dot_q6_k)
