@@ -25,7 +25,9 @@ import jdk.incubator.vector.FloatVector;
 /**
  * The CPU backend on the Vector API: float32 activations off-heap, weights read in place from the checkpoint's
  * memory (plain or quantized blocks) and decoded to float32 in the kernels: each weight format is one
- * {@link RowFormat}, chosen at upload ({@link RowFormats}), and {@link MatmulTask} runs the matmul over it.
+ * {@link RowFormat}, chosen at upload ({@link RowFormats}), and {@link MatmulTask} runs the matmul over it. With
+ * {@link CpuKernels} asking for native kernels, the matmuls of the formats libfscpu has run there instead
+ * ({@link NativeMatmul}: activations quantized to 8 bits, integer dot products), and everything else here.
  *
  * <p>matmul and attention (and the larger element-wise ops) are split over a {@link WorkerPool}; every output is
  * computed by the same sequence of float operations whatever the thread count, so results are bitwise reproducible
@@ -43,6 +45,10 @@ public final class VectorBackend implements Backend {
     private final WorkerPool pool;
     private final Map<Rope, RopeTable> ropeTables = new HashMap<>();
     private final MatmulTask matmulTask;
+    /** The native matmul of the formats it has, or null when the Vector API runs every matmul. */
+    private final NativeMatmul nativeMatmul;
+    /** Why native kernels that were asked for are not running, or null. */
+    private final String nativeUnavailable;
     private final AttentionTask attentionTask = new AttentionTask();
     private final SiluMulTask siluMulTask = new SiluMulTask();
     /** Per thread: a tile of attention queries, their scores (then weights) and their outputs. */
@@ -58,10 +64,20 @@ public final class VectorBackend implements Backend {
     private float[] decodedRow = new float[0];
     private boolean closed;
 
-    /** A backend that runs its ops on {@code threads} threads (the calling thread included). */
+    /**
+     * A backend that runs its ops on {@code threads} threads (the calling thread included), with the matmul
+     * kernels the system properties and the environment ask for ({@link CpuKernels#fromEnvironment}).
+     */
     public VectorBackend(int threads) {
+        this(threads, CpuKernels.fromEnvironment());
+    }
+
+    /** A backend that runs its ops on {@code threads} threads, its matmuls on {@code kernels}. */
+    public VectorBackend(int threads, CpuKernels kernels) {
         pool = new WorkerPool(threads);
         matmulTask = new MatmulTask(pool, arena);
+        nativeMatmul = kernels.nativeKernels() == null ? null : new NativeMatmul(pool, kernels.nativeKernels());
+        nativeUnavailable = kernels.unavailable();
         attentionQueries = new float[threads][0];
         attentionScores = new float[threads][0];
         attentionOutputs = new float[threads][0];
@@ -72,8 +88,13 @@ public final class VectorBackend implements Backend {
 
     @Override
     public String description() {
-        return "cpu (Vector API, " + pool.threads() + (pool.threads() == 1 ? " thread, " : " threads, ")
-                + F.vectorBitSize() + "-bit)";
+        String threads = pool.threads() + (pool.threads() == 1 ? " thread" : " threads");
+        if (nativeMatmul != null) {
+            return "cpu (native " + nativeMatmul.isa() + " int8 matmul, Vector API " + F.vectorBitSize() + "-bit, "
+                    + threads + ")";
+        }
+        return "cpu (Vector API, " + threads + ", " + F.vectorBitSize() + "-bit"
+                + (nativeUnavailable == null ? "" : "; " + nativeUnavailable) + ")";
     }
 
     @Override
@@ -215,7 +236,8 @@ public final class VectorBackend implements Backend {
         requireLength(x, rows * weight.columns(), "matmul input");
         requireLength(out, rows * weight.rows(), "matmul output");
         if (rows <= 0) return;
-        matmulTask.matmul(xs, weight, os, rows);
+        if (nativeMatmul != null && nativeMatmul.covers(weight)) nativeMatmul.matmul(xs, weight, os, rows);
+        else matmulTask.matmul(xs, weight, os, rows);
     }
 
     private static int roundUp(int value, int multiple) {

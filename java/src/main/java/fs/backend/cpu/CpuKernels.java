@@ -1,0 +1,104 @@
+package fs.backend.cpu;
+
+import fs.FsException;
+import java.lang.foreign.SymbolLookup;
+import java.nio.file.Path;
+
+/**
+ * Which kernels the CPU backend's matmuls run. "java" (the default) is the Vector API kernels on float activations,
+ * exact to float32 rounding: the oracle. "native" is libfscpu's int8 kernels ({@link NativeKernels}) for the weight
+ * formats it has, the Vector API for the rest and for every other op. Chosen by the system property
+ * {@code fs.cpu.kernels} or else the environment variable {@code FS_CPU_KERNELS}; with native,
+ * {@code fs.cpu.isa} / {@code FS_CPU_ISA} forces a variant (avx512, avx2, scalar; by default the best this CPU
+ * runs) and {@code fs.cpu.library} / {@code FS_CPU_LIBRARY} names the library file (by default the one fs-core was
+ * built with). A forced variant this CPU cannot run is an error; native kernels that cannot be loaded leave the
+ * Vector API running, and the backend's description says why.
+ */
+public final class CpuKernels {
+    private static final CpuKernels VECTOR_API = new CpuKernels(null, null);
+
+    /** The native kernels the matmuls run, or null for the Vector API alone. */
+    private final NativeKernels nativeKernels;
+    /** Why the native kernels asked for are not running, or null. */
+    private final String unavailable;
+
+    private CpuKernels(NativeKernels nativeKernels, String unavailable) {
+        this.nativeKernels = nativeKernels;
+        this.unavailable = unavailable;
+    }
+
+    /** A setting's value and where it came from, for messages: the property if set, else the variable. */
+    private record Setting(String name, String value) {
+        static Setting read(String property, String variable) {
+            String fromProperty = System.getProperty(property);
+            if (fromProperty != null && !fromProperty.isEmpty()) return new Setting(property, fromProperty);
+            String fromVariable = System.getenv(variable);
+            return new Setting(variable, fromVariable == null || fromVariable.isEmpty() ? null : fromVariable);
+        }
+
+        @Override
+        public String toString() {
+            return name + "=" + value;
+        }
+    }
+
+    /** The kernels the properties and the environment ask for. */
+    public static CpuKernels fromEnvironment() {
+        Setting kernels = Setting.read("fs.cpu.kernels", "FS_CPU_KERNELS");
+        if (kernels.value() == null || kernels.value().equals("java")) return VECTOR_API;
+        if (!kernels.value().equals("native")) throw new FsException(kernels + " is unknown; choose java or native");
+        return nativeKernels(Setting.read("fs.cpu.isa", "FS_CPU_ISA"),
+                Setting.read("fs.cpu.library", "FS_CPU_LIBRARY"));
+    }
+
+    /** The Vector API kernels alone. */
+    public static CpuKernels vectorApi() {
+        return VECTOR_API;
+    }
+
+    /**
+     * The native kernels of variant {@code isa} (null: the best this CPU runs) from the library fs-core was built
+     * with, or the Vector API with the reason when that library cannot be loaded.
+     */
+    public static CpuKernels nativeKernels(String isa) {
+        return nativeKernels(new Setting("isa", isa), new Setting("library", null));
+    }
+
+    /** As {@link #nativeKernels(String)}, from the library file {@code library}. */
+    static CpuKernels nativeKernels(String isa, Path library) {
+        return nativeKernels(new Setting("isa", isa), new Setting("library", library.toString()));
+    }
+
+    private static CpuKernels nativeKernels(Setting isa, Setting library) {
+        SymbolLookup symbols;
+        String chosen;
+        try {
+            symbols = NativeLibrary.load(library.value() == null ? NativeLibrary.bundled() : Path.of(library.value()));
+            chosen = isa.value() == null ? NativeKernels.best(symbols) : isa.value();
+        } catch (FsException e) {
+            return new CpuKernels(null, "native kernels unavailable: " + e.getMessage());
+        }
+        if (!NativeKernels.ISAS.contains(chosen)) {
+            throw new FsException(isa + " is unknown; choose one of " + String.join(", ", NativeKernels.ISAS));
+        }
+        if (!NativeKernels.runs(symbols, chosen)) {
+            throw new FsException(isa + ": this CPU cannot run the " + chosen + " native kernels (it runs "
+                    + String.join(", ", NativeKernels.runnable(symbols)) + ")");
+        }
+        try {
+            return new CpuKernels(NativeKernels.bind(symbols, chosen), null);
+        } catch (FsException e) {
+            return new CpuKernels(null, "native kernels unavailable: " + e.getMessage());
+        }
+    }
+
+    /** The native kernels to run, or null for the Vector API alone. */
+    NativeKernels nativeKernels() {
+        return nativeKernels;
+    }
+
+    /** Why native kernels that were asked for are not running, or null. */
+    String unavailable() {
+        return unavailable;
+    }
+}

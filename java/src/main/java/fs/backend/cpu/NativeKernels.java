@@ -1,0 +1,167 @@
+package fs.backend.cpu;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import fs.FsException;
+import fs.tensor.DType;
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.SymbolLookup;
+import java.lang.invoke.MethodHandle;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * One variant (instruction set) of libfscpu's kernels, as downcall handles: activation rows quantized to 8 bits
+ * (Q8_0 blocks for Q8_0 and Q4_0 weights, Q8_K for the K-quants) and matmul slices of weight rows against them
+ * with integer dot products (native/cpu/README.md). Every variant gives the same floats, bit for bit.
+ *
+ * <p>The downcalls are critical (no thread-state transition; heap segments allowed): each is bounded, a slice of
+ * weight rows against a few activation rows, so a safepoint waits at most that long. Every call is checked here
+ * against the segments' sizes, so the native code never reads or writes outside them.
+ */
+@SuppressWarnings("restricted") // downcalls into libfscpu
+final class NativeKernels {
+    /** The variants libfscpu can have, best first. */
+    static final List<String> ISAS = List.of("avx512", "avx2", "scalar");
+
+    private static final Linker LINKER = Linker.nativeLinker();
+    private static final Linker.Option CRITICAL = Linker.Option.critical(true);
+    private static final FunctionDescriptor QUANTIZE = FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, JAVA_LONG);
+    private static final FunctionDescriptor MATMUL = FunctionDescriptor.ofVoid(ADDRESS, JAVA_LONG, JAVA_INT, JAVA_INT,
+            ADDRESS, JAVA_INT, JAVA_INT, ADDRESS, JAVA_LONG);
+
+    /** The weight formats with native kernels, and their names in libfscpu's symbols. */
+    private static final Map<DType, String> FORMATS = new EnumMap<>(Map.of(
+            DType.Q8_0, "q8_0", DType.Q4_0, "q4_0", DType.Q4_K, "q4_k", DType.Q6_K, "q6_k"));
+
+    /** How a weight format's activations are quantized: blocks of {@code elements} values in {@code bytes}. */
+    enum Activations {
+        /** An f16 scale and 32 int8. */
+        Q8_0(32, 34),
+        /** A float scale, 256 int8 and the 16 int16 sums of their runs of 16. */
+        Q8_K(256, 292);
+
+        final int elements;
+        final int bytes;
+
+        Activations(int elements, int bytes) {
+            this.elements = elements;
+            this.bytes = bytes;
+        }
+
+        /** Bytes of one quantized row of k values. */
+        long rowBytes(int k) {
+            return (long) k / elements * bytes;
+        }
+
+        static Activations of(DType weights) {
+            return weights == DType.Q8_0 || weights == DType.Q4_0 ? Q8_0 : Q8_K;
+        }
+    }
+
+    private final String isa;
+    private final Map<Activations, MethodHandle> quantize = new EnumMap<>(Activations.class);
+    private final Map<DType, MethodHandle> matmul = new EnumMap<>(DType.class);
+
+    private NativeKernels(SymbolLookup library, String isa) {
+        this.isa = isa;
+        for (Activations a : Activations.values()) {
+            quantize.put(a, handle(library, "fs_quantize_" + a.name().toLowerCase(Locale.ROOT) + "_" + isa, QUANTIZE));
+        }
+        FORMATS.forEach((dtype, name) -> matmul.put(dtype, handle(library, "fs_matmul_" + name + "_" + isa, MATMUL)));
+    }
+
+    private static MethodHandle handle(SymbolLookup library, String name, FunctionDescriptor descriptor) {
+        MemorySegment symbol = library.find(name).orElseThrow(
+                () -> new FsException("the native CPU kernels have no " + name + " (a library from another build?)"));
+        return LINKER.downcallHandle(symbol, descriptor, CRITICAL);
+    }
+
+    /**
+     * Variant {@code isa} of the library's kernels, which this CPU must run ({@link #runs}: an instruction it lacks
+     * would end the JVM); an error when the library lacks one of the functions.
+     */
+    static NativeKernels bind(SymbolLookup library, String isa) {
+        if (!runs(library, isa)) throw new IllegalArgumentException("this CPU cannot run the " + isa + " kernels");
+        return new NativeKernels(library, isa);
+    }
+
+    /** Whether this CPU runs the library's variant {@code isa} (and the library has it). */
+    static boolean runs(SymbolLookup library, String isa) {
+        MethodHandle runs = LINKER.downcallHandle(library.find("fs_cpu_runs").orElseThrow(
+                () -> new FsException("the native CPU kernels have no fs_cpu_runs")),
+                FunctionDescriptor.of(JAVA_INT, ADDRESS));
+        try (Arena arena = Arena.ofConfined()) {
+            return (int) runs.invokeExact(arena.allocateFrom(isa)) != 0;
+        } catch (Throwable e) {
+            throw new IllegalStateException("fs_cpu_runs failed", e);
+        }
+    }
+
+    /** The variants this CPU runs, best first. */
+    static List<String> runnable(SymbolLookup library) {
+        return ISAS.stream().filter(isa -> runs(library, isa)).toList();
+    }
+
+    /** The best variant this CPU runs, by the library's CPUID check. */
+    static String best(SymbolLookup library) {
+        MethodHandle best = LINKER.downcallHandle(library.find("fs_cpu_isa").orElseThrow(
+                () -> new FsException("the native CPU kernels have no fs_cpu_isa")), FunctionDescriptor.of(ADDRESS));
+        try {
+            return ((MemorySegment) best.invokeExact()).reinterpret(64).getString(0);
+        } catch (Throwable e) {
+            throw new IllegalStateException("fs_cpu_isa failed", e);
+        }
+    }
+
+    String isa() {
+        return isa;
+    }
+
+    /** Whether {@code weights} has native kernels. */
+    static boolean covers(DType weights) {
+        return FORMATS.containsKey(weights);
+    }
+
+    /** {@code count} floats of {@code x} (whole blocks) quantized into {@code out} as {@code format}'s blocks. */
+    void quantize(Activations format, MemorySegment x, MemorySegment out, long count) {
+        if (count % format.elements != 0 || x.byteSize() < count * Float.BYTES
+                || out.byteSize() < count / format.elements * format.bytes) {
+            throw new IllegalArgumentException("cannot quantize " + count + " values of " + x.byteSize()
+                    + " bytes into " + out.byteSize() + " bytes of " + format);
+        }
+        try {
+            quantize.get(format).invokeExact(x, out, count);
+        } catch (Throwable e) {
+            throw new IllegalStateException("native quantization failed", e);
+        }
+    }
+
+    /**
+     * {@code out[r·outStride + i] = w[i] · act[r]} for weight rows {@code from ≤ i < to} ({@code rowBytes} apart in
+     * {@code w}, k weights of {@code weights}) and activation rows {@code r < actRows}, back to back in {@code act}.
+     */
+    void matmul(DType weights, MemorySegment w, long rowBytes, int from, int to, MemorySegment act, int actRows, int k,
+            MemorySegment out, long outStride) {
+        Activations format = Activations.of(weights);
+        if (k <= 0 || k % weights.blockElements() != 0 || rowBytes != weights.rowBytes(k) || from < 0 || from > to
+                || actRows < 1 || w.byteSize() < to * rowBytes || act.byteSize() < actRows * format.rowBytes(k)
+                || outStride < to || out.byteSize() < ((actRows - 1) * outStride + to) * Float.BYTES) {
+            throw new IllegalArgumentException("bad native matmul: " + weights + " rows " + from + ".." + to + " of "
+                    + rowBytes + " bytes in " + w.byteSize() + ", " + actRows + " activation rows of k = " + k
+                    + " in " + act.byteSize() + " bytes, out stride " + outStride + " in " + out.byteSize() + " bytes");
+        }
+        try {
+            matmul.get(weights).invokeExact(w, rowBytes, from, to, act, actRows, k, out, outStride);
+        } catch (Throwable e) {
+            throw new IllegalStateException("native matmul failed", e);
+        }
+    }
+}

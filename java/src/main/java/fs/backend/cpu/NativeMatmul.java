@@ -1,0 +1,79 @@
+package fs.backend.cpu;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * {@code out = x · wᵀ} through {@link NativeKernels} on a {@link WorkerPool}: the calling thread quantizes every row
+ * of x once (one downcall), then each unit of {@link #UNIT_ROWS} weight rows is one downcall per
+ * {@link #ROWS_PER_CALL} input rows. The kernels compute each output from its weight row and input row alone, so
+ * results do not depend on the thread count, the units or the number of rows (a prompt row and the same row decoded
+ * alone give the same logits). Holds the quantized input, reused from call to call; one matmul runs at a time.
+ *
+ * <p>One input row at a time in the kernel (rows share a weight row only through L1) is the first step: a kernel
+ * that decodes each weight block once for several input rows, and panels of rows for prefill, would save the
+ * repeated unpacking of the weights' bits, which is most of a K-quant's integer work once it is not bound by memory.
+ */
+final class NativeMatmul implements WorkerPool.Task {
+    /** Weight rows per unit, as the Vector API path's: a unit of a 1024-column Q4_K matrix is 36 KiB of weights. */
+    private static final int UNIT_ROWS = 64;
+    /** Input rows per downcall: bounds how long a critical downcall holds off a safepoint in prefill. */
+    private static final int ROWS_PER_CALL = 8;
+
+    private final WorkerPool pool;
+    private final NativeKernels kernels;
+    /** The quantized input rows, back to back; on the heap (critical downcalls may read heap arrays). */
+    private MemorySegment activations = MemorySegment.ofArray(new byte[0]);
+
+    private CpuWeight weight;
+    private MemorySegment out;
+    private int rows;
+    private long activationRowBytes;
+
+    NativeMatmul(WorkerPool pool, NativeKernels kernels) {
+        this.pool = pool;
+        this.kernels = kernels;
+    }
+
+    String isa() {
+        return kernels.isa();
+    }
+
+    /** Whether the matmul of this weight runs here. */
+    boolean covers(CpuWeight w) {
+        return NativeKernels.covers(w.dtype());
+    }
+
+    /** {@code out[r, :] = x[r, :] · wᵀ} for {@code rows} rows of x; the caller checked the lengths. */
+    void matmul(MemorySegment x, CpuWeight w, MemorySegment result, int rowCount) {
+        int k = (int) w.columns();
+        NativeKernels.Activations format = NativeKernels.Activations.of(w.dtype());
+        activationRowBytes = format.rowBytes(k);
+        long needed = rowCount * activationRowBytes;
+        if (activations.byteSize() < needed) {
+            if (needed > Integer.MAX_VALUE - 64) throw new IllegalArgumentException("matmul input too big: " + needed);
+            activations = MemorySegment.ofArray(new byte[(int) Math.max(needed,
+                    Math.min(2 * activations.byteSize(), Integer.MAX_VALUE - 64))]);
+        }
+        kernels.quantize(format, x, activations, (long) rowCount * k);
+        weight = w;
+        out = result;
+        rows = rowCount;
+        try {
+            pool.run(this, (int) ((w.rows() + UNIT_ROWS - 1) / UNIT_ROWS));
+        } finally {
+            weight = null;
+            out = null;
+        }
+    }
+
+    @Override
+    public void run(int unit, int worker) {
+        int n = (int) weight.rows(), k = (int) weight.columns();
+        int from = unit * UNIT_ROWS, to = Math.min(n, from + UNIT_ROWS);
+        for (int r = 0; r < rows; r += ROWS_PER_CALL) {
+            int count = Math.min(ROWS_PER_CALL, rows - r);
+            kernels.matmul(weight.dtype(), weight.data(), weight.rowBytes(), from, to,
+                    activations.asSlice(r * activationRowBytes), count, k, out.asSlice(4L * r * n), n);
+        }
+    }
+}

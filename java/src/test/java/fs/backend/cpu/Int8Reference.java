@@ -1,0 +1,180 @@
+package fs.backend.cpu;
+
+import fs.backend.cpu.NativeKernels.Activations;
+import fs.tensor.DType;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+
+/**
+ * libfscpu's arithmetic written out in Java, one value at a time (native/cpu/README.md, "Arithmetic"): what every
+ * variant of the native kernels must reproduce bit for bit. Weight blocks are decoded to integers (per weight its
+ * quant, its group's scale and min; per block the f16 scales) by a reading of the layouts of its own, which
+ * {@link #weight} checks against {@link fs.quant.ReferenceDequantizer}.
+ */
+final class Int8Reference {
+    private static final ValueLayout.OfShort I16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    /** A lane sum must be exact as a float for the variants' conversions to agree with the arithmetic's meaning. */
+    private static final long EXACT = 1L << 24;
+
+    private Int8Reference() {}
+
+    /**
+     * One weight block as integers: weight j is {@code (d·scale[j])·q[j] − dmin·min[j]}, q with the format's offset
+     * applied (Q4_0's −8, Q6_K's −32); formats without mins have {@code min} all zero and {@code dmin} 0.
+     */
+    record Block(int[] q, int[] scale, int[] min, float d, float dmin) {
+        /** Weight j as llama.cpp's reference dequantization computes it. */
+        float weight(int j) {
+            return d * scale[j] * q[j] - dmin * min[j];
+        }
+    }
+
+    static boolean hasMins(DType type) {
+        return type == DType.Q4_K;
+    }
+
+    static Block decode(DType type, MemorySegment w, long at) {
+        int n = type.blockElements();
+        int[] q = new int[n], scale = new int[n], min = new int[n];
+        switch (type) {
+            case Q8_0 -> {
+                for (int j = 0; j < 32; j++) {
+                    q[j] = signed(w, at + 2 + j);
+                    scale[j] = 1;
+                }
+                return new Block(q, scale, min, half(w, at), 0f);
+            }
+            case Q4_0 -> {
+                for (int j = 0; j < 32; j++) {
+                    int packed = unsigned(w, at + 2 + j % 16);
+                    q[j] = (j < 16 ? packed & 0xF : packed >> 4) - 8;
+                    scale[j] = 1;
+                }
+                return new Block(q, scale, min, half(w, at), 0f);
+            }
+            case Q4_K -> {
+                for (int g = 0; g < 8; g++) {
+                    int s, m; // 6 bits each: groups 4..7 split into a nibble of bytes 8..11 and two spare top bits
+                    if (g < 4) {
+                        s = unsigned(w, at + 4 + g) & 63;
+                        m = unsigned(w, at + 8 + g) & 63;
+                    } else {
+                        int nibbles = unsigned(w, at + 12 + g - 4);
+                        s = nibbles & 0xF | unsigned(w, at + 4 + g - 4) >> 6 << 4;
+                        m = nibbles >> 4 | unsigned(w, at + 8 + g - 4) >> 6 << 4;
+                    }
+                    for (int i = 0; i < 32; i++) {
+                        int j = 32 * g + i;
+                        q[j] = unsigned(w, at + 16 + 32 * (g / 2) + i) >> 4 * (g % 2) & 0xF;
+                        scale[j] = s;
+                        min[j] = m;
+                    }
+                }
+                return new Block(q, scale, min, half(w, at), half(w, at + 2));
+            }
+            case Q6_K -> {
+                for (int j = 0; j < 256; j++) {
+                    int h = j / 128, run = j % 128 / 32, l = j % 32;
+                    int low = unsigned(w, at + 64 * h + 32 * (run % 2) + l) >> 4 * (run / 2) & 0xF;
+                    int high = unsigned(w, at + 128 + 32 * h + l) >> 2 * run & 3;
+                    q[j] = (low | high << 4) - 32;
+                    scale[j] = signed(w, at + 192 + j / 16);
+                }
+                return new Block(q, scale, min, half(w, at + 208), 0f);
+            }
+            default -> throw new IllegalArgumentException("no native kernel for " + type);
+        }
+    }
+
+    /**
+     * x (whole blocks) quantized as {@code format}: per block amax = max |x|, q = round-half-even(x·(127/amax)) (0
+     * for amax = 0), d = amax/127 stored as an f16 (Q8_0) or a float (Q8_K, followed by the int16 sums of each 16).
+     */
+    static byte[] quantize(Activations format, float[] x) {
+        MemorySegment out = MemorySegment.ofArray(new byte[(int) format.rowBytes(x.length)]);
+        for (int b = 0; b < x.length / format.elements; b++) {
+            int from = b * format.elements;
+            long at = (long) b * format.bytes;
+            float amax = 0f;
+            for (int j = from; j < from + format.elements; j++) amax = Math.max(amax, Math.abs(x[j]));
+            float id = amax != 0f ? 127f / amax : 0f, d = amax / 127f;
+            long qs = format == Activations.Q8_0 ? 2 : 4;
+            if (format == Activations.Q8_0) out.set(I16, at, Float.floatToFloat16(d));
+            else out.set(F32, at, d);
+            for (int j = 0; j < format.elements; j++) {
+                float scaled = x[from + j] * id;
+                out.set(ValueLayout.JAVA_BYTE, at + qs + j, (byte) Math.rint(scaled));
+            }
+            if (format == Activations.Q8_K) {
+                for (int g = 0; g < 16; g++) {
+                    int sum = 0;
+                    for (int j = 16 * g; j < 16 * g + 16; j++) sum += signed(out, at + 4 + j);
+                    out.set(I16, at + 260 + 2 * g, (short) sum);
+                }
+            }
+        }
+        return out.toArray(ValueLayout.JAVA_BYTE);
+    }
+
+    /** The activation value a quant stands for: d·q of its block (for the exact products the tests compare with). */
+    static double activation(Activations format, byte[] act, long rowOffset, int j) {
+        MemorySegment a = MemorySegment.ofArray(act);
+        long at = rowOffset + (long) (j / format.elements) * format.bytes;
+        double d = format == Activations.Q8_0 ? half(a, at) : a.get(F32, at);
+        return d * signed(a, at + (format == Activations.Q8_0 ? 2 : 4) + j % format.elements);
+    }
+
+    /**
+     * The dot of the weight row at {@code rowOffset} with the quantized row at {@code actOffset}, as the kernels
+     * compute it. Per block: eight int32 lane sums, lane l over the weights whose index inside their 32-weight
+     * chunk is 4l..4l+3, of scale·q·a; then per lane {@code acc[l] = fma(D, (float) lane, acc[l])} with D the
+     * block's d_w·d_a (Q8_0, Q4_0: both f16; K-quants: d_a·d_w); the mins, Σ min·a over the block, likewise into one
+     * accumulator with d_a·dmin. The result is {@link #sumLanes}(acc), minus the mins' accumulator.
+     */
+    static float dot(DType type, MemorySegment w, long rowOffset, byte[] act, long actOffset, int k) {
+        Activations format = Activations.of(type);
+        MemorySegment a = MemorySegment.ofArray(act);
+        long qs = format == Activations.Q8_0 ? 2 : 4;
+        float[] acc = new float[8];
+        float mins = 0f;
+        for (int b = 0; b < k / type.blockElements(); b++) {
+            Block block = decode(type, w, rowOffset + (long) b * type.blockBytes());
+            long at = actOffset + (long) b * format.bytes;
+            float da = format == Activations.Q8_0 ? half(a, at) : a.get(F32, at);
+            long[] lanes = new long[8];
+            long minSum = 0;
+            for (int j = 0; j < type.blockElements(); j++) {
+                int x = signed(a, at + qs + j);
+                lanes[j % 32 / 4] += (long) block.scale()[j] * block.q()[j] * x;
+                minSum += (long) block.min()[j] * x;
+            }
+            for (int l = 0; l < 8; l++) {
+                if (Math.abs(lanes[l]) > EXACT) throw new AssertionError("lane sum " + lanes[l] + " is not exact");
+                acc[l] = Math.fma(block.d() * da, (float) lanes[l], acc[l]);
+            }
+            if (hasMins(type)) mins = Math.fma(da * block.dmin(), (float) minSum, mins);
+        }
+        float sum = sumLanes(acc);
+        return hasMins(type) ? sum - mins : sum;
+    }
+
+    /** (acc[0] + acc[4] + (acc[2] + acc[6])) + (acc[1] + acc[5] + (acc[3] + acc[7])), in that association. */
+    static float sumLanes(float[] acc) {
+        float t0 = acc[0] + acc[4], t1 = acc[1] + acc[5], t2 = acc[2] + acc[6], t3 = acc[3] + acc[7];
+        return (t0 + t2) + (t1 + t3);
+    }
+
+    private static float half(MemorySegment s, long at) {
+        return Float.float16ToFloat(s.get(I16, at));
+    }
+
+    private static int signed(MemorySegment s, long at) {
+        return s.get(ValueLayout.JAVA_BYTE, at);
+    }
+
+    private static int unsigned(MemorySegment s, long at) {
+        return Byte.toUnsignedInt(s.get(ValueLayout.JAVA_BYTE, at));
+    }
+}
