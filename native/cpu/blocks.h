@@ -22,6 +22,10 @@
 #define Q4_0_BLOCK 18
 #define Q4_K_BLOCK 144 /* d f16 @0, dmin f16 @2, scales[12] @4, qs[128] @16 */
 #define Q6_K_BLOCK 210 /* ql[128] @0, qh[64] @128, scales[16] int8 @192, d f16 @208 */
+#define Q5_K_BLOCK 176 /* d f16 @0, dmin f16 @2, scales[12] @4, qh[32] @16, qs[128] @48 */
+#define Q2_K_BLOCK 84  /* scales[16] @0 (scale | min << 4), qs[64] @16, d f16 @80, dmin f16 @82 */
+#define Q3_K_BLOCK 110 /* hmask[32] @0, qs[64] @32, scales[12] @96, d f16 @108 */
+#define IQ2_XXS_BLOCK 66 /* d f16 @0, then per group of 32: grid u32, signs u32 (scale in the top 4 bits) */
 
 static inline uint16_t load_u16(const uint8_t *p) {
     uint16_t v;
@@ -105,6 +109,43 @@ static inline void q4_k_scales(const uint8_t *scales, uint32_t sc[2], uint32_t m
     sc[1] = (c & 0x0F0F0F0F) | ((a >> 6) & 0x03030303) << 4;
     mn[1] = ((c >> 4) & 0x0F0F0F0F) | ((b >> 6) & 0x03030303) << 4;
 }
+
+/*
+ * The 16 signed 6-bit scales of a Q3_K block (stored plus 32), from its 12 scale bytes: group g takes its low 4
+ * bits from the nibble g / 8 of byte g % 8 and its top 2 bits from bits 2(g / 4).. of byte 8 + g % 4.
+ */
+static inline void q3_k_scales(const uint8_t *scales, int16_t out[16]) {
+    for (int g = 0; g < 16; g++) {
+        int low = (scales[g % 8] >> 4 * (g / 8)) & 0xF, high = (scales[8 + g % 4] >> 2 * (g / 4)) & 3;
+        out[g] = (int16_t)((low | high << 4) - 32);
+    }
+}
+
+/*
+ * IQ2_XXS's 128 sign patterns: 7 stored bits, the 8th making the count of minus signs even; byte j of entry v is
+ * the sign of weight j, as an int8 +1 or -1.
+ */
+#define IQ2_PARITY(v) (((v) ^ (v) >> 1 ^ (v) >> 2 ^ (v) >> 3 ^ (v) >> 4 ^ (v) >> 5 ^ (v) >> 6) & 1)
+#define IQ2_BIT(v, j) (((j) < 7 ? (v) >> (j) : IQ2_PARITY(v)) & 1)
+#define IQ2_BYTE(v, j) ((uint64_t)(IQ2_BIT(v, j) ? 0xFF : 0x01) << 8 * (j))
+#define IQ2_SIGNS(v)                                                                                                 \
+    (IQ2_BYTE(v, 0) | IQ2_BYTE(v, 1) | IQ2_BYTE(v, 2) | IQ2_BYTE(v, 3) | IQ2_BYTE(v, 4) | IQ2_BYTE(v, 5)             \
+     | IQ2_BYTE(v, 6) | IQ2_BYTE(v, 7))
+#define IQ2_SIGNS8(v)                                                                                                \
+    IQ2_SIGNS(v), IQ2_SIGNS(v + 1), IQ2_SIGNS(v + 2), IQ2_SIGNS(v + 3), IQ2_SIGNS(v + 4), IQ2_SIGNS(v + 5),           \
+        IQ2_SIGNS(v + 6), IQ2_SIGNS(v + 7)
+static const uint64_t iq2_signs[128] = {
+    IQ2_SIGNS8(0),  IQ2_SIGNS8(8),  IQ2_SIGNS8(16), IQ2_SIGNS8(24), IQ2_SIGNS8(32),  IQ2_SIGNS8(40),
+    IQ2_SIGNS8(48), IQ2_SIGNS8(56), IQ2_SIGNS8(64), IQ2_SIGNS8(72), IQ2_SIGNS8(80),  IQ2_SIGNS8(88),
+    IQ2_SIGNS8(96), IQ2_SIGNS8(104), IQ2_SIGNS8(112), IQ2_SIGNS8(120),
+};
+
+/* IQ2_XXS's grid: the OpenCL kernels' table (checked against fs.quant.Iq2XxsTables), read as C. */
+#define __constant static const
+#define ulong uint64_t
+#include "../kernels/iq2_xxs_grid.h"
+#undef ulong
+#undef __constant
 
 /*
  * The sum of a row's eight float lane accumulators, in this order in every variant (and in the Java reference):

@@ -36,7 +36,11 @@ FS_API int fs_cpu_runs(const char *isa);
     FS_DECLARE_MATMUL(q8_0, V)                                                                                       \
     FS_DECLARE_MATMUL(q4_0, V)                                                                                       \
     FS_DECLARE_MATMUL(q4_k, V)                                                                                       \
-    FS_DECLARE_MATMUL(q6_k, V)
+    FS_DECLARE_MATMUL(q6_k, V)                                                                                       \
+    FS_DECLARE_MATMUL(q5_k, V)                                                                                       \
+    FS_DECLARE_MATMUL(q2_k, V)                                                                                       \
+    FS_DECLARE_MATMUL(q3_k, V)                                                                                       \
+    FS_DECLARE_MATMUL(iq2_xxs, V)
 
 #define FS_DECLARE_MATMUL(F, V)                                                                                      \
     FS_API void fs_matmul_##F##_##V(const void *w, int64_t row_bytes, int row_from, int row_to, const void *act,     \

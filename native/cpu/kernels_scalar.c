@@ -134,7 +134,103 @@ static float dot_q6_k(const uint8_t *w, const uint8_t *a, int blocks) {
     return sum_lanes(acc);
 }
 
+/* Q5_K weights by Q8_K activations: Q4_K's arithmetic with a fifth bit per weight, bit g of qh[j]. */
+static float dot_q5_k(const uint8_t *w, const uint8_t *a, int blocks) {
+    float acc[8] = {0}, mins = 0.0f;
+    for (int b = 0; b < blocks; b++, w += Q5_K_BLOCK, a += Q8_K_BYTES) {
+        float da = load_f32(a);
+        uint32_t sc[2], mn[2];
+        q4_k_scales(w + 4, sc, mn);
+        int32_t lanes[8] = {0}, min_sum = 0;
+        for (int g = 0; g < 8; g++) {
+            int8_t q[32];
+            for (int j = 0; j < 32; j++) {
+                int low = (w[48 + 32 * (g / 2) + j] >> 4 * (g % 2)) & 0xF, high = (w[16 + j] >> g) & 1;
+                q[j] = (int8_t)(low | high << 4);
+            }
+            int32_t scale = (sc[g / 4] >> 8 * (g % 4)) & 0xFF, min = (mn[g / 4] >> 8 * (g % 4)) & 0xFF;
+            chunk_lanes(q, (const int8_t *)(a + Q8_K_QS + 32 * g), scale, scale, lanes);
+            min_sum += min * (load_i16(a + Q8_K_SUMS + 4 * g) + load_i16(a + Q8_K_SUMS + 4 * g + 2));
+        }
+        add_lanes(acc, da * half_to_float(load_u16(w)), lanes);
+        mins = fmaf(da * half_to_float(load_u16(w + 2)), (float)min_sum, mins);
+    }
+    return sum_lanes(acc) - mins;
+}
+
+/*
+ * Q2_K weights (2 bits: weight 128h + 32s + l is bits 2s..2s + 1 of qs[32h + l]) by Q8_K activations; 16 groups of
+ * 16, each a 4-bit scale and a 4-bit min; the mins' term is Σ_g min_g·(the activations' sum of group g).
+ */
+static float dot_q2_k(const uint8_t *w, const uint8_t *a, int blocks) {
+    float acc[8] = {0}, mins = 0.0f;
+    for (int b = 0; b < blocks; b++, w += Q2_K_BLOCK, a += Q8_K_BYTES) {
+        float da = load_f32(a);
+        int32_t lanes[8] = {0}, min_sum = 0;
+        for (int c = 0; c < 8; c++) {
+            int8_t q[32];
+            for (int j = 0; j < 32; j++) q[j] = (int8_t)((w[16 + 32 * (c / 4) + j] >> 2 * (c % 4)) & 3);
+            chunk_lanes(q, (const int8_t *)(a + Q8_K_QS + 32 * c), w[2 * c] & 0xF, w[2 * c + 1] & 0xF, lanes);
+        }
+        for (int g = 0; g < 16; g++) min_sum += (w[g] >> 4) * load_i16(a + Q8_K_SUMS + 2 * g);
+        add_lanes(acc, da * half_to_float(load_u16(w + 80)), lanes);
+        mins = fmaf(da * half_to_float(load_u16(w + 82)), (float)min_sum, mins);
+    }
+    return sum_lanes(acc) - mins;
+}
+
+/*
+ * Q3_K weights (2 low bits as Q2_K's, minus 4 where the weight's bit in hmask is clear: −4..3) by Q8_K activations;
+ * 16 groups of 16 with signed 6-bit scales. Lanes scaled by d_a·d.
+ */
+static float dot_q3_k(const uint8_t *w, const uint8_t *a, int blocks) {
+    float acc[8] = {0};
+    for (int b = 0; b < blocks; b++, w += Q3_K_BLOCK, a += Q8_K_BYTES) {
+        int16_t scales[16];
+        q3_k_scales(w + 96, scales);
+        int32_t lanes[8] = {0};
+        for (int c = 0; c < 8; c++) {
+            int8_t q[32];
+            for (int j = 0; j < 32; j++) {
+                int low = (w[32 + 32 * (c / 4) + j] >> 2 * (c % 4)) & 3, high = (w[j] >> c) & 1;
+                q[j] = (int8_t)(high ? low : low - 4);
+            }
+            chunk_lanes(q, (const int8_t *)(a + Q8_K_QS + 32 * c), scales[2 * c], scales[2 * c + 1], lanes);
+        }
+        add_lanes(acc, load_f32(a) * half_to_float(load_u16(w + 108)), lanes);
+    }
+    return sum_lanes(acc);
+}
+
+/*
+ * IQ2_XXS weights by Q8_K activations. A weight is d·(2s + 1)/8 times a signed grid magnitude (8, 25 or 43), all
+ * exact: the group's integer scale is 2s + 1 and the block's float scale d_a·(d/8).
+ */
+static float dot_iq2_xxs(const uint8_t *w, const uint8_t *a, int blocks) {
+    float acc[8] = {0};
+    for (int b = 0; b < blocks; b++, w += IQ2_XXS_BLOCK, a += Q8_K_BYTES) {
+        int32_t lanes[8] = {0};
+        for (int g = 0; g < 8; g++) {
+            uint32_t grid = load_u32(w + 2 + 8 * g), signs = load_u32(w + 6 + 8 * g);
+            int8_t q[32];
+            for (int j = 0; j < 32; j++) {
+                uint64_t point = iq2xxs_grid[(grid >> 8 * (j / 8)) & 0xFF];
+                uint64_t sign = iq2_signs[(signs >> 7 * (j / 8)) & 0x7F];
+                q[j] = (int8_t)((int)((point >> 8 * (j % 8)) & 0xFF) * (int8_t)((sign >> 8 * (j % 8)) & 0xFF));
+            }
+            int32_t scale = 2 * (int32_t)(signs >> 28) + 1;
+            chunk_lanes(q, (const int8_t *)(a + Q8_K_QS + 32 * g), scale, scale, lanes);
+        }
+        add_lanes(acc, load_f32(a) * (0.125f * half_to_float(load_u16(w))), lanes);
+    }
+    return sum_lanes(acc);
+}
+
 FS_MATMUL(q8_0, scalar, 32, Q8_0_BYTES, dot_q8_0)
 FS_MATMUL(q4_0, scalar, 32, Q8_0_BYTES, dot_q4_0)
 FS_MATMUL(q4_k, scalar, 256, Q8_K_BYTES, dot_q4_k)
 FS_MATMUL(q6_k, scalar, 256, Q8_K_BYTES, dot_q6_k)
+FS_MATMUL(q5_k, scalar, 256, Q8_K_BYTES, dot_q5_k)
+FS_MATMUL(q2_k, scalar, 256, Q8_K_BYTES, dot_q2_k)
+FS_MATMUL(q3_k, scalar, 256, Q8_K_BYTES, dot_q3_k)
+FS_MATMUL(iq2_xxs, scalar, 256, Q8_K_BYTES, dot_iq2_xxs)

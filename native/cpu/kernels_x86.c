@@ -146,6 +146,33 @@ static inline __m256i broadcast_i16(__m256i v, int index) {
     return _mm256_shuffle_epi8(v, _mm256_set1_epi16((short)((2 * index + 1) << 8 | 2 * index)));
 }
 
+/*
+ * The scales of a 32-weight chunk, as int16 for vpmaddwd: `both` holds 8 int16 scales (groups 2·run, 2·run + 1 of
+ * the chunk at index 2·run, 2·run + 1) in each 128-bit half; the result has the chunk's first group's scale in the
+ * low 128 bits (its first 16 weights) and its second group's in the high 128 bits.
+ */
+static inline __m256i chunk_scales(__m256i both, int run) {
+    char a = (char)(4 * run), b = (char)(4 * run + 1), c = (char)(4 * run + 2), d = (char)(4 * run + 3);
+    return _mm256_shuffle_epi8(both, _mm256_setr_epi8(a, b, a, b, a, b, a, b, a, b, a, b, a, b, a, b,
+                                                      c, d, c, d, c, d, c, d, c, d, c, d, c, d, c, d));
+}
+
+/* The sum of four int32 lanes. */
+static inline int32_t sum_i32x4(__m128i s) {
+    s = _mm_add_epi32(s, _mm_unpackhi_epi64(s, s));
+    return _mm_cvtsi128_si32(_mm_add_epi32(s, _mm_shuffle_epi32(s, 1)));
+}
+
+/*
+ * Q4_K's and Q5_K's min term, Σ_g min_g·(sum16[2g] + sum16[2g + 1]) in int32, from the 8 int16 mins in the high
+ * half of scales_mins and the activation block's 16 sums.
+ */
+static inline int32_t k_min_sum(__m256i scales_mins, const uint8_t *a) {
+    __m256i sums = load256(a + Q8_K_SUMS);
+    __m128i group_sums = _mm_hadd_epi16(_mm256_castsi256_si128(sums), _mm256_extracti128_si256(sums, 1));
+    return sum_i32x4(_mm_madd_epi16(_mm256_extracti128_si256(scales_mins, 1), group_sums));
+}
+
 static float dot_q4_k(const uint8_t *w, const uint8_t *a, int blocks) {
     const __m256i low = _mm256_set1_epi8(0xF);
     __m256 acc = _mm256_setzero_ps();
@@ -154,14 +181,9 @@ static float dot_q4_k(const uint8_t *w, const uint8_t *a, int blocks) {
         float da = load_f32(a);
         uint32_t sc[2], mn[2];
         q4_k_scales(w + 4, sc, mn);
-        /* The 8 scales and 8 mins as int16. Min term: Σ min_g·(sum16[2g] + sum16[2g + 1]), in int32. */
+        /* The 8 scales and 8 mins as int16. */
         __m256i scales_mins = _mm256_cvtepu8_epi16(_mm_setr_epi32((int)sc[0], (int)sc[1], (int)mn[0], (int)mn[1]));
-        __m256i sums = load256(a + Q8_K_SUMS);
-        __m128i group_sums = _mm_hadd_epi16(_mm256_castsi256_si128(sums), _mm256_extracti128_si256(sums, 1));
-        __m128i min_products = _mm_madd_epi16(_mm256_extracti128_si256(scales_mins, 1), group_sums);
-        min_products = _mm_add_epi32(min_products, _mm_unpackhi_epi64(min_products, min_products));
-        min_products = _mm_add_epi32(min_products, _mm_shuffle_epi32(min_products, 1));
-        int32_t min_sum = _mm_cvtsi128_si32(min_products);
+        int32_t min_sum = k_min_sum(scales_mins, a);
         __m128i scales128 = _mm256_castsi256_si128(scales_mins);
         __m256i scales = _mm256_set_m128i(scales128, scales128);
         __m256i lanes = _mm256_setzero_si256();
@@ -202,17 +224,121 @@ static float dot_q6_k(const uint8_t *w, const uint8_t *a, int blocks) {
                 __m256i x = load256(a + Q8_K_QS + 32 * (4 * h + run));
                 /* (q − 32)·x in pairs as q·x − 32·x: each term and the result inside int16 (≤ 2·63·127). */
                 __m256i p = _mm256_sub_epi16(_mm256_maddubs_epi16(q[run], x), _mm256_maddubs_epi16(offset, x));
-                /* This chunk's two scales: group 2·run of the half in the low 128 bits, 2·run + 1 in the high. */
-                __m256i scale = _mm256_shuffle_epi8(both, _mm256_setr_epi8(
-                        4 * run, 4 * run + 1, 4 * run, 4 * run + 1, 4 * run, 4 * run + 1, 4 * run, 4 * run + 1,
-                        4 * run, 4 * run + 1, 4 * run, 4 * run + 1, 4 * run, 4 * run + 1, 4 * run, 4 * run + 1,
-                        4 * run + 2, 4 * run + 3, 4 * run + 2, 4 * run + 3, 4 * run + 2, 4 * run + 3, 4 * run + 2,
-                        4 * run + 3, 4 * run + 2, 4 * run + 3, 4 * run + 2, 4 * run + 3, 4 * run + 2, 4 * run + 3,
-                        4 * run + 2, 4 * run + 3));
-                lanes = dot_i16(lanes, p, scale);
+                lanes = dot_i16(lanes, p, chunk_scales(both, run));
             }
         }
         acc = add_lanes(acc, load_f32(a) * half(w + 208), lanes);
+    }
+    return sum_vector(acc);
+}
+
+static float dot_q5_k(const uint8_t *w, const uint8_t *a, int blocks) {
+    const __m256i low = _mm256_set1_epi8(0xF), one = _mm256_set1_epi8(1);
+    __m256 acc = _mm256_setzero_ps();
+    float mins = 0.0f;
+    for (int b = 0; b < blocks; b++, w += Q5_K_BLOCK, a += Q8_K_BYTES) {
+        float da = load_f32(a);
+        uint32_t sc[2], mn[2];
+        q4_k_scales(w + 4, sc, mn);
+        __m256i scales_mins = _mm256_cvtepu8_epi16(_mm_setr_epi32((int)sc[0], (int)sc[1], (int)mn[0], (int)mn[1]));
+        int32_t min_sum = k_min_sum(scales_mins, a);
+        __m128i scales128 = _mm256_castsi256_si128(scales_mins);
+        __m256i scales = _mm256_set_m128i(scales128, scales128), qh = load256(w + 16);
+        __m256i lanes = _mm256_setzero_si256();
+        for (int run = 0; run < 4; run++) {
+            __m256i q = load256(w + 48 + 32 * run);
+            /* The fifth bit of group g is bit g of each qh byte, moved to bit 4 (16-bit shifts: masked per byte). */
+            __m256i h_low = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * run), one), 4);
+            __m256i h_high = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * run + 1), one), 4);
+            __m256i q_low = _mm256_or_si256(_mm256_and_si256(q, low), h_low);
+            __m256i q_high = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4), low), h_high);
+            /* Pairs ≤ 2·31·127: inside int16. */
+            __m256i p_low = _mm256_maddubs_epi16(q_low, load256(a + Q8_K_QS + 64 * run));
+            __m256i p_high = _mm256_maddubs_epi16(q_high, load256(a + Q8_K_QS + 64 * run + 32));
+            lanes = dot_i16(lanes, p_low, broadcast_i16(scales, 2 * run));
+            lanes = dot_i16(lanes, p_high, broadcast_i16(scales, 2 * run + 1));
+        }
+        acc = add_lanes(acc, da * half(w), lanes);
+        mins = fmaf(da * half(w + 2), (float)min_sum, mins);
+    }
+    return sum_vector(acc) - mins;
+}
+
+static float dot_q2_k(const uint8_t *w, const uint8_t *a, int blocks) {
+    const __m256i two = _mm256_set1_epi8(3);
+    const __m128i low = _mm_set1_epi8(0xF);
+    __m256 acc = _mm256_setzero_ps();
+    float mins = 0.0f;
+    for (int b = 0; b < blocks; b++, w += Q2_K_BLOCK, a += Q8_K_BYTES) {
+        float da = load_f32(a);
+        __m128i packed = _mm_loadu_si128((const __m128i *)w);
+        __m256i scales16 = _mm256_cvtepu8_epi16(_mm_and_si128(packed, low));
+        __m256i mins16 = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(packed, 4), low));
+        __m256i min_products = _mm256_madd_epi16(mins16, load256(a + Q8_K_SUMS)); /* Σ_g min_g·sum16[g] */
+        int32_t min_sum = sum_i32x4(_mm_add_epi32(_mm256_castsi256_si128(min_products),
+                                                  _mm256_extracti128_si256(min_products, 1)));
+        __m256i lanes = _mm256_setzero_si256();
+        for (int h = 0; h < 2; h++) { /* 32 bytes of qs: chunks 4h..4h + 3, two bits each */
+            __m128i half_scales = h == 0 ? _mm256_castsi256_si128(scales16) : _mm256_extracti128_si256(scales16, 1);
+            __m256i both = _mm256_set_m128i(half_scales, half_scales), qs = load256(w + 16 + 32 * h);
+            for (int run = 0; run < 4; run++) {
+                __m256i q = _mm256_and_si256(_mm256_srli_epi16(qs, 2 * run), two);
+                /* Pairs ≤ 2·3·127. */
+                __m256i p = _mm256_maddubs_epi16(q, load256(a + Q8_K_QS + 32 * (4 * h + run)));
+                lanes = dot_i16(lanes, p, chunk_scales(both, run));
+            }
+        }
+        acc = add_lanes(acc, da * half(w + 80), lanes);
+        mins = fmaf(da * half(w + 82), (float)min_sum, mins);
+    }
+    return sum_vector(acc) - mins;
+}
+
+static float dot_q3_k(const uint8_t *w, const uint8_t *a, int blocks) {
+    const __m256i two = _mm256_set1_epi8(3), one = _mm256_set1_epi8(1);
+    __m256 acc = _mm256_setzero_ps();
+    for (int b = 0; b < blocks; b++, w += Q3_K_BLOCK, a += Q8_K_BYTES) {
+        int16_t scale_values[16];
+        q3_k_scales(w + 96, scale_values);
+        __m256i scales16 = _mm256_loadu_si256((const __m256i *)scale_values), hmask = load256(w);
+        __m256i lanes = _mm256_setzero_si256();
+        for (int h = 0; h < 2; h++) {
+            __m128i half_scales = h == 0 ? _mm256_castsi256_si128(scales16) : _mm256_extracti128_si256(scales16, 1);
+            __m256i both = _mm256_set_m128i(half_scales, half_scales), qs = load256(w + 32 + 32 * h);
+            for (int run = 0; run < 4; run++) {
+                int c = 4 * h + run;
+                __m256i q = _mm256_and_si256(_mm256_srli_epi16(qs, 2 * run), two);
+                /* 4 where the weight's hmask bit c is clear: q − that is the weight, −4..3. */
+                __m256i bit = _mm256_and_si256(_mm256_srli_epi16(hmask, c), one);
+                __m256i offset = _mm256_slli_epi16(_mm256_xor_si256(bit, one), 2);
+                __m256i x = load256(a + Q8_K_QS + 32 * c);
+                /* q·x − offset·x in pairs: each ≤ 2·4·127. */
+                __m256i p = _mm256_sub_epi16(_mm256_maddubs_epi16(q, x), _mm256_maddubs_epi16(offset, x));
+                lanes = dot_i16(lanes, p, chunk_scales(both, run));
+            }
+        }
+        acc = add_lanes(acc, load_f32(a) * half(w + 108), lanes);
+    }
+    return sum_vector(acc);
+}
+
+static float dot_iq2_xxs(const uint8_t *w, const uint8_t *a, int blocks) {
+    __m256 acc = _mm256_setzero_ps();
+    for (int b = 0; b < blocks; b++, w += IQ2_XXS_BLOCK, a += Q8_K_BYTES) {
+        __m256i lanes = _mm256_setzero_si256();
+        for (int g = 0; g < 8; g++) {
+            uint32_t grid = load_u32(w + 2 + 8 * g), signs = load_u32(w + 6 + 8 * g);
+            __m256i magnitudes = _mm256_setr_epi64x(
+                    (long long)iq2xxs_grid[grid & 0xFF], (long long)iq2xxs_grid[(grid >> 8) & 0xFF],
+                    (long long)iq2xxs_grid[(grid >> 16) & 0xFF], (long long)iq2xxs_grid[grid >> 24]);
+            __m256i sign = _mm256_setr_epi64x(
+                    (long long)iq2_signs[signs & 0x7F], (long long)iq2_signs[(signs >> 7) & 0x7F],
+                    (long long)iq2_signs[(signs >> 14) & 0x7F], (long long)iq2_signs[(signs >> 21) & 0x7F]);
+            /* |w| times x with w's sign: pairs ≤ 2·43·127. */
+            __m256i p = _mm256_maddubs_epi16(magnitudes, _mm256_sign_epi8(load256(a + Q8_K_QS + 32 * g), sign));
+            lanes = dot_i16(lanes, p, _mm256_set1_epi16((short)(2 * (signs >> 28) + 1)));
+        }
+        acc = add_lanes(acc, load_f32(a) * (0.125f * half(w)), lanes);
     }
     return sum_vector(acc);
 }
@@ -221,3 +347,7 @@ FS_MATMUL(q8_0, FS_VARIANT, 32, Q8_0_BYTES, dot_q8_0)
 FS_MATMUL(q4_0, FS_VARIANT, 32, Q8_0_BYTES, dot_q4_0)
 FS_MATMUL(q4_k, FS_VARIANT, 256, Q8_K_BYTES, dot_q4_k)
 FS_MATMUL(q6_k, FS_VARIANT, 256, Q8_K_BYTES, dot_q6_k)
+FS_MATMUL(q5_k, FS_VARIANT, 256, Q8_K_BYTES, dot_q5_k)
+FS_MATMUL(q2_k, FS_VARIANT, 256, Q8_K_BYTES, dot_q2_k)
+FS_MATMUL(q3_k, FS_VARIANT, 256, Q8_K_BYTES, dot_q3_k)
+FS_MATMUL(iq2_xxs, FS_VARIANT, 256, Q8_K_BYTES, dot_iq2_xxs)

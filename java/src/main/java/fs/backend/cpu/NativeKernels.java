@@ -39,7 +39,8 @@ final class NativeKernels {
 
     /** The weight formats with native kernels, and their names in libfscpu's symbols. */
     private static final Map<DType, String> FORMATS = new EnumMap<>(Map.of(
-            DType.Q8_0, "q8_0", DType.Q4_0, "q4_0", DType.Q4_K, "q4_k", DType.Q6_K, "q6_k"));
+            DType.Q8_0, "q8_0", DType.Q4_0, "q4_0", DType.Q4_K, "q4_k", DType.Q6_K, "q6_k", DType.Q5_K, "q5_k",
+            DType.Q2_K, "q2_k", DType.Q3_K, "q3_k", DType.IQ2_XXS, "iq2_xxs"));
 
     /** How a weight format's activations are quantized: blocks of {@code elements} values in {@code bytes}. */
     enum Activations {

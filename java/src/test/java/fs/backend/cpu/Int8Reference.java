@@ -1,6 +1,7 @@
 package fs.backend.cpu;
 
 import fs.backend.cpu.NativeKernels.Activations;
+import fs.quant.ReferenceDequantizer;
 import fs.tensor.DType;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -14,6 +15,7 @@ import java.nio.ByteOrder;
  */
 final class Int8Reference {
     private static final ValueLayout.OfShort I16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final ValueLayout.OfInt I32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     /** A lane sum must be exact as a float for the variants' conversions to agree with the arithmetic's meaning. */
     private static final long EXACT = 1L << 24;
@@ -22,7 +24,8 @@ final class Int8Reference {
 
     /**
      * One weight block as integers: weight j is {@code (d·scale[j])·q[j] − dmin·min[j]}, q with the format's offset
-     * applied (Q4_0's −8, Q6_K's −32); formats without mins have {@code min} all zero and {@code dmin} 0.
+     * applied (Q4_0's −8, Q6_K's −32, Q3_K's −4) or sign (IQ2_XXS, whose d is the block's f16 d / 8 and whose
+     * scale is 2s + 1); formats without mins have {@code min} all zero and {@code dmin} 0.
      */
     record Block(int[] q, int[] scale, int[] min, float d, float dmin) {
         /** Weight j as llama.cpp's reference dequantization computes it. */
@@ -32,7 +35,7 @@ final class Int8Reference {
     }
 
     static boolean hasMins(DType type) {
-        return type == DType.Q4_K;
+        return type == DType.Q4_K || type == DType.Q5_K || type == DType.Q2_K;
     }
 
     static Block decode(DType type, MemorySegment w, long at) {
@@ -54,7 +57,8 @@ final class Int8Reference {
                 }
                 return new Block(q, scale, min, half(w, at), 0f);
             }
-            case Q4_K -> {
+            case Q4_K, Q5_K -> {
+                boolean five = type == DType.Q5_K;
                 for (int g = 0; g < 8; g++) {
                     int s, m; // 6 bits each: groups 4..7 split into a nibble of bytes 8..11 and two spare top bits
                     if (g < 4) {
@@ -67,12 +71,49 @@ final class Int8Reference {
                     }
                     for (int i = 0; i < 32; i++) {
                         int j = 32 * g + i;
-                        q[j] = unsigned(w, at + 16 + 32 * (g / 2) + i) >> 4 * (g % 2) & 0xF;
+                        q[j] = unsigned(w, at + (five ? 48 : 16) + 32 * (g / 2) + i) >> 4 * (g % 2) & 0xF;
+                        if (five) q[j] |= (unsigned(w, at + 16 + i) >> g & 1) << 4; // Q5_K: bit g of qh[i]
                         scale[j] = s;
                         min[j] = m;
                     }
                 }
                 return new Block(q, scale, min, half(w, at), half(w, at + 2));
+            }
+            case Q2_K -> {
+                for (int j = 0; j < 256; j++) {
+                    int packed = unsigned(w, at + j / 16);
+                    q[j] = unsigned(w, at + 16 + 32 * (j / 128) + j % 32) >> 2 * (j % 128 / 32) & 3;
+                    scale[j] = packed & 0xF;
+                    min[j] = packed >> 4;
+                }
+                return new Block(q, scale, min, half(w, at + 80), half(w, at + 82));
+            }
+            case Q3_K -> {
+                for (int j = 0; j < 256; j++) {
+                    int g = j / 16;
+                    int low = unsigned(w, at + 96 + g % 8) >> 4 * (g / 8) & 0xF;
+                    int high = unsigned(w, at + 104 + g % 4) >> 2 * (g / 4) & 3;
+                    int bits = unsigned(w, at + 32 + 32 * (j / 128) + j % 32) >> 2 * (j % 128 / 32) & 3;
+                    boolean set = (unsigned(w, at + j % 32) >> j / 32 & 1) != 0;
+                    q[j] = set ? bits : bits - 4;
+                    scale[j] = (low | high << 4) - 32;
+                }
+                return new Block(q, scale, min, half(w, at + 108), 0f);
+            }
+            case IQ2_XXS -> {
+                // The signed grid magnitudes, read out of the reference decoder: the same block with d = 8 and every
+                // group's scale s = 0 decodes to them (db = 8·0.5·0.25 = 1).
+                MemorySegment unit = MemorySegment.ofArray(w.asSlice(at, 66).toArray(ValueLayout.JAVA_BYTE));
+                unit.set(I16, 0, Float.floatToFloat16(8f));
+                for (int g = 0; g < 8; g++) {
+                    long signs = 6 + 8 * g;
+                    unit.set(I32, signs, unit.get(I32, signs) & 0x0FFFFFFF);
+                    for (int j = 32 * g; j < 32 * g + 32; j++) scale[j] = 2 * (w.get(I32, at + signs) >>> 28) + 1;
+                }
+                float[] magnitudes = new float[256];
+                ReferenceDequantizer.decode(DType.IQ2_XXS, unit, magnitudes);
+                for (int j = 0; j < 256; j++) q[j] = (int) magnitudes[j];
+                return new Block(q, scale, min, half(w, at) * 0.125f, 0f);
             }
             case Q6_K -> {
                 for (int j = 0; j < 256; j++) {

@@ -33,7 +33,8 @@ import org.junit.jupiter.params.provider.MethodSource;
  * llama.cpp's weights (the q-tied files' samples) within the bound int8 activations allow.
  */
 class NativeKernelsTest {
-    static final List<DType> FORMATS = List.of(DType.Q8_0, DType.Q4_0, DType.Q4_K, DType.Q6_K);
+    static final List<DType> FORMATS =
+            List.of(DType.Q8_0, DType.Q4_0, DType.Q4_K, DType.Q6_K, DType.Q5_K, DType.Q2_K, DType.Q3_K, DType.IQ2_XXS);
     private static final SymbolLookup LIBRARY = NativeLibrary.load(NativeLibrary.bundled());
 
     static List<String> variants() {
@@ -112,9 +113,11 @@ class NativeKernelsTest {
         MemorySegment w = arena.allocate(rows * rowBytes);
         for (long i = 0; i < w.byteSize(); i++) w.set(ValueLayout.JAVA_BYTE, i, (byte) random.nextInt(256));
         long[] halves = switch (type) {
-            case Q8_0, Q4_0 -> new long[] {0};
-            case Q4_K -> new long[] {0, 2};
+            case Q8_0, Q4_0, IQ2_XXS -> new long[] {0};
+            case Q4_K, Q5_K -> new long[] {0, 2};
             case Q6_K -> new long[] {208};
+            case Q2_K -> new long[] {80, 82};
+            case Q3_K -> new long[] {108};
             default -> throw new IllegalArgumentException(type.toString());
         };
         for (long block = 0; block < rows * rowBytes / type.blockBytes(); block++) {
@@ -199,7 +202,7 @@ class NativeKernelsTest {
     void onTheQTiedFilesEveryRowIsTheExactProductToTheActivationsRounding(String isa) {
         NativeKernels kernels = NativeKernels.bind(LIBRARY, isa);
         Set<DType> seen = EnumSet.noneOf(DType.class);
-        for (String file : List.of("Q8_0", "Q4_0", "Q4_K_M", "Q6_K")) {
+        for (String file : List.of("Q8_0", "Q4_0", "Q4_K_M", "Q6_K", "Q5_K_M", "Q2_K", "IQ2_XXS")) {
             try (GgufFile gguf = GgufFile.open(QTied.gguf(file));
                     SafetensorsFile samples = SafetensorsFile.open(QTied.samples(file))) {
                 for (GgufTensor tensor : gguf.tensors()) {
