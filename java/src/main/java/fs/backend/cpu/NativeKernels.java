@@ -19,8 +19,8 @@ import java.util.Map;
 
 /**
  * One variant (instruction set) of libfscpu's kernels, as downcall handles: activation rows quantized to 8 bits
- * (Q8_0 blocks for Q8_0 and Q4_0 weights, Q8_K for the K-quants) and matmul slices of weight rows against them
- * with integer dot products (native/cpu/README.md). Every variant gives the same floats, bit for bit.
+ * (Q8_0 blocks for Q8_0 and Q4_0 weights, Q8_K for the K-quants and IQ2_XXS) and matmul slices of weight rows
+ * against them with integer dot products (native/cpu/README.md). Every variant gives the same floats, bit for bit.
  *
  * <p>The downcalls are critical (no thread-state transition; heap segments allowed): each is bounded, a slice of
  * weight rows against a few activation rows, so a safepoint waits at most that long. Every call is checked here
