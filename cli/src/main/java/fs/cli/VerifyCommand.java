@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import fs.FsException;
 import fs.backend.Backend;
+import fs.backend.cpu.CpuKernels;
 import fs.backend.cpu.VectorBackend;
 import fs.backend.opencl.OpenCl;
 import fs.backend.opencl.OpenClBackend;
@@ -96,7 +97,8 @@ final class VerifyCommand implements Callable<Integer> {
             if (threadCount < 1) throw new FsException("--threads must be at least 1, got " + threadCount);
 
             SingleSequence.Shape shape = new SingleSequence.Shape(tokens.length, tokens.length, tokens.length);
-            try (Backend oracleBackend = new VectorBackend(threadCount);
+            // The oracle is the exact Vector API path whatever FS_CPU_KERNELS says.
+            try (Backend oracleBackend = new VectorBackend(threadCount, CpuKernels.vectorApi());
                  Backend testedBackend = new OpenClBackend(openClDevice)) {
                 Qwen3Weights weights = Qwen3Weights.bind(config, source.tensors());
                 SingleSequence oracle = new SingleSequence(new Qwen3Model(config, weights, oracleBackend), shape);
