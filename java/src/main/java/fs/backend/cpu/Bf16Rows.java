@@ -53,7 +53,7 @@ final class Bf16Rows implements InPlaceRowTiles, PanelPacking {
     }
 
     @Override
-    public float dot(MemorySegment w, long rowOffset, float[] x, int xOffset, int k) {
+    public float dot(MemorySegment w, long rowOffset, float[] x, int xOffset, int k, float[] lanes) {
         int full = MatmulKernels.vectorPart(k, CHUNK);
         FloatVector acc = FloatVector.zero(F);
         for (int c = 0; c < full; c += CHUNK) {
@@ -62,7 +62,6 @@ final class Bf16Rows implements InPlaceRowTiles, PanelPacking {
             acc = even(p).fma(a.rearrange(EVENS, b), acc);
             acc = odd(p).fma(a.rearrange(ODDS, b), acc);
         }
-        float[] lanes = MatmulKernels.dotLanes();
         acc.intoArray(lanes, 0);
         return finish(MatmulKernels.sumLanes(lanes, 0), w, rowOffset, x, xOffset, full, k);
     }

@@ -14,7 +14,7 @@ final class F16Rows implements RowFormat {
     private F16Rows() {}
 
     @Override
-    public float dot(MemorySegment w, long rowOffset, float[] x, int xOffset, int k) {
+    public float dot(MemorySegment w, long rowOffset, float[] x, int xOffset, int k, float[] lanes) {
         float s = 0f;
         for (int i = 0; i < k; i++) s = Math.fma(Float.float16ToFloat(w.get(SHORT, rowOffset + 2L * i)), x[xOffset + i], s);
         return s;

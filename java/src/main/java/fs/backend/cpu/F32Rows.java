@@ -15,8 +15,8 @@ final class F32Rows implements TiledRows {
     private F32Rows() {}
 
     @Override
-    public float dot(MemorySegment w, long rowOffset, float[] x, int xOffset, int k) {
-        return tile1(w, rowOffset, x, xOffset, k, MatmulKernels.dotLanes());
+    public float dot(MemorySegment w, long rowOffset, float[] x, int xOffset, int k, float[] lanes) {
+        return tile1(w, rowOffset, x, xOffset, k, lanes);
     }
 
     @Override

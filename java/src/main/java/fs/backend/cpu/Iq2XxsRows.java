@@ -29,7 +29,7 @@ final class Iq2XxsRows implements RowFormat {
     private static final float[] SIGNS = tableOfReference(128, true);
 
     @Override
-    public float dot(MemorySegment w, long rowOffset, float[] x, int xOffset, int k) {
+    public float dot(MemorySegment w, long rowOffset, float[] x, int xOffset, int k, float[] lanes) {
         FloatVector acc = FloatVector.zero(F8);
         for (int b = 0; b < k / 256; b++) {
             long at = rowOffset + (long) b * BLOCK_BYTES;
@@ -45,7 +45,7 @@ final class Iq2XxsRows implements RowFormat {
                 acc = sum.fma(FloatVector.broadcast(F8, db(d, signBits)), acc);
             }
         }
-        return sum(acc);
+        return sum(acc, lanes);
     }
 
     @Override
@@ -76,8 +76,7 @@ final class Iq2XxsRows implements RowFormat {
     }
 
     /** The 8 lanes' sum in one fixed pairwise order (the order of {@link MatmulKernels#sumLanes}). */
-    private static float sum(FloatVector v) {
-        float[] lanes = new float[8];
+    private static float sum(FloatVector v, float[] lanes) {
         v.intoArray(lanes, 0);
         float a = lanes[0] + lanes[4], b = lanes[1] + lanes[5], c = lanes[2] + lanes[6], e = lanes[3] + lanes[7];
         return (a + c) + (b + e);

@@ -48,15 +48,8 @@ final class MatmulKernels {
     static final int PANEL = PANEL_VECTORS * L;
     /** Floats of the lane scratch the one-row tiles need: one vector per accumulator. */
     static final int LANES_SCRATCH = 4 * L;
-    /** Lane scratch for {@link RowFormat#dot}, whose callers pass none. */
-    private static final ThreadLocal<float[]> DOT_LANES = ThreadLocal.withInitial(() -> new float[LANES_SCRATCH]);
 
     private MatmulKernels() {}
-
-    /** This thread's lane scratch, for a {@link RowFormat#dot}. */
-    static float[] dotLanes() {
-        return DOT_LANES.get();
-    }
 
     /**
      * Σ w[j]·x[xOffset + j] over k: L lanes of FMAs over the vector part, summed by {@link #sumLanes}, then the tail

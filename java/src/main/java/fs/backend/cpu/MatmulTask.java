@@ -115,7 +115,7 @@ final class MatmulTask implements WorkerPool.Task {
         }
         if (!batched) {
             if (weight.format() instanceof TiledRows tiled) tiledRow(tiled, from, to, lanes[worker]);
-            else rowByRow(from, to);
+            else rowByRow(from, to, lanes[worker]);
             return;
         }
         PanelScratch scratch = panels[worker];
@@ -224,9 +224,11 @@ final class MatmulTask implements WorkerPool.Task {
         }
     }
 
-    private void rowByRow(int from, int to) {
+    private void rowByRow(int from, int to, float[] scratch) {
         MemorySegment w = weight.data();
         long wStride = weight.rowBytes();
-        for (int i = from; i < to; i++) out.set(FLOAT, 4L * i, weight.format().dot(w, i * wStride, input, 0, k));
+        for (int i = from; i < to; i++) {
+            out.set(FLOAT, 4L * i, weight.format().dot(w, i * wStride, input, 0, k, scratch));
+        }
     }
 }

@@ -26,7 +26,7 @@ final class Q3KRows implements RowFormat {
     private static final long CRUMBS = 0x03030303L;
 
     @Override
-    public float dot(MemorySegment w, long rowOffset, float[] x, int xOffset, int k) {
+    public float dot(MemorySegment w, long rowOffset, float[] x, int xOffset, int k, float[] lanes) {
         float[] scales = new float[16];
         FloatVector acc0 = FloatVector.zero(F), acc1 = acc0;
         for (int b = 0; b < k / 256; b++) {
@@ -47,7 +47,6 @@ final class Q3KRows implements RowFormat {
                 }
             }
         }
-        float[] lanes = new float[L];
         acc0.add(acc1).intoArray(lanes, 0);
         return MatmulKernels.sumLanes(lanes, 0);
     }

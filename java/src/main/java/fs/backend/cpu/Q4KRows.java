@@ -25,7 +25,7 @@ final class Q4KRows implements RowFormat {
     private static final int BLOCK_BYTES = 144;
 
     @Override
-    public float dot(MemorySegment w, long rowOffset, float[] x, int xOffset, int k) {
+    public float dot(MemorySegment w, long rowOffset, float[] x, int xOffset, int k, float[] lanes) {
         float[] scales = new float[16];
         FloatVector acc0 = FloatVector.zero(F), acc1 = acc0;
         for (int b = 0; b < k / 256; b++) {
@@ -47,7 +47,6 @@ final class Q4KRows implements RowFormat {
                 }
             }
         }
-        float[] lanes = new float[L];
         acc0.add(acc1).intoArray(lanes, 0);
         return MatmulKernels.sumLanes(lanes, 0);
     }

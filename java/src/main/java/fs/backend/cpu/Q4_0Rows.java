@@ -77,7 +77,7 @@ final class Q4_0Rows implements RowFormat {
     }
 
     @Override
-    public float dot(MemorySegment w, long rowOffset, float[] x, int xOffset, int k) {
+    public float dot(MemorySegment w, long rowOffset, float[] x, int xOffset, int k, float[] lanes) {
         FloatVector acc = FloatVector.zero(F);
         for (int b = 0; b < k / BLOCK; b++) {
             long at = rowOffset + (long) b * BLOCK_BYTES;
@@ -95,7 +95,6 @@ final class Q4_0Rows implements RowFormat {
             }
             acc = sx.fma(MINUS_EIGHT, s).fma(scale(w, at), acc);
         }
-        float[] lanes = MatmulKernels.dotLanes();
         acc.intoArray(lanes, 0);
         return MatmulKernels.sumLanes(lanes, 0);
     }

@@ -26,7 +26,7 @@ final class Q6KRows implements RowFormat {
     private static final int BLOCK_BYTES = 210;
 
     @Override
-    public float dot(MemorySegment w, long rowOffset, float[] x, int xOffset, int k) {
+    public float dot(MemorySegment w, long rowOffset, float[] x, int xOffset, int k, float[] lanes) {
         FloatVector acc0 = FloatVector.zero(F), acc1 = acc0;
         for (int b = 0; b < k / 256; b++) {
             long at = rowOffset + (long) b * BLOCK_BYTES;
@@ -52,7 +52,6 @@ final class Q6KRows implements RowFormat {
                 }
             }
         }
-        float[] lanes = new float[L];
         acc0.add(acc1).intoArray(lanes, 0);
         return MatmulKernels.sumLanes(lanes, 0);
     }

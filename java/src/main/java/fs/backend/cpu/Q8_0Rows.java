@@ -56,7 +56,7 @@ final class Q8_0Rows implements RowFormat {
     }
 
     @Override
-    public float dot(MemorySegment w, long rowOffset, float[] x, int xOffset, int k) {
+    public float dot(MemorySegment w, long rowOffset, float[] x, int xOffset, int k, float[] lanes) {
         FloatVector acc = FloatVector.zero(F);
         for (int b = 0; b < k / BLOCK; b++) {
             long at = rowOffset + (long) b * BLOCK_BYTES;
@@ -68,7 +68,6 @@ final class Q8_0Rows implements RowFormat {
             }
             acc = s.fma(scale(w, at), acc);
         }
-        float[] lanes = MatmulKernels.dotLanes();
         acc.intoArray(lanes, 0);
         return MatmulKernels.sumLanes(lanes, 0);
     }

@@ -62,6 +62,7 @@ public class QuantDotBench {
     private int next;
     private final float[] x = new float[K];
     private final float[] out = new float[ROWS];
+    private final float[] lanes = new float[MatmulKernels.LANES_SCRATCH];
 
     /**
      * Totals per iteration: the weight bytes read and the CPU time the calls took, whose ratio is the rate per
@@ -111,7 +112,7 @@ public class QuantDotBench {
         long base = matrixBytes * next;
         next = (next + 1) % copies;
         long start = THREADS.getCurrentThreadCpuTime();
-        for (int r = 0; r < ROWS; r++) out[r] = format.dot(weights, base + r * rowBytes, x, 0, K);
+        for (int r = 0; r < ROWS; r++) out[r] = format.dot(weights, base + r * rowBytes, x, 0, K, lanes);
         traffic.cpuNanos += THREADS.getCurrentThreadCpuTime() - start;
         traffic.bytes += matrixBytes;
         return out;

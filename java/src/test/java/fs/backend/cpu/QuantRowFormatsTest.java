@@ -53,7 +53,7 @@ class QuantRowFormatsTest {
     private static float dot(RowFormat format, MemorySegment w, long rowOffset, float[] x) {
         float[] shifted = new float[OFFSET + x.length];
         System.arraycopy(x, 0, shifted, OFFSET, x.length);
-        return format.dot(w, rowOffset, shifted, OFFSET, x.length);
+        return format.dot(w, rowOffset, shifted, OFFSET, x.length, new float[MatmulKernels.LANES_SCRATCH]);
     }
 
     private static void assertBitExact(float[] expected, float[] actual, String what) {

@@ -86,12 +86,13 @@ class RowFormatTest {
                 QTied.Sample sample = QTied.Sample.of(samples, tensor.name());
                 int k = (int) tensor.columns();
                 float[] row = new float[k];
+                float[] lanes = new float[MatmulKernels.LANES_SCRATCH];
                 // x sits at an offset in a longer array, as a matmul's input rows do.
                 float[] x = new float[k + 5];
                 System.arraycopy(sample.x(), 0, x, 5, k);
                 for (int r = 0; r < tensor.rows(); r++) {
                     ReferenceDequantizer.decode(tensor.type(), tensor.row(r), row);
-                    float dot = format(tensor).dot(tensor.data(), r * tensor.rowBytes(), x, 5, k);
+                    float dot = format(tensor).dot(tensor.data(), r * tensor.rowBytes(), x, 5, k, lanes);
                     double exact = sample.matvec()[r];
                     double tolerance = tolerance(row, sample.x(), tensor.type() == DType.BF16 ? 1 : 32);
                     if (!(Math.abs(dot - exact) <= tolerance)) {
@@ -123,8 +124,10 @@ class RowFormatTest {
                         if (!covered(tensor) || tensor.shape().length != 2) continue;
                         float[] x = QTied.Sample.of(samples, tensor.name()).x();
                         float[] expected = new float[(int) tensor.rows()];
+                        float[] lanes = new float[MatmulKernels.LANES_SCRATCH];
                         for (int r = 0; r < expected.length; r++) {
-                            expected[r] = format(tensor).dot(tensor.data(), r * tensor.rowBytes(), x, 0, x.length);
+                            expected[r] = format(tensor).dot(tensor.data(), r * tensor.rowBytes(), x, 0, x.length,
+                                    lanes);
                         }
                         Weight w = backend.upload(new Tensor(tensor.name(), tensor.type(), tensor.shape(), tensor.data()));
                         Buffer out = backend.allocate(expected.length);
