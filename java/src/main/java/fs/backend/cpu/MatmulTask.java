@@ -94,7 +94,7 @@ final class MatmulTask implements WorkerPool.Task {
         weight = w;
         out = result;
         try {
-            pool.run(this, (n + UNIT_ROWS - 1) / UNIT_ROWS);
+            pool.run(this, (n + UNIT_ROWS - 1) / UNIT_ROWS, (long) n * k * rows);
         } finally {
             weight = null;
             out = null;

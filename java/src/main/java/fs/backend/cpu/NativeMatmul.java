@@ -59,7 +59,7 @@ final class NativeMatmul implements WorkerPool.Task {
         out = result;
         rows = rowCount;
         try {
-            pool.run(this, (int) ((w.rows() + UNIT_ROWS - 1) / UNIT_ROWS));
+            pool.run(this, (int) ((w.rows() + UNIT_ROWS - 1) / UNIT_ROWS), w.rows() * k * rowCount);
         } finally {
             weight = null;
             out = null;

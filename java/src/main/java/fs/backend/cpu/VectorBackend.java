@@ -368,7 +368,8 @@ public final class VectorBackend implements Backend {
         task.group = group;
         task.scoreStride = scoreStride;
         task.runs = runs;
-        pool.run(task, units);
+        // Scores and weighted values: two multiply-adds per query, position and element of a head.
+        pool.run(task, units, 2L * rows * heads * placed.mostPositions() * headDim);
         task.q = null;
         task.out = null;
         task.cache = null;

@@ -28,6 +28,14 @@ final class WorkerPool implements AutoCloseable {
     private static final long UNIT_MASK = (1L << UNIT_BITS) - 1;
     /** Most units one task may have. */
     static final int MAX_UNITS = (int) UNIT_MASK;
+    /**
+     * Multiply-adds below which a task runs on the calling thread alone: handing units to a worker and waiting for
+     * it to finish them costs more than the worker saves. Measured on ../shared/trained Q8_0 (K = 256), decode at 2
+     * threads on 2 cores, medians of 3 tg512 runs: 1129 tok/s with every task split, 1210 below 2^16, 1540-1655
+     * below 2^17 (the 256- and 128-row matmuls and attention under 256 positions alone, the 768-row ones split),
+     * 1153 below 2^18, 1120 below 2^19.
+     */
+    static final long SERIAL_WORK = 1L << 17;
 
     private final Worker[] workers;
     /**
@@ -56,11 +64,20 @@ final class WorkerPool implements AutoCloseable {
         return workers.length + 1;
     }
 
-    /** Runs units 0 until {@code units} of the task on every thread and returns when all are done. */
+    /** Runs units 0 until {@code units} of a task whose every unit is worth a hand-off, on every thread. */
     void run(Task task, int units) {
+        run(task, units, Long.MAX_VALUE);
+    }
+
+    /**
+     * Runs units 0 until {@code units} of the task and returns when all are done: on every thread, or on the calling
+     * thread alone where the task's {@code work} (its multiply-adds in all) is below {@link #SERIAL_WORK}. Either way
+     * each unit computes the same floats, since a unit's arithmetic never depends on the thread that runs it.
+     */
+    void run(Task task, int units, long work) {
         if (closed) throw new IllegalStateException("the backend is closed");
         if (units < 0 || units > MAX_UNITS) throw new IllegalArgumentException("bad unit count " + units);
-        if (workers.length == 0 || units <= 1) {
+        if (workers.length == 0 || units <= 1 || work < SERIAL_WORK) {
             for (int u = 0; u < units; u++) task.run(u, 0);
             return;
         }

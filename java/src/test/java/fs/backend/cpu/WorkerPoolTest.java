@@ -4,9 +4,11 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicIntegerArray;
+import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.Test;
 
 class WorkerPoolTest {
@@ -38,6 +40,35 @@ class WorkerPoolTest {
             int total = 0;
             for (int w = 0; w < 3; w++) total += seen.get(w);
             assertEquals(200 * 50, total);
+        }
+    }
+
+    @Test
+    void aTaskOfLittleWorkRunsEveryUnitOnTheCallingThread() {
+        try (WorkerPool pool = new WorkerPool(3)) {
+            AtomicIntegerArray runs = new AtomicIntegerArray(50);
+            Thread caller = Thread.currentThread();
+            pool.run((unit, worker) -> {
+                assertEquals(0, worker);
+                assertSame(caller, Thread.currentThread());
+                runs.incrementAndGet(unit);
+            }, 50, WorkerPool.SERIAL_WORK - 1);
+            for (int u = 0; u < 50; u++) assertEquals(1, runs.get(u), "unit " + u);
+        }
+    }
+
+    @Test
+    void aTaskOfEnoughWorkIsShared() {
+        try (WorkerPool pool = new WorkerPool(2)) {
+            AtomicIntegerArray seen = new AtomicIntegerArray(2);
+            // Units slow enough that the worker, spinning for the next task, claims some before the caller is done.
+            for (int round = 0; round < 20 && seen.get(1) == 0; round++) {
+                pool.run((unit, worker) -> {
+                    seen.incrementAndGet(worker);
+                    LockSupport.parkNanos(100_000);
+                }, 16, WorkerPool.SERIAL_WORK);
+            }
+            assertTrue(seen.get(1) > 0, "the worker ran no unit");
         }
     }
 
