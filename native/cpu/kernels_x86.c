@@ -52,14 +52,12 @@ static inline __m256i load256(const uint8_t *p) {
 }
 
 /*
- * Asks for the 256 bytes at p, a block or two ahead of the one being read: the hardware prefetcher alone keeps
- * fewer lines in flight than one core can take from memory (a few percent on a 151936-row Q6_K matmul).
+ * Asks for the cache lines of a block or two ahead of the one being read (bytes from p, rounded up to whole lines):
+ * the hardware prefetcher alone keeps fewer lines in flight than one core can take from memory (a few percent on a
+ * 151936-row Q6_K matmul). bytes is a constant at every call, so the loop is unrolled.
  */
-static inline void prefetch_256(const uint8_t *p) {
-    _mm_prefetch((const char *)p, _MM_HINT_T0);
-    _mm_prefetch((const char *)p + 64, _MM_HINT_T0);
-    _mm_prefetch((const char *)p + 128, _MM_HINT_T0);
-    _mm_prefetch((const char *)p + 192, _MM_HINT_T0);
+static inline void prefetch_block(const uint8_t *p, int bytes) {
+    for (int offset = 0; offset < bytes; offset += 64) _mm_prefetch((const char *)p + offset, _MM_HINT_T0);
 }
 
 static inline float half(const uint8_t *p) {
@@ -184,30 +182,37 @@ static inline int32_t k_min_sum(__m256i scales_mins, const uint8_t *a) {
     return sum_i32x4(_mm_madd_epi16(_mm256_extracti128_si256(scales_mins, 1), group_sums));
 }
 
-static float dot_q4_k(const uint8_t *w, const uint8_t *a, int blocks) {
+/*
+ * The lanes of 64 Q4_K weights, two groups (32 bytes q: the first group in the low nibbles, the second in the high),
+ * against their 64 activations x, each group times its int16 scale. Pairs ≤ 2·15·127: inside int16.
+ */
+static inline __m256i q4_k_pair(const uint8_t *q, const uint8_t *x, __m256i scale_low, __m256i scale_high) {
     const __m256i low = _mm256_set1_epi8(0xF);
+    __m256i qv = load256(q);
+    __m256i p_low = _mm256_maddubs_epi16(_mm256_and_si256(qv, low), load256(x));
+    __m256i p_high = _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(qv, 4), low), load256(x + 32));
+    return _mm256_add_epi32(_mm256_madd_epi16(p_low, scale_low), _mm256_madd_epi16(p_high, scale_high));
+}
+
+/* Pairs written out, not looped: see q6_k_half. */
+static float dot_q4_k(const uint8_t *w, const uint8_t *a, int blocks) {
     __m256 acc = _mm256_setzero_ps();
     float mins = 0.0f;
     for (int b = 0; b < blocks; b++, w += Q4_K_BLOCK, a += Q8_K_BYTES) {
+        prefetch_block(w + 2 * Q4_K_BLOCK, Q4_K_BLOCK);
         float da = load_f32(a);
         uint32_t sc[2], mn[2];
         q4_k_scales(w + 4, sc, mn);
         /* The 8 scales and 8 mins as int16. */
         __m256i scales_mins = _mm256_cvtepu8_epi16(_mm_setr_epi32((int)sc[0], (int)sc[1], (int)mn[0], (int)mn[1]));
         int32_t min_sum = k_min_sum(scales_mins, a);
-        __m128i scales128 = _mm256_castsi256_si128(scales_mins);
-        __m256i scales = _mm256_set_m128i(scales128, scales128);
-        __m256i lanes = _mm256_setzero_si256();
-        for (int run = 0; run < 4; run++) { /* 32 bytes: group 2·run in the low nibbles, 2·run + 1 in the high */
-            __m256i q = load256(w + 16 + 32 * run);
-            __m256i q_low = _mm256_and_si256(q, low), q_high = _mm256_and_si256(_mm256_srli_epi16(q, 4), low);
-            /* Pairs ≤ 2·15·127: inside int16. */
-            __m256i p_low = _mm256_maddubs_epi16(q_low, load256(a + Q8_K_QS + 64 * run));
-            __m256i p_high = _mm256_maddubs_epi16(q_high, load256(a + Q8_K_QS + 64 * run + 32));
-            lanes = dot_i16(lanes, p_low, broadcast_i16(scales, 2 * run));
-            lanes = dot_i16(lanes, p_high, broadcast_i16(scales, 2 * run + 1));
-        }
-        acc = add_lanes(acc, da * half(w), lanes);
+        __m256i s = _mm256_broadcastsi128_si256(_mm256_castsi256_si128(scales_mins));
+        const uint8_t *x = a + Q8_K_QS, *q = w + 16;
+        __m256i s01 = _mm256_add_epi32(q4_k_pair(q, x, broadcast_i16(s, 0), broadcast_i16(s, 1)),
+                                       q4_k_pair(q + 32, x + 64, broadcast_i16(s, 2), broadcast_i16(s, 3)));
+        __m256i s23 = _mm256_add_epi32(q4_k_pair(q + 64, x + 128, broadcast_i16(s, 4), broadcast_i16(s, 5)),
+                                       q4_k_pair(q + 96, x + 192, broadcast_i16(s, 6), broadcast_i16(s, 7)));
+        acc = add_lanes(acc, da * half(w), _mm256_add_epi32(s01, s23));
         mins = fmaf(da * half(w + 2), (float)min_sum, mins);
     }
     return sum_vector(acc) - mins;
@@ -250,7 +255,7 @@ static inline __m256i q6_k_half(const uint8_t *ql, const uint8_t *qh, const uint
 static float dot_q6_k(const uint8_t *w, const uint8_t *a, int blocks) {
     __m256 acc = _mm256_setzero_ps();
     for (int b = 0; b < blocks; b++, w += Q6_K_BLOCK, a += Q8_K_BYTES) {
-        prefetch_256(w + 2 * Q6_K_BLOCK);
+        prefetch_block(w + 2 * Q6_K_BLOCK, Q6_K_BLOCK);
         __m256i lanes = _mm256_add_epi32(q6_k_half(w, w + 128, a + Q8_K_QS, w + 192),
                                          q6_k_half(w + 64, w + 160, a + Q8_K_QS + 128, w + 200));
         acc = add_lanes(acc, load_f32(a) * half(w + 208), lanes);
