@@ -334,12 +334,31 @@ static float dot_q5_k(const uint8_t *w, const uint8_t *a, int blocks) {
     return sum_vector(acc) - mins;
 }
 
-static float dot_q2_k(const uint8_t *w, const uint8_t *a, int blocks) {
+/*
+ * The lanes of half a Q2_K block (four chunks, two bits each of the 32 bytes qs) against their 128 activations x;
+ * scales: the half's 8 int16 group scales in each 128-bit half. Written out chunk by chunk: see q6_k_half.
+ */
+static inline __m256i q2_k_half(const uint8_t *qs, const uint8_t *x, __m256i scales) {
     const __m256i two = _mm256_set1_epi8(3);
+    __m256i q = load256(qs);
+    /* Pairs ≤ 2·3·127. */
+    __m256i p0 = _mm256_maddubs_epi16(_mm256_and_si256(q, two), load256(x));
+    __m256i p1 = _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(q, 2), two), load256(x + 32));
+    __m256i p2 = _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(q, 4), two), load256(x + 64));
+    __m256i p3 = _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(q, 6), two), load256(x + 96));
+    __m256i s01 = _mm256_add_epi32(_mm256_madd_epi16(p0, chunk_scales(scales, 0)),
+                                   _mm256_madd_epi16(p1, chunk_scales(scales, 1)));
+    __m256i s23 = _mm256_add_epi32(_mm256_madd_epi16(p2, chunk_scales(scales, 2)),
+                                   _mm256_madd_epi16(p3, chunk_scales(scales, 3)));
+    return _mm256_add_epi32(s01, s23);
+}
+
+static float dot_q2_k(const uint8_t *w, const uint8_t *a, int blocks) {
     const __m128i low = _mm_set1_epi8(0xF);
     __m256 acc = _mm256_setzero_ps();
     float mins = 0.0f;
     for (int b = 0; b < blocks; b++, w += Q2_K_BLOCK, a += Q8_K_BYTES) {
+        prefetch_block(w + 2 * Q2_K_BLOCK, Q2_K_BLOCK);
         float da = load_f32(a);
         __m128i packed = _mm_loadu_si128((const __m128i *)w);
         __m256i scales16 = _mm256_cvtepu8_epi16(_mm_and_si128(packed, low));
@@ -347,17 +366,11 @@ static float dot_q2_k(const uint8_t *w, const uint8_t *a, int blocks) {
         __m256i min_products = _mm256_madd_epi16(mins16, load256(a + Q8_K_SUMS)); /* Σ_g min_g·sum16[g] */
         int32_t min_sum = sum_i32x4(_mm_add_epi32(_mm256_castsi256_si128(min_products),
                                                   _mm256_extracti128_si256(min_products, 1)));
-        __m256i lanes = _mm256_setzero_si256();
-        for (int h = 0; h < 2; h++) { /* 32 bytes of qs: chunks 4h..4h + 3, two bits each */
-            __m128i half_scales = h == 0 ? _mm256_castsi256_si128(scales16) : _mm256_extracti128_si256(scales16, 1);
-            __m256i both = _mm256_set_m128i(half_scales, half_scales), qs = load256(w + 16 + 32 * h);
-            for (int run = 0; run < 4; run++) {
-                __m256i q = _mm256_and_si256(_mm256_srli_epi16(qs, 2 * run), two);
-                /* Pairs ≤ 2·3·127. */
-                __m256i p = _mm256_maddubs_epi16(q, load256(a + Q8_K_QS + 32 * (4 * h + run)));
-                lanes = dot_i16(lanes, p, chunk_scales(both, run));
-            }
-        }
+        /* Each half's scales in both 128-bit halves. */
+        __m256i scales_low = _mm256_permute4x64_epi64(scales16, 0x44);
+        __m256i scales_high = _mm256_permute4x64_epi64(scales16, 0xEE);
+        __m256i lanes = _mm256_add_epi32(q2_k_half(w + 16, a + Q8_K_QS, scales_low),
+                                         q2_k_half(w + 48, a + Q8_K_QS + 128, scales_high));
         acc = add_lanes(acc, da * half(w + 80), lanes);
         mins = fmaf(da * half(w + 82), (float)min_sum, mins);
     }
