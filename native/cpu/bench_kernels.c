@@ -1,0 +1,116 @@
+/*
+ * fscpu_bench: times the decode matmuls (one activation row) of Q6_K, Q4_K, Q4_0, Q2_K and Q8_0 on one thread, in
+ * every x86 variant this CPU runs, over a 1024x3072 (ffn_down) and a 151936x1024 (Qwen3-0.6B's lm_head) matrix of
+ * random blocks, and checks each variant's outputs against the scalar variant's, bit for bit. Built on demand only:
+ *   cmake -S native/cpu -B build/fscpu && cmake --build build/fscpu --target fscpu_bench && build/fscpu/fscpu_bench
+ * Times are thread CPU time, best of 11, so other processes on a shared machine disturb them less.
+ */
+#define _POSIX_C_SOURCE 200112L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "fscpu.h"
+
+typedef void (*matmul_fn)(const void *, int64_t, int, int, const void *, int, int, float *, int64_t);
+typedef void (*quantize_fn)(const float *, void *, int64_t);
+
+struct format {
+    const char *name;
+    int elements, block_bytes, act_bytes, scale_offsets[2]; /* offsets of the block's f16 scales; -1: none */
+    quantize_fn quantize;
+    matmul_fn scalar, variants[2];
+};
+
+static const char *variant_names[2] = {"avx2", "avx512"};
+
+#if defined(__x86_64__)
+#define FS_FORMAT(F, ELEMENTS, BLOCK, ACT, Q, D0, D1)                                                                \
+    {#F, ELEMENTS, BLOCK, ACT, {D0, D1}, fs_quantize_##Q##_scalar, fs_matmul_##F##_scalar,                           \
+     {fs_matmul_##F##_avx2, fs_matmul_##F##_avx512}}
+#else
+#define FS_FORMAT(F, ELEMENTS, BLOCK, ACT, Q, D0, D1)                                                                \
+    {#F, ELEMENTS, BLOCK, ACT, {D0, D1}, fs_quantize_##Q##_scalar, fs_matmul_##F##_scalar, {NULL, NULL}}
+#endif
+
+static const struct format formats[] = {
+    FS_FORMAT(q6_k, 256, 210, 292, q8_k, 208, -1), FS_FORMAT(q4_k, 256, 144, 292, q8_k, 0, 2),
+    FS_FORMAT(q4_0, 32, 18, 34, q8_0, 0, -1),      FS_FORMAT(q2_k, 256, 84, 292, q8_k, 80, 82),
+    FS_FORMAT(q8_0, 32, 34, 34, q8_0, 0, -1),
+};
+
+static uint64_t random_state = 88172645463325252ull;
+
+static uint64_t next_random(void) {
+    random_state ^= random_state << 13;
+    random_state ^= random_state >> 7;
+    random_state ^= random_state << 17;
+    return random_state;
+}
+
+static double cpu_seconds(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Random bytes, with every f16 scale a finite normal half (about 2^-8..2^-6, either sign). */
+static uint8_t *random_weights(const struct format *f, int64_t bytes) {
+    uint8_t *w = malloc((size_t)bytes);
+    for (int64_t i = 0; i < bytes; i++) w[i] = (uint8_t)next_random();
+    for (int64_t b = 0; b < bytes / f->block_bytes; b++)
+        for (int j = 0; j < 2; j++)
+            if (f->scale_offsets[j] >= 0) {
+                uint16_t h = (uint16_t)(0x1C00 + (next_random() & 0x7FF)) | (next_random() & 1 ? 0x8000 : 0);
+                memcpy(w + b * f->block_bytes + f->scale_offsets[j], &h, sizeof h);
+            }
+    return w;
+}
+
+static void bench(const struct format *f, int rows, int k) {
+    int blocks = k / f->elements, check_rows = rows < 4096 ? rows : 4096;
+    int64_t row_bytes = (int64_t)blocks * f->block_bytes, bytes = row_bytes * rows;
+    uint8_t *w = random_weights(f, bytes), *act = malloc((size_t)(k / (f->act_bytes == 34 ? 32 : 256) * f->act_bytes));
+    float *x = malloc(sizeof(float) * (size_t)k), *expected = malloc(sizeof(float) * (size_t)rows);
+    float *out = malloc(sizeof(float) * (size_t)rows);
+    for (int i = 0; i < k; i++) x[i] = (float)((int64_t)(next_random() % 2000001) - 1000000) * 1e-6f;
+    f->quantize(x, act, k);
+    f->scalar(w, row_bytes, 0, check_rows, act, 1, k, expected, 0);
+    for (int v = 0; v < 2; v++) {
+        matmul_fn matmul = f->variants[v];
+        if (!matmul || !fs_cpu_runs(variant_names[v])) continue;
+        matmul(w, row_bytes, 0, rows, act, 1, k, out, 0);
+        int same = memcmp(expected, out, sizeof(float) * (size_t)check_rows) == 0;
+        memset(out, 0, sizeof(float) * (size_t)rows);
+        matmul(w, row_bytes, 1, check_rows, act, 1, k, out, 0); /* an odd slice, not from row 0 */
+        same &= out[0] == 0.0f && memcmp(expected + 1, out + 1, sizeof(float) * (size_t)(check_rows - 1)) == 0;
+        double best = 1e9;
+        for (int repeat = 0; repeat < 11; repeat++) {
+            int n = 0;
+            double start = cpu_seconds(), elapsed;
+            do {
+                matmul(w, row_bytes, 0, rows, act, 1, k, out, 0);
+                n++;
+            } while ((elapsed = cpu_seconds() - start) < 0.05);
+            if (elapsed / n < best) best = elapsed / n;
+        }
+        printf("%-5s %-6s %6dx%-5d %6.2f GB/s %7.1f ns/row%s\n", f->name, variant_names[v], rows, k,
+               (double)bytes / best * 1e-9, best / rows * 1e9, same ? "" : "  DIFFERS FROM SCALAR");
+    }
+    free(w);
+    free(act);
+    free(x);
+    free(expected);
+    free(out);
+}
+
+int main(int argc, char **argv) {
+    const char *only = argc > 1 ? argv[1] : NULL; /* e.g. "q6_k,q4_0": those formats alone */
+    for (size_t i = 0; i < sizeof formats / sizeof *formats; i++) {
+        if (only && !strstr(only, formats[i].name)) continue;
+        bench(&formats[i], 1024, 3072);
+        bench(&formats[i], 151936, 1024);
+    }
+    return 0;
+}
