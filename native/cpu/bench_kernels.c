@@ -1,5 +1,5 @@
 /*
- * fscpu_bench: times the decode matmuls (one activation row) of Q6_K, Q4_K, Q4_0, Q2_K and Q8_0 on one thread, in
+ * fscpu_bench: times the decode matmuls (one activation row) of Q6_K, Q4_K, Q4_0, Q2_K, Q8_0, Q5_K on one thread, in
  * every x86 variant this CPU runs, over a 1024x3072 (ffn_down) and a 151936x1024 (Qwen3-0.6B's lm_head) matrix of
  * random blocks, and checks each variant's outputs against the scalar variant's, bit for bit. Built on demand only:
  *   cmake -S native/cpu -B build/fscpu && cmake --build build/fscpu --target fscpu_bench && build/fscpu/fscpu_bench
@@ -37,7 +37,7 @@ static const char *variant_names[2] = {"avx2", "avx512"};
 static const struct format formats[] = {
     FS_FORMAT(q6_k, 256, 210, 292, q8_k, 208, -1), FS_FORMAT(q4_k, 256, 144, 292, q8_k, 0, 2),
     FS_FORMAT(q4_0, 32, 18, 34, q8_0, 0, -1),      FS_FORMAT(q2_k, 256, 84, 292, q8_k, 80, 82),
-    FS_FORMAT(q8_0, 32, 34, 34, q8_0, 0, -1),
+    FS_FORMAT(q8_0, 32, 34, 34, q8_0, 0, -1),      FS_FORMAT(q5_k, 256, 176, 292, q8_k, 0, 2),
 };
 
 static uint64_t random_state = 88172645463325252ull;

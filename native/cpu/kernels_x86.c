@@ -302,33 +302,44 @@ static float dot_q6_k(const uint8_t *w, const uint8_t *a, int blocks) {
     return sum_vector(acc);
 }
 
+/*
+ * The lanes of 64 Q5_K weights, two groups (32 bytes q: the first group's low 4 bits in the low nibbles, the
+ * second's in the high; their fifth bits are bits 0 and 1 of hbits), against their 64 activations x, each group
+ * times its int16 scale. Pairs ≤ 2·31·127: inside int16.
+ */
+static inline __m256i q5_k_pair(const uint8_t *q, __m256i hbits, const uint8_t *x, __m256i scale_low,
+                                __m256i scale_high) {
+    const __m256i low = _mm256_set1_epi8(0xF), bit4 = _mm256_set1_epi8(0x10);
+    __m256i qv = load256(q);
+    /* 16-bit shifts, masked per byte. */
+    __m256i q_low = _mm256_or_si256(_mm256_and_si256(qv, low), _mm256_and_si256(_mm256_slli_epi16(hbits, 4), bit4));
+    __m256i q_high = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(qv, 4), low),
+                                     _mm256_and_si256(_mm256_slli_epi16(hbits, 3), bit4));
+    __m256i p_low = _mm256_maddubs_epi16(q_low, load256(x)), p_high = _mm256_maddubs_epi16(q_high, load256(x + 32));
+    return _mm256_add_epi32(_mm256_madd_epi16(p_low, scale_low), _mm256_madd_epi16(p_high, scale_high));
+}
+
+/* Pairs written out, not looped: see q6_k_half. */
 static float dot_q5_k(const uint8_t *w, const uint8_t *a, int blocks) {
-    const __m256i low = _mm256_set1_epi8(0xF), one = _mm256_set1_epi8(1);
     __m256 acc = _mm256_setzero_ps();
     float mins = 0.0f;
     for (int b = 0; b < blocks; b++, w += Q5_K_BLOCK, a += Q8_K_BYTES) {
+        prefetch_block(w + 2 * Q5_K_BLOCK, Q5_K_BLOCK);
         float da = load_f32(a);
         uint32_t sc[2], mn[2];
         q4_k_scales(w + 4, sc, mn);
         __m256i scales_mins = _mm256_cvtepu8_epi16(_mm_setr_epi32((int)sc[0], (int)sc[1], (int)mn[0], (int)mn[1]));
         int32_t min_sum = k_min_sum(scales_mins, a);
-        __m128i scales128 = _mm256_castsi256_si128(scales_mins);
-        __m256i scales = _mm256_set_m128i(scales128, scales128), qh = load256(w + 16);
-        __m256i lanes = _mm256_setzero_si256();
-        for (int run = 0; run < 4; run++) {
-            __m256i q = load256(w + 48 + 32 * run);
-            /* The fifth bit of group g is bit g of each qh byte, moved to bit 4 (16-bit shifts: masked per byte). */
-            __m256i h_low = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * run), one), 4);
-            __m256i h_high = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * run + 1), one), 4);
-            __m256i q_low = _mm256_or_si256(_mm256_and_si256(q, low), h_low);
-            __m256i q_high = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4), low), h_high);
-            /* Pairs ≤ 2·31·127: inside int16. */
-            __m256i p_low = _mm256_maddubs_epi16(q_low, load256(a + Q8_K_QS + 64 * run));
-            __m256i p_high = _mm256_maddubs_epi16(q_high, load256(a + Q8_K_QS + 64 * run + 32));
-            lanes = dot_i16(lanes, p_low, broadcast_i16(scales, 2 * run));
-            lanes = dot_i16(lanes, p_high, broadcast_i16(scales, 2 * run + 1));
-        }
-        acc = add_lanes(acc, da * half(w), lanes);
+        __m256i s = _mm256_broadcastsi128_si256(_mm256_castsi256_si128(scales_mins)), qh = load256(w + 16);
+        const uint8_t *x = a + Q8_K_QS, *q = w + 48;
+        /* Group g's fifth bit is bit g of each qh byte. */
+        __m256i s01 = _mm256_add_epi32(
+                q5_k_pair(q, qh, x, broadcast_i16(s, 0), broadcast_i16(s, 1)),
+                q5_k_pair(q + 32, _mm256_srli_epi16(qh, 2), x + 64, broadcast_i16(s, 2), broadcast_i16(s, 3)));
+        __m256i s23 = _mm256_add_epi32(
+                q5_k_pair(q + 64, _mm256_srli_epi16(qh, 4), x + 128, broadcast_i16(s, 4), broadcast_i16(s, 5)),
+                q5_k_pair(q + 96, _mm256_srli_epi16(qh, 6), x + 192, broadcast_i16(s, 6), broadcast_i16(s, 7)));
+        acc = add_lanes(acc, da * half(w), _mm256_add_epi32(s01, s23));
         mins = fmaf(da * half(w + 2), (float)min_sum, mins);
     }
     return sum_vector(acc) - mins;
