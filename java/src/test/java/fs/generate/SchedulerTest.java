@@ -6,19 +6,14 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import fs.FsException;
-import fs.backend.Backend;
 import fs.backend.Buffer;
-import fs.backend.KvCache;
-import fs.backend.Rope;
-import fs.backend.RowPositions;
+import fs.backend.ForwardingBackend;
 import fs.backend.Weight;
 import fs.backend.cpu.VectorBackend;
 import fs.model.Golden;
 import fs.model.Probe;
 import fs.model.SingleSequence;
 import fs.model.TestModel;
-import fs.tensor.DType;
-import fs.tensor.Tensor;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -430,42 +425,18 @@ class SchedulerTest {
     }
 
     /** The CPU backend, but a matmul fails while {@code failing} is set. */
-    private static final class FailingBackend implements Backend {
-        private final Backend delegate = new VectorBackend(2);
+    private static final class FailingBackend extends ForwardingBackend {
         volatile boolean failing;
+
+        FailingBackend() {
+            super(new VectorBackend(2));
+        }
 
         @Override public void matmul(Buffer x, Weight w, Buffer out, int rows) {
             if (failing) throw new IllegalStateException("the device was lost");
             delegate.matmul(x, w, out, rows);
         }
         @Override public String description() { return "failing on demand"; }
-        @Override public boolean supports(DType dtype) { return delegate.supports(dtype); }
-        @Override public Weight upload(Tensor tensor) { return delegate.upload(tensor); }
-        @Override public Buffer allocate(long length) { return delegate.allocate(length); }
-        @Override public KvCache allocateKvCache(int layers, int sequences, int contextLength, int kvHeads, int headDim) {
-            return delegate.allocateKvCache(layers, sequences, contextLength, kvHeads, headDim);
-        }
-        @Override public void embed(Weight table, int[] tokens, Buffer out) { delegate.embed(table, tokens, out); }
-        @Override public void rmsNorm(Buffer x, Weight gamma, Buffer out, int rows, float eps) {
-            delegate.rmsNorm(x, gamma, out, rows, eps);
-        }
-        @Override public void rope(Buffer x, RowPositions rows, int heads, Rope rope) { delegate.rope(x, rows, heads, rope); }
-        @Override public void storeKv(KvCache cache, int layer, Buffer k, Buffer v, RowPositions rows) {
-            delegate.storeKv(cache, layer, k, v, rows);
-        }
-        @Override public void attention(Buffer q, KvCache cache, int layer, Buffer out, RowPositions rows, int heads) {
-            delegate.attention(q, cache, layer, out, rows, heads);
-        }
-        @Override public void siluMul(Buffer gate, Buffer up, Buffer out, long length) {
-            delegate.siluMul(gate, up, out, length);
-        }
-        @Override public void add(Buffer x, Buffer y, long length) { delegate.add(x, y, length); }
-        @Override public void copy(Buffer src, long srcOffset, Buffer dst, long dstOffset, long length) {
-            delegate.copy(src, srcOffset, dst, dstOffset, length);
-        }
-        @Override public void read(Buffer src, long offset, float[] dst) { delegate.read(src, offset, dst); }
-        @Override public int argmax(Buffer x, long offset, int length) { return delegate.argmax(x, offset, length); }
-        @Override public void close() { delegate.close(); }
     }
 
     @Test

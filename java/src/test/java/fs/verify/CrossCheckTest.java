@@ -8,14 +8,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import fs.backend.Backend;
 import fs.backend.Buffer;
-import fs.backend.KvCache;
-import fs.backend.Rope;
-import fs.backend.RowPositions;
-import fs.backend.Weight;
+import fs.backend.ForwardingBackend;
 import fs.backend.cpu.VectorBackend;
 import fs.model.TestModel;
-import fs.tensor.DType;
-import fs.tensor.Tensor;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 
@@ -57,39 +52,16 @@ class CrossCheckTest {
     }
 
     /** A backend with one bug: silu(gate)·up comes out doubled. */
-    private record DoublingSiluMul(Backend delegate) implements Backend {
+    private static final class DoublingSiluMul extends ForwardingBackend {
+        DoublingSiluMul(Backend delegate) {
+            super(delegate);
+        }
+
         @Override public void siluMul(Buffer gate, Buffer up, Buffer out, long length) {
             delegate.siluMul(gate, up, out, length);
             delegate.add(out, out, length);
         }
 
         @Override public String description() { return "doubling silu_mul"; }
-        @Override public boolean supports(DType dtype) { return delegate.supports(dtype); }
-        @Override public Weight upload(Tensor tensor) { return delegate.upload(tensor); }
-        @Override public Buffer allocate(long length) { return delegate.allocate(length); }
-        @Override public KvCache allocateKvCache(int layers, int sequences, int contextLength, int kvHeads, int headDim) {
-            return delegate.allocateKvCache(layers, sequences, contextLength, kvHeads, headDim);
-        }
-        @Override public void embed(Weight table, int[] tokens, Buffer out) { delegate.embed(table, tokens, out); }
-        @Override public void rmsNorm(Buffer x, Weight gamma, Buffer out, int rows, float eps) {
-            delegate.rmsNorm(x, gamma, out, rows, eps);
-        }
-        @Override public void matmul(Buffer x, Weight w, Buffer out, int rows) { delegate.matmul(x, w, out, rows); }
-        @Override public void rope(Buffer x, RowPositions rows, int heads, Rope rope) {
-            delegate.rope(x, rows, heads, rope);
-        }
-        @Override public void storeKv(KvCache cache, int layer, Buffer k, Buffer v, RowPositions rows) {
-            delegate.storeKv(cache, layer, k, v, rows);
-        }
-        @Override public void attention(Buffer q, KvCache cache, int layer, Buffer out, RowPositions rows, int heads) {
-            delegate.attention(q, cache, layer, out, rows, heads);
-        }
-        @Override public void add(Buffer x, Buffer y, long length) { delegate.add(x, y, length); }
-        @Override public void copy(Buffer src, long srcOffset, Buffer dst, long dstOffset, long length) {
-            delegate.copy(src, srcOffset, dst, dstOffset, length);
-        }
-        @Override public void read(Buffer src, long offset, float[] dst) { delegate.read(src, offset, dst); }
-        @Override public int argmax(Buffer x, long offset, int length) { return delegate.argmax(x, offset, length); }
-        @Override public void close() { delegate.close(); }
     }
 }
