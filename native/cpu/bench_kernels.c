@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "fscpu.h"
+#include "blocks.h"
 
 typedef void (*matmul_fn)(const void *, int64_t, int, int, const void *, int, int, float *, int64_t);
 typedef void (*quantize_fn)(const float *, void *, int64_t);
@@ -35,9 +35,9 @@ static const char *variant_names[2] = {"avx2", "avx512"};
 #endif
 
 static const struct format formats[] = {
-    FS_FORMAT(q6_k, 256, 210, 292, q8_k, 208, -1), FS_FORMAT(q4_k, 256, 144, 292, q8_k, 0, 2),
-    FS_FORMAT(q4_0, 32, 18, 34, q8_0, 0, -1),      FS_FORMAT(q2_k, 256, 84, 292, q8_k, 80, 82),
-    FS_FORMAT(q8_0, 32, 34, 34, q8_0, 0, -1),      FS_FORMAT(q5_k, 256, 176, 292, q8_k, 0, 2),
+    FS_FORMAT(q6_k, 256, 210, Q8_K_BYTES, q8_k, 208, -1), FS_FORMAT(q4_k, 256, 144, Q8_K_BYTES, q8_k, 0, 2),
+    FS_FORMAT(q4_0, 32, 18, Q8_0_BYTES, q8_0, 0, -1), FS_FORMAT(q2_k, 256, 84, Q8_K_BYTES, q8_k, 80, 82),
+    FS_FORMAT(q8_0, 32, 34, Q8_0_BYTES, q8_0, 0, -1), FS_FORMAT(q5_k, 256, 176, Q8_K_BYTES, q8_k, 0, 2),
 };
 
 static uint64_t random_state = 88172645463325252ull;
@@ -71,7 +71,7 @@ static uint8_t *random_weights(const struct format *f, int64_t bytes) {
 static void bench(const struct format *f, int rows, int k) {
     int blocks = k / f->elements, check_rows = rows < 4096 ? rows : 4096;
     int64_t row_bytes = (int64_t)blocks * f->block_bytes, bytes = row_bytes * rows;
-    uint8_t *w = random_weights(f, bytes), *act = malloc((size_t)(k / (f->act_bytes == 34 ? 32 : 256) * f->act_bytes));
+    uint8_t *w = random_weights(f, bytes), *act = malloc((size_t)(k / (f->act_bytes == Q8_0_BYTES ? 32 : 256) * f->act_bytes));
     float *x = malloc(sizeof(float) * (size_t)k), *expected = malloc(sizeof(float) * (size_t)rows);
     float *out = malloc(sizeof(float) * (size_t)rows);
     for (int i = 0; i < k; i++) x[i] = (float)((int64_t)(next_random() % 2000001) - 1000000) * 1e-6f;

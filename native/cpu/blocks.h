@@ -6,16 +6,24 @@
 #ifndef FSCPU_BLOCKS_H
 #define FSCPU_BLOCKS_H
 
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "fscpu.h"
 
-/* Activation blocks. Q8_0: f16 d, 32 int8. Q8_K: float d, 256 int8, 16 int16 sums of 16 consecutive quants. */
-#define Q8_0_BYTES 34
-#define Q8_K_BYTES 292
+/*
+ * Activation blocks. Q8_0: f16 d, 32 int8. Q8_K: float d, 256 int8, 16 int16 sums of 16 consecutive quants, and
+ * the multiple m (1..16) of each chunk of 32: quant j of chunk c stands for d·m_c·q_j (see chunk_multiple). The
+ * multiples are stored twice, as the kernels take them: per group of 16 (16 int16, chunk c's at 2c and 2c + 1)
+ * and per chunk (8 int16).
+ */
+#define Q8_0_BYTES FS_Q8_0_BYTES
+#define Q8_K_BYTES FS_Q8_K_BYTES
 #define Q8_K_QS 4
 #define Q8_K_SUMS 260
+#define Q8_K_GROUP_MULTIPLES 292
+#define Q8_K_CHUNK_MULTIPLES 324
 
 /* Weight blocks: bytes per block and the offsets of their fields. */
 #define Q8_0_BLOCK 34
@@ -94,6 +102,28 @@ static inline uint16_t float_to_half(float f) {
     uint32_t rest = mantissa & ((1u << shift) - 1), tie = 1u << (shift - 1);
     if (rest > tie || (rest == tie && (half & 1))) half++;
     return (uint16_t)(sign | half);
+}
+
+/*
+ * A Q8_K chunk's step as a multiple of the block's unit amax / 2032 (= amax / 127 / 16): the least m in 1..16 with
+ * m·amax ≥ 16·chunk_max, so the chunk's quants, x·2032 / (amax·m) rounded, stay within ±127 (the quotient below is
+ * rounded: where that takes m one too low, the largest quant is 127 times 1 + a few 2^-24, still rounded to 127). One step per 256 values would give a chunk far below the block's largest
+ * value as few as a handful of levels; heavy-tailed activations have such chunks in most blocks, and a step of its
+ * own per chunk halves the logits' distance from the exact ones on models/q-tied (native/cpu/README.md). The
+ * multiple folds into the integer group scales, so the dot products stay integer.
+ */
+static inline int chunk_multiple(float chunk_max, float amax) {
+    if (amax == 0.0f) return 1;
+    int m = (int)ceilf(chunk_max * 16.0f / amax);
+    return m < 1 ? 1 : m;
+}
+
+/* Stores chunk c's multiple m in both of a Q8_K block's tables. */
+static inline void store_multiple(uint8_t *block, int c, int m) {
+    int16_t v = (int16_t)m;
+    memcpy(block + Q8_K_CHUNK_MULTIPLES + 2 * c, &v, sizeof v);
+    memcpy(block + Q8_K_GROUP_MULTIPLES + 4 * c, &v, sizeof v);
+    memcpy(block + Q8_K_GROUP_MULTIPLES + 4 * c + 2, &v, sizeof v);
 }
 
 /*

@@ -20,6 +20,12 @@ FS_API int fs_cpu_runs(const char *isa) {
     return 0;
 }
 
+FS_API int fs_activation_bytes(const char *format) {
+    if (strcmp(format, "q8_0") == 0) return FS_Q8_0_BYTES;
+    if (strcmp(format, "q8_k") == 0) return FS_Q8_K_BYTES;
+    return 0;
+}
+
 FS_API const char *fs_cpu_isa(void) {
     if (fs_cpu_runs("avx512")) return "avx512";
     if (fs_cpu_runs("avx2")) return "avx2";

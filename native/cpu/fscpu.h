@@ -22,9 +22,14 @@ FS_API const char *fs_cpu_isa(void);
 /* 1 if this library has variant isa and this CPU runs it, else 0. */
 FS_API int fs_cpu_runs(const char *isa);
 
+/* The bytes of one activation block, "q8_0" (of 32 values) or "q8_k" (of 256); 0 for another name. */
+#define FS_Q8_0_BYTES 34
+#define FS_Q8_K_BYTES 340
+FS_API int fs_activation_bytes(const char *format);
+
 /*
- * fs_quantize_q8_0_V / fs_quantize_q8_k_V: count floats at x (a multiple of 32 / 256) to count / 32 Q8_0 blocks of
- * 34 bytes / count / 256 Q8_K blocks of 292 bytes at y.
+ * fs_quantize_q8_0_V / fs_quantize_q8_k_V: count floats at x (a multiple of 32 / 256) to count / 32 Q8_0 blocks /
+ * count / 256 Q8_K blocks at y (their layouts are in blocks.h).
  *
  * fs_matmul_F_V: out[r * out_stride + i] = weight row i · activation row r, for weight rows row_from <= i < row_to
  * (row i at w + i * row_bytes, k weights of format F) and activation rows 0 <= r < act_rows (quantized rows of k

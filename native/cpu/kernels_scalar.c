@@ -30,9 +30,21 @@ FS_API void fs_quantize_q8_0_scalar(const float *x, void *y, int64_t count) {
 FS_API void fs_quantize_q8_k_scalar(const float *x, void *y, int64_t count) {
     uint8_t *out = y;
     for (int64_t b = 0; b < count / 256; b++, x += 256, out += Q8_K_BYTES) {
-        const int8_t *q = (const int8_t *)(out + Q8_K_QS);
-        float d = quantize_block(x, 256, (int8_t *)(out + Q8_K_QS));
+        float chunk_max[8], amax = 0.0f;
+        for (int c = 0; c < 8; c++) {
+            chunk_max[c] = 0.0f;
+            for (int j = 32 * c; j < 32 * c + 32; j++) chunk_max[c] = fmaxf(chunk_max[c], fabsf(x[j]));
+            amax = fmaxf(amax, chunk_max[c]);
+        }
+        float d = amax / 2032.0f;
         memcpy(out, &d, sizeof d);
+        int8_t *q = (int8_t *)(out + Q8_K_QS);
+        for (int c = 0; c < 8; c++) {
+            int m = chunk_multiple(chunk_max[c], amax);
+            float id = amax != 0.0f ? 2032.0f / (amax * (float)m) : 0.0f;
+            for (int j = 32 * c; j < 32 * c + 32; j++) q[j] = (int8_t)lrintf(x[j] * id);
+            store_multiple(out, c, m);
+        }
         for (int g = 0; g < 16; g++) {
             int16_t sum = 0;
             for (int j = 16 * g; j < 16 * g + 16; j++) sum = (int16_t)(sum + q[j]);
@@ -45,8 +57,9 @@ FS_API void fs_quantize_q8_k_scalar(const float *x, void *y, int64_t count) {
  * Every dot product sums a block's integer products into eight int32 lanes, lane l taking the weights whose
  * index inside their 32-weight chunk is 4l..4l + 3 (as a 256-bit vpmaddubsw + vpmaddwd or vpdpbusd does), and
  * adds each lane times the block's float scale into its float lane: acc[l] = fmaf(d, (float)lane[l], acc[l]).
- * Every lane sum is exact (in int32 and as a float: at most 2^24 in magnitude), so the only roundings are those
- * fmafs, the block scales' products and sum_lanes.
+ * Against Q8_K activations a group's integer scale is its weight scale times its chunk's multiple m. Every lane sum
+ * is exact in int32 (at most 2^28 in magnitude: Q6_K's 4·32·127·128·16 per chunk, times 8) and is rounded once, to
+ * the nearest float; the other roundings are those fmafs, the block scales' products and sum_lanes.
  */
 static inline void add_lanes(float acc[8], float d, const int32_t lanes[8]) {
     for (int l = 0; l < 8; l++) acc[l] = fmaf(d, (float)lanes[l], acc[l]);
@@ -56,6 +69,11 @@ static inline void add_lanes(float acc[8], float d, const int32_t lanes[8]) {
 static inline void chunk_lanes(const int8_t w[32], const int8_t *a, int32_t scale_low, int32_t scale_high,
                                int32_t lanes[8]) {
     for (int j = 0; j < 32; j++) lanes[j / 4] += (j < 16 ? scale_low : scale_high) * w[j] * a[j];
+}
+
+/* The multiple of chunk c of the Q8_K activation block a. */
+static inline int32_t multiple(const uint8_t *a, int c) {
+    return load_i16(a + Q8_K_CHUNK_MULTIPLES + 2 * c);
 }
 
 /* Q8_0 weights by Q8_0 activations: lane sums of w·a, scaled by d_w·d_a (an exact product of two halves). */
@@ -100,7 +118,8 @@ static float dot_q4_k(const uint8_t *w, const uint8_t *a, int blocks) {
         for (int g = 0; g < 8; g++) {
             int8_t q[32];
             for (int j = 0; j < 32; j++) q[j] = (int8_t)((w[16 + 32 * (g / 2) + j] >> 4 * (g % 2)) & 0xF);
-            int32_t scale = (sc[g / 4] >> 8 * (g % 4)) & 0xFF, min = (mn[g / 4] >> 8 * (g % 4)) & 0xFF;
+            int32_t scale = ((sc[g / 4] >> 8 * (g % 4)) & 0xFF) * multiple(a, g);
+            int32_t min = ((mn[g / 4] >> 8 * (g % 4)) & 0xFF) * multiple(a, g);
             chunk_lanes(q, (const int8_t *)(a + Q8_K_QS + 32 * g), scale, scale, lanes);
             min_sum += min * (load_i16(a + Q8_K_SUMS + 4 * g) + load_i16(a + Q8_K_SUMS + 4 * g + 2));
         }
@@ -127,7 +146,8 @@ static float dot_q6_k(const uint8_t *w, const uint8_t *a, int blocks) {
                 int high = (w[128 + 32 * h + j] >> 2 * run) & 3;
                 q[j] = (int8_t)((low | high << 4) - 32);
             }
-            chunk_lanes(q, (const int8_t *)(a + Q8_K_QS + 32 * c), scales[2 * c], scales[2 * c + 1], lanes);
+            chunk_lanes(q, (const int8_t *)(a + Q8_K_QS + 32 * c), scales[2 * c] * multiple(a, c),
+                        scales[2 * c + 1] * multiple(a, c), lanes);
         }
         add_lanes(acc, load_f32(a) * half_to_float(load_u16(w + 208)), lanes);
     }
@@ -148,7 +168,8 @@ static float dot_q5_k(const uint8_t *w, const uint8_t *a, int blocks) {
                 int low = (w[48 + 32 * (g / 2) + j] >> 4 * (g % 2)) & 0xF, high = (w[16 + j] >> g) & 1;
                 q[j] = (int8_t)(low | high << 4);
             }
-            int32_t scale = (sc[g / 4] >> 8 * (g % 4)) & 0xFF, min = (mn[g / 4] >> 8 * (g % 4)) & 0xFF;
+            int32_t scale = ((sc[g / 4] >> 8 * (g % 4)) & 0xFF) * multiple(a, g);
+            int32_t min = ((mn[g / 4] >> 8 * (g % 4)) & 0xFF) * multiple(a, g);
             chunk_lanes(q, (const int8_t *)(a + Q8_K_QS + 32 * g), scale, scale, lanes);
             min_sum += min * (load_i16(a + Q8_K_SUMS + 4 * g) + load_i16(a + Q8_K_SUMS + 4 * g + 2));
         }
@@ -170,9 +191,10 @@ static float dot_q2_k(const uint8_t *w, const uint8_t *a, int blocks) {
         for (int c = 0; c < 8; c++) {
             int8_t q[32];
             for (int j = 0; j < 32; j++) q[j] = (int8_t)((w[16 + 32 * (c / 4) + j] >> 2 * (c % 4)) & 3);
-            chunk_lanes(q, (const int8_t *)(a + Q8_K_QS + 32 * c), w[2 * c] & 0xF, w[2 * c + 1] & 0xF, lanes);
+            chunk_lanes(q, (const int8_t *)(a + Q8_K_QS + 32 * c), (w[2 * c] & 0xF) * multiple(a, c),
+                        (w[2 * c + 1] & 0xF) * multiple(a, c), lanes);
         }
-        for (int g = 0; g < 16; g++) min_sum += (w[g] >> 4) * load_i16(a + Q8_K_SUMS + 2 * g);
+        for (int g = 0; g < 16; g++) min_sum += (w[g] >> 4) * multiple(a, g / 2) * load_i16(a + Q8_K_SUMS + 2 * g);
         add_lanes(acc, da * half_to_float(load_u16(w + 80)), lanes);
         mins = fmaf(da * half_to_float(load_u16(w + 82)), (float)min_sum, mins);
     }
@@ -195,7 +217,8 @@ static float dot_q3_k(const uint8_t *w, const uint8_t *a, int blocks) {
                 int low = (w[32 + 32 * (c / 4) + j] >> 2 * (c % 4)) & 3, high = (w[j] >> c) & 1;
                 q[j] = (int8_t)(high ? low : low - 4);
             }
-            chunk_lanes(q, (const int8_t *)(a + Q8_K_QS + 32 * c), scales[2 * c], scales[2 * c + 1], lanes);
+            chunk_lanes(q, (const int8_t *)(a + Q8_K_QS + 32 * c), scales[2 * c] * multiple(a, c),
+                        scales[2 * c + 1] * multiple(a, c), lanes);
         }
         add_lanes(acc, load_f32(a) * half_to_float(load_u16(w + 108)), lanes);
     }
@@ -218,7 +241,7 @@ static float dot_iq2_xxs(const uint8_t *w, const uint8_t *a, int blocks) {
                 uint64_t sign = iq2_signs[(signs >> 7 * (j / 8)) & 0x7F];
                 q[j] = (int8_t)((int)((point >> 8 * (j % 8)) & 0xFF) * (int8_t)((sign >> 8 * (j % 8)) & 0xFF));
             }
-            int32_t scale = 2 * (int32_t)(signs >> 28) + 1;
+            int32_t scale = (2 * (int32_t)(signs >> 28) + 1) * multiple(a, g);
             chunk_lanes(q, (const int8_t *)(a + Q8_K_QS + 32 * g), scale, scale, lanes);
         }
         add_lanes(acc, load_f32(a) * (0.125f * half_to_float(load_u16(w))), lanes);

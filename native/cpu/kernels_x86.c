@@ -113,12 +113,21 @@ FS_API void FS_EXPORT(fs_quantize_q8_0)(const float *x, void *y, int64_t count) 
 FS_API void FS_EXPORT(fs_quantize_q8_k)(const float *x, void *y, int64_t count) {
     uint8_t *out = y;
     for (int64_t b = 0; b < count / 256; b++, x += 256, out += Q8_K_BYTES) {
-        __m256 m = _mm256_setzero_ps();
-        for (int v = 0; v < 32; v++) m = abs_max(m, x + 8 * v);
-        float amax = max_lane(m), d = amax / 127.0f;
+        float chunk_max[8], amax = 0.0f;
+        for (int c = 0; c < 8; c++) {
+            __m256 m = _mm256_setzero_ps();
+            for (int v = 0; v < 4; v++) m = abs_max(m, x + 32 * c + 8 * v);
+            chunk_max[c] = max_lane(m);
+            amax = fmaxf(amax, chunk_max[c]);
+        }
+        float d = amax / 2032.0f;
         memcpy(out, &d, sizeof d);
-        __m256 id = _mm256_set1_ps(amax != 0.0f ? 127.0f / amax : 0.0f);
-        for (int c = 0; c < 8; c++) quantize32(x + 32 * c, id, out + Q8_K_QS + 32 * c);
+        for (int c = 0; c < 8; c++) {
+            int m = chunk_multiple(chunk_max[c], amax);
+            quantize32(x + 32 * c, _mm256_set1_ps(amax != 0.0f ? 2032.0f / (amax * (float)m) : 0.0f),
+                       out + Q8_K_QS + 32 * c);
+            store_multiple(out, c, m);
+        }
         const int8_t *q = (const int8_t *)(out + Q8_K_QS);
         for (int g = 0; g < 16; g++) {
             int16_t sum = 0;
@@ -126,6 +135,16 @@ FS_API void FS_EXPORT(fs_quantize_q8_k)(const float *x, void *y, int64_t count) 
             memcpy(out + Q8_K_SUMS + 2 * g, &sum, sizeof sum);
         }
     }
+}
+
+/* The 8 chunk multiples of the Q8_K activation block a as int16, in both 128-bit halves. */
+static inline __m256i chunk_multiples(const uint8_t *a) {
+    return _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(a + Q8_K_CHUNK_MULTIPLES)));
+}
+
+/* The multiple of each of the 16 groups of 16 of the Q8_K activation block a (chunk c's for 2c and 2c + 1). */
+static inline __m256i group_multiples(const uint8_t *a) {
+    return load256(a + Q8_K_GROUP_MULTIPLES);
 }
 
 static float dot_q8_0(const uint8_t *w, const uint8_t *a, int blocks) {
@@ -242,8 +261,9 @@ static float dot_q4_k(const uint8_t *w, const uint8_t *a, int blocks) {
         float da = load_f32(a);
         uint32_t sc[2], mn[2];
         q4_k_scales(w + 4, sc, mn);
-        /* The 8 scales and 8 mins as int16. */
+        /* The 8 scales and 8 mins as int16, each times its chunk's multiple. */
         __m256i scales_mins = _mm256_cvtepu8_epi16(_mm_setr_epi32((int)sc[0], (int)sc[1], (int)mn[0], (int)mn[1]));
+        scales_mins = _mm256_mullo_epi16(scales_mins, chunk_multiples(a)); /* ≤ 63·16 */
         int32_t min_sum = k_min_sum(scales_mins, a);
         __m256i s = _mm256_broadcastsi128_si256(_mm256_castsi256_si128(scales_mins));
         const uint8_t *x = a + Q8_K_QS, *q = w + 16;
@@ -270,12 +290,14 @@ static inline __m256i q6_k_chunk(__m256i q, const uint8_t *x, __m256i scales) {
 /*
  * The lanes of half a Q6_K block (four chunks) against their 128 activations x: ql holds the low nibbles of the
  * first two chunks (low) and of the last two (high nibbles), qh the top two bits of all four, scales8 the half's 8
- * int8 group scales. Written out chunk by chunk: GCC at -O2 keeps a loop over the chunks rolled, spilling the
+ * int8 group scales, multiples their 8 groups' multiples as int16. Written out chunk by chunk: GCC at -O2 keeps a loop over the chunks rolled, spilling the
  * unpacked weights to the stack and building each chunk_scales mask at run time.
  */
-static inline __m256i q6_k_half(const uint8_t *ql, const uint8_t *qh, const uint8_t *x, const uint8_t *scales8) {
+static inline __m256i q6_k_half(const uint8_t *ql, const uint8_t *qh, const uint8_t *x, const uint8_t *scales8,
+                                __m128i multiples) {
     const __m256i low = _mm256_set1_epi8(0xF), two = _mm256_set1_epi8(0x30);
-    __m256i both = _mm256_broadcastsi128_si256(_mm_cvtepi8_epi16(_mm_loadl_epi64((const __m128i *)scales8)));
+    __m128i scales = _mm_cvtepi8_epi16(_mm_loadl_epi64((const __m128i *)scales8));
+    __m256i both = _mm256_broadcastsi128_si256(_mm_mullo_epi16(scales, multiples)); /* ≤ 128·16 */
     __m256i ql0 = load256(ql), ql1 = load256(ql + 32), h = load256(qh);
     /* Each chunk's two top bits moved to bits 4..5 of its byte (16-bit shifts, then masked per byte). */
     __m256i q0 = _mm256_or_si256(_mm256_and_si256(ql0, low), _mm256_and_si256(_mm256_slli_epi16(h, 4), two));
@@ -295,8 +317,10 @@ static float dot_q6_k(const uint8_t *w, const uint8_t *a, int blocks) {
     __m256 acc = _mm256_setzero_ps();
     for (int b = 0; b < blocks; b++, w += Q6_K_BLOCK, a += Q8_K_BYTES) {
         prefetch_block(w + 2 * Q6_K_BLOCK, Q6_K_BLOCK);
-        __m256i lanes = _mm256_add_epi32(q6_k_half(w, w + 128, a + Q8_K_QS, w + 192),
-                                         q6_k_half(w + 64, w + 160, a + Q8_K_QS + 128, w + 200));
+        __m256i multiples = group_multiples(a);
+        __m256i lanes = _mm256_add_epi32(
+                q6_k_half(w, w + 128, a + Q8_K_QS, w + 192, _mm256_castsi256_si128(multiples)),
+                q6_k_half(w + 64, w + 160, a + Q8_K_QS + 128, w + 200, _mm256_extracti128_si256(multiples, 1)));
         acc = add_lanes(acc, load_f32(a) * half(w + 208), lanes);
     }
     return sum_vector(acc);
@@ -329,6 +353,7 @@ static float dot_q5_k(const uint8_t *w, const uint8_t *a, int blocks) {
         uint32_t sc[2], mn[2];
         q4_k_scales(w + 4, sc, mn);
         __m256i scales_mins = _mm256_cvtepu8_epi16(_mm_setr_epi32((int)sc[0], (int)sc[1], (int)mn[0], (int)mn[1]));
+        scales_mins = _mm256_mullo_epi16(scales_mins, chunk_multiples(a)); /* ≤ 63·16 */
         int32_t min_sum = k_min_sum(scales_mins, a);
         __m256i s = _mm256_broadcastsi128_si256(_mm256_castsi256_si128(scales_mins)), qh = load256(w + 16);
         const uint8_t *x = a + Q8_K_QS, *q = w + 48;
@@ -372,8 +397,10 @@ static float dot_q2_k(const uint8_t *w, const uint8_t *a, int blocks) {
         prefetch_block(w + 2 * Q2_K_BLOCK, Q2_K_BLOCK);
         float da = load_f32(a);
         __m128i packed = _mm_loadu_si128((const __m128i *)w);
-        __m256i scales16 = _mm256_cvtepu8_epi16(_mm_and_si128(packed, low));
-        __m256i mins16 = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(packed, 4), low));
+        __m256i multiples = group_multiples(a); /* scales and mins ≤ 15·16 */
+        __m256i scales16 = _mm256_mullo_epi16(_mm256_cvtepu8_epi16(_mm_and_si128(packed, low)), multiples);
+        __m256i mins16 = _mm256_mullo_epi16(_mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(packed, 4), low)),
+                                            multiples);
         __m256i min_products = _mm256_madd_epi16(mins16, load256(a + Q8_K_SUMS)); /* Σ_g min_g·sum16[g] */
         int32_t min_sum = sum_i32x4(_mm_add_epi32(_mm256_castsi256_si128(min_products),
                                                   _mm256_extracti128_si256(min_products, 1)));
@@ -394,7 +421,8 @@ static float dot_q3_k(const uint8_t *w, const uint8_t *a, int blocks) {
     for (int b = 0; b < blocks; b++, w += Q3_K_BLOCK, a += Q8_K_BYTES) {
         int16_t scale_values[16];
         q3_k_scales(w + 96, scale_values);
-        __m256i scales16 = _mm256_loadu_si256((const __m256i *)scale_values), hmask = load256(w);
+        __m256i scales16 = _mm256_mullo_epi16(_mm256_loadu_si256((const __m256i *)scale_values), group_multiples(a));
+        __m256i hmask = load256(w); /* scales ≤ 32·16 in magnitude */
         __m256i lanes = _mm256_setzero_si256();
         for (int h = 0; h < 2; h++) {
             __m128i half_scales = h == 0 ? _mm256_castsi256_si128(scales16) : _mm256_extracti128_si256(scales16, 1);
@@ -430,7 +458,7 @@ static float dot_iq2_xxs(const uint8_t *w, const uint8_t *a, int blocks) {
                     (long long)iq2_signs[(signs >> 14) & 0x7F], (long long)iq2_signs[(signs >> 21) & 0x7F]);
             /* |w| times x with w's sign: pairs ≤ 2·43·127. */
             __m256i p = _mm256_maddubs_epi16(magnitudes, _mm256_sign_epi8(load256(a + Q8_K_QS + 32 * g), sign));
-            lanes = dot_i16(lanes, p, _mm256_set1_epi16((short)(2 * (signs >> 28) + 1)));
+            lanes = dot_i16(lanes, p, _mm256_set1_epi16((short)((2 * (signs >> 28) + 1) * load_i16(a + Q8_K_CHUNK_MULTIPLES + 2 * g))));
         }
         acc = add_lanes(acc, load_f32(a) * (0.125f * half(w)), lanes);
     }

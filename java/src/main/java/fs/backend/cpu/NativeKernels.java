@@ -46,8 +46,11 @@ final class NativeKernels {
     enum Activations {
         /** An f16 scale and 32 int8. */
         Q8_0(32, 34),
-        /** A float scale, 256 int8 and the 16 int16 sums of their runs of 16. */
-        Q8_K(256, 292);
+        /**
+         * A float scale, 256 int8, the 16 int16 sums of their runs of 16, and each run of 32's multiple of the scale
+         * (as 16 int16, one per run of 16, and as 8 int16).
+         */
+        Q8_K(256, 340);
 
         final int elements;
         final int bytes;
@@ -91,7 +94,27 @@ final class NativeKernels {
      */
     static NativeKernels bind(SymbolLookup library, String isa) {
         if (!runs(library, isa)) throw new IllegalArgumentException("this CPU cannot run the " + isa + " kernels");
+        checkActivationBlocks(library);
         return new NativeKernels(library, isa);
+    }
+
+    /** The library's activation blocks must be the size fs gives them room for (a library from another build?). */
+    private static void checkActivationBlocks(SymbolLookup library) {
+        MethodHandle bytes = LINKER.downcallHandle(library.find("fs_activation_bytes").orElseThrow(
+                () -> new FsException("the native CPU kernels have no fs_activation_bytes (a library from another"
+                        + " build?)")), FunctionDescriptor.of(JAVA_INT, ADDRESS));
+        for (Activations a : Activations.values()) {
+            int size;
+            try (Arena arena = Arena.ofConfined()) {
+                size = (int) bytes.invokeExact(arena.allocateFrom(a.name().toLowerCase(Locale.ROOT)));
+            } catch (Throwable e) {
+                throw new IllegalStateException("fs_activation_bytes failed", e);
+            }
+            if (size != a.bytes) {
+                throw new FsException("the native CPU kernels' " + a + " blocks are " + size + " bytes, fs's "
+                        + a.bytes + " (a library from another build?)");
+            }
+        }
     }
 
     /** Whether this CPU runs the library's variant {@code isa} (and the library has it). */

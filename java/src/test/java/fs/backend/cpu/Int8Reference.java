@@ -17,8 +17,8 @@ final class Int8Reference {
     private static final ValueLayout.OfShort I16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     private static final ValueLayout.OfInt I32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-    /** A lane sum must be exact as a float for the variants' conversions to agree with the arithmetic's meaning. */
-    private static final long EXACT = 1L << 24;
+    /** Q8_K's offsets: the quants, the sums of 16, the multiples per group of 16 and per chunk of 32. */
+    private static final int QS = 4, SUMS = 260, GROUP_MULTIPLES = 292, CHUNK_MULTIPLES = 324;
 
     private Int8Reference() {}
 
@@ -130,8 +130,10 @@ final class Int8Reference {
     }
 
     /**
-     * x (whole blocks) quantized as {@code format}: per block amax = max |x|, q = round-half-even(x·(127/amax)) (0
-     * for amax = 0), d = amax/127 stored as an f16 (Q8_0) or a float (Q8_K, followed by the int16 sums of each 16).
+     * x (whole blocks) quantized as {@code format}. Q8_0, per block of 32: amax = max |x|, q = round-half-even(x·(127
+     * / amax)) (0 for amax = 0), d = amax/127 as an f16. Q8_K, per block of 256: amax over the block, d = amax/2032
+     * as a float; per chunk c of 32 its multiple m_c = max(1, ⌈16·max_c|x| / amax⌉) and q = round-half-even(x·(2032
+     * / (amax·m_c))), so that q stands for d·m_c·q; then the int16 sums of each 16 quants and the multiples.
      */
     static byte[] quantize(Activations format, float[] x) {
         MemorySegment out = MemorySegment.ofArray(new byte[(int) format.rowBytes(x.length)]);
@@ -140,44 +142,67 @@ final class Int8Reference {
             long at = (long) b * format.bytes;
             float amax = 0f;
             for (int j = from; j < from + format.elements; j++) amax = Math.max(amax, Math.abs(x[j]));
-            float id = amax != 0f ? 127f / amax : 0f, d = amax / 127f;
-            long qs = format == Activations.Q8_0 ? 2 : 4;
-            if (format == Activations.Q8_0) out.set(I16, at, Float.floatToFloat16(d));
-            else out.set(F32, at, d);
-            for (int j = 0; j < format.elements; j++) {
-                float scaled = x[from + j] * id;
-                out.set(ValueLayout.JAVA_BYTE, at + qs + j, (byte) Math.rint(scaled));
+            if (format == Activations.Q8_0) {
+                float id = amax != 0f ? 127f / amax : 0f;
+                out.set(I16, at, Float.floatToFloat16(amax / 127f));
+                for (int j = 0; j < 32; j++) out.set(ValueLayout.JAVA_BYTE, at + 2 + j, round(x[from + j] * id));
+                continue;
             }
-            if (format == Activations.Q8_K) {
-                for (int g = 0; g < 16; g++) {
-                    int sum = 0;
-                    for (int j = 16 * g; j < 16 * g + 16; j++) sum += signed(out, at + 4 + j);
-                    out.set(I16, at + 260 + 2 * g, (short) sum);
-                }
+            out.set(F32, at, amax / 2032f);
+            for (int c = 0; c < 8; c++) {
+                float chunkMax = 0f;
+                for (int j = from + 32 * c; j < from + 32 * c + 32; j++) chunkMax = Math.max(chunkMax, Math.abs(x[j]));
+                int m = amax == 0f ? 1 : Math.max(1, (int) Math.ceil(chunkMax * 16f / amax));
+                float id = amax != 0f ? 2032f / (amax * m) : 0f;
+                for (int j = 32 * c; j < 32 * c + 32; j++) out.set(ValueLayout.JAVA_BYTE, at + QS + j, round(x[from + j] * id));
+                out.set(I16, at + CHUNK_MULTIPLES + 2 * c, (short) m);
+                out.set(I16, at + GROUP_MULTIPLES + 4 * c, (short) m);
+                out.set(I16, at + GROUP_MULTIPLES + 4 * c + 2, (short) m);
+            }
+            for (int g = 0; g < 16; g++) {
+                int sum = 0;
+                for (int j = 16 * g; j < 16 * g + 16; j++) sum += signed(out, at + QS + j);
+                out.set(I16, at + SUMS + 2 * g, (short) sum);
             }
         }
         return out.toArray(ValueLayout.JAVA_BYTE);
     }
 
-    /** The activation value a quant stands for: d·q of its block (for the exact products the tests compare with). */
+    /** A scaled activation to its quant: the nearest integer, ties to even; the scaling keeps it within ±127. */
+    private static byte round(float scaled) {
+        return (byte) Math.rint(scaled);
+    }
+
+    /** The multiple of the chunk of 32 that value j of a Q8_K block at {@code at} lies in. */
+    private static int multiple(MemorySegment a, long at, int j) {
+        return a.get(I16, at + CHUNK_MULTIPLES + 2 * (j / 32));
+    }
+
+    /**
+     * The activation value a quant stands for: d·q of its Q8_0 block, d·m·q of its Q8_K block (for the exact products
+     * the tests compare with).
+     */
     static double activation(Activations format, byte[] act, long rowOffset, int j) {
         MemorySegment a = MemorySegment.ofArray(act);
         long at = rowOffset + (long) (j / format.elements) * format.bytes;
-        double d = format == Activations.Q8_0 ? half(a, at) : a.get(F32, at);
-        return d * signed(a, at + (format == Activations.Q8_0 ? 2 : 4) + j % format.elements);
+        if (format == Activations.Q8_0) return (double) half(a, at) * signed(a, at + 2 + j % 32);
+        int i = j % 256;
+        return (double) a.get(F32, at) * multiple(a, at, i) * signed(a, at + QS + i);
     }
 
     /**
      * The dot of the weight row at {@code rowOffset} with the quantized row at {@code actOffset}, as the kernels
      * compute it. Per block: eight int32 lane sums, lane l over the weights whose index inside their 32-weight
-     * chunk is 4l..4l+3, of scale·q·a; then per lane {@code acc[l] = fma(D, (float) lane, acc[l])} with D the
-     * block's d_w·d_a (Q8_0, Q4_0: both f16; K-quants: d_a·d_w); the mins, Σ min·a over the block, likewise into one
-     * accumulator with d_a·dmin. The result is {@link #sumLanes}(acc), minus the mins' accumulator.
+     * chunk is 4l..4l+3, of scale·q·a (against Q8_K, scale is the group's times the chunk's multiple); then per lane
+     * {@code acc[l] = fma(D, (float) lane, acc[l])} with D the block's d_w·d_a (Q8_0, Q4_0: both f16; K-quants:
+     * d_a·d_w); the mins, Σ min·m·a over the block, likewise into one accumulator with d_a·dmin. The result is
+     * {@link #sumLanes}(acc), minus the mins' accumulator.
      */
     static float dot(DType type, MemorySegment w, long rowOffset, byte[] act, long actOffset, int k) {
         Activations format = Activations.of(type);
         MemorySegment a = MemorySegment.ofArray(act);
-        long qs = format == Activations.Q8_0 ? 2 : 4;
+        boolean q8k = format == Activations.Q8_K;
+        long qs = q8k ? QS : 2;
         float[] acc = new float[8];
         float mins = 0f;
         for (int b = 0; b < k / type.blockElements(); b++) {
@@ -187,12 +212,12 @@ final class Int8Reference {
             long[] lanes = new long[8];
             long minSum = 0;
             for (int j = 0; j < type.blockElements(); j++) {
-                int x = signed(a, at + qs + j);
-                lanes[j % 32 / 4] += (long) block.scale()[j] * block.q()[j] * x;
-                minSum += (long) block.min()[j] * x;
+                int x = signed(a, at + qs + j), m = q8k ? multiple(a, at, j) : 1;
+                lanes[j % 32 / 4] += (long) block.scale()[j] * m * block.q()[j] * x;
+                minSum += (long) block.min()[j] * m * x;
             }
             for (int l = 0; l < 8; l++) {
-                if (Math.abs(lanes[l]) > EXACT) throw new AssertionError("lane sum " + lanes[l] + " is not exact");
+                if (lanes[l] != (int) lanes[l]) throw new AssertionError("lane sum " + lanes[l] + " overflows int32");
                 acc[l] = Math.fma(block.d() * da, (float) lanes[l], acc[l]);
             }
             if (hasMins(type)) mins = Math.fma(da * block.dmin(), (float) minSum, mins);
