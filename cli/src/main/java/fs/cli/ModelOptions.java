@@ -65,7 +65,7 @@ final class ModelOptions {
     Integer ctx;
 
     @Option(names = "--backend", paramLabel = "KIND", defaultValue = "auto",
-            description = "auto, cpu or opencl (default: ${DEFAULT-VALUE}).")
+            description = "auto, cpu, java (the CPU on the exact Vector API kernels) or opencl (default: ${DEFAULT-VALUE}).")
     String backend;
 
     @Option(names = "--device", paramLabel = "N",

@@ -53,7 +53,8 @@ public final class FsModel implements AutoCloseable {
     /**
      * Where the model runs and how much it holds.
      *
-     * @param backend       "auto" (an OpenCL GPU when there is one, else the CPU), "cpu" or "opencl"
+     * @param backend       "auto" (an OpenCL GPU when there is one, else the CPU), "cpu", "java" (the CPU on the
+     *                      exact Vector API kernels alone) or "opencl"
      * @param threads       CPU threads for the cpu backend
      * @param contextLength KV cache positions, shared out among the slots as llama-server and {@code fs serve} do
      *                      (each chat's history plus its answer must fit its share); 0: min(the model's
@@ -62,7 +63,7 @@ public final class FsModel implements AutoCloseable {
      * @param log           where download progress and notes (such as "running on the CPU: …") go
      */
     public record Options(String backend, int threads, int contextLength, int parallelSlots, PrintWriter log) {
-        private static final Set<String> BACKENDS = Set.of("auto", "cpu", "opencl");
+        private static final Set<String> BACKENDS = Set.of("auto", "cpu", "java", "opencl");
 
         /** Checks the values: each wrong one is an FsException naming it. */
         public Options {
@@ -84,7 +85,7 @@ public final class FsModel implements AutoCloseable {
             return new Options("auto", Runtime.getRuntime().availableProcessors(), 0, 1, new PrintWriter(Writer.nullWriter()));
         }
 
-        /** These options on another backend: auto, cpu or opencl. */
+        /** These options on another backend: auto, cpu, java or opencl. */
         public Options withBackend(String value) {
             return new Options(value, threads, contextLength, parallelSlots, log);
         }

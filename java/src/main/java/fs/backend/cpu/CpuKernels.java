@@ -3,16 +3,22 @@ package fs.backend.cpu;
 import fs.FsException;
 import java.lang.foreign.SymbolLookup;
 import java.nio.file.Path;
+import java.util.function.UnaryOperator;
 
 /**
- * Which kernels the CPU backend's matmuls run. "java" (the default) is the Vector API kernels on float activations,
- * exact to float32 rounding: the oracle. "native" is libfscpu's int8 kernels ({@link NativeKernels}) for the weight
- * formats it has, the Vector API for the rest and for every other op. Chosen by the system property
- * {@code fs.cpu.kernels} or else the environment variable {@code FS_CPU_KERNELS}; with native,
+ * Which kernels the CPU backend's matmuls run. "native" (the default) is libfscpu's int8 kernels
+ * ({@link NativeKernels}) for the weight formats it has, the Vector API for the rest and for every other op. "java"
+ * is the Vector API kernels on float activations alone, exact to float32 rounding: the oracle. Chosen by the system
+ * property {@code fs.cpu.kernels} or else the environment variable {@code FS_CPU_KERNELS}; with native,
  * {@code fs.cpu.isa} / {@code FS_CPU_ISA} forces a variant (avx512, avx2, scalar; by default the best this CPU
  * runs) and {@code fs.cpu.library} / {@code FS_CPU_LIBRARY} names the library file (by default the one fs-core was
- * built with). A forced variant this CPU cannot run is an error; native kernels that cannot be loaded leave the
- * Vector API running, and the backend's description says why.
+ * built with). A forced variant this CPU cannot run is an error; native kernels that cannot be loaded (no library
+ * for this platform, a build without a C compiler) leave the Vector API running, and the backend's description
+ * says why.
+ *
+ * <p>Native is the default because on every file of models/q-tied its logits are no further from the exact golden
+ * than llama.cpp's own (NativeQTiedGoldenTest) and on ../shared/trained its KL divergence from bf16 is no larger
+ * than llama.cpp's (docs/PERFORMANCE.md), at several times the Vector API's speed on quantized weights.
  */
 public final class CpuKernels {
     private static final CpuKernels VECTOR_API = new CpuKernels(null, null);
@@ -29,10 +35,11 @@ public final class CpuKernels {
 
     /** A setting's value and where it came from, for messages: the property if set, else the variable. */
     private record Setting(String name, String value) {
-        static Setting read(String property, String variable) {
-            String fromProperty = System.getProperty(property);
+        static Setting read(String property, String variable, UnaryOperator<String> properties,
+                UnaryOperator<String> variables) {
+            String fromProperty = properties.apply(property);
             if (fromProperty != null && !fromProperty.isEmpty()) return new Setting(property, fromProperty);
-            String fromVariable = System.getenv(variable);
+            String fromVariable = variables.apply(variable);
             return new Setting(variable, fromVariable == null || fromVariable.isEmpty() ? null : fromVariable);
         }
 
@@ -42,13 +49,20 @@ public final class CpuKernels {
         }
     }
 
-    /** The kernels the properties and the environment ask for. */
+    /** The kernels the system properties and the environment ask for: native unless they say java. */
     public static CpuKernels fromEnvironment() {
-        Setting kernels = Setting.read("fs.cpu.kernels", "FS_CPU_KERNELS");
-        if (kernels.value() == null || kernels.value().equals("java")) return VECTOR_API;
-        if (!kernels.value().equals("native")) throw new FsException(kernels + " is unknown; choose java or native");
-        return nativeKernels(Setting.read("fs.cpu.isa", "FS_CPU_ISA"),
-                Setting.read("fs.cpu.library", "FS_CPU_LIBRARY"));
+        return fromSettings(System::getProperty, System::getenv);
+    }
+
+    /** As {@link #fromEnvironment}, reading the properties and the variables from these two. */
+    static CpuKernels fromSettings(UnaryOperator<String> properties, UnaryOperator<String> variables) {
+        Setting kernels = Setting.read("fs.cpu.kernels", "FS_CPU_KERNELS", properties, variables);
+        if ("java".equals(kernels.value())) return VECTOR_API;
+        if (kernels.value() != null && !kernels.value().equals("native")) {
+            throw new FsException(kernels + " is unknown; choose native or java");
+        }
+        return nativeKernels(Setting.read("fs.cpu.isa", "FS_CPU_ISA", properties, variables),
+                Setting.read("fs.cpu.library", "FS_CPU_LIBRARY", properties, variables));
     }
 
     /** The Vector API kernels alone. */

@@ -149,6 +149,15 @@ class NativeMatmulTest {
         }
     }
 
+    /** (The tests' JVMs run with FS_CPU_KERNELS=java, the poms say why; DefaultKernelsTest reads neither.) */
+    @Test
+    void theEnvironmentChoosesTheKernelsAndAPropertyWinsOverIt() {
+        Map<String, String> environment = Map.of("FS_CPU_KERNELS", "java", "FS_CPU_ISA", "scalar");
+        assertNull(CpuKernels.fromSettings(name -> null, environment::get).nativeKernels());
+        CpuKernels propertyWins = CpuKernels.fromSettings(Map.of("fs.cpu.kernels", "native")::get, environment::get);
+        assertEquals("scalar", propertyWins.nativeKernels().isa());
+    }
+
     @Test
     void thePropertiesChooseTheKernels(@TempDir Path dir) {
         CpuKernels java = withProperties(Map.of("fs.cpu.kernels", "java"), CpuKernels::fromEnvironment);
@@ -168,7 +177,7 @@ class NativeMatmulTest {
     void anUnknownSettingIsOneErrorNamingTheChoices() {
         FsException kernels = assertThrows(FsException.class,
                 () -> withProperties(Map.of("fs.cpu.kernels", "fast"), CpuKernels::fromEnvironment));
-        assertEquals("fs.cpu.kernels=fast is unknown; choose java or native", kernels.getMessage());
+        assertEquals("fs.cpu.kernels=fast is unknown; choose native or java", kernels.getMessage());
         FsException isa = assertThrows(FsException.class, () -> withProperties(
                 Map.of("fs.cpu.kernels", "native", "fs.cpu.isa", "sse9"), CpuKernels::fromEnvironment));
         assertEquals("fs.cpu.isa=sse9 is unknown; choose one of avx512, avx2, scalar", isa.getMessage());

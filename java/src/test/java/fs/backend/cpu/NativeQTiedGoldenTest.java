@@ -34,7 +34,8 @@ import org.junit.jupiter.params.provider.MethodSource;
  * path's float sums decide a few roundings of ties the other way (each moves an activation by a whole step, up to
  * 0.1 in a logit when it is the LM head's input), a different draw of the same noise. Each file's line reports,
  * beside it, llama.cpp's own distance from the golden (llama-T.json; llama.cpp quantizes activations the same
- * way), over the ids both have: the issue's gate for making the native path the default compares the two.
+ * way, but with one step per 256 values where the native path has one per 32), over the ids both have, and the
+ * native path's largest distance must be no larger: the gate for the native kernels being the CPU's default.
  */
 class NativeQTiedGoldenTest {
     private static final double EXACT_TOLERANCE = 1e-3;
@@ -127,6 +128,8 @@ class NativeQTiedGoldenTest {
                 + " on the exact path: %.4f, %.4f; llama.cpp: %.4f, %.4f; over the ids llama-%s.json has)%n", type,
                 n[0], n[1], i[0], i[1], l[0], l[1], type);
         assertTrue(nativeDistance <= tolerance, type + ": " + nativeDistance + " > " + tolerance);
+        // The gate for native being the CPU's default (CpuKernels): no further from the golden than llama.cpp.
+        assertTrue(n[0] <= l[0], type + ": native's largest distance " + n[0] + " is over llama.cpp's " + l[0]);
     }
 
     /** The q-tied files whose every matrix is in a format the native kernels have (all but BF16's). */
