@@ -6,18 +6,22 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import fs.FsException;
 import fs.backend.Backend;
 import fs.backend.cpu.CpuKernels;
+import fs.backend.cpu.NativeMatmulCheck;
 import fs.backend.cpu.VectorBackend;
 import fs.backend.opencl.OpenCl;
 import fs.backend.opencl.OpenClBackend;
 import fs.hub.ModelResolver;
+import fs.model.Probe;
 import fs.model.Qwen3Config;
 import fs.model.Qwen3Model;
 import fs.model.SingleSequence;
 import fs.model.Qwen3Weights;
 import fs.source.ModelSource;
 import fs.verify.CrossCheck;
+import fs.verify.NativeCheck;
 import fs.verify.OpDifference;
 import java.io.PrintWriter;
+import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.ArgGroup;
@@ -30,7 +34,10 @@ import picocli.CommandLine.Spec;
 @Command(name = "verify", mixinStandardHelpOptions = true,
         description = {"Runs the same input on OpenCL and on the CPU (Vector API) and compares every op of every layer "
                 + "and the logits: max abs diff, RMS diff and NMSE = Σ(a−b)²/Σb².",
-                "Exit 0 when every op is within the threshold and the top-1 tokens agree, 1 otherwise."})
+                "Exit 0 when every op is within the threshold and the top-1 tokens agree, 1 otherwise.",
+                "With --native: the CPU's native int8 kernels against the exact Vector API path instead, each matmul on "
+                        + "the exact path's own input and within the bound its rounding to int8 allows (exit 0 when "
+                        + "every one is)."})
 final class VerifyCommand implements Callable<Integer> {
     /**
      * Float32 noise between two correct backends (other summation orders) stays near 1e-12 per op; a real bug (a wrong
@@ -74,20 +81,21 @@ final class VerifyCommand implements Callable<Integer> {
     @Option(names = "--json", description = "Print the report as one JSON object.")
     boolean json;
 
+    @Option(names = "--native", description = "Check the CPU's native int8 kernels (libfscpu) against the exact Vector "
+            + "API path instead of OpenCL, matmul by matmul; the bound of each output is what rounding its input to "
+            + "int8 moves, plus both sides' float32 rounding (no --threshold).")
+    boolean nativeKernels;
+
     @Override
     public Integer call() {
+        if (nativeKernels) return verifyNative();
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
         CrossCheck.Report report;
         OpenCl.Device openClDevice;
         try (ModelSource source = ModelSource.open(ModelResolver.resolve(model, err))) {
             Qwen3Config config = source.config();
-            int[] tokens = tokens(source);
-            for (int id : tokens) {
-                if (id < 0 || id >= config.vocabSize()) {
-                    throw new FsException("--tokens: token id " + id + " is outside the vocabulary (0.." + (config.vocabSize() - 1) + ")");
-                }
-            }
+            int[] tokens = checkedTokens(source, config);
             openClDevice = switch (OpenCl.select(true, device)) {
                 case OpenCl.Selection.Selected selected -> selected.device();
                 case OpenCl.Selection.NotSelected notSelected ->
@@ -116,6 +124,99 @@ final class VerifyCommand implements Callable<Integer> {
         }
         out.flush();
         return report.agree() ? 0 : 1;
+    }
+
+    /**
+     * --native: the exact path's forward pass on {@link NativeCheck}, which checks each of its matmuls of a native
+     * format on the native kernels; then a whole pass on the native kernels, whose top-1 tokens are reported beside
+     * the exact path's (int8 rounding may flip a near tie, so they do not decide the exit status).
+     */
+    private int verifyNative() {
+        PrintWriter out = spec.commandLine().getOut();
+        PrintWriter err = spec.commandLine().getErr();
+        if (device != null) throw new FsException("--device has no use with --native (it checks the CPU's kernels)");
+        if (threshold != DEFAULT_THRESHOLD) {
+            throw new FsException("--threshold has no use with --native: each output's bound comes from its int8 rounding");
+        }
+        List<NativeCheck.Op> ops;
+        int agree = 0, positions;
+        String isa;
+        try (ModelSource source = ModelSource.open(ModelResolver.resolve(model, err))) {
+            Qwen3Config config = source.config();
+            int[] tokens = checkedTokens(source, config);
+            if (source.tensors().tensors().stream().noneMatch(t -> NativeMatmulCheck.covers(t.dtype()))) {
+                throw new FsException(model + " has no matmul in a format the native kernels have");
+            }
+            NativeMatmulCheck check = NativeMatmulCheck.load();
+            isa = check.isa();
+            int threadCount = threads != null ? threads : Runtime.getRuntime().availableProcessors();
+            if (threadCount < 1) throw new FsException("--threads must be at least 1, got " + threadCount);
+            SingleSequence.Shape shape = new SingleSequence.Shape(tokens.length, tokens.length, tokens.length);
+            Qwen3Weights weights = Qwen3Weights.bind(config, source.tensors());
+            try (NativeCheck exact = new NativeCheck(new VectorBackend(threadCount, CpuKernels.vectorApi()), check);
+                 Backend nativeBackend = new VectorBackend(threadCount, CpuKernels.nativeKernels(isa))) {
+                err.println("fs: verifying the native " + isa + " int8 matmuls against " + exact.description() + " on "
+                        + tokens.length + " tokens");
+                err.flush();
+                SingleSequence oracle = new SingleSequence(new Qwen3Model(config, weights, exact), shape);
+                SingleSequence tested = new SingleSequence(new Qwen3Model(config, weights, nativeBackend), shape);
+                oracle.forward(tokens, 0, exact);
+                tested.forward(tokens, 0, Probe.NONE);
+                positions = tokens.length;
+                for (int row = 0; row < positions; row++) if (oracle.argmax(row) == tested.argmax(row)) agree++;
+                ops = exact.ops();
+            }
+        }
+        NativeCheck.Op worst = ops.getFirst();
+        for (NativeCheck.Op op : ops) {
+            if (!(op.result().worstRatio() <= worst.result().worstRatio())) worst = op;
+        }
+        boolean within = ops.stream().allMatch(op -> op.result().withinBound());
+        if (json) {
+            ObjectNode root = new ObjectMapper().createObjectNode();
+            root.put("native", isa);
+            ArrayNode list = root.putArray("ops");
+            for (NativeCheck.Op op : ops) {
+                ObjectNode o = list.addObject();
+                o.put("layer", op.layer());
+                o.put("op", op.op());
+                o.put("outputs", op.result().outputs());
+                o.put("max_abs", op.result().maxAbs());
+                o.put("bound_ratio", op.result().worstRatio());
+                o.put("nmse", op.result().nmse());
+            }
+            root.put("largest_bound_ratio", worst.result().worstRatio());
+            root.put("top1_agreement", agree);
+            root.put("positions", positions);
+            root.put("agree", within);
+            out.println(root);
+        } else {
+            out.printf(Locale.ROOT, "%5s %-10s %12s %12s %12s%n", "layer", "op", "max_abs", "of_bound", "nmse");
+            for (NativeCheck.Op op : ops) {
+                NativeMatmulCheck.Result r = op.result();
+                out.printf(Locale.ROOT, "%5s %-10s %12.3e %12.3f %12.3e%s%n",
+                        op.layer() < 0 ? "-" : Integer.toString(op.layer()), op.op(), r.maxAbs(), r.worstRatio(),
+                        r.nmse(), r.withinBound() ? "" : "  OVER");
+            }
+            out.printf(Locale.ROOT, "largest |native - exact| / bound: %.3f at %s (each must be at most 1: the bound is"
+                    + " Σ|w|·|x - x8| plus both sides' float32 rounding)%n", worst.result().worstRatio(), worst.where());
+            out.printf(Locale.ROOT, "top-1 agreement of a whole native pass with the exact one: %d/%d positions (not "
+                    + "checked: int8 rounding may flip a near tie)%n", agree, positions);
+            out.println(within ? "OK: every native matmul is within its int8 bound"
+                    : "FAIL: a native matmul is outside its int8 bound");
+        }
+        out.flush();
+        return within ? 0 : 1;
+    }
+
+    private int[] checkedTokens(ModelSource source, Qwen3Config config) {
+        int[] tokens = tokens(source);
+        for (int id : tokens) {
+            if (id < 0 || id >= config.vocabSize()) {
+                throw new FsException("--tokens: token id " + id + " is outside the vocabulary (0.." + (config.vocabSize() - 1) + ")");
+            }
+        }
+        return tokens;
     }
 
     private int[] tokens(ModelSource source) {

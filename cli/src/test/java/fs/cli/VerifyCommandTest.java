@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
-/** fs verify on PoCL (CI's OpenCL) against the Vector API path. */
+/** fs verify on PoCL (CI's OpenCL) against the Vector API path, and --native against it too. */
 class VerifyCommandTest {
     private static final String MODEL = Path.of(System.getProperty("fs.repo"), "models", "tiny-tied").toString();
 
@@ -89,6 +89,42 @@ class VerifyCommandTest {
         assertEquals(2, notAnId.exit());
         assertEquals("fs: invalid value for --tokens: 'eleven' is not a token id (ids are integers from 0, separated "
                 + "by spaces or commas); see 'fs verify --help'", notAnId.err().strip());
+    }
+
+    /**
+     * --native: every matmul of a quantized file (Q4_K_M mixes Q4_K, Q6_K and Q5_K; Q8_0's activations are Q8_0
+     * blocks) run again on the native kernels from the exact path's input is within its int8 bound (the rounding's
+     * worst case; NativeMatmulCheckTest shows an output moved by a wrong block's size is outside it).
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"Q4_K_M", "Q8_0"})
+    void theNativeKernelsAreWithinTheirInt8BoundMatmulByMatmul(String type) throws Exception {
+        Result result = verify(QTied.gguf(type).toString(), "--tokens", "1,2,3,4,5", "--native", "--json");
+        assertEquals(0, result.exit(), result.err());
+        assertTrue(result.err().startsWith("fs: verifying the native "), result.err());
+        JsonNode report = new ObjectMapper().readTree(result.out());
+        assertTrue(report.get("agree").asBoolean(), result.out());
+        assertEquals(2 * 7 + 1, report.get("ops").size(), "seven matmuls per layer and the logits");
+        for (JsonNode op : report.get("ops")) {
+            double ratio = op.get("bound_ratio").asDouble();
+            assertTrue(ratio > 0 && ratio <= 1, op.toString());
+            assertTrue(op.get("nmse").asDouble() < 1e-3, op.toString());
+        }
+        assertEquals(5, report.get("positions").asInt());
+
+        Result text = verify(QTied.gguf(type).toString(), "--tokens", "1,2,3,4,5", "--native");
+        assertEquals(0, text.exit(), text.err());
+        assertTrue(text.out().strip().endsWith("OK: every native matmul is within its int8 bound"), text.out());
+    }
+
+    @Test
+    void nativeRefusesWhatItHasNoUseForInOneLine() {
+        Result device = verify(QTied.gguf("Q8_0").toString(), "--native", "--device", "0");
+        assertEquals(1, device.exit());
+        assertEquals("fs: --device has no use with --native (it checks the CPU's kernels)", device.err().strip());
+        Result bf16 = verify(MODEL, "--tokens", "1,2", "--native");
+        assertEquals(1, bf16.exit());
+        assertEquals("fs: " + MODEL + " has no matmul in a format the native kernels have", bf16.err().strip());
     }
 
     @Test

@@ -4,8 +4,8 @@ import fs.tensor.DType;
 import fs.tensor.Tensor;
 
 /**
- * A backend that passes every op to another one: tests override the op they change (a fault, a bug, a rounding)
- * and leave the rest to the backend under it.
+ * A backend that passes every op to another one: a subclass overrides the op it watches or changes (fs verify
+ * --native's check of each matmul; in tests, a fault, a bug, a rounding) and leaves the rest to the backend under it.
  */
 public abstract class ForwardingBackend implements Backend {
     protected final Backend delegate;
