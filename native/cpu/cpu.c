@@ -1,8 +1,13 @@
 /*
- * Which variants this CPU runs, by CPUID (GCC's and Clang's __builtin_cpu_supports, which also check that the OS
- * saves the AVX and AVX-512 registers). The caller picks the variant; nothing here keeps state.
+ * Which variants this CPU runs: on x86 by CPUID (GCC's and Clang's __builtin_cpu_supports, which also check that
+ * the OS saves the AVX and AVX-512 registers), on aarch64 Linux by the kernel's hardware capabilities (HWCAP_ASIMDDP:
+ * the dot product instructions). The caller picks the variant; nothing here keeps state.
  */
 #include <string.h>
+
+#if defined(__aarch64__) && defined(__linux__)
+#include <sys/auxv.h>
+#endif
 
 #include "fscpu.h"
 
@@ -17,6 +22,9 @@ FS_API int fs_cpu_runs(const char *isa) {
                && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
     }
 #endif
+#if defined(__aarch64__) && defined(__linux__)
+    if (strcmp(isa, "neon") == 0) return (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0;
+#endif
     return 0;
 }
 
@@ -29,5 +37,6 @@ FS_API int fs_activation_bytes(const char *format) {
 FS_API const char *fs_cpu_isa(void) {
     if (fs_cpu_runs("avx512")) return "avx512";
     if (fs_cpu_runs("avx2")) return "avx2";
+    if (fs_cpu_runs("neon")) return "neon";
     return "scalar";
 }

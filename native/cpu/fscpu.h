@@ -16,7 +16,10 @@
 
 #define FS_API __attribute__((visibility("default")))
 
-/* The best variant this CPU runs: "avx512" (F, BW, VL and VNNI), "avx2" (with FMA and F16C) or "scalar". */
+/*
+ * The best variant this CPU runs: "avx512" (F, BW, VL and VNNI), "avx2" (with FMA and F16C), "neon" (aarch64 with
+ * the dot product extension) or "scalar".
+ */
 FS_API const char *fs_cpu_isa(void);
 
 /* 1 if this library has variant isa and this CPU runs it, else 0. */
@@ -55,6 +58,9 @@ FS_DECLARE_VARIANT(scalar)
 #if defined(__x86_64__)
 FS_DECLARE_VARIANT(avx2)
 FS_DECLARE_VARIANT(avx512)
+#endif
+#if defined(__aarch64__)
+FS_DECLARE_VARIANT(neon)
 #endif
 
 #endif

@@ -1,0 +1,214 @@
+/*
+ * fscpu_check: every variant of this build that this CPU runs against the scalar variant, bit for bit: both
+ * activation quantizers (the bytes) and every format's matmul (the floats), on random and extreme blocks, six
+ * activation rows (a tile of four and a rest), all rows and a slice from an odd row, with an output stride.
+ * Where the JVM cannot run (a cross build under qemu: tools/native/check-aarch64.sh) it is the check that the
+ * Java tests (NativeKernelsTest, against Int8Reference) are elsewhere. Built on demand only:
+ *   cmake --build <dir> --target fscpu_check && <dir>/fscpu_check [isa]
+ * With isa, fs_cpu_isa must name it (the CPU detection's check). Exit status 1 on any difference.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "blocks.h"
+
+typedef void (*matmul_fn)(const void *, int64_t, int, int, const void *, int, int, float *, int64_t);
+typedef void (*quantize_fn)(const float *, void *, int64_t);
+
+#define FORMATS 8
+
+struct format {
+    const char *name;
+    int elements, block_bytes, q8_k, scale_offsets[2]; /* q8_k: the activations are Q8_K; f16 scales, -1: none */
+};
+
+static const struct format formats[FORMATS] = {
+    {"q8_0", 32, Q8_0_BLOCK, 0, {0, -1}},   {"q4_0", 32, Q4_0_BLOCK, 0, {0, -1}},
+    {"q4_k", 256, Q4_K_BLOCK, 1, {0, 2}},   {"q6_k", 256, Q6_K_BLOCK, 1, {208, -1}},
+    {"q5_k", 256, Q5_K_BLOCK, 1, {0, 2}},   {"q2_k", 256, Q2_K_BLOCK, 1, {80, 82}},
+    {"q3_k", 256, Q3_K_BLOCK, 1, {108, -1}}, {"iq2_xxs", 256, IQ2_XXS_BLOCK, 1, {0, -1}},
+};
+
+struct variant {
+    const char *name;
+    quantize_fn quantize_q8_0, quantize_q8_k;
+    matmul_fn matmul[FORMATS]; /* in the order of formats */
+};
+
+#define FS_VARIANT_ENTRY(V)                                                                                          \
+    {#V,                                                                                                             \
+     fs_quantize_q8_0_##V,                                                                                           \
+     fs_quantize_q8_k_##V,                                                                                           \
+     {fs_matmul_q8_0_##V, fs_matmul_q4_0_##V, fs_matmul_q4_k_##V, fs_matmul_q6_k_##V, fs_matmul_q5_k_##V,            \
+      fs_matmul_q2_k_##V, fs_matmul_q3_k_##V, fs_matmul_iq2_xxs_##V}}
+
+static const struct variant variants[] = {
+    FS_VARIANT_ENTRY(scalar),
+#if defined(__x86_64__)
+    FS_VARIANT_ENTRY(avx2),
+    FS_VARIANT_ENTRY(avx512),
+#elif defined(__aarch64__)
+    FS_VARIANT_ENTRY(neon),
+#endif
+};
+
+enum { K = 2048, ACT_ROWS = 6, WEIGHT_ROWS = 67, OUT_STRIDE = WEIGHT_ROWS + 3 };
+
+static uint64_t random_state = 0x9E3779B97F4A7C15ull;
+
+static uint64_t next_random(void) { /* xorshift64 */
+    random_state ^= random_state << 13;
+    random_state ^= random_state >> 7;
+    random_state ^= random_state << 17;
+    return random_state;
+}
+
+/* A uniform float in [-1, 1). */
+static float uniform(void) {
+    return (float)((int64_t)(next_random() >> 40) - (1 << 23)) / (float)(1 << 23);
+}
+
+/*
+ * One chunk of 32 activations of kind `kind`: zeros; ties (amax 127, so id = 1 where the chunk's step is the
+ * block's, and ±(n + 0.5) rounds to even); uniform values at a scale from 2^-30 to 2^20; a single spike; values
+ * far below the block's largest (a small multiple of its step); a constant (every quant ±127).
+ */
+static void activation_chunk(float *x, int kind) {
+    float scale = ldexpf(1.0f, (int)(next_random() % 51) - 30);
+    for (int j = 0; j < 32; j++) {
+        switch (kind) {
+        case 0: x[j] = 0.0f; break;
+        case 1: x[j] = j == 0 ? -127.0f : (float)((int)(next_random() % 254) - 127) + 0.5f; break;
+        case 2: x[j] = scale * uniform(); break;
+        case 3: x[j] = j == (int)(next_random() % 32) ? scale : 0.0f; break;
+        case 4: x[j] = 0.01f * uniform(); break;
+        default: x[j] = -0.75f; break;
+        }
+    }
+}
+
+/* Rows 0..3 mixed chunks (row 1 all ties), row 4 constant (every quant −127), row 5 mixed again. */
+static void activations(float *x) {
+    for (int r = 0; r < ACT_ROWS; r++)
+        for (int c = 0; c < K / 32; c++) {
+            int kind = r == 1 ? 1 : r == 4 ? 5 : (int)(next_random() % 5);
+            if (c % 8 == 0 && kind == 4) kind = 2; /* a block's first chunk sets a larger amax for the others */
+            activation_chunk(x + (int64_t)r * K + 32 * c, kind);
+        }
+}
+
+/*
+ * Weight rows: 0, 1 and 2 every byte 0x00, 0xFF, 0x80 (each format's extremes: Q6_K's −32 and scale −128 ...), the
+ * others random; every f16 scale then a finite half, normal (about 2^-8..2^-6) or, in every seventh block,
+ * subnormal, of either sign.
+ */
+static void weights(const struct format *f, uint8_t *w, int64_t row_bytes) {
+    for (int i = 0; i < WEIGHT_ROWS; i++)
+        for (int64_t j = 0; j < row_bytes; j++)
+            w[i * row_bytes + j] = i == 0 ? 0x00 : i == 1 ? 0xFF : i == 2 ? 0x80 : (uint8_t)next_random();
+    for (int64_t b = 0; b < WEIGHT_ROWS * row_bytes / f->block_bytes; b++)
+        for (int s = 0; s < 2; s++)
+            if (f->scale_offsets[s] >= 0) {
+                uint16_t magnitude = b % 7 == 3 ? (uint16_t)(1 + next_random() % 0x3FF)
+                                                : (uint16_t)(0x1C00 + next_random() % 0x800);
+                uint16_t h = (uint16_t)(magnitude | (next_random() & 1 ? 0x8000 : 0));
+                memcpy(w + b * f->block_bytes + f->scale_offsets[s], &h, sizeof h);
+            }
+}
+
+/* Whether n bytes at a and b are equal; else says where they first differ. */
+static int same_bytes(const char *what, const char *variant, const uint8_t *expected, const uint8_t *actual,
+                      size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (expected[i] != actual[i]) {
+            printf("%s %s: byte %zu is 0x%02x, scalar's 0x%02x\n", variant, what, i, actual[i], expected[i]);
+            return 0;
+        }
+    return 1;
+}
+
+/* Whether n floats are equal bit for bit; else says where they first differ. */
+static int same_floats(const char *what, const char *variant, const float *expected, const float *actual, int n) {
+    for (int i = 0; i < n; i++)
+        if (memcmp(expected + i, actual + i, sizeof(float)) != 0) {
+            printf("%s %s: output %d (row %d, column %d) is %.9g, scalar's %.9g\n", variant, what, i, i / OUT_STRIDE,
+                   i % OUT_STRIDE, actual[i], expected[i]);
+            return 0;
+        }
+    return 1;
+}
+
+static void fill_sentinel(float *out, int n) {
+    for (int i = 0; i < n; i++) out[i] = -1.0f;
+}
+
+/* Variant v against the scalar variant, every check; returns 1 where all agree. */
+static int check(const struct variant *v, const float *x) {
+    const struct variant *scalar = &variants[0];
+    int ok = 1;
+    size_t q8_0_bytes = (size_t)ACT_ROWS * K / 32 * Q8_0_BYTES, q8_k_bytes = (size_t)ACT_ROWS * K / 256 * Q8_K_BYTES;
+    uint8_t *act[2] = {malloc(q8_0_bytes), malloc(q8_k_bytes)}, *actual = malloc(q8_k_bytes);
+    scalar->quantize_q8_0(x, act[0], (int64_t)ACT_ROWS * K);
+    scalar->quantize_q8_k(x, act[1], (int64_t)ACT_ROWS * K);
+    v->quantize_q8_0(x, actual, (int64_t)ACT_ROWS * K);
+    ok &= same_bytes("quantize q8_0", v->name, act[0], actual, q8_0_bytes);
+    v->quantize_q8_k(x, actual, (int64_t)ACT_ROWS * K);
+    ok &= same_bytes("quantize q8_k", v->name, act[1], actual, q8_k_bytes);
+
+    int n = ACT_ROWS * OUT_STRIDE;
+    float *expected = malloc(sizeof(float) * (size_t)n), *out = malloc(sizeof(float) * (size_t)n);
+    for (int fi = 0; fi < FORMATS; fi++) {
+        const struct format *f = &formats[fi];
+        int64_t row_bytes = (int64_t)K / f->elements * f->block_bytes;
+        uint8_t *w = malloc((size_t)(WEIGHT_ROWS * row_bytes));
+        weights(f, w, row_bytes);
+        const uint8_t *a = act[f->q8_k];
+        fill_sentinel(expected, n);
+        scalar->matmul[fi](w, row_bytes, 0, WEIGHT_ROWS, a, ACT_ROWS, K, expected, OUT_STRIDE);
+        fill_sentinel(out, n);
+        v->matmul[fi](w, row_bytes, 0, WEIGHT_ROWS, a, ACT_ROWS, K, out, OUT_STRIDE);
+        char what[64];
+        snprintf(what, sizeof what, "matmul %s", f->name);
+        int same = same_floats(what, v->name, expected, out, n);
+        /* A slice from odd row 1: the same outputs there, column 0 untouched. */
+        for (int r = 0; r < ACT_ROWS; r++) expected[r * OUT_STRIDE] = -1.0f;
+        fill_sentinel(out, n);
+        v->matmul[fi](w, row_bytes, 1, WEIGHT_ROWS, a, ACT_ROWS, K, out, OUT_STRIDE);
+        snprintf(what, sizeof what, "matmul %s, rows 1..%d", f->name, WEIGHT_ROWS);
+        same = same && same_floats(what, v->name, expected, out, n);
+        printf("%s %-7s %s\n", v->name, f->name, same ? "bit for bit as scalar" : "DIFFERS FROM SCALAR");
+        ok &= same;
+        free(w);
+    }
+    free(act[0]);
+    free(act[1]);
+    free(actual);
+    free(expected);
+    free(out);
+    return ok;
+}
+
+int main(int argc, char **argv) {
+    const char *best = fs_cpu_isa();
+    printf("fs_cpu_isa: %s\n", best);
+    if (argc > 1 && strcmp(argv[1], best) != 0) {
+        printf("expected fs_cpu_isa %s\n", argv[1]);
+        return 1;
+    }
+    float *x = malloc(sizeof(float) * ACT_ROWS * K);
+    activations(x);
+    int ok = 1, checked = 0;
+    for (size_t i = 1; i < sizeof variants / sizeof *variants; i++) {
+        if (!fs_cpu_runs(variants[i].name)) {
+            printf("%s: not run by this CPU\n", variants[i].name);
+            continue;
+        }
+        ok &= check(&variants[i], x);
+        checked++;
+    }
+    free(x);
+    if (ok) printf("%d variant(s) bit for bit as scalar\n", checked);
+    else printf("differences from scalar\n");
+    return ok ? 0 : 1;
+}
