@@ -23,13 +23,17 @@ struct format {
     matmul_fn scalar, variants[2];
 };
 
-static const char *variant_names[2] = {"avx2", "avx512"};
-
 #if defined(__x86_64__)
+static const char *variant_names[2] = {"avx2", "avx512"};
 #define FS_FORMAT(F, ELEMENTS, BLOCK, ACT, Q, D0, D1)                                                                \
     {#F, ELEMENTS, BLOCK, ACT, {D0, D1}, fs_quantize_##Q##_scalar, fs_matmul_##F##_scalar,                           \
      {fs_matmul_##F##_avx2, fs_matmul_##F##_avx512}}
+#elif defined(__aarch64__)
+static const char *variant_names[2] = {"neon", NULL};
+#define FS_FORMAT(F, ELEMENTS, BLOCK, ACT, Q, D0, D1)                                                                \
+    {#F, ELEMENTS, BLOCK, ACT, {D0, D1}, fs_quantize_##Q##_scalar, fs_matmul_##F##_scalar, {fs_matmul_##F##_neon, NULL}}
 #else
+static const char *variant_names[2] = {NULL, NULL};
 #define FS_FORMAT(F, ELEMENTS, BLOCK, ACT, Q, D0, D1)                                                                \
     {#F, ELEMENTS, BLOCK, ACT, {D0, D1}, fs_quantize_##Q##_scalar, fs_matmul_##F##_scalar, {NULL, NULL}}
 #endif
