@@ -28,8 +28,11 @@ import java.util.Map;
  */
 @SuppressWarnings("restricted") // downcalls into libfscpu
 final class NativeKernels {
-    /** The variants libfscpu can have, best first. */
-    static final List<String> ISAS = List.of("avx512", "avx2", "scalar");
+    /**
+     * The variants libfscpu can have, best first: x86's, aarch64's (a library has its own architecture's and scalar,
+     * and says it runs no other), the portable one.
+     */
+    static final List<String> ISAS = List.of("avx512", "avx2", "neon", "scalar");
 
     private static final Linker LINKER = Linker.nativeLinker();
     private static final Linker.Option CRITICAL = Linker.Option.critical(true);

@@ -51,16 +51,22 @@ class NativeKernelsTest {
         assertTrue(runnable.contains("scalar"), "every CPU runs the scalar variant: " + runnable);
         assertEquals(runnable.getFirst(), NativeKernels.best(LIBRARY), "fs_cpu_isa names the best of " + runnable);
         if (NativeLibrary.platform().equals("linux-x86_64")) {
-            assertTrue(runnable.contains("avx2") || !cpuFlags().contains("avx2"), "runs " + runnable);
-            assertEquals(cpuFlags().containsAll(List.of("avx512f", "avx512bw", "avx512vl", "avx512_vnni")),
+            Set<String> flags = cpuFlags("flags");
+            assertTrue(runnable.contains("avx2") || !flags.contains("avx2"), "runs " + runnable);
+            assertEquals(flags.containsAll(List.of("avx512f", "avx512bw", "avx512vl", "avx512_vnni")),
                     runnable.contains("avx512"), "avx512 by /proc/cpuinfo's flags: runs " + runnable);
+        }
+        if (NativeLibrary.platform().equals("linux-aarch64")) {
+            assertEquals(cpuFlags("Features").contains("asimddp"), runnable.contains("neon"),
+                    "neon by /proc/cpuinfo's features (asimddp: the dot product): runs " + runnable);
         }
     }
 
-    private static Set<String> cpuFlags() {
+    /** The words of /proc/cpuinfo's first line that starts with {@code field} (x86: flags, aarch64: Features). */
+    private static Set<String> cpuFlags(String field) {
         try {
             return java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/cpuinfo")).stream()
-                    .filter(line -> line.startsWith("flags")).findFirst()
+                    .filter(line -> line.startsWith(field)).findFirst()
                     .map(line -> Set.of(line.substring(line.indexOf(':') + 1).trim().split("\\s+"))).orElseThrow();
         } catch (java.io.IOException e) {
             throw new AssertionError(e);

@@ -16,6 +16,7 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.SymbolLookup;
 import java.lang.foreign.ValueLayout;
 import java.net.URI;
 import java.net.URL;
@@ -180,7 +181,22 @@ class NativeMatmulTest {
         assertEquals("fs.cpu.kernels=fast is unknown; choose native or java", kernels.getMessage());
         FsException isa = assertThrows(FsException.class, () -> withProperties(
                 Map.of("fs.cpu.kernels", "native", "fs.cpu.isa", "sse9"), CpuKernels::fromEnvironment));
-        assertEquals("fs.cpu.isa=sse9 is unknown; choose one of avx512, avx2, scalar", isa.getMessage());
+        assertEquals("fs.cpu.isa=sse9 is unknown; choose one of avx512, avx2, neon, scalar", isa.getMessage());
+    }
+
+    /**
+     * A known variant this CPU does not run (there is always one: the library has no other architecture's, neon on
+     * x86, avx2 on aarch64) is one error naming those it runs, before any of its symbols is looked up.
+     */
+    @Test
+    void aVariantThisCpuDoesNotRunIsOneErrorNamingThoseItRuns() {
+        SymbolLookup library = NativeLibrary.load(NativeLibrary.bundled());
+        String absent = NativeKernels.ISAS.stream().filter(isa -> !NativeKernels.runs(library, isa))
+                .findFirst().orElseThrow();
+        FsException e = assertThrows(FsException.class, () -> withProperties(
+                Map.of("fs.cpu.kernels", "native", "fs.cpu.isa", absent), CpuKernels::fromEnvironment));
+        assertEquals("fs.cpu.isa=" + absent + ": this CPU cannot run the " + absent + " native kernels (it runs "
+                + String.join(", ", NativeKernels.runnable(library)) + ")", e.getMessage());
     }
 
     /** From a jar, the library is copied into the cache, in a folder named by its hash, and loads from there. */
