@@ -61,7 +61,8 @@ class ServeCommandTest {
 
         HttpResponse<String> post(String path, String body) throws Exception {
             return HTTP.send(HttpRequest.newBuilder(uri(path)).timeout(Duration.ofSeconds(60))
-                    .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
+                    .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body))
+                    .build(), HttpResponse.BodyHandlers.ofString());
         }
 
         /** The text of a completion of "Hello" with the request's own {@code fields} besides the prompt. */

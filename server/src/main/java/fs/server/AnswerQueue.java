@@ -66,8 +66,8 @@ final class AnswerQueue implements TokenSink {
         events.add(new Event.Failed(e));
     }
 
-    /** The next event, waiting for it. */
-    Event take() throws InterruptedException {
-        return events.take();
+    /** The next event, waiting for it at most {@code timeout}; null when none came. */
+    Event poll(java.time.Duration timeout) throws InterruptedException {
+        return events.poll(timeout.toNanos(), java.util.concurrent.TimeUnit.NANOSECONDS);
     }
 }

@@ -1,22 +1,26 @@
 package fs.server;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import com.sun.net.httpserver.HttpExchange;
 import fs.FsException;
 import fs.chat.ChatTemplate;
 import fs.generate.GenerationStats;
 import fs.generate.ReasoningSplitter;
 import fs.generate.SamplingParams;
 import java.io.IOException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
 /**
  * Answers {@code POST /v1/chat/completions} and {@code POST /v1/completions}: checks the request, turns it into
  * token ids, submits it to the engine and relays the answer, streamed or whole, on the request's own (virtual)
- * thread. It knows the engine only by {@link CompletionEngine}.
+ * thread. It knows the engine only by {@link CompletionEngine}. A client that goes away cancels its request, streamed
+ * or whole, at the latest one token after (or, while it waits for a slot, within {@link #CLIENT_CHECK}).
  */
 final class CompletionHandler {
+    /** How often a request that waits for its first token looks whether its client is still there. */
+    static final Duration CLIENT_CHECK = Duration.ofMillis(100);
+
     /** How a handled request ended, for the server's log line. */
     record Outcome(int promptTokens, int completionTokens, String finishReason) {}
 
@@ -39,10 +43,10 @@ final class CompletionHandler {
         this.metrics = metrics;
     }
 
-    Outcome handle(HttpExchange exchange, ServedModel served, boolean chat) throws IOException {
+    Outcome handle(Exchange exchange, ServedModel served, boolean chat) throws IOException {
         CompletionRequest request = chat
-                ? CompletionRequest.chat(Exchanges.readJsonObject(exchange, OpenAiServer.MAX_BODY_BYTES))
-                : CompletionRequest.completion(Exchanges.readJsonObject(exchange, OpenAiServer.MAX_BODY_BYTES));
+                ? CompletionRequest.chat(exchange.readJsonObject(OpenAiServer.MAX_BODY_BYTES))
+                : CompletionRequest.completion(exchange.readJsonObject(OpenAiServer.MAX_BODY_BYTES));
         if (request.model() != null && !request.model().equals(served.id())) {
             throw new ApiException(404, "invalid_request_error", "model_not_found", "model", "the model "
                     + fs.Quoted.quote(request.model()) + " does not exist: this server serves "
@@ -78,16 +82,17 @@ final class CompletionHandler {
         }
     }
 
-    private Finish stream(HttpExchange exchange, CompletionRequest request, AnswerFormat format, AnswerQueue answer,
+    private Finish stream(Exchange exchange, CompletionRequest request, AnswerFormat format, AnswerQueue answer,
             CompletionEngine.Handle handle, int promptTokens, boolean chat) throws IOException, InterruptedException {
-        EventStream events = EventStream.open(exchange);
+        EventStream events = exchange.openEventStream();
         ObjectNode start = format.start();
         if (start != null) events.send(start);
-        Finish finish = relay(request, answer, handle, chat,
+        Finish finish = relay(exchange, request, answer, handle, chat,
                 (delta, entries) -> events.send(format.chunk(delta, entries)));
         if (finish.finishReason == null) {
             // Headers are gone: the error travels as an event, as OpenAI streams errors; no [DONE], it did not finish.
             events.send(failure(finish).body());
+            exchange.complete();
             return finish;
         }
         events.send(format.end(finish.finishReason, finish.unsent));
@@ -96,19 +101,19 @@ final class CompletionHandler {
         return finish;
     }
 
-    private Finish whole(HttpExchange exchange, CompletionRequest request, AnswerFormat format, AnswerQueue answer,
+    private Finish whole(Exchange exchange, CompletionRequest request, AnswerFormat format, AnswerQueue answer,
             CompletionEngine.Handle handle, int promptTokens, boolean chat) throws IOException, InterruptedException {
         StringBuilder reasoning = new StringBuilder();
         StringBuilder content = new StringBuilder();
         List<LogprobEntry> logprobs = new ArrayList<>();
-        Finish finish = relay(request, answer, handle, chat, (delta, entries) -> {
+        Finish finish = relay(exchange, request, answer, handle, chat, (delta, entries) -> {
             reasoning.append(delta.reasoning());
             content.append(delta.content());
             logprobs.addAll(entries);
         });
         if (finish.finishReason == null) throw failure(finish);
         logprobs.addAll(finish.unsent);
-        Exchanges.sendJson(exchange, 200, format.whole(reasoning.toString(), content.toString(), finish.finishReason,
+        exchange.sendJson(200, format.whole(reasoning.toString(), content.toString(), finish.finishReason,
                 usage(promptTokens, finish), logprobs));
         return finish;
     }
@@ -118,16 +123,24 @@ final class CompletionHandler {
      * reasoning splitter to {@code out}. A stop string cancels the generation; what the engine made after it is dropped
      * and not counted. Each token's logprobs entry goes with the first piece of text sent after it arrived (the stop
      * strings may hold its text back, the splitter may hold back or split it), so that the entries a client sees match
-     * the tokens counted: the token in which a stop string ends is counted and reported, none after it.
+     * the tokens counted: the token in which a stop string ends is counted and reported, none after it. Before each
+     * token is relayed (and every {@link #CLIENT_CHECK} while none comes) it looks whether the client is still
+     * there; when it is not, the generation is cancelled, so its slot is free before the next decode step.
      */
-    private static Finish relay(CompletionRequest request, AnswerQueue answer, CompletionEngine.Handle handle,
-            boolean chat, DeltaSink out) throws IOException, InterruptedException {
+    private static Finish relay(Exchange exchange, CompletionRequest request, AnswerQueue answer,
+            CompletionEngine.Handle handle, boolean chat, DeltaSink out) throws IOException, InterruptedException {
         StopMatcher stops = new StopMatcher(request.stop());
         ReasoningSplitter splitter = chat ? new ReasoningSplitter() : null;
         List<LogprobEntry> unsent = new ArrayList<>();
         int tokens = 0;
         while (true) {
-            switch (answer.take()) {
+            AnswerQueue.Event event = answer.poll(CLIENT_CHECK);
+            if (!(event instanceof AnswerQueue.Event.Done) && exchange.clientGone()) {
+                handle.cancel();
+                throw new Exchange.ClientGoneException("the client went away after " + tokens + " tokens", null);
+            }
+            if (event == null) continue;
+            switch (event) {
                 case AnswerQueue.Event.Token token -> {
                     if (stops.stopped()) continue;
                     tokens++;

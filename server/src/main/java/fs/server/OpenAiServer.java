@@ -2,43 +2,82 @@ package fs.server;
 
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import com.sun.net.httpserver.HttpExchange;
-import com.sun.net.httpserver.HttpServer;
 import fs.FsException;
 import java.io.IOException;
 import java.io.PrintWriter;
-import java.net.BindException;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.time.Duration;
-import java.util.Locale;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.server.Handler;
+import org.eclipse.jetty.server.HttpConfiguration;
+import org.eclipse.jetty.server.HttpConnectionFactory;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.util.Callback;
+import org.eclipse.jetty.util.thread.VirtualThreadPool;
 
 /**
- * An OpenAI-compatible HTTP server on the JDK's own {@code com.sun.net.httpserver}, each exchange on its own virtual
- * thread: {@code POST /v1/chat/completions}, {@code POST /v1/completions}, {@code GET /v1/models},
- * {@code GET /health} and {@code GET /metrics}. It listens before the model is loaded (health says 503 until
- * {@link #ready}), answers every bad request with OpenAI's error object, and logs one line per request.
+ * An OpenAI-compatible HTTP server on Jetty 12's core (no servlets), each request on its own virtual thread:
+ * {@code POST /v1/chat/completions}, {@code POST /v1/completions}, {@code GET /v1/models}, {@code GET /health} and
+ * {@code GET /metrics}. It listens before the model is loaded (health says 503 until {@link #ready}), answers every
+ * bad request, from a malformed request line to a wrong field, with OpenAI's error object, bounds how long a client
+ * may take ({@link ServerConfig.Timeouts}) and how large its headers may be, guards against cross-site requests
+ * ({@link CrossSiteGuard}), and logs one line per request ({@link AccessLog}).
  */
 public final class OpenAiServer {
     /** The largest request body read; a larger one is refused with 413 before it is read. */
     public static final int MAX_BODY_BYTES = 4 << 20;
+    /** The largest request line plus headers (Jetty's and Tomcat's default); more is a 431 (a longer URI a 414). */
+    public static final int MAX_HEADER_BYTES = 8 << 10;
+    /** The most header fields a request may have (Apache's LimitRequestFields); more is a 431. */
+    public static final int MAX_HEADERS = 100;
 
-    private final HttpServer http;
-    private final ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
+    private final Server jetty;
+    private final ServerConnector connector;
+    private final HeaderDeadline headerDeadline;
+    private final ServerConfig config;
     private final byte[] apiKey; // null: no key needed
-    private final PrintWriter log;
+    private final AccessLog log;
+    private final PrintWriter debugLog;
+    private final CrossSiteGuard guard;
     private final ServerMetrics metrics = new ServerMetrics();
     private final CompletionHandler completions = new CompletionHandler(metrics);
+    private final AtomicInteger exchanges = new AtomicInteger(); // being handled now
     private volatile ServedModel model; // null while loading
     private volatile boolean shuttingDown;
 
-    private OpenAiServer(HttpServer http, String apiKey, PrintWriter log) {
-        this.http = http;
-        this.apiKey = apiKey == null ? null : apiKey.getBytes(StandardCharsets.UTF_8);
-        this.log = log;
+    private OpenAiServer(ServerConfig config, PrintWriter log) {
+        this.config = config;
+        this.apiKey = config.apiKey() == null ? null : config.apiKey().getBytes(StandardCharsets.UTF_8);
+        this.log = new AccessLog(log, config.jsonLog());
+        this.debugLog = log;
+        this.guard = new CrossSiteGuard(config.host(), config.allowedHosts(), config.corsOrigins());
+        jetty = new Server(new VirtualThreadPool());
+        HttpConfiguration http = new HttpConfiguration();
+        http.setRequestHeaderSize(MAX_HEADER_BYTES);
+        http.setSendServerVersion(false);
+        // While a request is handled Jetty sets this idle timeout (and restores the connector's, the keep-alive one,
+        // after): it bounds the pause between two reads of the body; the first write switches to the send timeout.
+        http.setIdleTimeout(config.timeouts().body().toMillis());
+        connector = new ServerConnector(jetty, 1, 1, new HttpConnectionFactory(http));
+        connector.setHost(config.host());
+        connector.setPort(config.port());
+        connector.setIdleTimeout(config.timeouts().idle().toMillis());
+        jetty.addConnector(connector);
+        jetty.setHandler(new Handler.Abstract() { // blocking: Jetty calls it on a virtual thread of its own
+            @Override
+            public boolean handle(Request request, Response response, Callback callback) {
+                dispatch(request, response, callback);
+                return true;
+            }
+        });
+        jetty.setErrorHandler(new JsonErrorHandler(this.log));
+        headerDeadline = new HeaderDeadline(connector, config.timeouts().header(), this.log);
     }
 
     /**
@@ -46,24 +85,30 @@ public final class OpenAiServer {
      * but /health must carry {@code Authorization: Bearer KEY}. Each request is logged as one line on {@code log}.
      */
     public static OpenAiServer start(String host, int port, String apiKey, PrintWriter log) {
-        HttpServer http;
+        return start(ServerConfig.defaults(host, port, apiKey), log);
+    }
+
+    /** Listens as {@code config} says and starts answering; each request is logged as one line on {@code log}. */
+    public static OpenAiServer start(ServerConfig config, PrintWriter log) {
+        OpenAiServer server = new OpenAiServer(config, log);
         try {
-            http = HttpServer.create(new InetSocketAddress(host, port), 0);
-        } catch (BindException e) {
-            throw new FsException("cannot listen on " + host + ":" + port + ": " + e.getMessage());
-        } catch (IOException | IllegalArgumentException e) {
-            throw new FsException("cannot listen on " + host + ":" + port + ": " + e.getMessage());
+            server.jetty.start();
+        } catch (Exception e) {
+            try {
+                server.jetty.stop();
+            } catch (Exception ignored) {
+                // it did not start: there is nothing more to stop
+            }
+            Throwable cause = e.getCause() != null && e.getMessage() == null ? e.getCause() : e;
+            throw new FsException("cannot listen on " + config.host() + ":" + config.port() + ": " + cause.getMessage());
         }
-        OpenAiServer server = new OpenAiServer(http, apiKey, log);
-        http.createContext("/", server::dispatch);
-        http.setExecutor(server.executor);
-        http.start();
+        server.headerDeadline.start();
         return server;
     }
 
     /** The address it listens on (with the port chosen when 0 was asked for). */
     public InetSocketAddress address() {
-        return http.getAddress();
+        return new InetSocketAddress(config.host(), connector.getLocalPort());
     }
 
     /** The model is loaded: from now on requests are answered with it. Its engine is the server's to close. */
@@ -79,115 +124,188 @@ public final class OpenAiServer {
     public synchronized void shutdown(Duration grace) {
         if (shuttingDown) return;
         shuttingDown = true;
-        Thread stopper = Thread.ofPlatform().name("fs-http-stop").start(() -> http.stop((int) grace.toSeconds() + 2));
+        connector.shutdown(); // closes the listening socket; open connections close after their current response
         ServedModel served = model;
         if (served != null) {
-            long deadline = System.nanoTime() + grace.toNanos();
-            while (System.nanoTime() < deadline && isBusy(served.engine().load())) {
-                try {
-                    Thread.sleep(20);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    break;
-                }
-            }
+            waitUntil(() -> !isBusy(served.engine().load()), grace);
             served.engine().close();
         }
+        waitUntil(() -> exchanges.get() == 0, Duration.ofSeconds(2)); // the cut answers are written
+        headerDeadline.stop();
         try {
-            stopper.join();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+            jetty.stop();
+        } catch (Exception e) {
+            debugLog.println(AccessLog.oneLine("fs: stopping the HTTP server: " + e));
+            debugLog.flush();
         }
-        executor.close();
+    }
+
+    private static void waitUntil(java.util.function.BooleanSupplier done, Duration limit) {
+        long deadline = System.nanoTime() + limit.toNanos();
+        while (System.nanoTime() < deadline && !done.getAsBoolean()) {
+            try {
+                Thread.sleep(20);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
     }
 
     private static boolean isBusy(CompletionEngine.Load load) {
         return load.busy() > 0 || load.queued() > 0;
     }
 
-    private void dispatch(HttpExchange exchange) {
+    private void dispatch(Request request, Response response, Callback callback) {
+        exchanges.incrementAndGet();
         long start = System.nanoTime();
-        String method = exchange.getRequestMethod();
-        String path = exchange.getRequestURI().getPath();
-        String detail = "";
+        Exchange exchange = new Exchange(request, response, callback, config.timeouts().send());
+        String method = exchange.method();
+        String path = exchange.path() != null ? exchange.path() : request.getHttpURI().getPathQuery();
+        CompletionHandler.Outcome outcome = null;
+        String error = null;
+        boolean cancelled = false;
         try {
-            if (!path.equals("/health") && !authorized(exchange)) {
-                throw new ApiException(401, "invalid_request_error", "invalid_api_key", null,
-                        "a valid API key is required: send the header 'Authorization: Bearer KEY' (fs serve --api-key)");
-            }
-            switch (path) {
-                case "/health" -> {
-                    expect(exchange, "GET");
-                    health(exchange);
-                }
-                case "/metrics" -> {
-                    expect(exchange, "GET");
-                    ServedModel served = model;
-                    CompletionEngine.Load load = served != null ? served.engine().load()
-                            : new CompletionEngine.Load(0, 0, 0);
-                    Exchanges.sendText(exchange, 200, "text/plain; version=0.0.4; charset=utf-8",
-                            metrics.exposition(load));
-                }
-                case "/v1/models" -> {
-                    expect(exchange, "GET");
-                    Exchanges.sendJson(exchange, 200, models());
-                }
-                case "/v1/chat/completions", "/v1/completions" -> {
-                    expect(exchange, "POST");
-                    metrics.requestReceived();
-                    CompletionHandler.Outcome outcome =
-                            completions.handle(exchange, servedModel(), path.equals("/v1/chat/completions"));
-                    detail = String.format(Locale.ROOT, ", %d prompt + %d generated tokens, %s",
-                            outcome.promptTokens(), outcome.completionTokens(),
-                            outcome.finishReason() != null ? outcome.finishReason() : "cut");
-                }
-                default -> throw new ApiException(404, "invalid_request_error", "not_found", null,
-                        "no such endpoint: " + method + " " + path + " (POST /v1/chat/completions, POST "
-                                + "/v1/completions, GET /v1/models, GET /health, GET /metrics)");
-            }
+            outcome = answer(exchange, method, path);
         } catch (ApiException e) {
-            detail = ": " + e.getMessage();
+            error = e.getMessage();
             respond(exchange, e);
+        } catch (Exchange.ClientGoneException e) {
+            cancelled = true;
+            error = e.getMessage();
+            exchange.abort(e);
         } catch (IOException e) {
-            detail = ": the client went away (" + e.getMessage() + ")";
+            cancelled = true;
+            error = "the client went away (" + e.getMessage() + ")";
+            exchange.abort(e);
         } catch (RuntimeException | Error e) {
             // A bug, not a bad request: one line here (the stack trace with FS_DEBUG), a 500 there, and serve on.
-            detail = ": internal error: " + e;
-            if (System.getenv("FS_DEBUG") != null) e.printStackTrace(log);
+            error = "internal error: " + e;
+            if (System.getenv("FS_DEBUG") != null) e.printStackTrace(debugLog);
             respond(exchange, new ApiException(500, "server_error", "internal_error", null, "internal error: "
                     + e.getClass().getSimpleName() + (e.getMessage() != null ? ": " + e.getMessage() : "")));
         } finally {
-            exchange.close();
-            int status = exchange.getResponseCode();
-            log.printf(Locale.ROOT, "fs: %s %s %s (%.3f s)%s%n", method, path, status < 0 ? "-" : status,
-                    (System.nanoTime() - start) / 1e9, detail);
-            log.flush();
+            exchange.complete();
+            log.log(new AccessLog.Entry(method, path, exchange.status(), cancelled, (System.nanoTime() - start) / 1e9,
+                    outcome != null ? outcome.promptTokens() : -1, outcome != null ? outcome.completionTokens() : -1,
+                    outcome != null ? outcome.finishReason() : null, error));
+            exchanges.decrementAndGet();
+        }
+    }
+
+    /**
+     * Answers the request, after the checks every request passes (header count, Host, CORS, API key); what a
+     * completion request came to, else null.
+     */
+    private CompletionHandler.Outcome answer(Exchange exchange, String method, String path) throws IOException {
+        if (exchange.headerCount() > MAX_HEADERS) {
+            throw new ApiException(431, "invalid_request_error", "request_header_fields_too_large", null,
+                    "the request has more than " + MAX_HEADERS + " header fields");
+        }
+        boolean health = path.equals("/health");
+        if (!health && !guard.hostAllowed(exchange.header("Host"))) {
+            throw new ApiException(403, "invalid_request_error", "host_not_allowed", null, "the Host header "
+                    + fs.Quoted.quote(exchange.header("Host")) + " does not name this server: a loopback name, an IP "
+                    + "address or the --host address (fs serve --allowed-hosts names others)");
+        }
+        String origin = guard.allowedOrigin(exchange.header("Origin"));
+        if (origin != null) {
+            exchange.setHeader("Access-Control-Allow-Origin", origin);
+            exchange.setHeader("Vary", "Origin");
+            if (method.equals("OPTIONS") && exchange.header("Access-Control-Request-Method") != null) {
+                preflight(exchange);
+                return null;
+            }
+        }
+        if (!health && !authorized(exchange)) {
+            throw new ApiException(401, "invalid_request_error", "invalid_api_key", null,
+                    "a valid API key is required: send the header 'Authorization: Bearer KEY' (fs serve --api-key)");
+        }
+        switch (path) {
+            case "/health" -> {
+                expect(exchange, "GET");
+                health(exchange);
+            }
+            case "/metrics" -> {
+                expect(exchange, "GET");
+                ServedModel served = model;
+                CompletionEngine.Load load = served != null ? served.engine().load()
+                        : new CompletionEngine.Load(0, 0, 0);
+                exchange.sendText(200, "text/plain; version=0.0.4; charset=utf-8", metrics.exposition(load));
+            }
+            case "/v1/models" -> {
+                expect(exchange, "GET");
+                exchange.sendJson(200, models());
+            }
+            case "/v1/chat/completions", "/v1/completions" -> {
+                expect(exchange, "POST");
+                metrics.requestReceived();
+                requireJsonBody(exchange);
+                return completions.handle(exchange, servedModel(), path.equals("/v1/chat/completions"));
+            }
+            default -> throw new ApiException(404, "invalid_request_error", "not_found", null,
+                    "no such endpoint: " + method + " " + path + " (POST /v1/chat/completions, POST "
+                            + "/v1/completions, GET /v1/models, GET /health, GET /metrics)");
+        }
+        return null;
+    }
+
+    /** A browser's CORS preflight from an origin --cors allows: the methods and the headers it asked for. */
+    private static void preflight(Exchange exchange) throws IOException {
+        exchange.setHeader("Access-Control-Allow-Methods", "GET, POST, OPTIONS");
+        String headers = exchange.header("Access-Control-Request-Headers");
+        if (headers != null) exchange.setHeader("Access-Control-Allow-Headers", headers);
+        exchange.setHeader("Access-Control-Max-Age", "600");
+        exchange.sendText(204, "text/plain; charset=utf-8", "");
+    }
+
+    /**
+     * A completion body must be announced (411 otherwise: Content-Length or chunked) and be JSON (415 otherwise): a
+     * web page can POST text/plain anywhere without the browser asking first, but not application/json.
+     */
+    private static void requireJsonBody(Exchange exchange) {
+        if (!exchange.hasHeader(HttpHeader.CONTENT_LENGTH) && !exchange.hasHeader(HttpHeader.TRANSFER_ENCODING)) {
+            throw new ApiException(411, "invalid_request_error", "length_required", null,
+                    "the request has no body: send JSON with a Content-Length (or chunked)");
+        }
+        String codings = exchange.header("Transfer-Encoding");
+        if (codings != null && !codings.strip().equalsIgnoreCase("chunked")) {
+            // Jetty has refused any that does not end in chunked (400); the others (gzip, chunked) it does not undo.
+            throw new ApiException(501, "server_error", "not_implemented", null, "the transfer coding "
+                    + fs.Quoted.quote(codings) + " is not supported: send the body as is or chunked");
+        }
+        String type = exchange.header("Content-Type");
+        String media = type == null ? "" : type.split(";", 2)[0].strip();
+        if (!media.equalsIgnoreCase("application/json")) {
+            throw new ApiException(415, "invalid_request_error", "unsupported_media_type", null,
+                    "the body must be JSON sent as 'Content-Type: application/json', not "
+                            + (type == null ? "without a Content-Type" : fs.Quoted.quote(type)));
         }
     }
 
     /** Sends the error, unless a response was already started (then the client sees the stream end). */
-    private static void respond(HttpExchange exchange, ApiException error) {
-        if (exchange.getResponseCode() >= 0) return;
+    private static void respond(Exchange exchange, ApiException error) {
+        if (exchange.status() >= 0) return;
         try {
-            Exchanges.sendError(exchange, error);
+            exchange.sendError(error);
         } catch (IOException e) {
-            // the client went away: nothing to tell it
+            exchange.abort(e); // the client went away: nothing to tell it
         }
     }
 
-    private boolean authorized(HttpExchange exchange) {
+    private boolean authorized(Exchange exchange) {
         if (apiKey == null) return true;
-        String header = exchange.getRequestHeaders().getFirst("Authorization");
+        String header = exchange.header("Authorization");
         if (header == null || !header.regionMatches(true, 0, "Bearer ", 0, 7)) return false;
         // Constant time: how much of the key a guess got right must not show in the response time.
         return MessageDigest.isEqual(apiKey, header.substring(7).strip().getBytes(StandardCharsets.UTF_8));
     }
 
-    private static void expect(HttpExchange exchange, String method) {
-        if (!exchange.getRequestMethod().equals(method)) {
-            exchange.getResponseHeaders().set("Allow", method);
+    private static void expect(Exchange exchange, String method) {
+        if (!exchange.method().equals(method)) {
+            exchange.setHeader("Allow", method);
             throw new ApiException(405, "invalid_request_error", "method_not_allowed", null,
-                    exchange.getRequestURI().getPath() + " takes " + method + ", not " + exchange.getRequestMethod());
+                    exchange.path() + " takes " + method + ", not " + exchange.method());
         }
     }
 
@@ -198,18 +316,18 @@ public final class OpenAiServer {
         return served;
     }
 
-    private void health(HttpExchange exchange) throws IOException {
+    private void health(Exchange exchange) throws IOException {
         ObjectNode body = JsonNodeFactory.instance.objectNode();
         if (shuttingDown) {
             body.put("status", "shutting down");
-            Exchanges.sendJson(exchange, 503, body);
+            exchange.sendJson(503, body);
         } else if (model == null) {
             body.put("status", "loading model");
-            exchange.getResponseHeaders().set("Retry-After", "1");
-            Exchanges.sendJson(exchange, 503, body);
+            exchange.setHeader("Retry-After", "1");
+            exchange.sendJson(503, body);
         } else {
             body.put("status", "ok");
-            Exchanges.sendJson(exchange, 200, body);
+            exchange.sendJson(200, body);
         }
     }
 

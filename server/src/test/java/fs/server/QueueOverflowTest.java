@@ -38,7 +38,8 @@ class QueueOverflowTest {
             fixture.serve(engine, null);
             HttpClient http = HttpClient.newHttpClient();
             HttpRequest request = HttpRequest.newBuilder(URI.create(fixture.url("/v1/chat/completions")))
-                    .timeout(Duration.ofSeconds(60)).POST(HttpRequest.BodyPublishers.ofString(CHAT)).build();
+                    .timeout(Duration.ofSeconds(60)).header("Content-Type", "application/json")
+                    .POST(HttpRequest.BodyPublishers.ofString(CHAT)).build();
 
             CompletableFuture<HttpResponse<String>> running = http.sendAsync(request, HttpResponse.BodyHandlers.ofString());
             awaitLoad(engine, new CompletionEngine.Load(1, 1, 0));

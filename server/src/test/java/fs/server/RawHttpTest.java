@@ -53,7 +53,8 @@ class RawHttpTest {
     private static HttpResponse<String> post(TestServer server, String path, String body, String... headers)
             throws Exception {
         HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(server.url(path)))
-                .timeout(Duration.ofSeconds(30)).POST(HttpRequest.BodyPublishers.ofString(body));
+                .timeout(Duration.ofSeconds(30)).header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(body));
         if (headers.length > 0) request.headers(headers);
         return http.send(request.build(), HttpResponse.BodyHandlers.ofString());
     }
@@ -129,7 +130,7 @@ class RawHttpTest {
         // Declared too large: refused before the body is read.
         try (Socket socket = new Socket("127.0.0.1", port(fixture))) {
             socket.setSoTimeout(10_000);
-            send(socket, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            send(socket, "POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
                     + "Content-Length: " + (OpenAiServer.MAX_BODY_BYTES + 1) + "\r\n\r\n{");
             String response = readResponse(socket.getInputStream());
             assertTrue(response.startsWith("HTTP/1.1 413"), response);
@@ -139,6 +140,7 @@ class RawHttpTest {
         byte[] big = new byte[OpenAiServer.MAX_BODY_BYTES + 1];
         java.util.Arrays.fill(big, (byte) ' ');
         HttpRequest request = HttpRequest.newBuilder(URI.create(fixture.url("/v1/chat/completions")))
+                .header("Content-Type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofInputStream(() -> new ByteArrayInputStream(big))).build();
         HttpResponse<String> response = http.send(request, HttpResponse.BodyHandlers.ofString());
         assertEquals(413, response.statusCode());
@@ -231,7 +233,8 @@ class RawHttpTest {
             slow.serve(slowEngine, null);
             try (Socket socket = new Socket("127.0.0.1", port(slow))) {
                 String body = CHAT + ",\"stream\":true}";
-                send(socket, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: "
+                send(socket, "POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\n"
+                        + "Content-Type: application/json\r\nContent-Length: "
                         + body.getBytes(StandardCharsets.UTF_8).length + "\r\n\r\n" + body);
                 InputStream in = socket.getInputStream();
                 StringBuilder seen = new StringBuilder();
@@ -247,6 +250,7 @@ class RawHttpTest {
             ScriptedEngine slowEngine = new ScriptedEngine(slow.tokenizer.encode(SCRIPT.repeat(50)), 20);
             OpenAiServer server = slow.serve(slowEngine, null);
             HttpRequest request = HttpRequest.newBuilder(URI.create(slow.url("/v1/chat/completions")))
+                    .header("Content-Type", "application/json")
                     .POST(HttpRequest.BodyPublishers.ofString(CHAT + ",\"stream\":true}")).build();
             HttpResponse<InputStream> response = http.send(request, HttpResponse.BodyHandlers.ofInputStream());
             InputStream in = response.body();

@@ -14,15 +14,28 @@ import java.util.concurrent.atomic.AtomicBoolean;
  */
 final class ScriptedEngine implements CompletionEngine {
     private final int[] ids;
-    private final long delayMillis;
+    private final long delayNanos;
+    private final long length; // tokens in an answer: the ids, played again and again
     final AtomicBoolean full = new AtomicBoolean();
     /** Counted down when a request is cancelled. */
     final CountDownLatch cancelled = new CountDownLatch(1);
+    /** Counted down when a request has been given its first token. */
+    final CountDownLatch started = new CountDownLatch(1);
     private volatile boolean closed;
 
     ScriptedEngine(int[] ids, long delayMillis) {
+        this(ids, java.time.Duration.ofMillis(delayMillis), ids.length);
+    }
+
+    private ScriptedEngine(int[] ids, java.time.Duration delay, long length) {
         this.ids = ids.clone();
-        this.delayMillis = delayMillis;
+        this.delayNanos = delay.toNanos();
+        this.length = length;
+    }
+
+    /** An engine whose answers are {@code ids} over and over, one token each {@code delay}, until cancelled. */
+    static ScriptedEngine endless(int[] ids, java.time.Duration delay) {
+        return new ScriptedEngine(ids, delay, Long.MAX_VALUE);
     }
 
     @Override
@@ -30,7 +43,7 @@ final class ScriptedEngine implements CompletionEngine {
         if (full.get()) throw new UnavailableException("the server is busy (scripted)");
         AtomicBoolean stop = new AtomicBoolean();
         Thread.ofPlatform().daemon().start(() -> {
-            int limit = maxTokens >= 0 ? Math.min(maxTokens, ids.length) : ids.length;
+            long limit = maxTokens >= 0 ? Math.min(maxTokens, length) : length;
             int count = 0;
             while (count < limit) {
                 if (stop.get() || closed) {
@@ -38,14 +51,11 @@ final class ScriptedEngine implements CompletionEngine {
                     sink.onDone(StopReason.CANCELLED, stats(prompt, count));
                     return;
                 }
-                sink.onToken(ids[count++], null); // no model, no logprobs
-                try {
-                    Thread.sleep(delayMillis);
-                } catch (InterruptedException e) {
-                    return;
-                }
+                sink.onToken(ids[count++ % ids.length], null); // no model, no logprobs
+                started.countDown();
+                java.util.concurrent.locks.LockSupport.parkNanos(delayNanos);
             }
-            sink.onDone(count < ids.length ? StopReason.TOKEN_LIMIT : StopReason.END_OF_SEQUENCE,
+            sink.onDone(count < length ? StopReason.TOKEN_LIMIT : StopReason.END_OF_SEQUENCE,
                     stats(prompt, count));
         });
         return () -> stop.set(true);

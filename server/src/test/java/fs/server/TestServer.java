@@ -90,6 +90,13 @@ final class TestServer implements AutoCloseable {
         return server;
     }
 
+    /** Starts the server as {@code config} says (which must listen on 127.0.0.1), answering with {@code engine}. */
+    OpenAiServer serveWith(CompletionEngine engine, ServerConfig config) {
+        server = OpenAiServer.start(config, new PrintWriter(log, true));
+        server.ready(new ServedModel(MODEL_ID, 1, tokenizer, () -> template, generationConfig::samplingParams, engine));
+        return server;
+    }
+
     /** Starts the server without a model: it says it is loading. */
     OpenAiServer listen(String apiKey) {
         server = OpenAiServer.start("127.0.0.1", 0, apiKey, new PrintWriter(log, true));
