@@ -3,21 +3,21 @@ package fs.cli;
 import fs.FsException;
 import fs.chat.ChatTemplate;
 import fs.generate.GenerationConfig;
-import fs.generate.GenerationStats;
 import fs.generate.SamplingParams;
-import fs.generate.StopReason;
 import fs.generate.Scheduler;
 import fs.model.SingleSequence;
 import fs.server.OpenAiServer;
 import fs.server.SchedulerEngine;
+import fs.server.ServerConfig;
 import fs.server.ServedModel;
-import fs.generate.TokenLogprobs;
-import fs.generate.TokenSink;
+import fs.server.WarmUp;
 import java.io.PrintWriter;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -71,6 +71,63 @@ final class ServeCommand implements Callable<Integer> {
             description = "Require 'Authorization: Bearer KEY' on every request but /health (default: none).")
     String apiKey;
 
+    @Option(names = "--allowed-hosts", paramLabel = "HOST", split = ",",
+            description = "Host header names to serve besides loopback names, IP addresses and --host; '*' for any. "
+                    + "Others get 403: the defense against DNS rebinding (default: none).")
+    List<String> allowedHosts = new ArrayList<>();
+
+    @Option(names = "--cors", paramLabel = "ORIGIN", split = ",",
+            description = "A browser origin (https://app.example) that may call the API from its pages; '*' for any. "
+                    + "Without it no CORS header is sent (default: none).")
+    List<String> corsOrigins = new ArrayList<>();
+
+    @Option(names = "--log-format", paramLabel = "FORMAT",
+            description = "The request log on stderr: text (one line per request) or json (one object per line) "
+                    + "(default: text).")
+    void logFormat(String value) {
+        if (!value.equals("text") && !value.equals("json")) {
+            throw usage("--log-format must be text or json, got '" + value + "'");
+        }
+        jsonLog = value.equals("json");
+    }
+
+    private boolean jsonLog;
+    private ServerConfig.Timeouts timeouts = ServerConfig.Timeouts.DEFAULTS;
+
+    @Option(names = "--header-timeout", paramLabel = "S",
+            description = "Seconds a client may take to send a request's headers; then 408 (default: 60, nginx's).")
+    void headerTimeout(int seconds) {
+        timeouts = new ServerConfig.Timeouts(timeout("--header-timeout", seconds), timeouts.body(), timeouts.send(),
+                timeouts.idle());
+    }
+
+    @Option(names = "--body-timeout", paramLabel = "S",
+            description = "Seconds a request body may pause between two reads; then 408 (default: 60).")
+    void bodyTimeout(int seconds) {
+        timeouts = new ServerConfig.Timeouts(timeouts.header(), timeout("--body-timeout", seconds), timeouts.send(),
+                timeouts.idle());
+    }
+
+    @Option(names = "--send-timeout", paramLabel = "S",
+            description = "Seconds a client may read nothing of its answer; then it is cancelled and its slot freed "
+                    + "(default: 60).")
+    void sendTimeout(int seconds) {
+        timeouts = new ServerConfig.Timeouts(timeouts.header(), timeouts.body(), timeout("--send-timeout", seconds),
+                timeouts.idle());
+    }
+
+    @Option(names = "--idle-timeout", paramLabel = "S",
+            description = "Seconds a kept-alive connection may wait for its next request (default: 75).")
+    void idleTimeout(int seconds) {
+        timeouts = new ServerConfig.Timeouts(timeouts.header(), timeouts.body(), timeouts.send(),
+                timeout("--idle-timeout", seconds));
+    }
+
+    private Duration timeout(String flag, int seconds) {
+        if (seconds < 1) throw usage(flag + " must be at least 1 second, got " + seconds);
+        return Duration.ofSeconds(seconds);
+    }
+
     @Option(names = "--port", paramLabel = "N", description = "Port to listen on; 0 picks a free one (default: 8080).")
     void port(int value) {
         if (value < 0 || value > 65535) throw usage("--port must be between 0 and 65535, got " + value);
@@ -99,7 +156,8 @@ final class ServeCommand implements Callable<Integer> {
         if (alias != null && alias.isBlank()) throw new FsException("--alias is empty");
         String model = modelOptions.model();
         CountDownLatch stop = new CountDownLatch(1);
-        OpenAiServer server = OpenAiServer.start(host, port, apiKey, err);
+        OpenAiServer server = OpenAiServer.start(
+                new ServerConfig(host, port, apiKey, allowedHosts, corsOrigins, timeouts, jsonLog), err);
         InetSocketAddress address = server.address();
         err.println("fs: listening on http://" + address.getHostString() + ":" + address.getPort()
                 + " (" + parallel + (parallel == 1 ? " slot, " : " slots, ") + queue + " queued at most); loading "
@@ -146,7 +204,7 @@ final class ServeCommand implements Callable<Integer> {
         ServedModel served = new ServedModel(id, System.currentTimeMillis() / 1000,
                 loaded.source().tokenizer(), chatTemplate(loaded), defaults, engine);
         try {
-            warmUp(served);
+            WarmUp.run(served);
         } catch (RuntimeException | InterruptedException e) {
             engine.close(); // never handed to the server, which would close it
             throw e;
@@ -163,35 +221,6 @@ final class ServeCommand implements Callable<Integer> {
         stop.await();
         err.println("fs: shutting down: running requests get " + SHUTDOWN_GRACE.toSeconds() + " s to finish");
         err.flush();
-    }
-
-    /**
-     * Runs two tokens through the engine and generates two, so that the JIT compiles the prompt and decode kernels
-     * before the first client waits for them (on the CPU a cold first request spends seconds compiling); /health
-     * says 503 until then.
-     */
-    private static void warmUp(ServedModel served) throws InterruptedException {
-        int[] prompt = served.tokenizer().encode("<|im_start|>user\n");
-        if (prompt.length < 2) return;
-        CountDownLatch done = new CountDownLatch(1);
-        RuntimeException[] failure = {null};
-        served.engine().submit(prompt, SamplingParams.greedy(), 2, -1, new TokenSink() {
-            @Override
-            public void onToken(int id, TokenLogprobs logprobs) {}
-
-            @Override
-            public void onDone(StopReason reason, GenerationStats stats) {
-                done.countDown();
-            }
-
-            @Override
-            public void onError(RuntimeException e) {
-                failure[0] = e;
-                done.countDown();
-            }
-        });
-        done.await();
-        if (failure[0] != null) throw failure[0];
     }
 
     /** The name clients give in "model": a local model's file or directory name, else the repo as given. */

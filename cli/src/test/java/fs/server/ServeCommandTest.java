@@ -73,6 +73,21 @@ class ServeCommandTest {
             return JSON.readTree(response.body()).get("choices").get(0).get("text").textValue();
         }
 
+        /** One raw HTTP/1.1 GET with the given Host (and Origin, unless null): the whole response as text. */
+        String rawGet(String path, String host, String origin) throws Exception {
+            try (java.net.Socket socket = new java.net.Socket("127.0.0.1", port)) {
+                socket.setSoTimeout(60_000);
+                String request = "GET " + path + " HTTP/1.1\r\nHost: " + host + "\r\n"
+                        + (origin != null ? "Origin: " + origin + "\r\n" : "") + "Connection: close\r\n\r\n";
+                socket.getOutputStream().write(request.getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+                return new String(socket.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+            }
+        }
+
+        String log() {
+            return err.toString();
+        }
+
         private URI uri(String path) {
             return URI.create("http://127.0.0.1:" + port + path);
         }
@@ -110,6 +125,27 @@ class ServeCommandTest {
         assertOneErrorLine(serve("--parallel", "0"), 2, "--parallel must be in 1..256");
         assertOneErrorLine(serve("--parallel", "300"), 2, "--parallel must be in 1..256");
         assertOneErrorLine(serve("--queue", "0"), 2, "--queue must be at least 1");
+        assertOneErrorLine(serve("--header-timeout", "0"), 2, "--header-timeout must be at least 1 second");
+        assertOneErrorLine(serve("--send-timeout", "-3"), 2, "--send-timeout must be at least 1 second");
+        assertOneErrorLine(serve("--log-format", "xml"), 2, "--log-format must be text or json");
+    }
+
+    @Test
+    void theCrossSiteAndLogFlagsReachTheServer() throws Exception {
+        try (LiveServe live = new LiveServe(TestServer.MODEL.toString(), "--port", "0", "-t", "2", "--backend", "cpu",
+                "--ctx", "64", "--allowed-hosts", "my.example", "--cors", "https://app.example", "--log-format", "json",
+                "--header-timeout", "5", "--body-timeout", "5", "--send-timeout", "5", "--idle-timeout", "5")) {
+            String named = live.rawGet("/v1/models", "my.example:8080", "https://app.example");
+            assertTrue(named.startsWith("HTTP/1.1 200"), named);
+            assertTrue(named.contains("Access-Control-Allow-Origin: https://app.example"), named);
+            String other = live.rawGet("/v1/models", "other.example", "https://other.example");
+            assertTrue(other.startsWith("HTTP/1.1 403"), other);
+            assertTrue(!other.contains("Access-Control-Allow-Origin"), other);
+            long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos(); // logged once answered
+            while (!live.log().contains("\"status\":403") && System.nanoTime() < deadline) Thread.sleep(20);
+            String line = live.log().lines().filter(l -> l.contains("\"status\":403")).findFirst().orElseThrow();
+            assertEquals("/v1/models", JSON.readTree(line).get("path").textValue());
+        }
     }
 
     @Test
