@@ -30,8 +30,14 @@ for field in '"object":"chat.completion"' '"role":"assistant"' '"finish_reason":
   grep -qF "$field" <<<"$answer" || fail "the chat completion lacks $field: $answer"
 done
 
-status="$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/v1/chat/completions" -d '{"messages":')"
+status="$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/v1/chat/completions" \
+  -H 'Content-Type: application/json' -d '{"messages":')"
 [[ "$status" == 400 ]] || fail "malformed JSON got $status, not 400"
+
+# curl's -d alone sends a form (application/x-www-form-urlencoded), as a web page's simple request would.
+status="$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/v1/chat/completions" \
+  -d '{"messages":[{"role":"user","content":"Hi"}]}')"
+[[ "$status" == 415 ]] || fail "a body not sent as application/json got $status, not 415"
 
 kill -TERM "$pid"
 set +e
@@ -40,4 +46,4 @@ exit_status=$?
 set -e
 pid=""
 [[ "$exit_status" == 0 ]] || fail "after SIGTERM the server exited with $exit_status, not 0"
-echo "curl-check: ok (health 200, chat completion, 400 on malformed JSON, exit 0 on SIGTERM)"
+echo "curl-check: ok (health 200, chat completion, 400 on malformed JSON, 415 on a form, exit 0 on SIGTERM)"
