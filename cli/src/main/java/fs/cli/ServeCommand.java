@@ -17,6 +17,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
@@ -81,7 +82,7 @@ final class ServeCommand implements Callable<Integer> {
                     + "Without it no CORS header is sent (default: none).")
     List<String> corsOrigins = new ArrayList<>();
 
-    @Option(names = "--log-format", paramLabel = "FORMAT",
+    @Option(names = "--log-format", paramLabel = "FORMAT", completionCandidates = LogFormats.class,
             description = "The request log on stderr: text (one line per request) or json (one object per line) "
                     + "(default: text).")
     void logFormat(String value) {
@@ -89,6 +90,14 @@ final class ServeCommand implements Callable<Integer> {
             throw usage("--log-format must be text or json, got '" + value + "'");
         }
         jsonLog = value.equals("json");
+    }
+
+    /** --log-format's values, for completion and for the tests that try every option. */
+    static final class LogFormats implements Iterable<String> {
+        @Override
+        public Iterator<String> iterator() {
+            return List.of("text", "json").iterator();
+        }
     }
 
     private boolean jsonLog;

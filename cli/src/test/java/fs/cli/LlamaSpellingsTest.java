@@ -172,7 +172,7 @@ class LlamaSpellingsTest {
                 for (String name : option.names()) {
                     List<OptionSpec> required = requiredOptions(spec, option);
                     List<String> args = new ArrayList<>(List.of(spec.name(), name));
-                    if (option.arity().max() > 0) args.add("1");
+                    if (option.arity().max() > 0) args.add(aValue(option));
                     for (OptionSpec other : required) args.addAll(List.of(other.longestName(), "1"));
                     spec.positionalParameters().stream().filter(p -> p.required()).forEach(p -> args.add("1"));
                     CommandLine.ParseResult sub = fs.parseArgs(args.toArray(String[]::new)).subcommand();
@@ -183,6 +183,12 @@ class LlamaSpellingsTest {
             }
         }
         assertEquals(List.of(), misread);
+    }
+
+    /** A value the option takes: the first it lists (--log-format's text), else 1. */
+    private static String aValue(OptionSpec option) {
+        Iterable<String> candidates = option.completionCandidates();
+        return candidates != null && candidates.iterator().hasNext() ? candidates.iterator().next() : "1";
     }
 
     /** The options {@code spec} needs besides {@code tested} to parse. */
