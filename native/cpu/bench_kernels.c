@@ -1,8 +1,10 @@
 /*
- * fscpu_bench: times the decode matmuls (one activation row) of Q6_K, Q4_K, Q4_0, Q2_K, Q8_0, Q5_K on one thread, in
- * every x86 variant this CPU runs, over a 1024x3072 (ffn_down) and a 151936x1024 (Qwen3-0.6B's lm_head) matrix of
- * random blocks, and checks each variant's outputs against the scalar variant's, bit for bit. Built on demand only:
+ * fscpu_bench: times the matmuls of every format on one thread, in every x86 variant this CPU runs: a 1024x3072
+ * matrix (Qwen3-0.6B's ffn_down) of random blocks against 1, 2, 3, 4, 8 and 128 activation rows (decode, a
+ * scheduler's streams, a prefill call's rows) and a 151936x1024 one (lm_head) against one, and checks each variant's
+ * outputs against the scalar variant's, bit for bit. Built on demand only:
  *   cmake -S native/cpu -B build/fscpu && cmake --build build/fscpu --target fscpu_bench && build/fscpu/fscpu_bench
+ * Arguments: formats (e.g. "q6_k,q4_0", or "all"), then a number of activation rows to time that alone (ffn_down).
  * Times are thread CPU time, best of 11, so other processes on a shared machine disturb them less.
  */
 #define _POSIX_C_SOURCE 200112L
@@ -42,6 +44,7 @@ static const struct format formats[] = {
     FS_FORMAT(q6_k, 256, 210, Q8_K_BYTES, q8_k, 208, -1), FS_FORMAT(q4_k, 256, 144, Q8_K_BYTES, q8_k, 0, 2),
     FS_FORMAT(q4_0, 32, 18, Q8_0_BYTES, q8_0, 0, -1), FS_FORMAT(q2_k, 256, 84, Q8_K_BYTES, q8_k, 80, 82),
     FS_FORMAT(q8_0, 32, 34, Q8_0_BYTES, q8_0, 0, -1), FS_FORMAT(q5_k, 256, 176, Q8_K_BYTES, q8_k, 0, 2),
+    FS_FORMAT(q3_k, 256, 110, Q8_K_BYTES, q8_k, 108, -1), FS_FORMAT(iq2_xxs, 256, 66, Q8_K_BYTES, q8_k, 0, -1),
 };
 
 static uint64_t random_state = 88172645463325252ull;
@@ -72,35 +75,50 @@ static uint8_t *random_weights(const struct format *f, int64_t bytes) {
     return w;
 }
 
-static void bench(const struct format *f, int rows, int k) {
+/*
+ * Times W·xᵀ for act_rows activation rows over a rows×k matrix on one thread, per variant, after checking every
+ * output against the scalar variant's bit for bit (rows up to 4096 of the whole call, and an odd slice from row 1).
+ * Prints the weights' bytes per second as read by one pass over every activation row (bytes·act_rows / time: the
+ * decode figure for act_rows = 1) and the integer multiply-adds per second (rows·k·act_rows / time).
+ */
+static void bench(const struct format *f, int rows, int k, int act_rows) {
     int blocks = k / f->elements, check_rows = rows < 4096 ? rows : 4096;
+    int act_block = f->act_bytes == Q8_0_BYTES ? 32 : 256;
     int64_t row_bytes = (int64_t)blocks * f->block_bytes, bytes = row_bytes * rows;
-    uint8_t *w = random_weights(f, bytes), *act = malloc((size_t)(k / (f->act_bytes == Q8_0_BYTES ? 32 : 256) * f->act_bytes));
-    float *x = malloc(sizeof(float) * (size_t)k), *expected = malloc(sizeof(float) * (size_t)rows);
-    float *out = malloc(sizeof(float) * (size_t)rows);
-    for (int i = 0; i < k; i++) x[i] = (float)((int64_t)(next_random() % 2000001) - 1000000) * 1e-6f;
-    f->quantize(x, act, k);
-    f->scalar(w, row_bytes, 0, check_rows, act, 1, k, expected, 0);
+    int64_t act_row_bytes = (int64_t)(k / act_block) * f->act_bytes, outs = (int64_t)rows * act_rows;
+    uint8_t *w = random_weights(f, bytes), *act = malloc((size_t)(act_row_bytes * act_rows));
+    float *x = malloc(sizeof(float) * (size_t)k * (size_t)act_rows);
+    float *expected = malloc(sizeof(float) * (size_t)outs), *out = malloc(sizeof(float) * (size_t)outs);
+    for (int64_t i = 0; i < (int64_t)k * act_rows; i++)
+        x[i] = (float)((int64_t)(next_random() % 2000001) - 1000000) * 1e-6f;
+    f->quantize(x, act, (int64_t)k * act_rows);
+    f->scalar(w, row_bytes, 0, check_rows, act, act_rows, k, expected, rows);
     for (int v = 0; v < 2; v++) {
         matmul_fn matmul = f->variants[v];
         if (!matmul || !fs_cpu_runs(variant_names[v])) continue;
-        matmul(w, row_bytes, 0, rows, act, 1, k, out, 0);
-        int same = memcmp(expected, out, sizeof(float) * (size_t)check_rows) == 0;
-        memset(out, 0, sizeof(float) * (size_t)rows);
-        matmul(w, row_bytes, 1, check_rows, act, 1, k, out, 0); /* an odd slice, not from row 0 */
-        same &= out[0] == 0.0f && memcmp(expected + 1, out + 1, sizeof(float) * (size_t)(check_rows - 1)) == 0;
+        matmul(w, row_bytes, 0, rows, act, act_rows, k, out, rows);
+        int same = 1;
+        for (int r = 0; r < act_rows; r++)
+            same &= memcmp(expected + (int64_t)r * rows, out + (int64_t)r * rows, sizeof(float) * (size_t)check_rows) == 0;
+        memset(out, 0, sizeof(float) * (size_t)outs);
+        matmul(w, row_bytes, 1, check_rows, act, act_rows, k, out, rows); /* an odd slice, not from row 0 */
+        for (int r = 0; r < act_rows; r++) {
+            const float *e = expected + (int64_t)r * rows, *o = out + (int64_t)r * rows;
+            same &= o[0] == 0.0f && memcmp(e + 1, o + 1, sizeof(float) * (size_t)(check_rows - 1)) == 0;
+        }
         double best = 1e9;
         for (int repeat = 0; repeat < 11; repeat++) {
             int n = 0;
             double start = cpu_seconds(), elapsed;
             do {
-                matmul(w, row_bytes, 0, rows, act, 1, k, out, 0);
+                matmul(w, row_bytes, 0, rows, act, act_rows, k, out, rows);
                 n++;
             } while ((elapsed = cpu_seconds() - start) < 0.05);
             if (elapsed / n < best) best = elapsed / n;
         }
-        printf("%-5s %-6s %6dx%-5d %6.2f GB/s %7.1f ns/row%s\n", f->name, variant_names[v], rows, k,
-               (double)bytes / best * 1e-9, best / rows * 1e9, same ? "" : "  DIFFERS FROM SCALAR");
+        printf("%-5s %-6s %6dx%-5d x%-3d %6.2f GB/s %6.1f Gmac/s %7.1f ns/row%s\n", f->name, variant_names[v],
+               rows, k, act_rows, (double)bytes * act_rows / best * 1e-9, (double)outs * k / best * 1e-9,
+               best / (double)outs * 1e9, same ? "" : "  DIFFERS FROM SCALAR");
     }
     free(w);
     free(act);
@@ -110,11 +128,15 @@ static void bench(const struct format *f, int rows, int k) {
 }
 
 int main(int argc, char **argv) {
-    const char *only = argc > 1 ? argv[1] : NULL; /* e.g. "q6_k,q4_0": those formats alone */
+    const char *only = argc > 1 && strcmp(argv[1], "all") != 0 ? argv[1] : NULL; /* "q6_k,q4_0": those alone */
+    /* A second argument, e.g. "4": that many activation rows alone, without the lm_head decode. */
+    int only_rows = argc > 2 ? atoi(argv[2]) : 0, act_rows[] = {1, 2, 3, 4, 8, 128};
+    if (only_rows > 0) act_rows[0] = only_rows;
+    size_t shapes = only_rows > 0 ? 1 : sizeof act_rows / sizeof *act_rows;
     for (size_t i = 0; i < sizeof formats / sizeof *formats; i++) {
         if (only && !strstr(only, formats[i].name)) continue;
-        bench(&formats[i], 1024, 3072);
-        bench(&formats[i], 151936, 1024);
+        for (size_t r = 0; r < shapes; r++) bench(&formats[i], 1024, 3072, act_rows[r]);
+        if (!only_rows) bench(&formats[i], 151936, 1024, 1);
     }
     return 0;
 }
