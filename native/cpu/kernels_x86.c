@@ -160,16 +160,24 @@ static float dot_q8_0(const uint8_t *w, const uint8_t *a, int blocks) {
  * The lanes of one Q4_0 block against its activation quants x, given x8, the activations' part of the offset
  * (8·x in int16 pairs, or in lanes under VNNI): (q − 8)·x as q·x − 8·x, q unsigned, so no sign trick.
  */
-static inline __m256i q4_0_lanes(const uint8_t *w, __m256i x, __m256i x8) {
-    /* Low nibbles are weights 0..15, high nibbles 16..31: the 16 bytes in both halves, the high half shifted. */
-    __m256i packed = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(w + 2)));
-    __m256i q = _mm256_and_si256(_mm256_srlv_epi64(packed, _mm256_setr_epi64x(0, 0, 4, 4)), _mm256_set1_epi8(0xF));
+static inline __m256i q4_0_unpacked_lanes(__m256i q, __m256i x, __m256i x8) {
 #ifdef FS_VNNI
     return _mm256_sub_epi32(_mm256_dpbusd_epi32(_mm256_setzero_si256(), q, x), x8);
 #else
     /* Pairs ≤ 2·15·127, and their difference too: inside int16. */
     return _mm256_madd_epi16(_mm256_sub_epi16(_mm256_maddubs_epi16(q, x), x8), _mm256_set1_epi16(1));
 #endif
+}
+
+/* The 32 unsigned weights of a Q4_0 block, in order. */
+static inline __m256i q4_0_unpack(const uint8_t *w) {
+    /* Low nibbles are weights 0..15, high nibbles 16..31: the 16 bytes in both halves, the high half shifted. */
+    __m256i packed = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(w + 2)));
+    return _mm256_and_si256(_mm256_srlv_epi64(packed, _mm256_setr_epi64x(0, 0, 4, 4)), _mm256_set1_epi8(0xF));
+}
+
+static inline __m256i q4_0_lanes(const uint8_t *w, __m256i x, __m256i x8) {
+    return q4_0_unpacked_lanes(q4_0_unpack(w), x, x8);
 }
 
 /* q4_0_lanes's x8 for activation quants x. */
@@ -206,6 +214,56 @@ static void dot2_q4_0(const uint8_t *w0, const uint8_t *w1, const uint8_t *a, in
     }
     *out0 = sum_vector(acc0);
     *out1 = sum_vector(acc1);
+}
+
+/*
+ * Multi-row kernels: F_rows(w, a, act_row_bytes, blocks, out, out_stride, R) computes out[r·out_stride] = dot_F(w,
+ * activation row r) for the R (2..FS_ROWS) rows from a, each by the same integers and float operations as dot_F,
+ * but unpacks each weight block once for all R: its bits, kept in registers, go against the R rows' activations,
+ * each row with its own eight accumulators. R is a constant at every call (FS_ROWS_KERNELS), so the loops over
+ * rows unroll.
+ */
+#define FS_ROWS 4
+#define FS_ALWAYS_INLINE static inline __attribute__((always_inline))
+/* Unrolls the loop that follows (over rows or chunks): GCC at -O2 keeps them rolled, the accumulators in memory. */
+#define FS_UNROLL _Pragma("GCC unroll 8")
+
+FS_ALWAYS_INLINE void q8_0_rows(const uint8_t *w, const uint8_t *a, int64_t act_row_bytes, int blocks, float *out,
+                                int64_t out_stride, const int R) {
+    __m256 acc[FS_ROWS];
+    FS_UNROLL
+    for (int r = 0; r < R; r++) acc[r] = _mm256_setzero_ps();
+    for (int b = 0; b < blocks; b++, w += Q8_0_BLOCK, a += Q8_0_BYTES) {
+        __m256i q = load256(w + 2), magnitudes = _mm256_sign_epi8(q, q);
+        float d = half(w);
+        FS_UNROLL
+        for (int r = 0; r < R; r++) {
+            const uint8_t *ar = a + r * act_row_bytes;
+            __m256i lanes = dot_u8_s8(_mm256_setzero_si256(), magnitudes, _mm256_sign_epi8(load256(ar + 2), q));
+            acc[r] = add_lanes(acc[r], d * half(ar), lanes);
+        }
+    }
+    FS_UNROLL
+    for (int r = 0; r < R; r++) out[r * out_stride] = sum_vector(acc[r]);
+}
+
+FS_ALWAYS_INLINE void q4_0_rows(const uint8_t *w, const uint8_t *a, int64_t act_row_bytes, int blocks, float *out,
+                                int64_t out_stride, const int R) {
+    __m256 acc[FS_ROWS];
+    FS_UNROLL
+    for (int r = 0; r < R; r++) acc[r] = _mm256_setzero_ps();
+    for (int b = 0; b < blocks; b++, w += Q4_0_BLOCK, a += Q8_0_BYTES) {
+        __m256i q = q4_0_unpack(w);
+        float d = half(w);
+        FS_UNROLL
+        for (int r = 0; r < R; r++) {
+            const uint8_t *ar = a + r * act_row_bytes;
+            __m256i x = load256(ar + 2);
+            acc[r] = add_lanes(acc[r], d * half(ar), q4_0_unpacked_lanes(q, x, q4_0_offset(x)));
+        }
+    }
+    FS_UNROLL
+    for (int r = 0; r < R; r++) out[r * out_stride] = sum_vector(acc[r]);
 }
 
 /* A vector of int16 whose every lane is int16 lane `index` (0..7) of the 128-bit value both halves of v hold. */
@@ -275,6 +333,65 @@ static float dot_q4_k(const uint8_t *w, const uint8_t *a, int blocks) {
         mins = fmaf(da * half(w + 2), (float)min_sum, mins);
     }
     return sum_vector(acc) - mins;
+}
+
+/*
+ * A chunk's int16 scale for vpmaddwd from a table of scale pairs (the int16 scale twice in an int32): a broadcast
+ * load, so the load ports rather than the shuffle unit spread each row's scales.
+ */
+static inline __m256i scale_pair(const int32_t *pairs, int c) {
+    return _mm256_set1_epi32(pairs[c]);
+}
+
+/* The 8 int16 scales s as 8 scale pairs at pairs. */
+static inline void store_scale_pairs(__m128i s, int32_t pairs[8]) {
+    _mm_storeu_si128((__m128i *)pairs, _mm_unpacklo_epi16(s, s));
+    _mm_storeu_si128((__m128i *)(pairs + 4), _mm_unpackhi_epi16(s, s));
+}
+
+/* The products of a chunk's unsigned weights q and activations x in int16 pairs, times its scale, into lanes. */
+static inline __m256i scaled_chunk(__m256i lanes, __m256i q, const uint8_t *x, __m256i scale) {
+    return dot_i16(lanes, _mm256_maddubs_epi16(q, load256(x)), scale);
+}
+
+FS_ALWAYS_INLINE void q4_k_rows(const uint8_t *w, const uint8_t *a, int64_t act_row_bytes, int blocks, float *out,
+                                int64_t out_stride, const int R) {
+    const __m256i low = _mm256_set1_epi8(0xF);
+    __m256 acc[FS_ROWS];
+    float mins[FS_ROWS];
+    FS_UNROLL
+    for (int r = 0; r < R; r++) acc[r] = _mm256_setzero_ps(), mins[r] = 0.0f;
+    for (int b = 0; b < blocks; b++, w += Q4_K_BLOCK, a += Q8_K_BYTES) {
+        uint32_t sc[2], mn[2];
+        q4_k_scales(w + 4, sc, mn);
+        __m256i scales_mins = _mm256_cvtepu8_epi16(_mm_setr_epi32((int)sc[0], (int)sc[1], (int)mn[0], (int)mn[1]));
+        float d = half(w), dmin = half(w + 2);
+        __m256i q[8];
+        FS_UNROLL
+        for (int p = 0; p < 4; p++) {
+            __m256i qv = load256(w + 16 + 32 * p);
+            q[2 * p] = _mm256_and_si256(qv, low);
+            q[2 * p + 1] = _mm256_and_si256(_mm256_srli_epi16(qv, 4), low);
+        }
+        FS_UNROLL
+        for (int r = 0; r < R; r++) {
+            const uint8_t *ar = a + r * act_row_bytes, *x = ar + Q8_K_QS;
+            __m256i products = _mm256_mullo_epi16(scales_mins, chunk_multiples(ar)); /* ≤ 63·16 */
+            int32_t pairs[8];
+            store_scale_pairs(_mm256_castsi256_si128(products), pairs);
+            __m256i s0 = _mm256_setzero_si256(), s1 = _mm256_setzero_si256();
+            FS_UNROLL
+            for (int c = 0; c < 8; c += 2) {
+                s0 = scaled_chunk(s0, q[c], x + 32 * c, scale_pair(pairs, c));
+                s1 = scaled_chunk(s1, q[c + 1], x + 32 * c + 32, scale_pair(pairs, c + 1));
+            }
+            float da = load_f32(ar);
+            acc[r] = add_lanes(acc[r], da * d, _mm256_add_epi32(s0, s1));
+            mins[r] = fmaf(da * dmin, (float)k_min_sum(products, ar), mins[r]);
+        }
+    }
+    FS_UNROLL
+    for (int r = 0; r < R; r++) out[r * out_stride] = sum_vector(acc[r]) - mins[r];
 }
 
 /*
@@ -465,39 +582,80 @@ static float dot_iq2_xxs(const uint8_t *w, const uint8_t *a, int blocks) {
     return sum_vector(acc);
 }
 
+/* F_rows2 .. F_rows4: F_rows for a constant R. */
+#define FS_ROWS_KERNELS(F)                                                                                           \
+    static void F##_rows2(const uint8_t *w, const uint8_t *a, int64_t act_row_bytes, int blocks, float *out,         \
+                          int64_t out_stride) {                                                                      \
+        F##_rows(w, a, act_row_bytes, blocks, out, out_stride, 2);                                                   \
+    }                                                                                                                \
+    static void F##_rows3(const uint8_t *w, const uint8_t *a, int64_t act_row_bytes, int blocks, float *out,         \
+                          int64_t out_stride) {                                                                      \
+        F##_rows(w, a, act_row_bytes, blocks, out, out_stride, 3);                                                   \
+    }                                                                                                                \
+    static void F##_rows4(const uint8_t *w, const uint8_t *a, int64_t act_row_bytes, int blocks, float *out,         \
+                          int64_t out_stride) {                                                                      \
+        F##_rows(w, a, act_row_bytes, blocks, out, out_stride, 4);                                                   \
+    }
+
+/* One activation row against weight rows row_from..row_to - 1, one row at a time: decode's loop. */
+#define FS_DECODE_ROWS(F)                                                                                            \
+    static void F##_decode(const uint8_t *weights, int64_t row_bytes, int row_from, int row_to, const uint8_t *a,    \
+                           int blocks, float *out) {                                                                 \
+        for (int i = row_from; i < row_to; i++) out[i] = dot_##F(weights + (int64_t)i * row_bytes, a, blocks);       \
+    }
+
 /*
- * FS_MATMUL (blocks.h) over weight rows two at a time: the slice's first half i with its second half i + n/2,
- * dot2(row i, row i + n/2, activation row, blocks, &out_i, &out_i+n/2), and dot for an odd last row. Two
- * sequential streams, not rows i and i + 1: reading neighbouring rows side by side ran at a third of the speed
- * on a 151936-row matrix. dot2 computes each output as dot does.
+ * dot2_q4_0's decode loop: weight rows two at a time, the slice's first half i with its second half i + n/2, and
+ * dot_q4_0 for an odd last row. Two sequential streams, not rows i and i + 1: reading neighbouring rows side by
+ * side ran at a third of the speed on a 151936-row matrix.
  */
-#define FS_MATMUL_PAIRS(F, V, ELEMENTS, ACT_BYTES, dot, dot2)                                                         \
-    FS_MATMUL_PAIRS_EXPANDED(F, V, ELEMENTS, ACT_BYTES, dot, dot2)
-#define FS_MATMUL_PAIRS_EXPANDED(F, V, ELEMENTS, ACT_BYTES, dot, dot2)                                               \
+static void q4_0_decode(const uint8_t *weights, int64_t row_bytes, int row_from, int row_to, const uint8_t *a,
+                        int blocks, float *out) {
+    int half_rows = (row_to - row_from) / 2, mid = row_from + half_rows;
+    for (int i = row_from; i < mid; i++) {
+        const uint8_t *row = weights + (int64_t)i * row_bytes;
+        dot2_q4_0(row, row + half_rows * row_bytes, a, blocks, out + i, out + i + half_rows);
+    }
+    if (mid + half_rows < row_to)
+        out[row_to - 1] = dot_q4_0(weights + (int64_t)(row_to - 1) * row_bytes, a, blocks);
+}
+
+/*
+ * fs_matmul_F_V: activation rows FS_ROWS at a time, each group over the slice's weight rows by F_rows (one weight
+ * row, its blocks unpacked once for the group); a last single row by F_decode. Every output is dot_F of its two
+ * rows, whatever the grouping.
+ */
+#define FS_MATMUL_ROWS(F, V, ELEMENTS, ACT_BYTES) FS_MATMUL_ROWS_EXPANDED(F, V, ELEMENTS, ACT_BYTES)
+#define FS_MATMUL_ROWS_EXPANDED(F, V, ELEMENTS, ACT_BYTES)                                                           \
+    FS_ROWS_KERNELS(F)                                                                                               \
     FS_API void fs_matmul_##F##_##V(const void *w, int64_t row_bytes, int row_from, int row_to, const void *act,     \
                                     int act_rows, int k, float *out, int64_t out_stride) {                           \
         const uint8_t *weights = w, *acts = act;                                                                     \
-        int blocks = k / (ELEMENTS), half_rows = (row_to - row_from) / 2, mid = row_from + half_rows;                \
+        int blocks = k / (ELEMENTS);                                                                                 \
         int64_t act_row_bytes = (int64_t)blocks * (ACT_BYTES);                                                       \
-        for (int r0 = 0; r0 < act_rows; r0 += 4) {                                                                   \
-            int r1 = r0 + 4 < act_rows ? r0 + 4 : act_rows;                                                          \
-            for (int i = row_from; i < mid; i++) {                                                                   \
-                const uint8_t *row = weights + (int64_t)i * row_bytes;                                               \
-                float *o = out + i;                                                                                  \
-                for (int r = r0; r < r1; r++)                                                                        \
-                    dot2(row, row + half_rows * row_bytes, acts + r * act_row_bytes, blocks, o + r * out_stride,     \
-                         o + r * out_stride + half_rows);                                                            \
+        for (int r0 = 0; r0 < act_rows; r0 += FS_ROWS) {                                                             \
+            int n = act_rows - r0 < FS_ROWS ? act_rows - r0 : FS_ROWS;                                               \
+            const uint8_t *a = acts + r0 * act_row_bytes;                                                            \
+            float *o = out + r0 * out_stride;                                                                        \
+            if (n == 1) {                                                                                            \
+                F##_decode(weights, row_bytes, row_from, row_to, a, blocks, o);                                      \
+                continue;                                                                                            \
             }                                                                                                        \
-            if (mid + half_rows < row_to)                                                                            \
-                for (int r = r0; r < r1; r++)                                                                        \
-                    out[r * out_stride + row_to - 1] =                                                               \
-                            dot(weights + (int64_t)(row_to - 1) * row_bytes, acts + r * act_row_bytes, blocks);      \
+            for (int i = row_from; i < row_to; i++) {                                                                \
+                const uint8_t *row = weights + (int64_t)i * row_bytes;                                               \
+                if (n == 4) F##_rows4(row, a, act_row_bytes, blocks, o + i, out_stride);                             \
+                else if (n == 3) F##_rows3(row, a, act_row_bytes, blocks, o + i, out_stride);                        \
+                else F##_rows2(row, a, act_row_bytes, blocks, o + i, out_stride);                                    \
+            }                                                                                                        \
         }                                                                                                            \
     }
 
-FS_MATMUL(q8_0, FS_VARIANT, 32, Q8_0_BYTES, dot_q8_0)
-FS_MATMUL_PAIRS(q4_0, FS_VARIANT, 32, Q8_0_BYTES, dot_q4_0, dot2_q4_0)
-FS_MATMUL(q4_k, FS_VARIANT, 256, Q8_K_BYTES, dot_q4_k)
+FS_DECODE_ROWS(q8_0)
+FS_DECODE_ROWS(q4_k)
+
+FS_MATMUL_ROWS(q8_0, FS_VARIANT, 32, Q8_0_BYTES)
+FS_MATMUL_ROWS(q4_0, FS_VARIANT, 32, Q8_0_BYTES)
+FS_MATMUL_ROWS(q4_k, FS_VARIANT, 256, Q8_K_BYTES)
 FS_MATMUL(q6_k, FS_VARIANT, 256, Q8_K_BYTES, dot_q6_k)
 FS_MATMUL(q5_k, FS_VARIANT, 256, Q8_K_BYTES, dot_q5_k)
 FS_MATMUL(q2_k, FS_VARIANT, 256, Q8_K_BYTES, dot_q2_k)
