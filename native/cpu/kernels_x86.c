@@ -247,19 +247,20 @@ FS_ALWAYS_INLINE void q8_0_rows(const uint8_t *w, const uint8_t *a, int64_t act_
     for (int r = 0; r < R; r++) out[r * out_stride] = sum_vector(acc[r]);
 }
 
+/* Q4_0's weights signed (q − 8, shared by the rows) and the sign trick: per row, one fewer product than q·x − 8·x. */
 FS_ALWAYS_INLINE void q4_0_rows(const uint8_t *w, const uint8_t *a, int64_t act_row_bytes, int blocks, float *out,
                                 int64_t out_stride, const int R) {
     __m256 acc[FS_ROWS];
     FS_UNROLL
     for (int r = 0; r < R; r++) acc[r] = _mm256_setzero_ps();
     for (int b = 0; b < blocks; b++, w += Q4_0_BLOCK, a += Q8_0_BYTES) {
-        __m256i q = q4_0_unpack(w);
+        __m256i q = _mm256_sub_epi8(q4_0_unpack(w), _mm256_set1_epi8(8)), magnitudes = _mm256_sign_epi8(q, q);
         float d = half(w);
         FS_UNROLL
         for (int r = 0; r < R; r++) {
             const uint8_t *ar = a + r * act_row_bytes;
-            __m256i x = load256(ar + 2);
-            acc[r] = add_lanes(acc[r], d * half(ar), q4_0_unpacked_lanes(q, x, q4_0_offset(x)));
+            __m256i lanes = dot_u8_s8(_mm256_setzero_si256(), magnitudes, _mm256_sign_epi8(load256(ar + 2), q));
+            acc[r] = add_lanes(acc[r], d * half(ar), lanes);
         }
     }
     FS_UNROLL
@@ -444,6 +445,69 @@ static float dot_q6_k(const uint8_t *w, const uint8_t *a, int blocks) {
 }
 
 /*
+ * The products of a chunk's signed weights q (|q| ≤ 32) and activations x in int16 pairs by the sign trick, times
+ * the chunk's scales, into lanes.
+ */
+static inline __m256i signed_chunk(__m256i lanes, __m256i q, __m256i magnitudes, const uint8_t *x, __m256i scales) {
+    return dot_i16(lanes, _mm256_maddubs_epi16(magnitudes, _mm256_sign_epi8(load256(x), q)), scales);
+}
+
+/*
+ * The 16 group scales of a 16-group format times the activation block's group multiples, each half (chunks 0..3,
+ * 4..7) in both 128-bit halves, as chunk_scales takes them.
+ */
+static inline void group_scales(__m256i scales16, const uint8_t *a, __m256i halves[2]) {
+    __m256i products = _mm256_mullo_epi16(scales16, group_multiples(a));
+    halves[0] = _mm256_permute4x64_epi64(products, 0x44);
+    halves[1] = _mm256_permute4x64_epi64(products, 0xEE);
+}
+
+/* Q6_K's weights as signed bytes q − 32 (the rows share them), by the sign trick against each row. */
+FS_ALWAYS_INLINE void q6_k_rows(const uint8_t *w, const uint8_t *a, int64_t act_row_bytes, int blocks, float *out,
+                                int64_t out_stride, const int R) {
+    const __m256i low = _mm256_set1_epi8(0xF), two = _mm256_set1_epi8(0x30), offset = _mm256_set1_epi8(32);
+    __m256 acc[FS_ROWS];
+    FS_UNROLL
+    for (int r = 0; r < R; r++) acc[r] = _mm256_setzero_ps();
+    for (int b = 0; b < blocks; b++, w += Q6_K_BLOCK, a += Q8_K_BYTES) {
+        __m256i q[8], magnitudes[8];
+        FS_UNROLL
+        for (int h = 0; h < 2; h++) {
+            __m256i ql0 = load256(w + 64 * h), ql1 = load256(w + 64 * h + 32), hb = load256(w + 128 + 32 * h);
+            q[4 * h] = _mm256_or_si256(_mm256_and_si256(ql0, low), _mm256_and_si256(_mm256_slli_epi16(hb, 4), two));
+            q[4 * h + 1] = _mm256_or_si256(_mm256_and_si256(ql1, low),
+                                           _mm256_and_si256(_mm256_slli_epi16(hb, 2), two));
+            q[4 * h + 2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), low),
+                                           _mm256_and_si256(hb, two));
+            q[4 * h + 3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), low),
+                                           _mm256_and_si256(_mm256_srli_epi16(hb, 2), two));
+        }
+        FS_UNROLL
+        for (int c = 0; c < 8; c++) {
+            q[c] = _mm256_sub_epi8(q[c], offset);
+            magnitudes[c] = _mm256_sign_epi8(q[c], q[c]);
+        }
+        __m256i scales16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(w + 192)));
+        float d = half(w + 208);
+        FS_UNROLL
+        for (int r = 0; r < R; r++) {
+            const uint8_t *ar = a + r * act_row_bytes, *x = ar + Q8_K_QS;
+            __m256i halves[2], s0 = _mm256_setzero_si256(), s1 = _mm256_setzero_si256();
+            group_scales(scales16, ar, halves); /* ≤ 128·16 */
+            FS_UNROLL
+            for (int c = 0; c < 8; c += 2) {
+                s0 = signed_chunk(s0, q[c], magnitudes[c], x + 32 * c, chunk_scales(halves[c / 4], c % 4));
+                s1 = signed_chunk(s1, q[c + 1], magnitudes[c + 1], x + 32 * c + 32,
+                                  chunk_scales(halves[c / 4], c % 4 + 1));
+            }
+            acc[r] = add_lanes(acc[r], load_f32(ar) * d, _mm256_add_epi32(s0, s1));
+        }
+    }
+    FS_UNROLL
+    for (int r = 0; r < R; r++) out[r * out_stride] = sum_vector(acc[r]);
+}
+
+/*
  * The lanes of 64 Q5_K weights, two groups (32 bytes q: the first group's low 4 bits in the low nibbles, the
  * second's in the high; their fifth bits are bits 0 and 1 of hbits), against their 64 activations x, each group
  * times its int16 scale. Pairs ≤ 2·31·127: inside int16.
@@ -485,6 +549,48 @@ static float dot_q5_k(const uint8_t *w, const uint8_t *a, int blocks) {
         mins = fmaf(da * half(w + 2), (float)min_sum, mins);
     }
     return sum_vector(acc) - mins;
+}
+
+FS_ALWAYS_INLINE void q5_k_rows(const uint8_t *w, const uint8_t *a, int64_t act_row_bytes, int blocks, float *out,
+                                int64_t out_stride, const int R) {
+    const __m256i low = _mm256_set1_epi8(0xF), bit4 = _mm256_set1_epi8(0x10);
+    __m256 acc[FS_ROWS];
+    float mins[FS_ROWS];
+    FS_UNROLL
+    for (int r = 0; r < R; r++) acc[r] = _mm256_setzero_ps(), mins[r] = 0.0f;
+    for (int b = 0; b < blocks; b++, w += Q5_K_BLOCK, a += Q8_K_BYTES) {
+        uint32_t sc[2], mn[2];
+        q4_k_scales(w + 4, sc, mn);
+        __m256i scales_mins = _mm256_cvtepu8_epi16(_mm_setr_epi32((int)sc[0], (int)sc[1], (int)mn[0], (int)mn[1]));
+        float d = half(w), dmin = half(w + 2);
+        __m256i q[8], qh = load256(w + 16);
+        FS_UNROLL
+        for (int p = 0; p < 4; p++) {
+            /* Group g's fifth bit is bit g of each qh byte; 16-bit shifts, masked per byte. */
+            __m256i qv = load256(w + 48 + 32 * p), hbits = _mm256_srli_epi16(qh, 2 * p);
+            q[2 * p] = _mm256_or_si256(_mm256_and_si256(qv, low), _mm256_and_si256(_mm256_slli_epi16(hbits, 4), bit4));
+            q[2 * p + 1] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(qv, 4), low),
+                                           _mm256_and_si256(_mm256_slli_epi16(hbits, 3), bit4));
+        }
+        FS_UNROLL
+        for (int r = 0; r < R; r++) {
+            const uint8_t *ar = a + r * act_row_bytes, *x = ar + Q8_K_QS;
+            __m256i products = _mm256_mullo_epi16(scales_mins, chunk_multiples(ar)); /* ≤ 63·16 */
+            int32_t pairs[8];
+            store_scale_pairs(_mm256_castsi256_si128(products), pairs);
+            __m256i s0 = _mm256_setzero_si256(), s1 = _mm256_setzero_si256();
+            FS_UNROLL
+            for (int c = 0; c < 8; c += 2) { /* pairs ≤ 2·31·127 */
+                s0 = scaled_chunk(s0, q[c], x + 32 * c, scale_pair(pairs, c));
+                s1 = scaled_chunk(s1, q[c + 1], x + 32 * c + 32, scale_pair(pairs, c + 1));
+            }
+            float da = load_f32(ar);
+            acc[r] = add_lanes(acc[r], da * d, _mm256_add_epi32(s0, s1));
+            mins[r] = fmaf(da * dmin, (float)k_min_sum(products, ar), mins[r]);
+        }
+    }
+    FS_UNROLL
+    for (int r = 0; r < R; r++) out[r * out_stride] = sum_vector(acc[r]) - mins[r];
 }
 
 /*
@@ -532,6 +638,49 @@ static float dot_q2_k(const uint8_t *w, const uint8_t *a, int blocks) {
     return sum_vector(acc) - mins;
 }
 
+FS_ALWAYS_INLINE void q2_k_rows(const uint8_t *w, const uint8_t *a, int64_t act_row_bytes, int blocks, float *out,
+                                int64_t out_stride, const int R) {
+    const __m128i low4 = _mm_set1_epi8(0xF);
+    const __m256i low2 = _mm256_set1_epi8(3);
+    __m256 acc[FS_ROWS];
+    float mins[FS_ROWS];
+    FS_UNROLL
+    for (int r = 0; r < R; r++) acc[r] = _mm256_setzero_ps(), mins[r] = 0.0f;
+    for (int b = 0; b < blocks; b++, w += Q2_K_BLOCK, a += Q8_K_BYTES) {
+        __m128i packed = _mm_loadu_si128((const __m128i *)w);
+        __m256i scales16 = _mm256_cvtepu8_epi16(_mm_and_si128(packed, low4));
+        __m256i mins16 = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(packed, 4), low4));
+        float d = half(w + 80), dmin = half(w + 82);
+        __m256i q[8];
+        FS_UNROLL
+        for (int h = 0; h < 2; h++) {
+            __m256i qs = load256(w + 16 + 32 * h);
+            FS_UNROLL
+            for (int j = 0; j < 4; j++) q[4 * h + j] = _mm256_and_si256(_mm256_srli_epi16(qs, 2 * j), low2);
+        }
+        FS_UNROLL
+        for (int r = 0; r < R; r++) {
+            const uint8_t *ar = a + r * act_row_bytes, *x = ar + Q8_K_QS;
+            __m256i halves[2], s0 = _mm256_setzero_si256(), s1 = _mm256_setzero_si256();
+            group_scales(scales16, ar, halves); /* scales and mins ≤ 15·16; pairs ≤ 2·3·127 */
+            FS_UNROLL
+            for (int c = 0; c < 8; c += 2) {
+                s0 = scaled_chunk(s0, q[c], x + 32 * c, chunk_scales(halves[c / 4], c % 4));
+                s1 = scaled_chunk(s1, q[c + 1], x + 32 * c + 32, chunk_scales(halves[c / 4], c % 4 + 1));
+            }
+            __m256i min_products = _mm256_madd_epi16(_mm256_mullo_epi16(mins16, group_multiples(ar)),
+                                                     load256(ar + Q8_K_SUMS));
+            int32_t min_sum = sum_i32x4(_mm_add_epi32(_mm256_castsi256_si128(min_products),
+                                                      _mm256_extracti128_si256(min_products, 1)));
+            float da = load_f32(ar);
+            acc[r] = add_lanes(acc[r], da * d, _mm256_add_epi32(s0, s1));
+            mins[r] = fmaf(da * dmin, (float)min_sum, mins[r]);
+        }
+    }
+    FS_UNROLL
+    for (int r = 0; r < R; r++) out[r * out_stride] = sum_vector(acc[r]) - mins[r];
+}
+
 static float dot_q3_k(const uint8_t *w, const uint8_t *a, int blocks) {
     const __m256i two = _mm256_set1_epi8(3), one = _mm256_set1_epi8(1);
     __m256 acc = _mm256_setzero_ps();
@@ -561,6 +710,45 @@ static float dot_q3_k(const uint8_t *w, const uint8_t *a, int blocks) {
     return sum_vector(acc);
 }
 
+/* Q3_K's weights as signed bytes −4..3, the scales unpacked once for the rows; the sign trick against each row. */
+FS_ALWAYS_INLINE void q3_k_rows(const uint8_t *w, const uint8_t *a, int64_t act_row_bytes, int blocks, float *out,
+                                int64_t out_stride, const int R) {
+    const __m256i two = _mm256_set1_epi8(3), one = _mm256_set1_epi8(1);
+    __m256 acc[FS_ROWS];
+    FS_UNROLL
+    for (int r = 0; r < R; r++) acc[r] = _mm256_setzero_ps();
+    for (int b = 0; b < blocks; b++, w += Q3_K_BLOCK, a += Q8_K_BYTES) {
+        int16_t scale_values[16];
+        q3_k_scales(w + 96, scale_values);
+        __m256i scales16 = _mm256_loadu_si256((const __m256i *)scale_values), hmask = load256(w);
+        float d = half(w + 108);
+        __m256i q[8], magnitudes[8];
+        FS_UNROLL
+        for (int c = 0; c < 8; c++) {
+            __m256i low = _mm256_and_si256(_mm256_srli_epi16(load256(w + 32 + 32 * (c / 4)), 2 * (c % 4)), two);
+            /* 4 where the weight's hmask bit c is clear. */
+            __m256i offset = _mm256_slli_epi16(_mm256_xor_si256(_mm256_and_si256(_mm256_srli_epi16(hmask, c), one), one), 2);
+            q[c] = _mm256_sub_epi8(low, offset);
+            magnitudes[c] = _mm256_sign_epi8(q[c], q[c]);
+        }
+        FS_UNROLL
+        for (int r = 0; r < R; r++) {
+            const uint8_t *ar = a + r * act_row_bytes, *x = ar + Q8_K_QS;
+            __m256i halves[2], s0 = _mm256_setzero_si256(), s1 = _mm256_setzero_si256();
+            group_scales(scales16, ar, halves); /* ≤ 32·16 in magnitude; pairs ≤ 2·4·127 */
+            FS_UNROLL
+            for (int c = 0; c < 8; c += 2) {
+                s0 = signed_chunk(s0, q[c], magnitudes[c], x + 32 * c, chunk_scales(halves[c / 4], c % 4));
+                s1 = signed_chunk(s1, q[c + 1], magnitudes[c + 1], x + 32 * c + 32,
+                                  chunk_scales(halves[c / 4], c % 4 + 1));
+            }
+            acc[r] = add_lanes(acc[r], load_f32(ar) * d, _mm256_add_epi32(s0, s1));
+        }
+    }
+    FS_UNROLL
+    for (int r = 0; r < R; r++) out[r * out_stride] = sum_vector(acc[r]);
+}
+
 static float dot_iq2_xxs(const uint8_t *w, const uint8_t *a, int blocks) {
     __m256 acc = _mm256_setzero_ps();
     for (int b = 0; b < blocks; b++, w += IQ2_XXS_BLOCK, a += Q8_K_BYTES) {
@@ -580,6 +768,49 @@ static float dot_iq2_xxs(const uint8_t *w, const uint8_t *a, int blocks) {
         acc = add_lanes(acc, load_f32(a) * (0.125f * half(w)), lanes);
     }
     return sum_vector(acc);
+}
+
+/* IQ2_XXS's grid and sign lookups once for the rows; the groups' scales 2s + 1 times each row's multiples. */
+FS_ALWAYS_INLINE void iq2_xxs_rows(const uint8_t *w, const uint8_t *a, int64_t act_row_bytes, int blocks,
+                                   float *out, int64_t out_stride, const int R) {
+    __m256 acc[FS_ROWS];
+    FS_UNROLL
+    for (int r = 0; r < R; r++) acc[r] = _mm256_setzero_ps();
+    for (int b = 0; b < blocks; b++, w += IQ2_XXS_BLOCK, a += Q8_K_BYTES) {
+        __m256i magnitudes[8], sign[8];
+        int16_t scale_values[8];
+        FS_UNROLL
+        for (int g = 0; g < 8; g++) {
+            uint32_t grid = load_u32(w + 2 + 8 * g), signs = load_u32(w + 6 + 8 * g);
+            magnitudes[g] = _mm256_setr_epi64x(
+                    (long long)iq2xxs_grid[grid & 0xFF], (long long)iq2xxs_grid[(grid >> 8) & 0xFF],
+                    (long long)iq2xxs_grid[(grid >> 16) & 0xFF], (long long)iq2xxs_grid[grid >> 24]);
+            sign[g] = _mm256_setr_epi64x(
+                    (long long)iq2_signs[signs & 0x7F], (long long)iq2_signs[(signs >> 7) & 0x7F],
+                    (long long)iq2_signs[(signs >> 14) & 0x7F], (long long)iq2_signs[(signs >> 21) & 0x7F]);
+            scale_values[g] = (int16_t)(2 * (signs >> 28) + 1);
+        }
+        __m128i scales = _mm_loadu_si128((const __m128i *)scale_values);
+        float d = 0.125f * half(w);
+        FS_UNROLL
+        for (int r = 0; r < R; r++) {
+            const uint8_t *ar = a + r * act_row_bytes, *x = ar + Q8_K_QS;
+            int32_t pairs[8];
+            store_scale_pairs(_mm_mullo_epi16(scales, _mm256_castsi256_si128(chunk_multiples(ar))), pairs);
+            __m256i s0 = _mm256_setzero_si256(), s1 = _mm256_setzero_si256();
+            FS_UNROLL
+            for (int g = 0; g < 8; g += 2) { /* pairs ≤ 2·43·127 */
+                s0 = dot_i16(s0, _mm256_maddubs_epi16(magnitudes[g], _mm256_sign_epi8(load256(x + 32 * g), sign[g])),
+                             scale_pair(pairs, g));
+                s1 = dot_i16(s1, _mm256_maddubs_epi16(magnitudes[g + 1],
+                                                      _mm256_sign_epi8(load256(x + 32 * g + 32), sign[g + 1])),
+                             scale_pair(pairs, g + 1));
+            }
+            acc[r] = add_lanes(acc[r], load_f32(ar) * d, _mm256_add_epi32(s0, s1));
+        }
+    }
+    FS_UNROLL
+    for (int r = 0; r < R; r++) out[r * out_stride] = sum_vector(acc[r]);
 }
 
 /* F_rows2 .. F_rows4: F_rows for a constant R. */
@@ -652,12 +883,17 @@ static void q4_0_decode(const uint8_t *weights, int64_t row_bytes, int row_from,
 
 FS_DECODE_ROWS(q8_0)
 FS_DECODE_ROWS(q4_k)
+FS_DECODE_ROWS(q6_k)
+FS_DECODE_ROWS(q5_k)
+FS_DECODE_ROWS(q2_k)
+FS_DECODE_ROWS(q3_k)
+FS_DECODE_ROWS(iq2_xxs)
 
 FS_MATMUL_ROWS(q8_0, FS_VARIANT, 32, Q8_0_BYTES)
 FS_MATMUL_ROWS(q4_0, FS_VARIANT, 32, Q8_0_BYTES)
 FS_MATMUL_ROWS(q4_k, FS_VARIANT, 256, Q8_K_BYTES)
-FS_MATMUL(q6_k, FS_VARIANT, 256, Q8_K_BYTES, dot_q6_k)
-FS_MATMUL(q5_k, FS_VARIANT, 256, Q8_K_BYTES, dot_q5_k)
-FS_MATMUL(q2_k, FS_VARIANT, 256, Q8_K_BYTES, dot_q2_k)
-FS_MATMUL(q3_k, FS_VARIANT, 256, Q8_K_BYTES, dot_q3_k)
-FS_MATMUL(iq2_xxs, FS_VARIANT, 256, Q8_K_BYTES, dot_iq2_xxs)
+FS_MATMUL_ROWS(q6_k, FS_VARIANT, 256, Q8_K_BYTES)
+FS_MATMUL_ROWS(q5_k, FS_VARIANT, 256, Q8_K_BYTES)
+FS_MATMUL_ROWS(q2_k, FS_VARIANT, 256, Q8_K_BYTES)
+FS_MATMUL_ROWS(q3_k, FS_VARIANT, 256, Q8_K_BYTES)
+FS_MATMUL_ROWS(iq2_xxs, FS_VARIANT, 256, Q8_K_BYTES)
