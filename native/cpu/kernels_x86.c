@@ -228,19 +228,29 @@ static void dot2_q4_0(const uint8_t *w0, const uint8_t *w1, const uint8_t *a, in
 /* Unrolls the loop that follows (over rows or chunks): GCC at -O2 keeps them rolled, the accumulators in memory. */
 #define FS_UNROLL _Pragma("GCC unroll 8")
 
-FS_ALWAYS_INLINE void q8_0_rows(const uint8_t *w, const uint8_t *a, int64_t act_row_bytes, int blocks, float *out,
-                                int64_t out_stride, const int R) {
+/*
+ * Q8_0 and Q4_0 take the activation blocks' scales as floats from a table, scales[r·blocks + b] for row r's block
+ * b (FS_MATMUL_ROWS_Q8_0 converts them once for the slice's weight rows): a row's block is so little integer work
+ * that its scale's conversion and broadcast would be a third of it. The products d·d_a are dot_q8_0's (a vector
+ * multiply rounds as the scalar one).
+ */
+static inline __m256 add_scaled_lanes(__m256 acc, __m256 d, const float *scale, __m256i lanes) {
+    return _mm256_fmadd_ps(_mm256_mul_ps(d, _mm256_broadcast_ss(scale)), _mm256_cvtepi32_ps(lanes), acc);
+}
+
+FS_ALWAYS_INLINE void q8_0_rows(const uint8_t *w, const uint8_t *a, const float *scales, int64_t act_row_bytes,
+                                int blocks, float *out, int64_t out_stride, const int R) {
     __m256 acc[FS_ROWS];
     FS_UNROLL
     for (int r = 0; r < R; r++) acc[r] = _mm256_setzero_ps();
     for (int b = 0; b < blocks; b++, w += Q8_0_BLOCK, a += Q8_0_BYTES) {
         __m256i q = load256(w + 2), magnitudes = _mm256_sign_epi8(q, q);
-        float d = half(w);
+        __m256 d = _mm256_set1_ps(half(w));
         FS_UNROLL
         for (int r = 0; r < R; r++) {
-            const uint8_t *ar = a + r * act_row_bytes;
-            __m256i lanes = dot_u8_s8(_mm256_setzero_si256(), magnitudes, _mm256_sign_epi8(load256(ar + 2), q));
-            acc[r] = add_lanes(acc[r], d * half(ar), lanes);
+            __m256i x = load256(a + r * act_row_bytes + 2);
+            __m256i lanes = dot_u8_s8(_mm256_setzero_si256(), magnitudes, _mm256_sign_epi8(x, q));
+            acc[r] = add_scaled_lanes(acc[r], d, scales + r * blocks + b, lanes);
         }
     }
     FS_UNROLL
@@ -248,19 +258,19 @@ FS_ALWAYS_INLINE void q8_0_rows(const uint8_t *w, const uint8_t *a, int64_t act_
 }
 
 /* Q4_0's weights signed (q − 8, shared by the rows) and the sign trick: per row, one fewer product than q·x − 8·x. */
-FS_ALWAYS_INLINE void q4_0_rows(const uint8_t *w, const uint8_t *a, int64_t act_row_bytes, int blocks, float *out,
-                                int64_t out_stride, const int R) {
+FS_ALWAYS_INLINE void q4_0_rows(const uint8_t *w, const uint8_t *a, const float *scales, int64_t act_row_bytes,
+                                int blocks, float *out, int64_t out_stride, const int R) {
     __m256 acc[FS_ROWS];
     FS_UNROLL
     for (int r = 0; r < R; r++) acc[r] = _mm256_setzero_ps();
     for (int b = 0; b < blocks; b++, w += Q4_0_BLOCK, a += Q8_0_BYTES) {
         __m256i q = _mm256_sub_epi8(q4_0_unpack(w), _mm256_set1_epi8(8)), magnitudes = _mm256_sign_epi8(q, q);
-        float d = half(w);
+        __m256 d = _mm256_set1_ps(half(w));
         FS_UNROLL
         for (int r = 0; r < R; r++) {
-            const uint8_t *ar = a + r * act_row_bytes;
-            __m256i lanes = dot_u8_s8(_mm256_setzero_si256(), magnitudes, _mm256_sign_epi8(load256(ar + 2), q));
-            acc[r] = add_lanes(acc[r], d * half(ar), lanes);
+            __m256i x = load256(a + r * act_row_bytes + 2);
+            __m256i lanes = dot_u8_s8(_mm256_setzero_si256(), magnitudes, _mm256_sign_epi8(x, q));
+            acc[r] = add_scaled_lanes(acc[r], d, scales + r * blocks + b, lanes);
         }
     }
     FS_UNROLL
@@ -881,6 +891,34 @@ static void q4_0_decode(const uint8_t *weights, int64_t row_bytes, int row_from,
         }                                                                                                            \
     }
 
+/* FS_MATMUL_ROWS for Q8_0 activations: each group's block scales converted to a table first (see q8_0_rows). */
+#define FS_MATMUL_ROWS_Q8_0(F, V) FS_MATMUL_ROWS_Q8_0_EXPANDED(F, V)
+#define FS_MATMUL_ROWS_Q8_0_EXPANDED(F, V)                                                                           \
+    FS_API void fs_matmul_##F##_##V(const void *w, int64_t row_bytes, int row_from, int row_to, const void *act,     \
+                                    int act_rows, int k, float *out, int64_t out_stride) {                           \
+        const uint8_t *weights = w, *acts = act;                                                                     \
+        int blocks = k / 32;                                                                                         \
+        int64_t act_row_bytes = (int64_t)blocks * Q8_0_BYTES;                                                        \
+        for (int r0 = 0; r0 < act_rows; r0 += FS_ROWS) {                                                             \
+            int n = act_rows - r0 < FS_ROWS ? act_rows - r0 : FS_ROWS;                                               \
+            const uint8_t *a = acts + r0 * act_row_bytes;                                                            \
+            float *o = out + r0 * out_stride;                                                                        \
+            if (n == 1) {                                                                                            \
+                F##_decode(weights, row_bytes, row_from, row_to, a, blocks, o);                                      \
+                continue;                                                                                            \
+            }                                                                                                        \
+            float scales[n * blocks]; /* 16 bytes per 32 columns: 32 KiB for k = 65536 */                            \
+            for (int r = 0; r < n; r++)                                                                              \
+                for (int b = 0; b < blocks; b++) scales[r * blocks + b] = half(a + r * act_row_bytes + b * Q8_0_BYTES); \
+            for (int i = row_from; i < row_to; i++) {                                                                \
+                const uint8_t *row = weights + (int64_t)i * row_bytes;                                               \
+                if (n == 4) F##_rows(row, a, scales, act_row_bytes, blocks, o + i, out_stride, 4);                   \
+                else if (n == 3) F##_rows(row, a, scales, act_row_bytes, blocks, o + i, out_stride, 3);              \
+                else F##_rows(row, a, scales, act_row_bytes, blocks, o + i, out_stride, 2);                          \
+            }                                                                                                        \
+        }                                                                                                            \
+    }
+
 FS_DECODE_ROWS(q8_0)
 FS_DECODE_ROWS(q4_k)
 FS_DECODE_ROWS(q6_k)
@@ -889,8 +927,8 @@ FS_DECODE_ROWS(q2_k)
 FS_DECODE_ROWS(q3_k)
 FS_DECODE_ROWS(iq2_xxs)
 
-FS_MATMUL_ROWS(q8_0, FS_VARIANT, 32, Q8_0_BYTES)
-FS_MATMUL_ROWS(q4_0, FS_VARIANT, 32, Q8_0_BYTES)
+FS_MATMUL_ROWS_Q8_0(q8_0, FS_VARIANT)
+FS_MATMUL_ROWS_Q8_0(q4_0, FS_VARIANT)
 FS_MATMUL_ROWS(q4_k, FS_VARIANT, 256, Q8_K_BYTES)
 FS_MATMUL_ROWS(q6_k, FS_VARIANT, 256, Q8_K_BYTES)
 FS_MATMUL_ROWS(q5_k, FS_VARIANT, 256, Q8_K_BYTES)
