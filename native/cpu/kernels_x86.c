@@ -418,8 +418,9 @@ static inline __m256i q6_k_chunk(__m256i q, const uint8_t *x, __m256i scales) {
 /*
  * The lanes of half a Q6_K block (four chunks) against their 128 activations x: ql holds the low nibbles of the
  * first two chunks (low) and of the last two (high nibbles), qh the top two bits of all four, scales8 the half's 8
- * int8 group scales, multiples their 8 groups' multiples as int16. Written out chunk by chunk: GCC at -O2 keeps a loop over the chunks rolled, spilling the
- * unpacked weights to the stack and building each chunk_scales mask at run time.
+ * int8 group scales, multiples their 8 groups' multiples as int16. Written out chunk by chunk: GCC at -O2 keeps a
+ * loop over the chunks rolled, spilling the unpacked weights to the stack and building each chunk_scales mask at
+ * run time.
  */
 static inline __m256i q6_k_half(const uint8_t *ql, const uint8_t *qh, const uint8_t *x, const uint8_t *scales8,
                                 __m128i multiples) {
@@ -472,6 +473,28 @@ static inline void group_scales(__m256i scales16, const uint8_t *a, __m256i halv
     halves[1] = _mm256_permute4x64_epi64(products, 0xEE);
 }
 
+/*
+ * One block of Q6_K or Q3_K (their 8 chunks as signed bytes q, |q| in magnitudes, 16 int16 group scales, the
+ * weight's float scale d) against each of R activation rows: per row its group scales times its chunk multiples,
+ * the lanes by the sign trick, and the block's fmaf into the row's accumulators.
+ */
+FS_ALWAYS_INLINE void signed_block_rows(__m256 acc[], const __m256i q[8], const __m256i magnitudes[8],
+                                        __m256i scales16, float d, const uint8_t *a, int64_t act_row_bytes,
+                                        const int R) {
+    FS_UNROLL
+    for (int r = 0; r < R; r++) {
+        const uint8_t *ar = a + r * act_row_bytes, *x = ar + Q8_K_QS;
+        __m256i halves[2], s0 = _mm256_setzero_si256(), s1 = _mm256_setzero_si256();
+        group_scales(scales16, ar, halves);
+        FS_UNROLL
+        for (int c = 0; c < 8; c += 2) {
+            s0 = signed_chunk(s0, q[c], magnitudes[c], x + 32 * c, chunk_scales(halves[c / 4], c % 4));
+            s1 = signed_chunk(s1, q[c + 1], magnitudes[c + 1], x + 32 * c + 32, chunk_scales(halves[c / 4], c % 4 + 1));
+        }
+        acc[r] = add_lanes(acc[r], load_f32(ar) * d, _mm256_add_epi32(s0, s1));
+    }
+}
+
 /* Q6_K's weights as signed bytes q − 32 (the rows share them), by the sign trick against each row. */
 FS_ALWAYS_INLINE void q6_k_rows(const uint8_t *w, const uint8_t *a, int64_t act_row_bytes, int blocks, float *out,
                                 int64_t out_stride, const int R) {
@@ -497,21 +520,9 @@ FS_ALWAYS_INLINE void q6_k_rows(const uint8_t *w, const uint8_t *a, int64_t act_
             q[c] = _mm256_sub_epi8(q[c], offset);
             magnitudes[c] = _mm256_sign_epi8(q[c], q[c]);
         }
-        __m256i scales16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(w + 192)));
-        float d = half(w + 208);
-        FS_UNROLL
-        for (int r = 0; r < R; r++) {
-            const uint8_t *ar = a + r * act_row_bytes, *x = ar + Q8_K_QS;
-            __m256i halves[2], s0 = _mm256_setzero_si256(), s1 = _mm256_setzero_si256();
-            group_scales(scales16, ar, halves); /* ≤ 128·16 */
-            FS_UNROLL
-            for (int c = 0; c < 8; c += 2) {
-                s0 = signed_chunk(s0, q[c], magnitudes[c], x + 32 * c, chunk_scales(halves[c / 4], c % 4));
-                s1 = signed_chunk(s1, q[c + 1], magnitudes[c + 1], x + 32 * c + 32,
-                                  chunk_scales(halves[c / 4], c % 4 + 1));
-            }
-            acc[r] = add_lanes(acc[r], load_f32(ar) * d, _mm256_add_epi32(s0, s1));
-        }
+        /* Scales ≤ 128·16 in magnitude. */
+        signed_block_rows(acc, q, magnitudes, _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(w + 192))),
+                          half(w + 208), a, act_row_bytes, R);
     }
     FS_UNROLL
     for (int r = 0; r < R; r++) out[r * out_stride] = sum_vector(acc[r]);
@@ -737,23 +748,12 @@ FS_ALWAYS_INLINE void q3_k_rows(const uint8_t *w, const uint8_t *a, int64_t act_
         for (int c = 0; c < 8; c++) {
             __m256i low = _mm256_and_si256(_mm256_srli_epi16(load256(w + 32 + 32 * (c / 4)), 2 * (c % 4)), two);
             /* 4 where the weight's hmask bit c is clear. */
-            __m256i offset = _mm256_slli_epi16(_mm256_xor_si256(_mm256_and_si256(_mm256_srli_epi16(hmask, c), one), one), 2);
+            __m256i bit = _mm256_and_si256(_mm256_srli_epi16(hmask, c), one);
+            __m256i offset = _mm256_slli_epi16(_mm256_xor_si256(bit, one), 2);
             q[c] = _mm256_sub_epi8(low, offset);
             magnitudes[c] = _mm256_sign_epi8(q[c], q[c]);
         }
-        FS_UNROLL
-        for (int r = 0; r < R; r++) {
-            const uint8_t *ar = a + r * act_row_bytes, *x = ar + Q8_K_QS;
-            __m256i halves[2], s0 = _mm256_setzero_si256(), s1 = _mm256_setzero_si256();
-            group_scales(scales16, ar, halves); /* ≤ 32·16 in magnitude; pairs ≤ 2·4·127 */
-            FS_UNROLL
-            for (int c = 0; c < 8; c += 2) {
-                s0 = signed_chunk(s0, q[c], magnitudes[c], x + 32 * c, chunk_scales(halves[c / 4], c % 4));
-                s1 = signed_chunk(s1, q[c + 1], magnitudes[c + 1], x + 32 * c + 32,
-                                  chunk_scales(halves[c / 4], c % 4 + 1));
-            }
-            acc[r] = add_lanes(acc[r], load_f32(ar) * d, _mm256_add_epi32(s0, s1));
-        }
+        signed_block_rows(acc, q, magnitudes, scales16, d, a, act_row_bytes, R); /* scales ≤ 32·16; pairs ≤ 2·4·127 */
     }
     FS_UNROLL
     for (int r = 0; r < R; r++) out[r * out_stride] = sum_vector(acc[r]);
@@ -773,7 +773,8 @@ static float dot_iq2_xxs(const uint8_t *w, const uint8_t *a, int blocks) {
                     (long long)iq2_signs[(signs >> 14) & 0x7F], (long long)iq2_signs[(signs >> 21) & 0x7F]);
             /* |w| times x with w's sign: pairs ≤ 2·43·127. */
             __m256i p = _mm256_maddubs_epi16(magnitudes, _mm256_sign_epi8(load256(a + Q8_K_QS + 32 * g), sign));
-            lanes = dot_i16(lanes, p, _mm256_set1_epi16((short)((2 * (signs >> 28) + 1) * load_i16(a + Q8_K_CHUNK_MULTIPLES + 2 * g))));
+            int scale = (2 * (int)(signs >> 28) + 1) * load_i16(a + Q8_K_CHUNK_MULTIPLES + 2 * g);
+            lanes = dot_i16(lanes, p, _mm256_set1_epi16((short)scale));
         }
         acc = add_lanes(acc, load_f32(a) * (0.125f * half(w)), lanes);
     }
@@ -909,7 +910,8 @@ static void q4_0_decode(const uint8_t *weights, int64_t row_bytes, int row_from,
             }                                                                                                        \
             float scales[n * blocks]; /* 16 bytes per 32 columns: 32 KiB for k = 65536 */                            \
             for (int r = 0; r < n; r++)                                                                              \
-                for (int b = 0; b < blocks; b++) scales[r * blocks + b] = half(a + r * act_row_bytes + b * Q8_0_BYTES); \
+                for (int b = 0; b < blocks; b++)                                                                     \
+                    scales[r * blocks + b] = half(a + r * act_row_bytes + b * Q8_0_BYTES);                           \
             for (int i = row_from; i < row_to; i++) {                                                                \
                 const uint8_t *row = weights + (int64_t)i * row_bytes;                                               \
                 if (n == 4) F##_rows(row, a, scales, act_row_bytes, blocks, o + i, out_stride, 4);                   \
