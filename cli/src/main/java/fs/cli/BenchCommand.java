@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import fs.FsException;
 import fs.HumanSize;
+import fs.engine.LoadedModel;
 import fs.model.Probe;
 import fs.generate.GenerationStats;
 import fs.generate.SamplingParams;
@@ -106,9 +107,9 @@ final class BenchCommand implements Callable<Integer> {
         PrintWriter err = spec.commandLine().getErr();
         if (parallel != null) return callParallel(mostGen, err);
         // Each pp test is one forward of all its tokens, as llama-bench's (up to its 512-token micro-batch).
-        try (LoadedModel loaded = modelOptions.load(
+        try (LoadedModel<SingleSequence> loaded = modelOptions.load(
                 context -> new SingleSequence.Shape(context, Math.max(1, Math.min(mostPrompt, context)), 1), err)) {
-            SingleSequence model = loaded.sequence();
+            SingleSequence model = loaded.state();
             model.checkFits(0, Math.max(mostPrompt, mostGen));
             Random random = new Random(42);
             int vocab = model.config().vocabSize();
@@ -152,33 +153,31 @@ final class BenchCommand implements Callable<Integer> {
         }
         if (mostGen == 0) throw new FsException("--parallel measures generation: give -n a count above 0");
         int needed = PARALLEL_PROMPT + mostGen;
-        // The streams run on the scheduler's own cache; the one sequence every command gets only checks that a stream
-        // fits the context (it is sized no larger than a stream needs).
-        try (LoadedModel loaded = modelOptions.load(
-                context -> new SingleSequence.Shape(Math.min(context, needed), 1, 1), err)) {
-            loaded.sequence().checkFits(0, needed);
+        // One scheduler, one cache, for every test: a test of N streams uses N of its slots, each sized no larger
+        // than a stream needs.
+        int most = Arrays.stream(parallel).max().orElseThrow();
+        try (LoadedModel<Scheduler> loaded = modelOptions.loadWith(context -> {
+            Scheduler.Config slots = new Scheduler.Config(most, Math.min(context, needed), most * PARALLEL_PROMPT, 0);
+            return model -> new Scheduler(model, slots);
+        }, err); Scheduler scheduler = loaded.state()) {
+            SingleSequence.checkFits(loaded.config(), loaded.contextLength(), 0, needed);
             Random random = new Random(42);
             List<ParallelResult> results = new ArrayList<>();
             String started = Instant.now().toString();
-            // One scheduler, one cache, for every test: a test of N streams uses N of its slots.
-            int most = Arrays.stream(parallel).max().orElseThrow();
-            int vocab = loaded.model().config().vocabSize();
-            try (Scheduler scheduler = new Scheduler(loaded.model(),
-                    new Scheduler.Config(most, needed, most * PARALLEL_PROMPT, 0))) {
-                for (int n : genTokens) {
-                    if (n == 0) continue;
-                    // Warm-up (JIT compilation, first-touch of the weights) of every stream count before any is
-                    // measured: one stream and several run different kernels, compiled at different times.
-                    for (int streams : parallel) runStreams(scheduler, streams, n, vocab, random);
-                    for (int streams : parallel) {
-                        double[] aggregate = new double[repetitions], perStream = new double[repetitions];
-                        for (int i = 0; i < repetitions; i++) {
-                            double[] speeds = runStreams(scheduler, streams, n, vocab, random);
-                            aggregate[i] = speeds[0];
-                            perStream[i] = speeds[1];
-                        }
-                        results.add(new ParallelResult(streams, n, aggregate, perStream));
+            int vocab = loaded.config().vocabSize();
+            for (int n : genTokens) {
+                if (n == 0) continue;
+                // Warm-up (JIT compilation, first-touch of the weights) of every stream count before any is
+                // measured: one stream and several run different kernels, compiled at different times.
+                for (int streams : parallel) runStreams(scheduler, streams, n, vocab, random);
+                for (int streams : parallel) {
+                    double[] aggregate = new double[repetitions], perStream = new double[repetitions];
+                    for (int i = 0; i < repetitions; i++) {
+                        double[] speeds = runStreams(scheduler, streams, n, vocab, random);
+                        aggregate[i] = speeds[0];
+                        perStream[i] = speeds[1];
                     }
+                    results.add(new ParallelResult(streams, n, aggregate, perStream));
                 }
             }
             PrintWriter out = spec.commandLine().getOut();
@@ -234,7 +233,7 @@ final class BenchCommand implements Callable<Integer> {
         return new double[] {to == from ? 0 : steps / ((to - from) / 1e9), perStream};
     }
 
-    private String parallelTable(LoadedModel loaded, List<ParallelResult> results) {
+    private String parallelTable(LoadedModel<Scheduler> loaded, List<ParallelResult> results) {
         String model = ModelDescription.of(loaded.source());
         String backend = loaded.backend().description();
         int modelWidth = Math.max(30, model.length());
@@ -253,7 +252,7 @@ final class BenchCommand implements Callable<Integer> {
         return s.toString();
     }
 
-    private String parallelJson(LoadedModel loaded, List<ParallelResult> results, String started) {
+    private String parallelJson(LoadedModel<Scheduler> loaded, List<ParallelResult> results, String started) {
         ObjectMapper mapper = new ObjectMapper();
         ArrayNode array = mapper.createArrayNode();
         for (ParallelResult r : results) {
@@ -293,7 +292,7 @@ final class BenchCommand implements Callable<Integer> {
         return new Result(nPrompt, nGen, samples);
     }
 
-    private String table(LoadedModel loaded, List<Result> results) {
+    private String table(LoadedModel<SingleSequence> loaded, List<Result> results) {
         String model = ModelDescription.of(loaded.source());
         String backend = loaded.backend().description();
         int modelWidth = Math.max(30, model.length());
@@ -313,7 +312,7 @@ final class BenchCommand implements Callable<Integer> {
         return s.toString();
     }
 
-    private String json(LoadedModel loaded, List<Result> results, String started) {
+    private String json(LoadedModel<SingleSequence> loaded, List<Result> results, String started) {
         ObjectMapper mapper = new ObjectMapper();
         ArrayNode array = mapper.createArrayNode();
         for (Result r : results) {
@@ -327,8 +326,8 @@ final class BenchCommand implements Callable<Integer> {
             o.put("model_n_params", ModelDescription.parameters(loaded.source()));
             o.put("backends", loaded.backend().description());
             o.put("n_threads", modelOptions.threadCount());
-            o.put("n_batch", loaded.sequence().shape().batchRows());
-            o.put("n_ctx", loaded.sequence().shape().contextLength());
+            o.put("n_batch", loaded.state().shape().batchRows());
+            o.put("n_ctx", loaded.state().shape().contextLength());
             o.put("n_prompt", r.nPrompt());
             o.put("n_gen", r.nGen());
             o.put("test_time", started);
@@ -344,7 +343,7 @@ final class BenchCommand implements Callable<Integer> {
         return array.toPrettyString() + System.lineSeparator();
     }
 
-    private static long modelBytes(LoadedModel loaded) {
+    private static long modelBytes(LoadedModel<?> loaded) {
         return loaded.source().tensors().tensors().stream().mapToLong(t -> t.data().byteSize()).sum();
     }
 

@@ -1,6 +1,7 @@
 package fs.cli;
 
 import fs.FsException;
+import fs.engine.LoadedModel;
 import fs.generate.Conversation;
 import fs.generate.GenerationStats;
 import fs.generate.Generator;
@@ -45,12 +46,12 @@ final class ChatCommand implements Callable<Integer> {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
 
-        try (LoadedModel loaded = modelOptions.load(
+        try (LoadedModel<SingleSequence> loaded = modelOptions.load(
                 context -> SingleSequence.Shape.forGeneration(context, ModelOptions.PREFILL_BATCH), err)) {
             Tokenizer tokenizer = loaded.source().tokenizer();
-            SamplingParams params = samplingOptions.resolve(loaded.generationConfig());
+            SamplingParams params = samplingOptions.resolve(loaded.source().generationConfig());
             if (!params.isGreedy() && samplingOptions.seed == null) err.println("fs: seed " + params.seed());
-            Generator generator = new Generator(loaded.sequence(), loaded.stopIds(), params);
+            Generator generator = new Generator(loaded.state(), loaded.source().stopIds(), params);
             Conversation conversation = new Conversation(generator, tokenizer, loaded.source().chatTemplate(),
                     answerOptions.system, answerOptions.enableThinking(), answerOptions.maxNewTokens);
 
@@ -69,7 +70,7 @@ final class ChatCommand implements Callable<Integer> {
         return 0;
     }
 
-    private void converse(LoadedModel loaded, Conversation conversation, Tokenizer tokenizer, ChatInput input,
+    private void converse(LoadedModel<SingleSequence> loaded, Conversation conversation, Tokenizer tokenizer, ChatInput input,
             PrintWriter out, PrintWriter err) throws IOException {
         ChatReader reader = new ChatReader(input, err);
         // While the user types the first message (and only then: piped input is already there), the model warms
@@ -103,12 +104,12 @@ final class ChatCommand implements Callable<Integer> {
         }
     }
 
-    private void answer(LoadedModel loaded, Conversation conversation, Tokenizer tokenizer, String text,
+    private void answer(LoadedModel<SingleSequence> loaded, Conversation conversation, Tokenizer tokenizer, String text,
             ChatInput input, PrintWriter out, PrintWriter err) {
         TextStream answer = new TextStream(tokenizer, answerOptions.hideThink, out);
         Generator.Generation generation;
         try {
-            generation = conversation.reply(text, loaded.watching(answer), input.stopOnCtrlC());
+            generation = conversation.reply(text, ModelFileChangedException.watching(loaded.source(), answer), input.stopOnCtrlC());
         } catch (FsException e) {
             err.println("fs: " + e.getMessage()); // the turn is dropped; the conversation goes on
             return;

@@ -2,6 +2,7 @@ package fs.cli;
 
 import fs.Terminal;
 import fs.FsException;
+import fs.engine.LoadedModel;
 import fs.eval.WindowProgress;
 import fs.model.SingleSequence;
 import fs.quant.ImportanceMatrix;
@@ -56,9 +57,9 @@ final class ImatrixCommand implements Callable<Integer> {
         }
         if (modelOptions.ctx == null) modelOptions.ctx = DEFAULT_WINDOW; // -c is the window: the cache holds one
         int window = modelOptions.ctx;
-        try (LoadedModel loaded = modelOptions.load(
+        try (LoadedModel<SingleSequence> loaded = modelOptions.load(
                 context -> SingleSequence.Shape.forGeneration(context, ModelOptions.PREFILL_BATCH), err)) {
-            SingleSequence model = loaded.sequence();
+            SingleSequence model = loaded.state();
             int[] tokens = loaded.source().tokenizer().encode(content);
             int windows = tokens.length / window;
             if (windows == 0) {
@@ -75,7 +76,7 @@ final class ImatrixCommand implements Callable<Integer> {
                     int[] slice = Arrays.copyOfRange(tokens, w * window, (w + 1) * window);
                     model.forwardInBatches(slice, 0, collector, SingleSequence.BatchListener.NONE);
                     collector.endWindow();
-                    loaded.checkUnchanged();
+                    ModelFileChangedException.checkUnchanged(loaded.source());
                     progress.windowDone(String.format(Locale.ROOT, "%.1f tokens/s",
                             (w + 1) * (double) window / ((System.nanoTime() - start) / 1e9)));
                 }

@@ -3,6 +3,7 @@ package fs.cli;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import fs.engine.LoadedModel;
 import fs.model.Probe;
 import fs.model.SingleSequence;
 import java.io.PrintWriter;
@@ -58,11 +59,11 @@ final class LogitsCommand implements Callable<Integer> {
         }
         ObjectMapper json = new ObjectMapper();
         ObjectNode result = json.createObjectNode();
-        try (LoadedModel loaded = modelOptions.load(
+        try (LoadedModel<SingleSequence> loaded = modelOptions.load(
                 context -> SingleSequence.Shape.forEveryPosition(context, LOGITS_BATCH), err)) {
             int[] input = tokens != null ? tokens.ids() : loaded.source().tokenizer().encode(text);
-            SingleSequence model = loaded.sequence();
-            loaded.checkTokenIds(input, "--tokens");
+            SingleSequence model = loaded.state();
+            TokenIds.checkInVocabulary(loaded.config(), input, "--tokens");
             model.checkFits(0, input.length);
             int k = Math.min(top, model.config().vocabSize());
 

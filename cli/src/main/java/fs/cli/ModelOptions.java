@@ -1,14 +1,10 @@
 package fs.cli;
 
 import fs.FsException;
-import fs.backend.Backend;
-import fs.backend.Backends;
-import fs.backend.cpu.VectorBackend;
-import fs.hub.ModelResolver;
+import fs.engine.BackendChoice;
+import fs.engine.Engine;
+import fs.engine.LoadedModel;
 import fs.hub.RepoId;
-import fs.model.Qwen3Config;
-import fs.model.Qwen3Model;
-import fs.model.Qwen3Weights;
 import fs.model.SingleSequence;
 import fs.source.ModelSource;
 import java.io.PrintWriter;
@@ -184,7 +180,7 @@ final class ModelOptions {
      * Resolves, maps and uploads the model, and allocates one sequence on it, whose cache and buffers
      * {@code shapeFor} sizes for the context length. Logs one line on {@code err}.
      */
-    LoadedModel load(IntFunction<SingleSequence.Shape> shapeFor, PrintWriter err) {
+    LoadedModel<SingleSequence> load(IntFunction<SingleSequence.Shape> shapeFor, PrintWriter err) {
         return load(model(), shapeFor, err);
     }
 
@@ -192,53 +188,38 @@ final class ModelOptions {
      * Loads {@code model} instead of the one the user named, with the same backend, threads and context (a second
      * model of the command, such as perplexity's KL-divergence base).
      */
-    LoadedModel load(String model, IntFunction<SingleSequence.Shape> shapeFor, PrintWriter err) {
+    LoadedModel<SingleSequence> load(String model, IntFunction<SingleSequence.Shape> shapeFor, PrintWriter err) {
+        return loadWith(model, context -> {
+            SingleSequence.Shape shape = shapeFor.apply(context);
+            return uploaded -> new SingleSequence(uploaded, shape);
+        }, err);
+    }
+
+    /**
+     * Loads the model the user named through the {@link Engine}, with what {@code sizedFor} allocates on it for the
+     * context length (a scheduler, for commands that run several sequences). Logs one line on {@code err}.
+     */
+    <S> LoadedModel<S> loadWith(IntFunction<Engine.Allocation<S>> sizedFor, PrintWriter err) {
+        return loadWith(model(), sizedFor, err);
+    }
+
+    private <S> LoadedModel<S> loadWith(String model, IntFunction<Engine.Allocation<S>> sizedFor, PrintWriter err) {
         long start = System.nanoTime();
+        BackendChoice choice = BackendChoice.named(backend).orElseThrow(() ->
+                new FsException("--backend " + backend + " is unknown; choose one of " + BackendChoice.SPELLINGS));
         int processors = Runtime.getRuntime().availableProcessors();
         if (threadCount() > processors) {
             err.println("fs: note: " + threadCount() + " threads on " + processors + " available processors: the "
                     + "extra threads wait for a core, which is usually slower");
         }
-        Path path = ModelResolver.resolve(model, err);
-        ModelSource source = ModelSource.open(path);
+        ModelSource source = Engine.open(model, err);
         mapped.add(source);
-        Backend created = null;
-        try {
-            Qwen3Config config = source.config();
-            int contextLength = contextLength(config);
-            Qwen3Weights weights = Qwen3Weights.bind(config, source.tensors());
-            for (String note : weights.notes()) err.println("fs: " + path + ": " + note);
-            SingleSequence.Shape shape = shapeFor.apply(contextLength);
-            created = Backends.create(backend, device, threadCount(), err);
-            SingleSequence loaded;
-            try {
-                loaded = new SingleSequence(new Qwen3Model(config, weights, created), shape);
-            } catch (FsException e) {
-                // auto promises to run: a device that cannot hold the model (or build its kernels) means the CPU.
-                if (!backend.equals("auto") || created instanceof VectorBackend) throw e;
-                created.close();
-                created = null;
-                err.println("fs: running on the CPU: " + e.getMessage());
-                created = new VectorBackend(threadCount());
-                loaded = new SingleSequence(new Qwen3Model(config, weights, created), shape);
-            }
-            err.printf(Locale.ROOT, "fs: %s: %d layers, context %d, on %s (%.2f s)%n", path, config.numHiddenLayers(),
-                    contextLength, created.description(), (System.nanoTime() - start) / 1e9);
-            err.flush();
-            return new LoadedModel(source, created, loaded.model(), loaded);
-        } catch (RuntimeException | Error e) {
-            if (created != null) created.close();
-            source.close();
-            throw e;
-        }
-    }
-
-    private int contextLength(Qwen3Config config) {
-        int max = config.maxPositionEmbeddings();
-        if (ctx == null) return Math.min(max, 4096);
-        if (ctx < 1 || ctx > max) {
-            throw new FsException("--ctx " + ctx + " is out of range: this model allows 1.." + max + " positions");
-        }
-        return ctx;
+        LoadedModel<S> loaded = Engine.load(source, new Engine.Options(choice, device, threadCount(), ctx, "--ctx",
+                err), sizedFor);
+        err.printf(Locale.ROOT, "fs: %s: %d layers, context %d, on %s (%.2f s)%n", source.path(),
+                loaded.config().numHiddenLayers(), loaded.contextLength(), loaded.backend().description(),
+                (System.nanoTime() - start) / 1e9);
+        err.flush();
+        return loaded;
     }
 }

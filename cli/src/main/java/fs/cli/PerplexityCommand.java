@@ -4,6 +4,7 @@ import fs.Terminal;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import fs.FsException;
+import fs.engine.LoadedModel;
 import fs.eval.Estimate;
 import fs.eval.KlDivergence;
 import fs.eval.LogSoftmax;
@@ -84,8 +85,9 @@ final class PerplexityCommand implements Callable<Integer> {
         }
         String text = readText();
         SingleSequence.Shape shape = shape(window);
-        try (LoadedModel model = modelOptions.load(context -> shape, err);
-                LoadedModel baseModel = base == null ? null : modelOptions.load(base, context -> shape, err)) {
+        try (LoadedModel<SingleSequence> model = modelOptions.load(context -> shape, err);
+             LoadedModel<SingleSequence> baseModel =
+                     base == null ? null : modelOptions.load(base, context -> shape, err)) {
             int[] tokens = tokenize(model, baseModel, text);
             Windows windows = Windows.of(tokens, window, maxWindows, "-f " + textFile);
             err.printf(Locale.ROOT, "fs: %s: %d tokens, %d windows of %d (%d tokens scored)%n", textFile, tokens.length,
@@ -126,7 +128,7 @@ final class PerplexityCommand implements Callable<Integer> {
      * The text's tokens, as the base tokenizes it when there is one (llama-perplexity takes them from the base's
      * run); a model compared with it must see the same tokens and give logits over the same vocabulary.
      */
-    private int[] tokenize(LoadedModel model, LoadedModel baseModel, String text) {
+    private int[] tokenize(LoadedModel<SingleSequence> model, LoadedModel<SingleSequence> baseModel, String text) {
         int[] tokens = (baseModel != null ? baseModel : model).source().tokenizer().encode(text);
         if (baseModel == null) return tokens;
         int vocab = model.model().config().vocabSize();
@@ -153,10 +155,10 @@ final class PerplexityCommand implements Callable<Integer> {
      * Runs every window through the model (and the base, batch by batch in step, each with its own cache) and adds
      * each scored position to the figures, in position order (so the sums do not depend on the threads).
      */
-    private void run(Windows windows, LoadedModel model, LoadedModel baseModel, Perplexity perplexity,
-            KlDivergence kl, PrintWriter err) {
-        SingleSequence q = model.sequence();
-        SingleSequence b = baseModel == null ? null : baseModel.sequence();
+    private void run(Windows windows, LoadedModel<SingleSequence> model, LoadedModel<SingleSequence> baseModel,
+                     Perplexity perplexity, KlDivergence kl, PrintWriter err) {
+        SingleSequence q = model.state();
+        SingleSequence b = baseModel == null ? null : baseModel.state();
         int batchRows = q.shape().batchRows();
         int vocab = q.config().vocabSize();
         float[][] rows = new float[ROWS_SCORED_TOGETHER][vocab];
@@ -197,8 +199,8 @@ final class PerplexityCommand implements Callable<Integer> {
                         }
                     }
                 }
-                model.checkUnchanged();
-                if (baseModel != null) baseModel.checkUnchanged();
+                ModelFileChangedException.checkUnchanged(model.source());
+                if (baseModel != null) ModelFileChangedException.checkUnchanged(baseModel.source());
                 progress.windowDone(kl == null
                         ? String.format(Locale.ROOT, "PPL %.4f", perplexity.estimate().value())
                         : String.format(Locale.ROOT, "PPL %.4f, KLD %.6f, same top %.2f %%",
@@ -274,8 +276,8 @@ final class PerplexityCommand implements Callable<Integer> {
         return fraction == 0.5 ? "median" : "p" + percent;
     }
 
-    private String json(LoadedModel model, LoadedModel baseModel, Windows windows, Perplexity perplexity,
-            KlDivergence kl) {
+    private String json(LoadedModel<SingleSequence> model, LoadedModel<SingleSequence> baseModel, Windows windows,
+                        Perplexity perplexity, KlDivergence kl) {
         ObjectNode root = new ObjectMapper().createObjectNode();
         root.put("model", model.source().path().toString());
         root.put("text", textFile.toString());

@@ -2,6 +2,7 @@ package fs.cli;
 
 import fs.FsException;
 import fs.chat.ChatMessage;
+import fs.engine.LoadedModel;
 import fs.generate.Generator;
 import fs.generate.SamplingParams;
 import fs.generate.StopReason;
@@ -84,19 +85,19 @@ final class RunCommand implements Callable<Integer> {
         String text = promptText();
         int maxNewTokens = answerOptions.maxNewTokens;
 
-        try (LoadedModel loaded = modelOptions.load(
+        try (LoadedModel<SingleSequence> loaded = modelOptions.load(
                 context -> SingleSequence.Shape.forGeneration(context, ModelOptions.PREFILL_BATCH), err)) {
             Tokenizer tokenizer = printIds && tokens != null ? null : loaded.source().tokenizer();
             int[] ids = tokens != null ? tokens.ids() : tokenizer.encode(templated(loaded, text));
-            loaded.checkTokenIds(ids, tokens != null ? "--tokens" : "the prompt");
-            SamplingParams params = samplingOptions.resolve(loaded.generationConfig());
-            Generator generator = new Generator(loaded.sequence(), loaded.stopIds(), params);
+            TokenIds.checkInVocabulary(loaded.config(), ids, tokens != null ? "--tokens" : "the prompt");
+            SamplingParams params = samplingOptions.resolve(loaded.source().generationConfig());
+            Generator generator = new Generator(loaded.state(), loaded.source().stopIds(), params);
             generator.checkFits(ids.length, maxNewTokens);
             if (!params.isGreedy() && samplingOptions.seed == null) err.println("fs: seed " + params.seed());
             TextStream stream = printIds ? null : new TextStream(tokenizer, answerOptions.hideThink, out);
             Generator.Generation generation =
-                    generator.generate(ids, maxNewTokens, loaded.watching(stream != null ? stream : id -> {}));
-            loaded.checkUnchanged(); // the last forward, which may have chosen to stop, read the weights too
+                    generator.generate(ids, maxNewTokens, ModelFileChangedException.watching(loaded.source(), stream != null ? stream : id -> {}));
+            ModelFileChangedException.checkUnchanged(loaded.source()); // the last forward, which may have chosen to stop, read the weights too
             if (stream != null) {
                 stream.finish();
                 out.println();
@@ -105,7 +106,7 @@ final class RunCommand implements Callable<Integer> {
             }
             out.flush();
             if (generation.stopReason() == StopReason.CONTEXT_FULL) {
-                err.println("fs: stopped: the context of " + loaded.sequence().shape().contextLength()
+                err.println("fs: stopped: the context of " + loaded.state().shape().contextLength()
                         + " tokens is full (raise --ctx)");
             }
             err.println(generation.stats().summary());
@@ -161,7 +162,7 @@ final class RunCommand implements Callable<Integer> {
         return text.endsWith("\n") ? text.substring(0, text.length() - 1) : text;
     }
 
-    private String templated(LoadedModel loaded, String text) {
+    private String templated(LoadedModel<SingleSequence> loaded, String text) {
         if (raw) return text;
         List<ChatMessage> messages = new ArrayList<>();
         if (answerOptions.system != null) messages.add(new ChatMessage("system", answerOptions.system));

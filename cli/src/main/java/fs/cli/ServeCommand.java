@@ -2,10 +2,11 @@ package fs.cli;
 
 import fs.FsException;
 import fs.chat.ChatTemplate;
+import fs.engine.Engine;
+import fs.engine.LoadedModel;
 import fs.generate.GenerationConfig;
 import fs.generate.SamplingParams;
 import fs.generate.Scheduler;
-import fs.model.SingleSequence;
 import fs.server.OpenAiServer;
 import fs.server.SchedulerEngine;
 import fs.server.ServerConfig;
@@ -21,7 +22,6 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -39,11 +39,6 @@ import sun.misc.Signal;
 final class ServeCommand implements Callable<Integer> {
     /** How long running requests may go on after SIGTERM before they are cut. */
     static final Duration SHUTDOWN_GRACE = Duration.ofSeconds(5);
-    /**
-     * Most prompt tokens one scheduler step runs beside the decode rows: a long prompt is prefilled in chunks this
-     * size, so the other streams wait at most one chunk's forward for their next token.
-     */
-    static final int PREFILL_CHUNK = 256;
 
     @Spec
     CommandSpec spec;
@@ -172,20 +167,18 @@ final class ServeCommand implements Callable<Integer> {
                 + " (" + parallel + (parallel == 1 ? " slot, " : " slots, ") + queue + " queued at most); loading "
                 + model);
         err.flush();
-        // The scheduler holds every slot's KV cache; the one-sequence model the loader makes needs only one position.
-        AtomicInteger context = new AtomicInteger();
-        try (LoadedModel loaded = modelOptions.load(c -> {
-            context.set(c);
-            return new SingleSequence.Shape(1, 1, 1);
-        }, err)) {
-            int perSlot = context.get() / parallel;
+        // The scheduler holds every slot's KV cache: the context is shared out among them, as llama-server does.
+        try (LoadedModel<Scheduler> loaded = modelOptions.loadWith(context -> {
+            int perSlot = context / parallel;
             if (perSlot < 1) {
-                throw new FsException("--ctx " + context.get() + " shared among --parallel " + parallel + " slots "
+                throw new FsException("--ctx " + context + " shared among --parallel " + parallel + " slots "
                         + "leaves none for each: raise --ctx or lower --parallel");
             }
+            Scheduler.Config slots = new Scheduler.Config(parallel, perSlot, Engine.PREFILL_CHUNK, queue);
+            return uploaded -> new Scheduler(uploaded, slots);
+        }, err); Scheduler scheduler = loaded.state()) {
             try {
-                serve(server, loaded, new Scheduler.Config(parallel, perSlot, PREFILL_CHUNK, queue),
-                        alias != null ? alias : modelId(model), stop, err);
+                serve(server, loaded, alias != null ? alias : modelId(model), stop, err);
             } finally {
                 server.shutdown(SHUTDOWN_GRACE); // before the model closes: running requests still use it
             }
@@ -196,16 +189,16 @@ final class ServeCommand implements Callable<Integer> {
         return 0;
     }
 
-    private void serve(OpenAiServer server, LoadedModel loaded, Scheduler.Config slots, String id,
-                       CountDownLatch stop, PrintWriter err) throws InterruptedException {
-        GenerationConfig config = loaded.generationConfig();
+    private void serve(OpenAiServer server, LoadedModel<Scheduler> loaded, String id, CountDownLatch stop,
+                       PrintWriter err) throws InterruptedException {
+        GenerationConfig config = loaded.source().generationConfig();
         // Each request draws its own: a fresh random seed unless --seed fixes one, as in llama-server.
         Supplier<SamplingParams> defaults = () -> samplingOptions.resolve(config);
         defaults.get(); // a generation_config.json no sampler takes fails now, not at each request
         // A weights file that changed under the mapping fails each request with the line that names it.
-        SchedulerEngine engine = SchedulerEngine.start(loaded.model(), slots, loaded.stopIds(), () -> {
+        SchedulerEngine engine = SchedulerEngine.over(loaded.state(), loaded.source().stopIds(), () -> {
             try {
-                loaded.checkUnchanged();
+                ModelFileChangedException.checkUnchanged(loaded.source());
             } catch (ModelFileChangedException e) {
                 throw new FsException(e.getMessage(), e);
             }
@@ -240,7 +233,7 @@ final class ServeCommand implements Callable<Integer> {
     }
 
     /** The chat template, or the reason there is none, given to each chat request that needs it. */
-    private static Supplier<ChatTemplate> chatTemplate(LoadedModel loaded) {
+    private static Supplier<ChatTemplate> chatTemplate(LoadedModel<?> loaded) {
         try {
             ChatTemplate template = loaded.source().chatTemplate();
             return () -> template;

@@ -1,5 +1,7 @@
 package fs.cli;
 
+import fs.FsException;
+import fs.model.Qwen3Config;
 import java.util.Arrays;
 import java.util.regex.Pattern;
 import picocli.CommandLine.ITypeConverter;
@@ -33,6 +35,16 @@ record TokenIds(int[] ids) {
         }
         throw new TypeConversionException("'" + word + "' is not a token id (ids are integers from 0, separated by "
                 + "spaces or commas)");
+    }
+
+    /** Throws the user-facing error for an id outside {@code config}'s vocabulary, naming the option it came from. */
+    static void checkInVocabulary(Qwen3Config config, int[] ids, String option) {
+        int vocab = config.vocabSize();
+        for (int id : ids) {
+            if (id < 0 || id >= vocab) {
+                throw new FsException(option + ": token id " + id + " is outside the vocabulary (0.." + (vocab - 1) + ")");
+            }
+        }
     }
 
     /** The ids of several arguments, in order, as one sequence. */

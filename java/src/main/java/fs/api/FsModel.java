@@ -1,25 +1,20 @@
 package fs.api;
 
 import fs.FsException;
-import fs.backend.Backend;
-import fs.backend.Backends;
-import fs.backend.cpu.VectorBackend;
 import fs.chat.ChatTemplate;
+import fs.engine.BackendChoice;
+import fs.engine.Engine;
+import fs.engine.LoadedModel;
 import fs.generate.GenerationConfig;
 import fs.generate.SamplingParams;
 import fs.generate.Scheduler;
 import fs.generate.TokenSink;
-import fs.hub.ModelResolver;
-import fs.model.Qwen3Config;
-import fs.model.Qwen3Model;
-import fs.model.Qwen3Weights;
 import fs.source.ModelSource;
 import fs.tokenizer.Tokenizer;
 import java.io.PrintWriter;
 import java.io.Writer;
 import java.util.List;
 import java.util.Objects;
-import java.util.Set;
 
 /**
  * A loaded model: its weights uploaded once to a backend, and one scheduler thread that owns that backend and runs
@@ -32,16 +27,10 @@ import java.util.Set;
  * model.
  */
 public final class FsModel implements AutoCloseable {
-    /**
-     * Most prompt tokens one scheduler step runs beside the decode rows (as {@code fs serve}): a long prompt is
-     * prefilled in chunks this size, so the other chats wait at most one chunk's forward for their next token.
-     */
-    static final int PREFILL_CHUNK = 256;
     /** Sends that may wait for a slot beyond the busy ones; more fail rather than queue without bound. */
     static final int QUEUE_LIMIT = 1024;
 
-    private final ModelSource source;
-    private final Backend backend;
+    private final LoadedModel<Scheduler> loaded;
     private final Scheduler scheduler;
     private final Tokenizer tokenizer;
     private final GenerationConfig defaults;
@@ -63,12 +52,10 @@ public final class FsModel implements AutoCloseable {
      * @param log           where download progress and notes (such as "running on the CPU: …") go
      */
     public record Options(String backend, int threads, int contextLength, int parallelSlots, PrintWriter log) {
-        private static final Set<String> BACKENDS = Set.of("auto", "cpu", "java", "opencl");
-
         /** Checks the values: each wrong one is an FsException naming it. */
         public Options {
-            if (!BACKENDS.contains(backend)) {
-                throw new FsException("backend must be one of " + Backends.KINDS + ", got " + backend);
+            if (BackendChoice.named(backend).isEmpty()) {
+                throw new FsException("backend must be one of " + BackendChoice.SPELLINGS + ", got " + backend);
             }
             if (threads < 1) throw new FsException("threads must be at least 1, got " + threads);
             if (contextLength < 0) {
@@ -111,18 +98,16 @@ public final class FsModel implements AutoCloseable {
         }
     }
 
-    private FsModel(ModelSource source, Tokenizer tokenizer, GenerationConfig defaults, Backend backend,
-                    Scheduler scheduler) {
-        this.source = source;
+    private FsModel(LoadedModel<Scheduler> loaded, Tokenizer tokenizer, GenerationConfig defaults) {
+        this.loaded = loaded;
+        this.scheduler = loaded.state();
         this.tokenizer = tokenizer;
         this.defaults = defaults;
-        this.backend = backend;
-        this.scheduler = scheduler;
-        this.stopIds = source.stopIds();
+        this.stopIds = loaded.source().stopIds();
         ChatTemplate found = null;
         FsException problem = null;
         try {
-            found = source.chatTemplate();
+            found = loaded.source().chatTemplate();
         } catch (FsException e) {
             problem = e; // a model without a usable template still loads: newChat says why it cannot chat
         }
@@ -142,57 +127,41 @@ public final class FsModel implements AutoCloseable {
         Objects.requireNonNull(source, "source");
         Objects.requireNonNull(options, "options");
         JvmFlags.requireVectorModule(); // before a download, which would be wasted
-        ModelSource opened = ModelSource.open(ModelResolver.resolve(source, options.log()));
-        Backend backend = null;
+        ModelSource opened = Engine.open(source, options.log());
+        Tokenizer tokenizer;
+        GenerationConfig defaults;
         try {
-            Qwen3Config config = opened.config();
-            Scheduler.Config slots = schedulerConfig(config, options);
-            Qwen3Weights weights = Qwen3Weights.bind(config, opened.tensors());
             // What can be wrong with the files is found before the weights are uploaded, which takes long.
-            Tokenizer tokenizer = opened.tokenizer();
-            GenerationConfig defaults = opened.generationConfig();
+            tokenizer = opened.tokenizer();
+            defaults = opened.generationConfig();
             defaults.samplingParams(); // a generation_config.json no sampler takes fails here
-            for (String note : weights.notes()) options.log().println("fs: " + opened.path() + ": " + note);
-            backend = Backends.create(options.backend(), null, options.threads(), options.log());
-            Scheduler scheduler;
-            try {
-                scheduler = new Scheduler(new Qwen3Model(config, weights, backend), slots);
-            } catch (FsException e) {
-                // auto promises to run (as the CLI's): a device that cannot hold the model means the CPU.
-                if (!options.backend().equals("auto") || backend instanceof VectorBackend) throw e;
-                backend.close();
-                backend = null;
-                options.log().println("fs: running on the CPU: " + e.getMessage());
-                backend = new VectorBackend(options.threads());
-                scheduler = new Scheduler(new Qwen3Model(config, weights, backend), slots);
-            }
-            options.log().flush();
-            try {
-                return new FsModel(opened, tokenizer, defaults, backend, scheduler);
-            } catch (RuntimeException | Error e) {
-                scheduler.close();
-                throw e;
-            }
         } catch (RuntimeException | Error e) {
-            if (backend != null) backend.close();
             opened.close();
+            throw e;
+        }
+        Engine.Options engine = new Engine.Options(BackendChoice.named(options.backend()).orElseThrow(), null,
+                options.threads(), options.contextLength() == 0 ? null : options.contextLength(),
+                "the context length", options.log());
+        LoadedModel<Scheduler> loaded = Engine.load(opened, engine, context -> {
+            Scheduler.Config slots = schedulerConfig(context, options.parallelSlots());
+            return model -> new Scheduler(model, slots);
+        });
+        try {
+            return new FsModel(loaded, tokenizer, defaults);
+        } catch (RuntimeException | Error e) {
+            loaded.state().close();
+            loaded.close();
             throw e;
         }
     }
 
-    private static Scheduler.Config schedulerConfig(Qwen3Config config, Options options) {
-        int max = config.maxPositionEmbeddings();
-        int context = options.contextLength() == 0 ? Math.min(max, 4096) : options.contextLength();
-        if (context > max) {
-            throw new FsException("the context length " + context + " is out of range: this model allows 1.." + max
-                    + " positions");
-        }
-        int perSlot = context / options.parallelSlots();
+    private static Scheduler.Config schedulerConfig(int context, int parallelSlots) {
+        int perSlot = context / parallelSlots;
         if (perSlot < 1) {
-            throw new FsException("a context of " + context + " shared among " + options.parallelSlots()
+            throw new FsException("a context of " + context + " shared among " + parallelSlots
                     + " slots leaves none for each: raise the context length or lower the parallel slots");
         }
-        return new Scheduler.Config(options.parallelSlots(), perSlot, Math.min(PREFILL_CHUNK, perSlot), QUEUE_LIMIT);
+        return new Scheduler.Config(parallelSlots, perSlot, Math.min(Engine.PREFILL_CHUNK, perSlot), QUEUE_LIMIT);
     }
 
     /** A new conversation, empty but for {@code params}' system prompt. */
@@ -219,7 +188,7 @@ public final class FsModel implements AutoCloseable {
 
     /** Where the model runs, e.g. "CPU (Vector API, 8 threads)". */
     public String backendDescription() {
-        return backend.description();
+        return loaded.backend().description();
     }
 
     /**
@@ -235,11 +204,7 @@ public final class FsModel implements AutoCloseable {
         try {
             scheduler.close();
         } finally {
-            try {
-                backend.close();
-            } finally {
-                source.close();
-            }
+            loaded.close();
         }
     }
 

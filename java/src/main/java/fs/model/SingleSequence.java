@@ -107,10 +107,18 @@ public final class SingleSequence {
 
     /** Throws the user-facing error when positions startPos..startPos+count-1 do not fit the context. */
     public void checkFits(int startPos, int count) {
-        if (startPos < 0 || count < 0 || (long) startPos + count > shape.contextLength()) {
+        checkFits(model.config(), shape.contextLength(), startPos, count);
+    }
+
+    /**
+     * The same for a context of {@code contextLength} positions of a {@code config} model held elsewhere (a
+     * scheduler's slot).
+     */
+    public static void checkFits(Qwen3Config config, int contextLength, int startPos, int count) {
+        if (startPos < 0 || count < 0 || (long) startPos + count > contextLength) {
             throw new FsException("positions " + startPos + ".." + ((long) startPos + count - 1)
-                    + " do not fit the context of " + shape.contextLength() + " tokens (raise --ctx, up to "
-                    + model.config().maxPositionEmbeddings() + ")");
+                    + " do not fit the context of " + contextLength + " tokens (raise --ctx, up to "
+                    + config.maxPositionEmbeddings() + ")");
         }
     }
 

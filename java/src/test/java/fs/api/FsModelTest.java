@@ -7,9 +7,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import fs.FsException;
 import fs.chat.ChatMessage;
+import fs.engine.Engine;
 import fs.generate.Generator;
 import fs.generate.SamplingParams;
 import fs.generate.StopReason;
+import fs.source.ModelSource;
+import java.io.PrintWriter;
+import java.io.Writer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
@@ -195,5 +199,24 @@ class FsModelTest {
         closed.close();
         assertEquals("the chat is closed",
                 assertThrows(FsException.class, () -> closed.send("Hi", t -> {})).getMessage());
+    }
+
+    /** fs.api loads through the engine: its context default, shared out among the slots, and its context check. */
+    @Test
+    void theContextIsTheEnginesSharedOutAmongTheSlots() {
+        int engineDefault;
+        int max;
+        try (ModelSource source = Engine.open(GreedyReference.MODEL.toString(), new PrintWriter(Writer.nullWriter()))) {
+            engineDefault = Engine.defaultContextLength(source.config());
+            max = source.config().maxPositionEmbeddings();
+        }
+        try (FsModel two = FsModel.load(GreedyReference.MODEL.toString(),
+                FsModel.Options.defaults().withBackend("cpu").withThreads(1).withParallelSlots(2))) {
+            assertEquals(engineDefault / 2, two.contextLength());
+        }
+        FsException tooLong = assertThrows(FsException.class, () -> FsModel.load(GreedyReference.MODEL.toString(),
+                FsModel.Options.defaults().withBackend("cpu").withThreads(1).withContextLength(max + 1)));
+        assertEquals("the context length " + (max + 1) + " is out of range: this model allows 1.." + max
+                + " positions", tooLong.getMessage());
     }
 }

@@ -7,7 +7,6 @@ import fs.generate.Scheduler;
 import fs.generate.StopReason;
 import fs.generate.TokenLogprobs;
 import fs.generate.TokenSink;
-import fs.model.Qwen3Model;
 
 /**
  * fs serve's engine: a {@link Scheduler}, whose slots decode together in each forward (continuous batching, chunked
@@ -26,13 +25,12 @@ public final class SchedulerEngine implements CompletionEngine {
     }
 
     /**
-     * An engine over {@code model}, whose backend from now on only the scheduler's thread may touch. Generation stops
-     * at any of {@code stopIds}; {@code beforeEachToken} runs on the scheduler's thread before each token reaches its
-     * sink, and what it throws fails that request only (the CLI checks there that the weights file did not change).
+     * An engine over {@code scheduler}, which it closes when closed. Generation stops at any of {@code stopIds};
+     * {@code beforeEachToken} runs on the scheduler's thread before each token reaches its sink, and what it throws
+     * fails that request only (the CLI checks there that the weights file did not change).
      */
-    public static SchedulerEngine start(Qwen3Model model, Scheduler.Config config, int[] stopIds,
-                                        Runnable beforeEachToken) {
-        return new SchedulerEngine(new Scheduler(model, config), stopIds, beforeEachToken);
+    public static SchedulerEngine over(Scheduler scheduler, int[] stopIds, Runnable beforeEachToken) {
+        return new SchedulerEngine(scheduler, stopIds, beforeEachToken);
     }
 
     @Override

@@ -27,8 +27,8 @@ class QueueOverflowTest {
     void beyondTheQueueRequestsGet503AndTheOthersAreAnswered() throws Exception {
         try (TestServer fixture = TestServer.load(128)) {
             CountDownLatch gate = new CountDownLatch(1);
-            SchedulerEngine engine = SchedulerEngine.start(fixture.model.model(), new Scheduler.Config(1, 128, 64, 1),
-                    fixture.stopIds, () -> {
+            SchedulerEngine engine = SchedulerEngine.over(
+                    new Scheduler(fixture.model.model(), new Scheduler.Config(1, 128, 64, 1)), fixture.stopIds, () -> {
                 try {
                     gate.await();
                 } catch (InterruptedException e) {

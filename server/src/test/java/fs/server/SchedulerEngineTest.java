@@ -142,7 +142,8 @@ class SchedulerEngineTest {
         try (TestServer fixture = TestServer.load(256)) {
             int[] prompt = fixture.chatPrompt("Hi", null);
             boolean[] fail = {true};
-            try (SchedulerEngine engine = SchedulerEngine.start(fixture.model.model(), new Scheduler.Config(1, 256, 64, 2),
+            try (SchedulerEngine engine = SchedulerEngine.over(
+                    new Scheduler(fixture.model.model(), new Scheduler.Config(1, 256, 64, 2)),
                     fixture.stopIds, () -> {
                 if (fail[0]) throw new fs.FsException("the weights changed");
             })) {

@@ -79,8 +79,8 @@ final class TestServer implements AutoCloseable {
 
     /** The engine fs serve runs: {@code slots} of the fixture's context, up to {@code queueLimit} waiting. */
     SchedulerEngine schedulerEngine(int slots, int queueLimit) {
-        return SchedulerEngine.start(model.model(), new Scheduler.Config(slots, model.sequence().shape().contextLength(),
-                64, queueLimit), stopIds, () -> {});
+        return SchedulerEngine.over(new Scheduler(model.model(), new Scheduler.Config(slots,
+                model.sequence().shape().contextLength(), 64, queueLimit)), stopIds, () -> {});
     }
 
     /** Starts the server, answering with {@code engine} (the server closes it). */

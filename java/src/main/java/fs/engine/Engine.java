@@ -1,0 +1,161 @@
+package fs.engine;
+
+import fs.FsException;
+import fs.backend.Backend;
+import fs.backend.cpu.CpuKernels;
+import fs.backend.cpu.VectorBackend;
+import fs.backend.opencl.OpenCl;
+import fs.backend.opencl.OpenClBackend;
+import fs.hub.ModelResolver;
+import fs.model.Qwen3Config;
+import fs.model.Qwen3Model;
+import fs.model.Qwen3Weights;
+import fs.source.ModelSource;
+import java.io.PrintWriter;
+import java.util.Objects;
+import java.util.function.IntFunction;
+
+/**
+ * How every front end (fs.api, each model command of the CLI, {@code fs serve}) loads a model: it resolves the model
+ * as the user named it ({@link #open}), then binds its weights, creates the backend chosen, uploads the weights and
+ * allocates on that backend what the caller will run ({@link #load}). The rules they share live here once: the
+ * default context length, and that {@link BackendChoice#AUTO} falls back to the CPU, saying why on the log, when there
+ * is no OpenCL GPU, its kernels do not build, or the model and the caller's state do not fit it. The sequences and
+ * schedulers are the caller's: the engine sizes nothing but the context.
+ */
+public final class Engine {
+    /**
+     * Most prompt tokens one scheduler step runs beside the decode rows (fs serve, fs.api): a long prompt is
+     * prefilled in chunks this size, so the other chats wait at most one chunk's forward for their next token.
+     */
+    public static final int PREFILL_CHUNK = 256;
+    /** The default context length when the model allows more: 4096 positions of KV cache, as llama.cpp's default. */
+    private static final int DEFAULT_CONTEXT = 4096;
+
+    private Engine() {}
+
+    /**
+     * Where the model runs and how long its context is.
+     *
+     * @param backend        the backend chosen
+     * @param device         an OpenCL device index (null: the GPU with the most memory, else the first device)
+     * @param threads        the CPU backend's threads
+     * @param contextLength  KV cache positions (null: {@link #defaultContextLength}); must be in 1..the model's
+     *                       max_position_embeddings
+     * @param contextSetting how the user sets the context length, named in the error when it is out of range
+     *                       ("--ctx", "the context length")
+     * @param log            where the weights' notes and the fallback to the CPU are said
+     */
+    public record Options(BackendChoice backend, Integer device, int threads, Integer contextLength,
+                          String contextSetting, PrintWriter log) {
+        public Options {
+            Objects.requireNonNull(backend, "backend");
+            if (threads < 1) throw new FsException("threads must be at least 1, got " + threads);
+            Objects.requireNonNull(contextSetting, "contextSetting");
+            Objects.requireNonNull(log, "log");
+        }
+    }
+
+    /** Allocates what the caller runs on a model (its KV cache and buffers), sized beforehand. */
+    @FunctionalInterface
+    public interface Allocation<S> {
+        S allocate(Qwen3Model model);
+    }
+
+    /**
+     * Resolves and opens {@code model}: a model directory (config.json, *.safetensors, tokenizer.json), a .gguf file,
+     * a Hugging Face repo id or {@code repo:QUANT} for one GGUF file of a repo, downloaded into the Hugging Face cache
+     * (progress on {@code log}) when it is not there. The caller hands the source to {@link #load} or closes it.
+     */
+    public static ModelSource open(String model, PrintWriter log) {
+        return ModelSource.open(ModelResolver.resolve(model, log));
+    }
+
+    /** min(the model's max_position_embeddings, 4096): the context length when none is given. */
+    public static int defaultContextLength(Qwen3Config config) {
+        return Math.min(config.maxPositionEmbeddings(), DEFAULT_CONTEXT);
+    }
+
+    /**
+     * Makes {@code source} ready to run on the backend {@code options} choose, and owns it from now on (it is closed
+     * when this fails, else with the loaded model). {@code sizedFor} gets the context length before anything is
+     * created, so that what it throws (a context too small for the caller's use) comes before the upload, which takes
+     * long; the allocation it returns runs after the upload, on the same backend, and under the same fallback.
+     */
+    public static <S> LoadedModel<S> load(ModelSource source, Options options, IntFunction<Allocation<S>> sizedFor) {
+        Backend backend = null;
+        try {
+            Qwen3Config config = source.config();
+            int contextLength = contextLength(config, options);
+            Allocation<S> allocation = sizedFor.apply(contextLength);
+            Qwen3Weights weights = Qwen3Weights.bind(config, source.tensors());
+            for (String note : weights.notes()) options.log().println("fs: " + source.path() + ": " + note);
+            backend = createBackend(options);
+            Qwen3Model model;
+            S state;
+            try {
+                model = new Qwen3Model(config, weights, backend);
+                state = allocation.allocate(model);
+            } catch (FsException e) {
+                // auto promises to run: a device that cannot hold the model (or build its kernels) means the CPU.
+                if (options.backend() != BackendChoice.AUTO || backend instanceof VectorBackend) throw e;
+                backend.close();
+                backend = null; // closed: if the CPU backend cannot be made either, there is nothing left to close
+                backend = onTheCpu(e.getMessage(), options);
+                model = new Qwen3Model(config, weights, backend);
+                state = allocation.allocate(model);
+            }
+            options.log().flush();
+            return new LoadedModel<>(source, backend, model, contextLength, state);
+        } catch (RuntimeException | Error e) {
+            if (backend != null) backend.close();
+            source.close();
+            throw e;
+        }
+    }
+
+    private static int contextLength(Qwen3Config config, Options options) {
+        if (options.contextLength() == null) return defaultContextLength(config);
+        int context = options.contextLength();
+        int max = config.maxPositionEmbeddings();
+        if (context < 1 || context > max) {
+            throw new FsException(options.contextSetting() + " " + context + " is out of range: this model allows 1.."
+                    + max + " positions");
+        }
+        return context;
+    }
+
+    /**
+     * cpu runs the CPU's default kernels ({@link CpuKernels#fromEnvironment}), java the Vector API kernels alone;
+     * opencl also takes OpenCL CPU devices (PoCL) and fails when there is none; auto takes an OpenCL GPU when there is
+     * one whose kernels build, and otherwise the CPU.
+     */
+    private static Backend createBackend(Options options) {
+        return switch (options.backend()) {
+            case CPU -> new VectorBackend(options.threads());
+            case JAVA -> new VectorBackend(options.threads(), CpuKernels.vectorApi());
+            case OPENCL -> switch (OpenCl.select(true, options.device())) {
+                case OpenCl.Selection.Selected selected -> new OpenClBackend(selected.device());
+                case OpenCl.Selection.NotSelected notSelected ->
+                        throw new FsException("--backend opencl: " + notSelected.reason());
+            };
+            case AUTO -> switch (OpenCl.select(false, options.device())) {
+                case OpenCl.Selection.Selected selected -> {
+                    try {
+                        yield new OpenClBackend(selected.device());
+                    } catch (FsException e) { // e.g. the kernels do not build on this driver
+                        yield onTheCpu(e.getMessage(), options);
+                    }
+                }
+                case OpenCl.Selection.NotSelected notSelected -> onTheCpu(notSelected.reason(), options);
+            };
+        };
+    }
+
+    /** auto's fallback: the CPU backend, and the one line that says why. */
+    private static Backend onTheCpu(String why, Options options) {
+        options.log().println("fs: running on the CPU: " + why);
+        options.log().flush();
+        return new VectorBackend(options.threads());
+    }
+}
