@@ -8,8 +8,11 @@ import static org.junit.jupiter.api.Assertions.fail;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import fs.cli.Main;
+import fs.engine.Engine;
+import fs.source.ModelSource;
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.io.Writer;
 import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -152,6 +155,29 @@ class ServeCommandTest {
     void aContextTooSmallToShareAmongTheSlotsIsOneLine() {
         Run run = serve(TestServer.MODEL.toString(), "--port", "0", "--ctx", "3", "--parallel", "4");
         assertOneErrorLine(run, 1, "--ctx 3 shared among --parallel 4 slots leaves none for each");
+    }
+
+    /**
+     * fs serve loads through the engine: without --ctx the context is the engine's default, which the load line
+     * reports and the scheduler shares out among the slots (a request that needs more than a slot's share is refused
+     * with that share).
+     */
+    @Test
+    void theDefaultContextIsTheEnginesSharedOutAmongTheSlots() throws Exception {
+        int context;
+        try (ModelSource source = Engine.open(TestServer.MODEL.toString(), new PrintWriter(Writer.nullWriter()))) {
+            context = Engine.defaultContextLength(source.config());
+        }
+        try (LiveServe live = new LiveServe(TestServer.MODEL.toString(), "--port", "0", "-t", "2", "--backend", "cpu",
+                "--parallel", "2")) {
+            assertTrue(live.err.toString().contains(", context " + context + ", on "), live.err.toString());
+            int share = context / 2;
+            HttpResponse<String> refused = live.post("/v1/completions",
+                    "{\"prompt\":\"Hello\",\"max_tokens\":" + share + "}");
+            assertEquals(400, refused.statusCode(), refused.body());
+            assertTrue(refused.body().contains("do not fit this server's context of " + share + " tokens"),
+                    refused.body());
+        }
     }
 
     @Test
