@@ -168,6 +168,7 @@ final class ServeCommand implements Callable<Integer> {
                 + model);
         err.flush();
         // The scheduler holds every slot's KV cache: the context is shared out among them, as llama-server does.
+        // It is closed here too (closing is idempotent) for when serve fails before the server took it over.
         try (LoadedModel<Scheduler> loaded = modelOptions.loadWith(context -> {
             int perSlot = context / parallel;
             if (perSlot < 1) {
