@@ -1,12 +1,12 @@
 package fs.cli;
 
-import fs.Terminal;
 import fs.FsException;
+import fs.Terminal;
 import fs.engine.LoadedModel;
 import fs.eval.WindowProgress;
 import fs.model.SingleSequence;
-import fs.quant.ImportanceMatrix;
-import fs.quant.ImportanceMatrixCollector;
+import fs.quantize.ImportanceMatrix;
+import fs.quantize.ImportanceMatrixCollector;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;

@@ -5,7 +5,7 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import fs.Quoted;
 import fs.gguf.GgufFile;
-import fs.quant.ImportanceMatrix;
+import fs.quantize.ImportanceMatrix;
 import java.io.PrintWriter;
 import java.util.Locale;
 import java.util.Map;

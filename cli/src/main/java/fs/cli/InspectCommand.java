@@ -2,8 +2,8 @@ package fs.cli;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import fs.HumanSize;
 import fs.gguf.GgufFile;
@@ -15,7 +15,7 @@ import fs.model.Qwen3Config;
 import fs.model.Qwen3TensorNames;
 import fs.model.Qwen3Weights;
 import fs.model.WeightCheck;
-import fs.quant.ImportanceMatrix;
+import fs.quantize.ImportanceMatrix;
 import fs.safetensors.Checkpoint;
 import fs.safetensors.SafetensorsFile;
 import fs.source.GgufSource;

@@ -8,7 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import fs.gguf.QTied;
-import fs.quant.ImportanceMatrix;
+import fs.quantize.ImportanceMatrix;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;

@@ -7,12 +7,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import fs.format.ReferenceDequantizer;
 import fs.gguf.GgufFile;
 import fs.gguf.GgufTensor;
 import fs.gguf.GgufValue;
 import fs.gguf.GgufValueType;
 import fs.gguf.QTied;
-import fs.quant.ReferenceDequantizer;
 import fs.safetensors.Checkpoint;
 import fs.tensor.DType;
 import fs.tensor.Tensor;
@@ -25,9 +25,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
-import org.junit.jupiter.api.io.TempDir;
 
 class QuantizeCommandTest {
     private static final String BF16 = QTied.gguf("BF16").toString();

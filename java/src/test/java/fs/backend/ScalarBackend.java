@@ -1,7 +1,7 @@
 package fs.backend;
 
 import fs.FsException;
-import fs.quant.ReferenceDequantizer;
+import fs.format.ReferenceDequantizer;
 import fs.tensor.DType;
 import fs.tensor.Tensor;
 

@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import fs.FsException;
-import fs.quant.ReferenceDequantizer;
+import fs.format.ReferenceDequantizer;
 import fs.tensor.DType;
 import java.io.IOException;
 import java.lang.foreign.ValueLayout;

@@ -2,8 +2,8 @@ package fs.gguf;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import fs.format.ReferenceDequantizer;
 import fs.fuzz.FuzzCampaign;
-import fs.quant.ReferenceDequantizer;
 import fs.tensor.DType;
 import java.lang.management.ManagementFactory;
 import java.nio.ByteBuffer;

@@ -4,7 +4,7 @@ import static fs.backend.cpu.QuantBlocks.LE;
 import static fs.backend.cpu.QuantBlocks.U32;
 import static fs.backend.cpu.QuantBlocks.half;
 
-import fs.quant.ReferenceDequantizer;
+import fs.format.ReferenceDequantizer;
 import fs.tensor.DType;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
@@ -12,7 +12,7 @@ import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
- * IQ2_XXS rows (layout in {@link fs.quant.ReferenceDequantizer}): every 8 weights are one of 256 grid points of 8
+ * IQ2_XXS rows (layout in {@link fs.format.ReferenceDequantizer}): every 8 weights are one of 256 grid points of 8
  * magnitudes and one of 128 sign patterns, each an index into a table. Both tables are kept here as floats, 8 per
  * entry (the grid's magnitudes, the signs as ±1), so 8 weights are two vector loads and a product, in 8 lanes
  * whatever the preferred shape. A weight is {@code (magnitude·sign)·db}: the reference's {@code db·magnitude},

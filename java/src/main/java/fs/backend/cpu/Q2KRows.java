@@ -13,7 +13,7 @@ import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.VectorOperators;
 
 /**
- * Q2_K rows (layout in {@link fs.quant.ReferenceDequantizer}): each half of a block is 32 qs bytes holding four runs
+ * Q2_K rows (layout in {@link fs.format.ReferenceDequantizer}): each half of a block is 32 qs bytes holding four runs
  * of 32 weights (s = 0..3) in their crumbs, so one chunk of qs yields a chunk of each run. A weight is
  * {@code fma(q, d·scale, −dmin·min)}, which rounds once, as the reference's {@code (d·scale)·q − dmin·min} does after
  * its exact product.

@@ -2,11 +2,11 @@ package fs.backend.cpu;
 
 import static fs.backend.cpu.QuantBlocks.F;
 import static fs.backend.cpu.QuantBlocks.L;
+import static fs.backend.cpu.QuantBlocks.U32;
+import static fs.backend.cpu.QuantBlocks.U64;
 import static fs.backend.cpu.QuantBlocks.bytes;
 import static fs.backend.cpu.QuantBlocks.floats;
 import static fs.backend.cpu.QuantBlocks.half;
-import static fs.backend.cpu.QuantBlocks.U32;
-import static fs.backend.cpu.QuantBlocks.U64;
 
 import java.lang.foreign.MemorySegment;
 import jdk.incubator.vector.FloatVector;
@@ -14,7 +14,7 @@ import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.VectorOperators;
 
 /**
- * Q3_K rows (layout in {@link fs.quant.ReferenceDequantizer}): each half of a block is 32 qs bytes holding four runs
+ * Q3_K rows (layout in {@link fs.format.ReferenceDequantizer}): each half of a block is 32 qs bytes holding four runs
  * of 32 weights (s = 0..3) in their crumbs, and the 32 hmask bytes hold each weight's third bit, bit 4·half + s. A
  * chunk of qs and of hmask (shifted left by 2 once, so a run's bit lands on bit 2 with one shift right) yields a chunk
  * of each of the four runs: q = (low | bit << 2) − 4, from −4 to 3. The 16 signed 6-bit group scales are unpacked

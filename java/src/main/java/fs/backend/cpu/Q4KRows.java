@@ -11,7 +11,7 @@ import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
 
 /**
- * Q4_K rows (layout in {@link fs.quant.ReferenceDequantizer}): blocks of 256 weights in 8 groups of 32, each run of
+ * Q4_K rows (layout in {@link fs.format.ReferenceDequantizer}): blocks of 256 weights in 8 groups of 32, each run of
  * 32 quant bytes holding two groups, one per nibble. A chunk of bytes is read once for both of its groups; a weight
  * is {@code fma(q, d·scale, −dmin·min)}, which rounds once, as the reference's {@code (d·scale)·q − dmin·min} does
  * after its exact product. The high nibble is taken in place as {@code q & 0xF0} = 16·q, against the scale times

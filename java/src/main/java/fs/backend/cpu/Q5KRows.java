@@ -12,7 +12,7 @@ import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.VectorOperators;
 
 /**
- * Q5_K rows (layout in {@link fs.quant.ReferenceDequantizer}): Q4_K's nibbles plus a fifth bit per weight, bit g of
+ * Q5_K rows (layout in {@link fs.format.ReferenceDequantizer}): Q4_K's nibbles plus a fifth bit per weight, bit g of
  * qh[l] for weight 32g + l. The qh chunk is shifted left by 4 once, so each group's bit is one shift right and a mask
  * away from its place (bit 4). Weights are {@code fma(q, d·scale, −dmin·min)}, as in {@link Q4KRows}. The dot
  * product goes group by group, not two groups per chunk of bytes as Q4_K's does: with both groups' decoding in one

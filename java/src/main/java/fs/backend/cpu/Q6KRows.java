@@ -14,7 +14,7 @@ import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.VectorOperators;
 
 /**
- * Q6_K rows (layout in {@link fs.quant.ReferenceDequantizer}): each half of a block is 64 ql bytes and 32 qh bytes
+ * Q6_K rows (layout in {@link fs.format.ReferenceDequantizer}): each half of a block is 64 ql bytes and 32 qh bytes
  * holding 128 weights in four runs of 32 (c = 0..3). One chunk position l of the half reads two ql chunks and one qh
  * chunk and yields a chunk of each of the four runs: run c's low nibble from ql chunk c & 1 (its high nibble for
  * c ≥ 2), its top two bits from bits 2c..2c+1 of qh, moved to bits 4..5. A weight is {@code (q − 32)·(d·scale)},

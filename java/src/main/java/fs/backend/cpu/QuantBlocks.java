@@ -20,7 +20,7 @@ import jdk.incubator.vector.VectorSpecies;
  * weights) is a whole number of chunks, so a chunk never straddles two scales. The weights' bits are taken apart with shifts and
  * masks on int lanes that each hold one byte ({@link #bytes}), which keeps the weights in row order: the input row
  * is read as it is, with no permutation. Each weight is then exactly the float the reference computes (every product
- * of these formats is exact in float32, see {@link fs.quant.ReferenceDequantizer}), so dequantization is bit-exact
+ * of these formats is exact in float32, see {@link fs.format.ReferenceDequantizer}), so dequantization is bit-exact
  * and a dot product differs from the exact one by its float32 summation only.
  */
 final class QuantBlocks {

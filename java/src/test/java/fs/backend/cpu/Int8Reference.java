@@ -1,7 +1,7 @@
 package fs.backend.cpu;
 
 import fs.backend.cpu.NativeKernels.Activations;
-import fs.quant.ReferenceDequantizer;
+import fs.format.ReferenceDequantizer;
 import fs.tensor.DType;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -11,7 +11,7 @@ import java.nio.ByteOrder;
  * libfscpu's arithmetic written out in Java, one value at a time (native/cpu/README.md, "Arithmetic"): what every
  * variant of the native kernels must reproduce bit for bit. Weight blocks are decoded to integers (per weight its
  * quant, its group's scale and min; per block the f16 scales) by a reading of the layouts of its own, which
- * {@link #weight} checks against {@link fs.quant.ReferenceDequantizer}.
+ * {@link #weight} checks against {@link fs.format.ReferenceDequantizer}.
  */
 final class Int8Reference {
     private static final ValueLayout.OfShort I16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);

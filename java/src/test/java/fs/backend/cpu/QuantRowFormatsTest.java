@@ -2,10 +2,10 @@ package fs.backend.cpu;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import fs.format.ReferenceDequantizer;
 import fs.gguf.GgufFile;
 import fs.gguf.GgufTensor;
 import fs.gguf.QTied;
-import fs.quant.ReferenceDequantizer;
 import fs.safetensors.SafetensorsFile;
 import fs.tensor.DType;
 import java.lang.foreign.Arena;

@@ -6,10 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import fs.backend.Buffer;
 import fs.backend.Weight;
+import fs.format.ReferenceDequantizer;
 import fs.gguf.GgufFile;
 import fs.gguf.GgufTensor;
 import fs.gguf.QTied;
-import fs.quant.ReferenceDequantizer;
 import fs.safetensors.SafetensorsFile;
 import fs.tensor.DType;
 import fs.tensor.Tensor;

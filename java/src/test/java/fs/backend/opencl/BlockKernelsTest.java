@@ -5,10 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import fs.format.ReferenceDequantizer;
 import fs.gguf.GgufFile;
 import fs.gguf.GgufTensor;
 import fs.gguf.QTied;
-import fs.quant.ReferenceDequantizer;
 import fs.safetensors.SafetensorsFile;
 import fs.tensor.DType;
 import java.util.ArrayList;
