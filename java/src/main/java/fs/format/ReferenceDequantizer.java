@@ -29,6 +29,15 @@ public final class ReferenceDequantizer {
     private ReferenceDequantizer() {}
 
     /**
+     * Whether fs reads weights stored as {@code type}: the formats it decodes are the ggml types, as {@link DType}
+     * lists only those fs reads. Every backend reads a subset of these (the CPU backend all of them), so this is what
+     * a checkpoint's weights are checked against before a backend is chosen.
+     */
+    public static boolean decodes(DType type) {
+        return type.isGgmlType();
+    }
+
+    /**
      * Decodes {@code out.length} elements of {@code type} from the start of {@code bytes} into {@code out}.
      * {@code out.length} must be a whole number of blocks and {@code bytes} must hold them.
      */

@@ -1,7 +1,7 @@
 package fs.model;
 
 import fs.Quoted;
-import fs.backend.cpu.VectorBackend;
+import fs.format.ReferenceDequantizer;
 import fs.tensor.Tensor;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -139,7 +139,7 @@ final class Qwen3WeightBinder {
             problem(name + " has shape " + Arrays.toString(tensor.shape()) + ", expected " + Arrays.toString(shape));
             usable = false;
         }
-        if (!VectorBackend.reads(tensor.dtype())) {
+        if (!ReferenceDequantizer.decodes(tensor.dtype())) {
             problem(name + " is stored as " + tensor.dtype() + ", which fs does not read as a weight");
             usable = false;
         }

@@ -41,7 +41,7 @@ public final class ScalarBackend implements Backend {
     /** Every format the reference dequantizer decodes. */
     @Override
     public boolean supports(DType dtype) {
-        return dtype.isGgmlType();
+        return ReferenceDequantizer.decodes(dtype);
     }
 
     @Override

@@ -17,6 +17,7 @@ import java.util.HashSet;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.FieldSource;
 
 class ReferenceDequantizerTest {
@@ -152,6 +153,22 @@ class ReferenceDequantizerTest {
         assertEquals(129, Iq2XxsTables.signs(1));
         assertEquals(3, Iq2XxsTables.signs(3));
         assertEquals(255, Iq2XxsTables.signs(127));
+    }
+
+    /** decodes answers for the decoder: a type it names decodes a (zeroed) block, any other type is refused. */
+    @ParameterizedTest
+    @EnumSource(DType.class)
+    void decodesNamesExactlyTheTypesWithADecoding(DType type) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment block = arena.allocate(type.blockBytes());
+            float[] out = new float[type.blockElements()];
+            if (ReferenceDequantizer.decodes(type)) {
+                ReferenceDequantizer.decode(type, block, out);
+                for (float value : out) assertTrue(value == 0, type + " decodes a zeroed block to " + value);
+            } else {
+                assertThrows(IllegalArgumentException.class, () -> ReferenceDequantizer.decode(type, block, out));
+            }
+        }
     }
 
     @Test

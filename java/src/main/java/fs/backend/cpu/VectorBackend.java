@@ -97,16 +97,9 @@ public final class VectorBackend implements Backend {
                 + (nativeUnavailable == null ? "" : "; " + nativeUnavailable) + ")";
     }
 
+    /** Every format fs reads ({@link fs.format.ReferenceDequantizer#decodes}) has a row format here. */
     @Override
     public boolean supports(DType dtype) {
-        return reads(dtype);
-    }
-
-    /**
-     * Whether the cpu backend reads weights stored in {@code dtype}. It reads every format any backend of fs does,
-     * so this is what a checkpoint's weights are checked against before a backend is chosen.
-     */
-    public static boolean reads(DType dtype) {
         return RowFormats.of(dtype).isPresent();
     }
 
@@ -137,7 +130,7 @@ public final class VectorBackend implements Backend {
     }
 
     private static List<DType> supported() {
-        return Arrays.stream(DType.values()).filter(VectorBackend::reads).toList();
+        return Arrays.stream(DType.values()).filter(t -> RowFormats.of(t).isPresent()).toList();
     }
 
     @Override

@@ -616,6 +616,13 @@ class VectorBackendTest {
         assertTrue(one.supports(DType.Q8_0) && one.supports(DType.Q4_0) && one.supports(DType.BF16));
     }
 
+    /** The weight binder checks a checkpoint against the formats fs reads; the CPU backend must read all of them. */
+    @ParameterizedTest
+    @EnumSource(DType.class)
+    void readsExactlyTheFormatsFsReads(DType type) {
+        assertEquals(ReferenceDequantizer.decodes(type), one.supports(type));
+    }
+
     @Test
     void uploadRefusesRowsThatAreNotWholeBlocks() {
         Tensor w = new Tensor("w", DType.Q8_0, new long[] {2, 48}, arena.allocate(2 * 2 * 34, 8));
