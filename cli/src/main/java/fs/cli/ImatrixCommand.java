@@ -1,10 +1,10 @@
 package fs.cli;
 
 import fs.FsException;
-import fs.Terminal;
 import fs.engine.LoadedModel;
 import fs.eval.WindowProgress;
 import fs.model.SingleSequence;
+import fs.progress.Terminal;
 import fs.quantize.ImportanceMatrix;
 import fs.quantize.ImportanceMatrixCollector;
 import java.io.IOException;

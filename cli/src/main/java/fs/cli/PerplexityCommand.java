@@ -1,6 +1,5 @@
 package fs.cli;
 
-import fs.Terminal;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import fs.FsException;
@@ -13,6 +12,7 @@ import fs.eval.WindowProgress;
 import fs.eval.Windows;
 import fs.model.Probe;
 import fs.model.SingleSequence;
+import fs.progress.Terminal;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;

@@ -2,7 +2,6 @@ package fs.cli;
 
 import fs.FsException;
 import fs.HumanSize;
-import fs.Terminal;
 import fs.format.RowQuantizer;
 import fs.format.RowQuantizers;
 import fs.gguf.GgufValue;
@@ -10,6 +9,7 @@ import fs.hub.ModelResolver;
 import fs.model.Qwen3Config;
 import fs.model.Qwen3TensorNames;
 import fs.model.Qwen3Weights;
+import fs.progress.Terminal;
 import fs.quantize.ImportanceMatrix;
 import fs.quantize.QuantizationMetadata;
 import fs.quantize.QuantizationPlan;

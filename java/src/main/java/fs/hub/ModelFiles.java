@@ -3,7 +3,7 @@ package fs.hub;
 import com.fasterxml.jackson.databind.JsonNode;
 import fs.FsException;
 import fs.Quoted;
-import fs.safetensors.StrictJson;
+import fs.json.StrictJson;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;

@@ -1,7 +1,7 @@
 package fs.hub;
 
-import fs.Terminal;
 import fs.FsException;
+import fs.progress.Terminal;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintWriter;

@@ -1,7 +1,7 @@
 package fs.quantize;
 
-import static fs.ProgressText.bar;
-import static fs.ProgressText.rate;
+import static fs.progress.ProgressText.bar;
+import static fs.progress.ProgressText.rate;
 
 import fs.HumanSize;
 import java.io.PrintWriter;

@@ -3,6 +3,7 @@ package fs.safetensors;
 import com.fasterxml.jackson.databind.JsonNode;
 import fs.FsException;
 import fs.Quoted;
+import fs.json.StrictJson;
 import fs.tensor.Tensor;
 import java.io.IOException;
 import java.nio.file.Files;

@@ -3,6 +3,7 @@ package fs.safetensors;
 import com.fasterxml.jackson.databind.JsonNode;
 import fs.FsException;
 import fs.Quoted;
+import fs.json.StrictJson;
 import fs.tensor.DType;
 import java.util.ArrayList;
 import java.util.Arrays;

@@ -7,7 +7,7 @@ import com.fasterxml.jackson.core.JsonToken;
 import fs.FsException;
 import fs.HumanSize;
 import fs.Quoted;
-import fs.JsonMessages;
+import fs.json.JsonMessages;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;

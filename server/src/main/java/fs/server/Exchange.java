@@ -3,7 +3,7 @@ package fs.server;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import fs.FsException;
-import fs.safetensors.StrictJson;
+import fs.json.StrictJson;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;

@@ -1,4 +1,4 @@
-package fs;
+package fs.progress;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 

@@ -1,4 +1,4 @@
-package fs;
+package fs.progress;
 
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 

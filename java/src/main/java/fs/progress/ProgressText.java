@@ -1,10 +1,10 @@
-package fs;
+package fs.progress;
 
 import java.util.Locale;
 
 /**
  * The pieces every progress line on stderr is made of (downloads, {@code fs quantize}), so that they all read alike:
- * sizes as {@link HumanSize} writes them, a speed in MiB/s and a bar of '#' and '-'.
+ * sizes as {@link fs.HumanSize} writes them, a speed in MiB/s and a bar of '#' and '-'.
  */
 public final class ProgressText {
     private ProgressText() {}

@@ -1,4 +1,4 @@
-package fs.safetensors;
+package fs.json;
 
 import com.fasterxml.jackson.core.JacksonException;
 import com.fasterxml.jackson.core.JsonProcessingException;

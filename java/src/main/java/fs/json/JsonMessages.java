@@ -1,4 +1,4 @@
-package fs;
+package fs.json;
 
 import com.fasterxml.jackson.core.JsonLocation;
 import com.fasterxml.jackson.core.JsonProcessingException;
