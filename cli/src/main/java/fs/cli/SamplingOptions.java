@@ -1,8 +1,8 @@
 package fs.cli;
 
 import fs.FsException;
-import fs.generate.GenerationConfig;
 import fs.generate.SamplingParams;
+import fs.model.GenerationConfig;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
@@ -81,7 +81,7 @@ final class SamplingOptions {
 
     /** The model's defaults with the user's flags applied. */
     SamplingParams resolve(GenerationConfig defaults) {
-        return defaults.samplingParams().withOverrides(temperature, topK, topP, minP, repeatPenalty, presencePenalty,
+        return SamplingParams.of(defaults).withOverrides(temperature, topK, topP, minP, repeatPenalty, presencePenalty,
                 frequencyPenalty, seed);
     }
 

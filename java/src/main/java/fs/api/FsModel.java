@@ -5,10 +5,10 @@ import fs.chat.ChatTemplate;
 import fs.engine.BackendChoice;
 import fs.engine.Engine;
 import fs.engine.LoadedModel;
-import fs.generate.GenerationConfig;
 import fs.generate.SamplingParams;
 import fs.generate.Scheduler;
 import fs.generate.TokenSink;
+import fs.model.GenerationConfig;
 import fs.source.ModelSource;
 import fs.tokenizer.Tokenizer;
 import java.io.PrintWriter;
@@ -134,7 +134,7 @@ public final class FsModel implements AutoCloseable {
             // What can be wrong with the files is found before the weights are uploaded, which takes long.
             tokenizer = opened.tokenizer();
             defaults = opened.generationConfig();
-            defaults.samplingParams(); // a generation_config.json no sampler takes fails here
+            SamplingParams.of(defaults); // a generation_config.json no sampler takes fails here
         } catch (RuntimeException | Error e) {
             opened.close();
             throw e;
@@ -178,7 +178,7 @@ public final class FsModel implements AutoCloseable {
         Objects.requireNonNull(params, "params");
         Objects.requireNonNull(history, "history");
         if (template == null) throw new FsException(templateProblem.getMessage(), templateProblem);
-        return new Chat(this, params, params.sampling(defaults.samplingParams()), history); // a fresh seed each
+        return new Chat(this, params, params.sampling(SamplingParams.of(defaults)), history); // a fresh seed each
     }
 
     /** Positions each chat's history plus its answer may take: the context length shared out among the slots. */

@@ -1,6 +1,7 @@
 package fs.generate;
 
 import fs.FsException;
+import fs.model.GenerationConfig;
 import java.security.SecureRandom;
 
 /**
@@ -52,6 +53,22 @@ public record SamplingParams(float temperature, int topK, float topP, float minP
     /** Always the most likely token: no randomness, no filters, no penalty. */
     public static SamplingParams greedy() {
         return new SamplingParams(0f, 0, 1f, 0f, 1f, 0L);
+    }
+
+    /**
+     * The sampling parameters a model's generation_config.json describes, with a fresh random seed; greedy when
+     * do_sample is false. Apply the user's flags with {@link #withOverrides}.
+     */
+    public static SamplingParams of(GenerationConfig config) {
+        long seed = randomSeed();
+        try {
+            // Like Hugging Face, greedy decoding still applies the repetition penalty (a logits processor).
+            if (!config.doSample()) return new SamplingParams(0f, 0, 1f, 0f, config.repetitionPenalty(), seed);
+            return new SamplingParams(config.temperature(), config.topK(), config.topP(), config.minP(),
+                    config.repetitionPenalty(), seed);
+        } catch (FsException e) {
+            throw new FsException(GenerationConfig.FILE_NAME + ": " + e.getMessage(), e);
+        }
     }
 
     /** A seed nobody chose; callers print it so that the run can be repeated with {@code --seed}. */

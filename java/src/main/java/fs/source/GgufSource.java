@@ -2,9 +2,9 @@ package fs.source;
 
 import fs.FsException;
 import fs.chat.ChatTemplate;
-import fs.generate.GenerationConfig;
 import fs.gguf.GgufFile;
 import fs.gguf.GgufTensor;
+import fs.model.GenerationConfig;
 import fs.model.ModelTensors;
 import fs.model.Qwen3Config;
 import fs.model.Qwen3GgufConfig;

@@ -1,7 +1,7 @@
 package fs.source;
 
 import fs.chat.ChatTemplate;
-import fs.generate.GenerationConfig;
+import fs.model.GenerationConfig;
 import fs.model.ModelTensors;
 import fs.model.Qwen3Config;
 import fs.tokenizer.Tokenizer;

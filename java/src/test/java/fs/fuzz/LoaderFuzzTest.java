@@ -1,7 +1,7 @@
 package fs.fuzz;
 
 import fs.chat.ChatTemplate;
-import fs.generate.GenerationConfig;
+import fs.model.GenerationConfig;
 import fs.model.Qwen3Config;
 import fs.safetensors.SafetensorsFile;
 import fs.safetensors.SafetensorsWriter;

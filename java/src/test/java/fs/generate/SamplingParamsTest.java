@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import fs.FsException;
+import fs.model.GenerationConfig;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -61,7 +62,7 @@ class SamplingParamsTest {
                 {"bos_token_id": 151643, "do_sample": true, "eos_token_id": [151645, 151643], "pad_token_id": 151643,
                  "temperature": 0.6, "top_k": 20, "top_p": 0.95, "transformers_version": "4.51.0"}""");
         assertEquals(List.of(151645, 151643), config.eosTokenIds());
-        SamplingParams params = config.samplingParams();
+        SamplingParams params = SamplingParams.of(config);
         assertEquals(0.6f, params.temperature());
         assertEquals(20, params.topK());
         assertEquals(0.95f, params.topP());
@@ -73,7 +74,7 @@ class SamplingParamsTest {
     void withoutTheFileSamplingIsOnWithHuggingFaceDefaults() {
         GenerationConfig config = GenerationConfig.read(dir, VOCAB);
         assertEquals(List.of(), config.eosTokenIds());
-        SamplingParams params = config.samplingParams();
+        SamplingParams params = SamplingParams.of(config);
         assertEquals(1f, params.temperature());
         assertEquals(50, params.topK());
         assertEquals(1f, params.topP());
@@ -81,9 +82,8 @@ class SamplingParamsTest {
 
     @Test
     void doSampleFalseMeansGreedyButKeepsThePenalty() throws IOException {
-        SamplingParams params = readConfig("""
-                {"do_sample": false, "temperature": 0.7, "repetition_penalty": 1.3, "eos_token_id": 2}""")
-                .samplingParams();
+        SamplingParams params = SamplingParams.of(readConfig("""
+                {"do_sample": false, "temperature": 0.7, "repetition_penalty": 1.3, "eos_token_id": 2}"""));
         assertTrue(params.isGreedy());
         assertEquals(1.3f, params.repeatPenalty());
         assertEquals(List.of(2), GenerationConfig.read(dir, VOCAB).eosTokenIds());
@@ -91,8 +91,8 @@ class SamplingParamsTest {
 
     @Test
     void missingFieldsTakeHuggingFaceDefaultsAndNullDisables() throws IOException {
-        SamplingParams params = readConfig("""
-                {"temperature": 0.8, "top_k": null, "min_p": 0.05}""").samplingParams();
+        SamplingParams params = SamplingParams.of(readConfig("""
+                {"temperature": 0.8, "top_k": null, "min_p": 0.05}"""));
         assertEquals(0.8f, params.temperature());
         assertEquals(0, params.topK(), "top_k null disables top-k");
         assertEquals(1f, params.topP());
@@ -110,7 +110,7 @@ class SamplingParamsTest {
     @Test
     void eachUnseededRunGetsItsOwnSeed() {
         GenerationConfig config = GenerationConfig.defaults();
-        assertTrue(config.samplingParams().seed() != config.samplingParams().seed());
+        assertTrue(SamplingParams.of(config).seed() != SamplingParams.of(config).seed());
     }
 
     @Test
@@ -153,7 +153,7 @@ class SamplingParamsTest {
     void aBrokenFileIsOneErrorNamingIt() throws IOException {
         FsException e = assertThrows(FsException.class, () -> readConfig("{\"top_k\": "));
         assertTrue(e.getMessage().contains("generation_config.json"), e.getMessage());
-        FsException range = assertThrows(FsException.class, () -> readConfig("{\"top_p\": 2}").samplingParams());
+        FsException range = assertThrows(FsException.class, () -> SamplingParams.of(readConfig("{\"top_p\": 2}")));
         assertTrue(range.getMessage().startsWith("generation_config.json: top-p"), range.getMessage());
     }
 

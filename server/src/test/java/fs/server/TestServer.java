@@ -1,12 +1,12 @@
 package fs.server;
 
-import fs.generate.Scheduler;
 import fs.backend.cpu.VectorBackend;
 import fs.chat.ChatMessage;
 import fs.chat.ChatTemplate;
-import fs.generate.GenerationConfig;
 import fs.generate.Generator;
 import fs.generate.SamplingParams;
+import fs.generate.Scheduler;
+import fs.model.GenerationConfig;
 import fs.model.Probe;
 import fs.model.SingleSequence;
 import fs.model.TestModel;
@@ -86,14 +86,16 @@ final class TestServer implements AutoCloseable {
     /** Starts the server, answering with {@code engine} (the server closes it). */
     OpenAiServer serve(CompletionEngine engine, String apiKey) {
         server = listen(apiKey);
-        server.ready(new ServedModel(MODEL_ID, 1, tokenizer, () -> template, generationConfig::samplingParams, engine));
+        server.ready(new ServedModel(MODEL_ID, 1, tokenizer, () -> template, () -> SamplingParams.of(generationConfig),
+                engine));
         return server;
     }
 
     /** Starts the server as {@code config} says (which must listen on 127.0.0.1), answering with {@code engine}. */
     OpenAiServer serveWith(CompletionEngine engine, ServerConfig config) {
         server = OpenAiServer.start(config, new PrintWriter(log, true));
-        server.ready(new ServedModel(MODEL_ID, 1, tokenizer, () -> template, generationConfig::samplingParams, engine));
+        server.ready(new ServedModel(MODEL_ID, 1, tokenizer, () -> template, () -> SamplingParams.of(generationConfig),
+                engine));
         return server;
     }
 

@@ -1,4 +1,4 @@
-package fs.generate;
+package fs.model;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import fs.FsException;
@@ -17,6 +17,8 @@ import java.util.List;
  * for a field the file leaves out, the value is Hugging Face's default (temperature 1.0, top_k 50, top_p 1.0, no
  * min_p, repetition_penalty 1.0). Hugging Face itself would be greedy when do_sample is absent; a command-line tool is
  * expected to sample (llama.cpp does), and a model that wants greedy decoding says so with do_sample false.
+ *
+ * <p>It is the model's description, read with its config; {@code SamplingParams.of} turns it into a sampler's.
  *
  * @param eosTokenIds generation_config.json's eos_token_id (one id or a list), empty when absent; generation should
  *                    stop on these and on config.json's eos ids
@@ -61,21 +63,6 @@ public record GenerationConfig(
                 number(file, root, "min_p", d.minP(), 0f),
                 number(file, root, "repetition_penalty", d.repetitionPenalty(), 1.0f),
                 ids(file, root, "eos_token_id", vocabSize));
-    }
-
-    /**
-     * The sampling parameters these defaults describe, with a fresh random seed; greedy when do_sample is false.
-     * Apply the user's flags with {@link SamplingParams#withOverrides}.
-     */
-    public SamplingParams samplingParams() {
-        long seed = SamplingParams.randomSeed();
-        try {
-            // Like Hugging Face, greedy decoding still applies the repetition penalty (a logits processor).
-            if (!doSample) return new SamplingParams(0f, 0, 1f, 0f, repetitionPenalty, seed);
-            return new SamplingParams(temperature, topK, topP, minP, repetitionPenalty, seed);
-        } catch (FsException e) {
-            throw new FsException(FILE_NAME + ": " + e.getMessage(), e);
-        }
     }
 
     private static boolean bool(Path file, JsonNode root, String field, boolean absent) {
