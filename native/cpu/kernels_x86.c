@@ -238,13 +238,18 @@ static inline __m256 add_scaled_lanes(__m256 acc, __m256 d, const float *scale, 
     return _mm256_fmadd_ps(_mm256_mul_ps(d, _mm256_broadcast_ss(scale)), _mm256_cvtepi32_ps(lanes), acc);
 }
 
-FS_ALWAYS_INLINE void q8_0_rows(const uint8_t *w, const uint8_t *a, const float *scales, int64_t act_row_bytes,
-                                int blocks, float *out, int64_t out_stride, const int R) {
+/*
+ * Q8_0 or Q4_0 (nibbles: a constant at each call) against R activation rows: a block's 32 weights as signed bytes
+ * (Q4_0's nibbles − 8), shared by the rows, and the sign trick per row (for Q4_0 one product fewer than q·x − 8·x).
+ */
+FS_ALWAYS_INLINE void signed32_rows(const uint8_t *w, const uint8_t *a, const float *scales, int64_t act_row_bytes,
+                                    int blocks, float *out, int64_t out_stride, const int R, const int nibbles) {
     __m256 acc[FS_ROWS];
     FS_UNROLL
     for (int r = 0; r < R; r++) acc[r] = _mm256_setzero_ps();
-    for (int b = 0; b < blocks; b++, w += Q8_0_BLOCK, a += Q8_0_BYTES) {
-        __m256i q = load256(w + 2), magnitudes = _mm256_sign_epi8(q, q);
+    for (int b = 0; b < blocks; b++, w += nibbles ? Q4_0_BLOCK : Q8_0_BLOCK, a += Q8_0_BYTES) {
+        __m256i q = nibbles ? _mm256_sub_epi8(q4_0_unpack(w), _mm256_set1_epi8(8)) : load256(w + 2);
+        __m256i magnitudes = _mm256_sign_epi8(q, q);
         __m256 d = _mm256_set1_ps(half(w));
         FS_UNROLL
         for (int r = 0; r < R; r++) {
@@ -257,24 +262,14 @@ FS_ALWAYS_INLINE void q8_0_rows(const uint8_t *w, const uint8_t *a, const float 
     for (int r = 0; r < R; r++) out[r * out_stride] = sum_vector(acc[r]);
 }
 
-/* Q4_0's weights signed (q − 8, shared by the rows) and the sign trick: per row, one fewer product than q·x − 8·x. */
+FS_ALWAYS_INLINE void q8_0_rows(const uint8_t *w, const uint8_t *a, const float *scales, int64_t act_row_bytes,
+                                int blocks, float *out, int64_t out_stride, const int R) {
+    signed32_rows(w, a, scales, act_row_bytes, blocks, out, out_stride, R, 0);
+}
+
 FS_ALWAYS_INLINE void q4_0_rows(const uint8_t *w, const uint8_t *a, const float *scales, int64_t act_row_bytes,
                                 int blocks, float *out, int64_t out_stride, const int R) {
-    __m256 acc[FS_ROWS];
-    FS_UNROLL
-    for (int r = 0; r < R; r++) acc[r] = _mm256_setzero_ps();
-    for (int b = 0; b < blocks; b++, w += Q4_0_BLOCK, a += Q8_0_BYTES) {
-        __m256i q = _mm256_sub_epi8(q4_0_unpack(w), _mm256_set1_epi8(8)), magnitudes = _mm256_sign_epi8(q, q);
-        __m256 d = _mm256_set1_ps(half(w));
-        FS_UNROLL
-        for (int r = 0; r < R; r++) {
-            __m256i x = load256(a + r * act_row_bytes + 2);
-            __m256i lanes = dot_u8_s8(_mm256_setzero_si256(), magnitudes, _mm256_sign_epi8(x, q));
-            acc[r] = add_scaled_lanes(acc[r], d, scales + r * blocks + b, lanes);
-        }
-    }
-    FS_UNROLL
-    for (int r = 0; r < R; r++) out[r * out_stride] = sum_vector(acc[r]);
+    signed32_rows(w, a, scales, act_row_bytes, blocks, out, out_stride, R, 1);
 }
 
 /* A vector of int16 whose every lane is int16 lane `index` (0..7) of the 128-bit value both halves of v hold. */
