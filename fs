@@ -95,6 +95,12 @@ if [[ ! -f "$jar" ]] || [[ -n "$(find "$root/pom.xml" "$root/java/pom.xml" "$roo
 fi
 
 jvm_flags=(--add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED -XX:+UseParallelGC -Xss4m)
+# OpenCL drivers built on LLVM (PoCL among them) install their own SIGSEGV/SIGBUS/SIGILL handlers over HotSpot's,
+# which the JVM needs for its safepoint polls: without signal chaining such a process dies now and then of a bare
+# "Segmentation fault". libjsig keeps HotSpot's handlers first and chains the driver's.
+if [[ -f "$JAVA_HOME/lib/libjsig.so" ]]; then
+  export LD_PRELOAD="$JAVA_HOME/lib/libjsig.so${LD_PRELOAD:+:$LD_PRELOAD}"
+fi
 
 # JDK 25's AOT cache (JEP 483, 514, 515) keeps the classes a training run loaded and linked, and its method profiles,
 # which spares each start much class loading and some warm-up (on 2 cores: 0.1 s of `fs tokenize`, 0.7 s of a first

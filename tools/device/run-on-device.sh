@@ -129,7 +129,10 @@ if [[ "$full" != 0 ]] && step make-full run.log 150 "${make_checkpoint[@]}" full
   bench_model="$work/full"
 fi
 
-fs=(env FS_CACHE_DIR="$work/cache" "$work/runtime/bin/java" --add-modules jdk.incubator.vector
+# Signal chaining, as ./fs does: an LLVM-based OpenCL driver's signal handlers must not replace HotSpot's.
+jsig=()
+[[ -f "$work/runtime/lib/libjsig.so" ]] && jsig=(LD_PRELOAD="$work/runtime/lib/libjsig.so")
+fs=(env FS_CACHE_DIR="$work/cache" "${jsig[@]}" "$work/runtime/bin/java" --add-modules jdk.incubator.vector
     --enable-native-access=ALL-UNNAMED -XX:+UseParallelGC -Xss4m -jar "$bundle/app/fs.jar")
 
 # --- fs
