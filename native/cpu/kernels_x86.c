@@ -304,6 +304,13 @@ static inline int32_t k_min_sum(__m256i scales_mins, const uint8_t *a) {
     return sum_i32x4(_mm_madd_epi16(_mm256_extracti128_si256(scales_mins, 1), group_sums));
 }
 
+/* Q4_K's and Q5_K's 8 group scales (low 128 bits) and 8 mins (high), as int16, from the block's 12 scale bytes. */
+static inline __m256i k_scales_mins(const uint8_t *scales) {
+    uint32_t sc[2], mn[2];
+    q4_k_scales(scales, sc, mn);
+    return _mm256_cvtepu8_epi16(_mm_setr_epi32((int)sc[0], (int)sc[1], (int)mn[0], (int)mn[1]));
+}
+
 /*
  * The lanes of 64 Q4_K weights, two groups (32 bytes q: the first group in the low nibbles, the second in the high),
  * against their 64 activations x, each group times its int16 scale. Pairs ≤ 2·15·127: inside int16.
@@ -323,11 +330,8 @@ static float dot_q4_k(const uint8_t *w, const uint8_t *a, int blocks) {
     for (int b = 0; b < blocks; b++, w += Q4_K_BLOCK, a += Q8_K_BYTES) {
         prefetch_block(w + 2 * Q4_K_BLOCK, Q4_K_BLOCK);
         float da = load_f32(a);
-        uint32_t sc[2], mn[2];
-        q4_k_scales(w + 4, sc, mn);
-        /* The 8 scales and 8 mins as int16, each times its chunk's multiple. */
-        __m256i scales_mins = _mm256_cvtepu8_epi16(_mm_setr_epi32((int)sc[0], (int)sc[1], (int)mn[0], (int)mn[1]));
-        scales_mins = _mm256_mullo_epi16(scales_mins, chunk_multiples(a)); /* ≤ 63·16 */
+        /* The 8 scales and 8 mins, each times its chunk's multiple. */
+        __m256i scales_mins = _mm256_mullo_epi16(k_scales_mins(w + 4), chunk_multiples(a)); /* ≤ 63·16 */
         int32_t min_sum = k_min_sum(scales_mins, a);
         __m256i s = _mm256_broadcastsi128_si256(_mm256_castsi256_si128(scales_mins));
         const uint8_t *x = a + Q8_K_QS, *q = w + 16;
@@ -368,9 +372,7 @@ FS_ALWAYS_INLINE void q4_k_rows(const uint8_t *w, const uint8_t *a, int64_t act_
     FS_UNROLL
     for (int r = 0; r < R; r++) acc[r] = _mm256_setzero_ps(), mins[r] = 0.0f;
     for (int b = 0; b < blocks; b++, w += Q4_K_BLOCK, a += Q8_K_BYTES) {
-        uint32_t sc[2], mn[2];
-        q4_k_scales(w + 4, sc, mn);
-        __m256i scales_mins = _mm256_cvtepu8_epi16(_mm_setr_epi32((int)sc[0], (int)sc[1], (int)mn[0], (int)mn[1]));
+        __m256i scales_mins = k_scales_mins(w + 4);
         float d = half(w), dmin = half(w + 2);
         __m256i q[8];
         FS_UNROLL
@@ -547,10 +549,7 @@ static float dot_q5_k(const uint8_t *w, const uint8_t *a, int blocks) {
     for (int b = 0; b < blocks; b++, w += Q5_K_BLOCK, a += Q8_K_BYTES) {
         prefetch_block(w + 2 * Q5_K_BLOCK, Q5_K_BLOCK);
         float da = load_f32(a);
-        uint32_t sc[2], mn[2];
-        q4_k_scales(w + 4, sc, mn);
-        __m256i scales_mins = _mm256_cvtepu8_epi16(_mm_setr_epi32((int)sc[0], (int)sc[1], (int)mn[0], (int)mn[1]));
-        scales_mins = _mm256_mullo_epi16(scales_mins, chunk_multiples(a)); /* ≤ 63·16 */
+        __m256i scales_mins = _mm256_mullo_epi16(k_scales_mins(w + 4), chunk_multiples(a)); /* ≤ 63·16 */
         int32_t min_sum = k_min_sum(scales_mins, a);
         __m256i s = _mm256_broadcastsi128_si256(_mm256_castsi256_si128(scales_mins)), qh = load256(w + 16);
         const uint8_t *x = a + Q8_K_QS, *q = w + 48;
@@ -575,9 +574,7 @@ FS_ALWAYS_INLINE void q5_k_rows(const uint8_t *w, const uint8_t *a, int64_t act_
     FS_UNROLL
     for (int r = 0; r < R; r++) acc[r] = _mm256_setzero_ps(), mins[r] = 0.0f;
     for (int b = 0; b < blocks; b++, w += Q5_K_BLOCK, a += Q8_K_BYTES) {
-        uint32_t sc[2], mn[2];
-        q4_k_scales(w + 4, sc, mn);
-        __m256i scales_mins = _mm256_cvtepu8_epi16(_mm_setr_epi32((int)sc[0], (int)sc[1], (int)mn[0], (int)mn[1]));
+        __m256i scales_mins = k_scales_mins(w + 4);
         float d = half(w), dmin = half(w + 2);
         __m256i q[8], qh = load256(w + 16);
         FS_UNROLL
