@@ -71,6 +71,15 @@ public final class Generator {
      * batch of the prompt and before each new token. What ran stays in the cache, so the next call reuses it.
      */
     public Generation generate(int[] prompt, int maxNewTokens, TokenListener listener, BooleanSupplier stopRequested) {
+        return generate(prompt, maxNewTokens, listener, stopRequested, null);
+    }
+
+    /**
+     * As {@link #generate(int[], int, TokenListener, BooleanSupplier)}, choosing only tokens that {@code constraint}
+     * (null: none) allows; it is this call's, advanced on the caller's thread.
+     */
+    public Generation generate(int[] prompt, int maxNewTokens, TokenListener listener, BooleanSupplier stopRequested,
+                               TokenConstraint constraint) {
         checkFits(prompt.length, maxNewTokens);
         int context = sequence.shape().contextLength();
         int limit = maxNewTokens >= 0 ? maxNewTokens : context - prompt.length;
@@ -85,7 +94,7 @@ public final class Generator {
             return new Generation(new int[0], StopReason.CANCELLED, stats);
         }
         int generatedFrom = prompt.length; // this answer's tokens: what the presence and frequency penalties count
-        int next = limit > 0 ? chooseNext(generatedFrom) : -1;
+        int next = limit > 0 ? chooseNext(generatedFrom, constraint) : -1;
         long prefillEnd = System.nanoTime();
 
         int count = 0;
@@ -116,7 +125,7 @@ public final class Generator {
             sequence.forward(oneToken, cached.length(), Probe.NONE);
             cached.append(next);
             decodeSteps++;
-            next = chooseNext(generatedFrom);
+            next = chooseNext(generatedFrom, constraint);
         }
         long end = System.nanoTime();
 
@@ -145,9 +154,9 @@ public final class Generator {
      * The next token from the logits of the last row; the repetition penalty sees every token so far (prompt and
      * output), the presence and frequency penalties the tokens from {@code generatedFrom} on (this answer's).
      */
-    private int chooseNext(int generatedFrom) {
+    private int chooseNext(int generatedFrom, TokenConstraint constraint) {
         return picker.pick(sequence.buffers(), sequence.logitRows() - 1, cached, generatedFrom,
-                sequence.config().vocabSize());
+                sequence.config().vocabSize(), constraint);
     }
 
     private boolean isStop(int id) {

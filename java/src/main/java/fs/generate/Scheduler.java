@@ -149,6 +149,15 @@ public final class Scheduler implements AutoCloseable {
      */
     public Handle submit(int[] prompt, SamplingParams params, int maxTokens, int[] stopIds, int topLogprobs,
                          TokenSink sink) {
+        return submit(prompt, params, maxTokens, stopIds, topLogprobs, null, sink);
+    }
+
+    /**
+     * As {@link #submit(int[], SamplingParams, int, int[], int, TokenSink)}, choosing only tokens that
+     * {@code constraint} (null: none) allows; the constraint is this request's, touched on the scheduler's thread.
+     */
+    public Handle submit(int[] prompt, SamplingParams params, int maxTokens, int[] stopIds, int topLogprobs,
+                         TokenConstraint constraint, TokenSink sink) {
         if (params == null || stopIds == null || sink == null) {
             throw new NullPointerException("params, stopIds and sink are required");
         }
@@ -166,7 +175,7 @@ public final class Scheduler implements AutoCloseable {
                 throw new FsException("token id " + id + " is outside the vocabulary (0.." + (vocab - 1) + ")");
             }
         }
-        Request request = new Request(prompt.clone(), params, maxTokens, stopIds.clone(), topLogprobs, sink);
+        Request request = new Request(prompt.clone(), params, maxTokens, stopIds.clone(), topLogprobs, constraint, sink);
         lock.lock();
         try {
             if (closed) throw new IllegalStateException("the scheduler is closed");
@@ -347,7 +356,8 @@ public final class Scheduler implements AutoCloseable {
             int next;
             try {
                 // The request's own tokens start after its prompt: the additive penalties count only those.
-                next = r.picker.pick(buffers, r.logitIndex, r.slot.tokens, r.prompt.length, model.config().vocabSize());
+                next = r.picker.pick(buffers, r.logitIndex, r.slot.tokens, r.prompt.length, model.config().vocabSize(),
+                        r.constraint);
             } catch (RuntimeException e) {
                 fail(r, e);
                 continue;
@@ -425,6 +435,7 @@ public final class Scheduler implements AutoCloseable {
         final int limit;
         final int[] stopIds;
         final int topLogprobs;
+        final TokenConstraint constraint; // null: none
         final TokenSink sink;
         volatile boolean cancelled;
 
@@ -441,13 +452,15 @@ public final class Scheduler implements AutoCloseable {
         long start;
         long prefillEnd;
 
-        Request(int[] prompt, SamplingParams params, int maxTokens, int[] stopIds, int topLogprobs, TokenSink sink) {
+        Request(int[] prompt, SamplingParams params, int maxTokens, int[] stopIds, int topLogprobs,
+                TokenConstraint constraint, TokenSink sink) {
             this.prompt = prompt;
             this.params = params;
             this.maxTokens = maxTokens;
             this.limit = maxTokens >= 0 ? maxTokens : config.contextLength() - prompt.length;
             this.stopIds = stopIds;
             this.topLogprobs = topLogprobs;
+            this.constraint = constraint;
             this.sink = sink;
         }
 

@@ -17,7 +17,9 @@ import fs.model.TestModel;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -283,6 +285,47 @@ class SchedulerTest {
             assertEquals(StopReason.END_OF_SEQUENCE, r.await());
         }
         assertArrayEquals(Arrays.copyOf(expected, first), r.ids());
+    }
+
+    /** Allows the tokens of a set only; remembers what it was told to accept. */
+    private static final class AllowedSet implements TokenConstraint {
+        final Set<Integer> allowed;
+        final List<Integer> accepted = new ArrayList<>();
+
+        AllowedSet(Set<Integer> allowed) {
+            this.allowed = allowed;
+        }
+
+        @Override public boolean allows(int token) { return allowed.contains(token); }
+        @Override public void mask(float[] logits) {
+            for (int i = 0; i < logits.length; i++) if (!allowed.contains(i)) logits[i] = Float.NEGATIVE_INFINITY;
+        }
+        @Override public void accept(int token) { accepted.add(token); }
+    }
+
+    @Test
+    void aConstraintThatAllowsTheGreedyTokensChangesNothingAndOneThatForbidsThemIsObeyed() throws Exception {
+        int maxTokens = 6;
+        int[] expected = alone(prompt(2), maxTokens);
+        Set<Integer> greedyTokens = new HashSet<>();
+        for (int id : expected) greedyTokens.add(id);
+        AllowedSet agreeing = new AllowedSet(greedyTokens);
+        // Forbidding the greedy first token and allowing a handful of others must pick among those only.
+        Set<Integer> others = new HashSet<>(List.of(11, 220, 1000, 4096));
+        others.removeAll(greedyTokens);
+        AllowedSet forbidding = new AllowedSet(others);
+        Recorder a = new Recorder(), b = new Recorder();
+        try (Scheduler scheduler = new Scheduler(test.model(), new Scheduler.Config(2, CONTEXT, 16, 0))) {
+            scheduler.submit(prompt(2), SamplingParams.greedy(), maxTokens, NO_STOP, -1, agreeing, a);
+            scheduler.submit(prompt(2), SamplingParams.greedy(), maxTokens, NO_STOP, -1, forbidding, b);
+            assertEquals(StopReason.TOKEN_LIMIT, a.await());
+            assertEquals(StopReason.TOKEN_LIMIT, b.await());
+        }
+        assertArrayEquals(expected, a.ids());
+        assertEquals(List.of(Arrays.stream(expected).boxed().toArray(Integer[]::new)), agreeing.accepted);
+        assertEquals(maxTokens, b.ids().length);
+        for (int id : b.ids()) assertTrue(others.contains(id), "token " + id + " is not allowed");
+        assertEquals(List.of(Arrays.stream(b.ids()).boxed().toArray(Integer[]::new)), forbidding.accepted);
     }
 
     @Test
