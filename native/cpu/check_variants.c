@@ -15,6 +15,10 @@
 
 typedef void (*matmul_fn)(const void *, int64_t, int, int, const void *, int, int, float *, int64_t);
 typedef void (*quantize_fn)(const float *, void *, int64_t);
+typedef void (*rms_norm_fn)(const float *, const float *, float *, int, int, float);
+typedef void (*rope_fn)(float *, int, int, const float *, const float *);
+typedef void (*silu_mul_fn)(const float *, const float *, float *, int64_t);
+typedef void (*add_fn)(float *, const float *, int64_t);
 
 #define FORMATS 8
 
@@ -34,6 +38,10 @@ struct variant {
     const char *name;
     quantize_fn quantize_q8_0, quantize_q8_k;
     matmul_fn matmul[FORMATS]; /* in the order of formats */
+    rms_norm_fn rms_norm;
+    rope_fn rope;
+    silu_mul_fn silu_mul;
+    add_fn add;
 };
 
 #define FS_VARIANT_ENTRY(V)                                                                                          \
@@ -41,7 +49,8 @@ struct variant {
      fs_quantize_q8_0_##V,                                                                                           \
      fs_quantize_q8_k_##V,                                                                                           \
      {fs_matmul_q8_0_##V, fs_matmul_q4_0_##V, fs_matmul_q4_k_##V, fs_matmul_q6_k_##V, fs_matmul_q5_k_##V,            \
-      fs_matmul_q2_k_##V, fs_matmul_q3_k_##V, fs_matmul_iq2_xxs_##V}}
+      fs_matmul_q2_k_##V, fs_matmul_q3_k_##V, fs_matmul_iq2_xxs_##V},                                                \
+     fs_rms_norm_##V, fs_rope_##V, fs_silu_mul_##V, fs_add_##V}
 
 static const struct variant variants[] = {
     FS_VARIANT_ENTRY(scalar),
@@ -143,6 +152,44 @@ static void fill_sentinel(float *out, int n) {
     for (int i = 0; i < n; i++) out[i] = -1.0f;
 }
 
+/*
+ * The float operations of v against the scalar variant's on x (ACT_ROWS rows of K, whose values span 2^-30..2^20
+ * and include zeros), at widths that leave a tail after the vectors; returns 1 where all agree.
+ */
+static int check_float_ops(const struct variant *v, const float *x) {
+    const struct variant *scalar = &variants[0];
+    int n = ACT_ROWS * K, ok = 1;
+    float *expected = malloc(sizeof(float) * (size_t)n), *out = malloc(sizeof(float) * (size_t)n);
+    float *gamma = malloc(sizeof(float) * K), *angles = malloc(sizeof(float) * K);
+    for (int i = 0; i < K; i++) gamma[i] = 1.0f + 0.1f * uniform();
+    for (int i = 0; i < K; i++) angles[i] = uniform();
+    /* rmsnorm: rows of 1000 (62 vectors of 16 and a tail of 8) */
+    scalar->rms_norm(x, gamma, expected, n / 1000, 1000, 1e-6f);
+    v->rms_norm(x, gamma, out, n / 1000, 1000, 1e-6f);
+    ok &= same_floats("rms_norm", v->name, expected, out, n / 1000 * 1000);
+    /* rope: one row of 6 heads of 84 (42 pairs: two vectors and a tail), in place */
+    memcpy(expected, x, sizeof(float) * 6 * 84);
+    memcpy(out, x, sizeof(float) * 6 * 84);
+    scalar->rope(expected, 6, 84, angles, angles + 42);
+    v->rope(out, 6, 84, angles, angles + 42);
+    ok &= same_floats("rope", v->name, expected, out, 6 * 84);
+    /* silu·mul with gates scaled to span exp's clamp (|g| up to 2^7 and beyond) and an odd count; add in place */
+    for (int i = 0; i < K; i++) angles[i] = 200.0f * uniform();
+    scalar->silu_mul(angles, x, expected, K - 3);
+    v->silu_mul(angles, x, out, K - 3);
+    ok &= same_floats("silu_mul", v->name, expected, out, K - 3);
+    memcpy(out, expected, sizeof(float) * (K - 3));
+    scalar->add(expected, x, K - 3);
+    v->add(out, x, K - 3);
+    ok &= same_floats("add", v->name, expected, out, K - 3);
+    printf("%s float ops %s\n", v->name, ok ? "bit for bit as scalar" : "DIFFER FROM SCALAR");
+    free(expected);
+    free(out);
+    free(gamma);
+    free(angles);
+    return ok;
+}
+
 /* Variant v against the scalar variant, every check; returns 1 where all agree. */
 static int check(const struct variant *v, const float *x) {
     const struct variant *scalar = &variants[0];
@@ -186,7 +233,7 @@ static int check(const struct variant *v, const float *x) {
     free(actual);
     free(expected);
     free(out);
-    return ok;
+    return ok & check_float_ops(v, x);
 }
 
 int main(int argc, char **argv) {

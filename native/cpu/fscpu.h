@@ -39,6 +39,7 @@ FS_API int fs_activation_bytes(const char *format);
  * values, back to back at act, in the activation format of F).
  */
 #define FS_DECLARE_VARIANT(V)                                                                                        \
+    FS_DECLARE_FLOAT_OPS(V)                                                                                          \
     FS_API void fs_quantize_q8_0_##V(const float *x, void *y, int64_t count);                                        \
     FS_API void fs_quantize_q8_k_##V(const float *x, void *y, int64_t count);                                        \
     FS_DECLARE_MATMUL(q8_0, V)                                                                                       \
@@ -49,6 +50,18 @@ FS_API int fs_activation_bytes(const char *format);
     FS_DECLARE_MATMUL(q2_k, V)                                                                                       \
     FS_DECLARE_MATMUL(q3_k, V)                                                                                       \
     FS_DECLARE_MATMUL(iq2_xxs, V)
+
+/*
+ * The float operations of float_ops.c, bit for bit those of the Java kernels at 16 lanes:
+ * fs_rms_norm_V: out row r = x row r / sqrt(mean of its squares + eps) * gamma, for rows rows of width floats;
+ * fs_rope_V: one row of heads × head_dim floats rotated (rotate-half) by the angles whose cos and sin are given
+ * (head_dim / 2 of each); fs_silu_mul_V: out = silu(gate) * up; fs_add_V: x += y. out may be x (in place).
+ */
+#define FS_DECLARE_FLOAT_OPS(V)                                                                                      \
+    FS_API void fs_rms_norm_##V(const float *x, const float *gamma, float *out, int rows, int width, float eps);      \
+    FS_API void fs_rope_##V(float *x, int heads, int head_dim, const float *cos_, const float *sin_);                \
+    FS_API void fs_silu_mul_##V(const float *gate, const float *up, float *out, int64_t count);                      \
+    FS_API void fs_add_##V(float *x, const float *y, int64_t count);
 
 #define FS_DECLARE_MATMUL(F, V)                                                                                      \
     FS_API void fs_matmul_##F##_##V(const void *w, int64_t row_bytes, int row_from, int row_to, const void *act,     \

@@ -76,6 +76,7 @@ final class NativeKernels {
     private final String isa;
     private final Map<Activations, MethodHandle> quantize = new EnumMap<>(Activations.class);
     private final Map<DType, MethodHandle> matmul = new EnumMap<>(DType.class);
+    private final NativeFloatOps floatOps;
 
     private NativeKernels(SymbolLookup library, String isa) {
         this.isa = isa;
@@ -83,6 +84,7 @@ final class NativeKernels {
             quantize.put(a, handle(library, "fs_quantize_" + a.name().toLowerCase(Locale.ROOT) + "_" + isa, QUANTIZE));
         }
         FORMATS.forEach((dtype, name) -> matmul.put(dtype, handle(library, "fs_matmul_" + name + "_" + isa, MATMUL)));
+        floatOps = new NativeFloatOps(library, isa);
     }
 
     private static MethodHandle handle(SymbolLookup library, String name, FunctionDescriptor descriptor) {
@@ -150,6 +152,11 @@ final class NativeKernels {
 
     String isa() {
         return isa;
+    }
+
+    /** The same variant's float operations. */
+    NativeFloatOps floatOps() {
+        return floatOps;
     }
 
     /** Whether {@code weights} has native kernels. */

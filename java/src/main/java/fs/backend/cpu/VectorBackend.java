@@ -47,6 +47,7 @@ public final class VectorBackend implements Backend {
     private final MatmulTask matmulTask;
     /** The native matmul of the formats it has, or null when the Vector API runs every matmul. */
     private final NativeMatmul nativeMatmul;
+    private final NativeFloatOps nativeFloatOps; // null: the Java kernels
     /** Why native kernels that were asked for are not running, or null. */
     private final String nativeUnavailable;
     private final AttentionTask attentionTask = new AttentionTask();
@@ -77,6 +78,8 @@ public final class VectorBackend implements Backend {
         pool = new WorkerPool(threads);
         matmulTask = new MatmulTask(pool, arena);
         nativeMatmul = kernels.nativeKernels() == null ? null : new NativeMatmul(pool, kernels.nativeKernels());
+        nativeFloatOps = kernels.nativeKernels() == null ? null : kernels.nativeKernels().floatOps();
+        siluMulTask.nativeOps = nativeFloatOps;
         nativeUnavailable = kernels.unavailable();
         attentionQueries = new float[threads][0];
         attentionScores = new float[threads][0];
@@ -197,6 +200,10 @@ public final class VectorBackend implements Backend {
         requireLength(x, (long) rows * width, "rmsNorm input");
         requireLength(out, (long) rows * width, "rmsNorm output");
         float[] gm = decodeRow(g, 0);
+        if (nativeFloatOps != null) {
+            nativeFloatOps.rmsNorm(xs, MemorySegment.ofArray(gm), os, rows, width, eps);
+            return;
+        }
         int full = width - width % L;
         for (int r = 0; r < rows; r++) {
             long base = (long) r * width * Float.BYTES;
@@ -250,6 +257,12 @@ public final class VectorBackend implements Backend {
         int full = half - half % L;
         for (int r = 0; r < rows; r++) {
             int angles = placed.position(r) * half;
+            if (nativeFloatOps != null) {
+                long row = (long) r * heads * headDim * Float.BYTES;
+                nativeFloatOps.rope(xs.asSlice(row, (long) heads * headDim * Float.BYTES), heads, headDim, cos, sin,
+                        angles);
+                continue;
+            }
             for (int h = 0; h < heads; h++) {
                 long lo = ((long) r * heads + h) * headDim * Float.BYTES;
                 long hi = lo + (long) half * Float.BYTES;
@@ -497,6 +510,7 @@ public final class VectorBackend implements Backend {
     }
 
     private static final class SiluMulTask implements WorkerPool.Task {
+        NativeFloatOps nativeOps; // null: the Java kernel
         MemorySegment gate;
         MemorySegment up;
         MemorySegment out;
@@ -506,6 +520,12 @@ public final class VectorBackend implements Backend {
         public void run(int unit, int worker) {
             long from = (long) unit * ELEMENTWISE_UNIT;
             long to = Math.min(length, from + ELEMENTWISE_UNIT);
+            if (nativeOps != null) {
+                long offset = 4 * from, bytes = 4 * (to - from);
+                nativeOps.siluMul(gate.asSlice(offset, bytes), up.asSlice(offset, bytes), out.asSlice(offset, bytes),
+                        to - from);
+                return;
+            }
             // Units are whole vectors (ELEMENTWISE_UNIT is a multiple of L), so an element is in the vector or the
             // scalar part by its index alone; both compute the same operations.
             long i = from;
@@ -526,6 +546,10 @@ public final class VectorBackend implements Backend {
         MemorySegment xs = segment(x), ys = segment(y);
         requireLength(x, length, "add target");
         requireLength(y, length, "add source");
+        if (nativeFloatOps != null) {
+            nativeFloatOps.add(xs, ys, length);
+            return;
+        }
         long full = length - length % L;
         for (long i = 0; i < full; i += L) {
             FloatVector.fromMemorySegment(F, xs, 4 * i, LE).add(FloatVector.fromMemorySegment(F, ys, 4 * i, LE))

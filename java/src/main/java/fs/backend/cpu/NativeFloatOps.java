@@ -1,0 +1,100 @@
+package fs.backend.cpu;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_FLOAT;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import fs.FsException;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.SymbolLookup;
+import java.lang.invoke.MethodHandle;
+
+/**
+ * One variant of libfscpu's float operations (native/cpu/float_ops.c: rmsnorm, rope, silu·mul, add), which give the
+ * very floats of {@link VectorBackend}'s Java kernels at 16 lanes. They exist for time, not for other results: until
+ * C2 has compiled the Java kernels they run interpreted, and on a first token or a small model that is most of the
+ * time. Critical downcalls (heap segments allowed), each bounded by one op's rows; every call is checked here against
+ * the segments' sizes.
+ */
+@SuppressWarnings("restricted") // downcalls into libfscpu
+final class NativeFloatOps {
+    private static final Linker LINKER = Linker.nativeLinker();
+    private static final Linker.Option CRITICAL = Linker.Option.critical(true);
+
+    private final MethodHandle rmsNorm;
+    private final MethodHandle rope;
+    private final MethodHandle siluMul;
+    private final MethodHandle add;
+
+    NativeFloatOps(SymbolLookup library, String isa) {
+        rmsNorm = handle(library, "fs_rms_norm_" + isa,
+                FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, JAVA_FLOAT));
+        rope = handle(library, "fs_rope_" + isa,
+                FunctionDescriptor.ofVoid(ADDRESS, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS));
+        siluMul = handle(library, "fs_silu_mul_" + isa, FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, ADDRESS, JAVA_LONG));
+        add = handle(library, "fs_add_" + isa, FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, JAVA_LONG));
+    }
+
+    private static MethodHandle handle(SymbolLookup library, String name, FunctionDescriptor descriptor) {
+        MemorySegment symbol = library.find(name).orElseThrow(
+                () -> new FsException("the native CPU kernels have no " + name + " (a library from another build?)"));
+        return LINKER.downcallHandle(symbol, descriptor, CRITICAL);
+    }
+
+    private static void require(boolean ok, String op) {
+        if (!ok) throw new IllegalArgumentException("bad native " + op + " arguments");
+    }
+
+    /** {@code rows} rows of {@code width} floats of x, each scaled to unit root mean square (+ eps) and by gamma. */
+    void rmsNorm(MemorySegment x, MemorySegment gamma, MemorySegment out, int rows, int width, float eps) {
+        long bytes = (long) rows * width * Float.BYTES;
+        require(rows >= 0 && width > 0 && x.byteSize() >= bytes && out.byteSize() >= bytes
+                && gamma.byteSize() >= (long) width * Float.BYTES, "rmsNorm");
+        try {
+            rmsNorm.invokeExact(x, gamma, out, rows, width, eps);
+        } catch (Throwable e) {
+            throw new IllegalStateException("native rmsNorm failed", e);
+        }
+    }
+
+    /**
+     * One row of {@code heads} heads of {@code headDim} floats at {@code x}, rotated in place by the angles whose
+     * cosines and sines start at {@code cos[from]} and {@code sin[from]} (headDim / 2 of each).
+     */
+    void rope(MemorySegment x, int heads, int headDim, float[] cos, float[] sin, int from) {
+        int half = headDim / 2;
+        require(heads >= 0 && headDim > 0 && headDim % 2 == 0 && x.byteSize() >= (long) heads * headDim * Float.BYTES
+                && from >= 0 && from + half <= cos.length && from + half <= sin.length, "rope");
+        try {
+            rope.invokeExact(x, heads, headDim, MemorySegment.ofArray(cos).asSlice(4L * from),
+                    MemorySegment.ofArray(sin).asSlice(4L * from));
+        } catch (Throwable e) {
+            throw new IllegalStateException("native rope failed", e);
+        }
+    }
+
+    /** {@code out = silu(gate) · up} over {@code count} floats. */
+    void siluMul(MemorySegment gate, MemorySegment up, MemorySegment out, long count) {
+        long bytes = count * Float.BYTES;
+        require(count >= 0 && gate.byteSize() >= bytes && up.byteSize() >= bytes && out.byteSize() >= bytes, "siluMul");
+        try {
+            siluMul.invokeExact(gate, up, out, count);
+        } catch (Throwable e) {
+            throw new IllegalStateException("native siluMul failed", e);
+        }
+    }
+
+    /** {@code x += y} over {@code count} floats. */
+    void add(MemorySegment x, MemorySegment y, long count) {
+        long bytes = count * Float.BYTES;
+        require(count >= 0 && x.byteSize() >= bytes && y.byteSize() >= bytes, "add");
+        try {
+            add.invokeExact(x, y, count);
+        } catch (Throwable e) {
+            throw new IllegalStateException("native add failed", e);
+        }
+    }
+}

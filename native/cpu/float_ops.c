@@ -1,0 +1,94 @@
+/*
+ * The forward pass's float operations besides the matmuls (rmsnorm, rope, silu·mul, residual add), so that nothing
+ * on a token's path waits for the JIT: in Java they run interpreted, hundreds of times slower, until C2 has compiled
+ * them, which on a small model or a first token is most of the time spent.
+ *
+ * One source, compiled once per variant with its instruction set (CMakeLists.txt) and vectorized by the compiler.
+ * Each output element is computed by the same operations in the same order in every variant, and as the Java kernels
+ * of fs.backend.cpu.VectorBackend do with 16 lanes: the sums of squares run in 16 lanes summed as sumLanes does,
+ * silu's exp is FastExp's (fmaf is exact, so a vector FMA and the scalar call agree), no a * b + c is contracted
+ * (-ffp-contract=off). So every variant gives the same floats, bit for bit, as the Java path at 512 bits. The file
+ * is compiled with -ffinite-math-only -fno-signed-zeros, without which GCC does not vectorize the clamp of exp's
+ * argument on AVX2: nothing here depends on a NaN comparison or the sign of a zero.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "fscpu.h"
+
+#if !defined(FS_VARIANT)
+#error "build with -DFS_VARIANT=scalar, avx2, avx512 or neon"
+#endif
+#define FS_CAT(a, b) a##_##b
+#define FS_NAME(f, v) FS_CAT(f, v)
+#define FS_EXPORT(f) FS_NAME(f, FS_VARIANT)
+
+#define LANES 16
+
+/* sumLanes of 16 lanes: halves added, then (0+4, 1+5, 2+6, 3+7) paired as (w0 + w2) + (w1 + w3). */
+static inline float sum_lanes(const float *a) {
+    float h[8];
+    for (int i = 0; i < 8; i++) h[i] = a[i] + a[i + 8];
+    float w0 = h[0] + h[4], w1 = h[1] + h[5], w2 = h[2] + h[6], w3 = h[3] + h[7];
+    return (w0 + w2) + (w1 + w3);
+}
+
+FS_API void FS_EXPORT(fs_rms_norm)(const float *x, const float *gamma, float *out, int rows, int width, float eps) {
+    int full = width - width % LANES;
+    for (int r = 0; r < rows; r++) {
+        const float *xr = x + (int64_t) r * width;
+        float *outr = out + (int64_t) r * width;
+        float acc[LANES] = {0};
+        for (int i = 0; i < full; i += LANES) {
+            for (int l = 0; l < LANES; l++) acc[l] = fmaf(xr[i + l], xr[i + l], acc[l]);
+        }
+        float sum_squares = sum_lanes(acc);
+        for (int i = full; i < width; i++) sum_squares = fmaf(xr[i], xr[i], sum_squares);
+        float scale = (float) (1.0 / sqrt((double) (sum_squares / width + eps)));
+        for (int i = 0; i < width; i++) outr[i] = xr[i] * scale * gamma[i];
+    }
+}
+
+/* Rotate-half RoPE of one row's heads at one position: cos and sin hold that position's head_dim / 2 angles. */
+FS_API void FS_EXPORT(fs_rope)(float *x, int heads, int head_dim, const float *cos_, const float *sin_) {
+    int half = head_dim / 2;
+    for (int h = 0; h < heads; h++) {
+        float *lo = x + (int64_t) h * head_dim, *hi = lo + half;
+        for (int i = 0; i < half; i++) {
+            float x1 = lo[i], x2 = hi[i], c = cos_[i], s = sin_[i];
+            lo[i] = x1 * c - x2 * s;
+            hi[i] = x2 * c + x1 * s;
+        }
+    }
+}
+
+/* FastExp.exp: clamped to [-87, 88], 2^n by the exponent bits, a degree-7 Taylor polynomial by FMAs. */
+static inline float fast_exp(float x) {
+    x = fminf(fmaxf(x, -87.0f), 88.0f); /* a NaN may clamp here (finite math): silu's g / (e + 1) stays NaN */
+    float n = x * 1.44269504f + 12582912.0f - 12582912.0f;
+    float r = fmaf(n, -0.693145752f, x);
+    r = fmaf(n, -1.42860677e-6f, r);
+    float p = fmaf(r, 1.98412698e-4f, 1.38888889e-3f);
+    p = fmaf(p, r, 8.33333333e-3f);
+    p = fmaf(p, r, 4.16666667e-2f);
+    p = fmaf(p, r, 1.66666667e-1f);
+    p = fmaf(p, r, 0.5f);
+    p = fmaf(p, r, 1.0f);
+    p = fmaf(p, r, 1.0f);
+    int32_t bits = ((int32_t) n + 127) * (1 << 23);
+    float two_to_n;
+    memcpy(&two_to_n, &bits, sizeof two_to_n);
+    return p * two_to_n;
+}
+
+FS_API void FS_EXPORT(fs_silu_mul)(const float *gate, const float *up, float *out, int64_t count) {
+    for (int64_t i = 0; i < count; i++) {
+        float g = gate[i];
+        out[i] = g / (fast_exp(-g) + 1.0f) * up[i];
+    }
+}
+
+FS_API void FS_EXPORT(fs_add)(float *x, const float *y, int64_t count) {
+    for (int64_t i = 0; i < count; i++) x[i] += y[i];
+}
