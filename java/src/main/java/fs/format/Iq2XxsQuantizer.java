@@ -24,8 +24,8 @@ import java.lang.foreign.ValueLayout;
 final class Iq2XxsQuantizer implements RowQuantizer {
     static final Iq2XxsQuantizer INSTANCE = new Iq2XxsQuantizer();
 
-    private static final int QK = 256;
-    private static final int BLOCK_BYTES = 66;
+    private static final int QK = DType.IQ2_XXS.blockElements();
+    private static final int BLOCK_BYTES = DType.IQ2_XXS.blockBytes();
     private static final int MAX_Q = 3;
 
     /** Level (0..2, magnitude 2·level + 1) of weight j of grid point i at [8i + j]: iq2xs_init_impl's grid. */

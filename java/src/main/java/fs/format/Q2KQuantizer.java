@@ -19,9 +19,9 @@ import java.lang.foreign.ValueLayout;
 final class Q2KQuantizer implements RowQuantizer {
     static final Q2KQuantizer INSTANCE = new Q2KQuantizer();
 
-    private static final int QK = 256;
+    private static final int QK = DType.Q2_K.blockElements();
     private static final int GROUPS = QK / 16;
-    private static final int BLOCK_BYTES = 84;
+    private static final int BLOCK_BYTES = DType.Q2_K.blockBytes();
 
     private Q2KQuantizer() {}
 

@@ -18,9 +18,9 @@ import java.lang.foreign.ValueLayout;
 final class Q3KQuantizer implements RowQuantizer {
     static final Q3KQuantizer INSTANCE = new Q3KQuantizer();
 
-    private static final int QK = 256;
+    private static final int QK = DType.Q3_K.blockElements();
     private static final int GROUPS = QK / 16;
-    private static final int BLOCK_BYTES = 110;
+    private static final int BLOCK_BYTES = DType.Q3_K.blockBytes();
     private static final int SCALES = 96;
 
     private Q3KQuantizer() {}

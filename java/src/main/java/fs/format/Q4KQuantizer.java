@@ -13,15 +13,14 @@ import java.lang.foreign.MemorySegment;
 final class Q4KQuantizer implements RowQuantizer {
     static final Q4KQuantizer INSTANCE = new Q4KQuantizer();
 
-    private static final int QK = 256;
-    private static final int BLOCK_BYTES = 144;
+    private static final int QK = DType.Q4_K.blockElements();
     private static final int NMAX = 15;
 
     private Q4KQuantizer() {}
 
     @Override
     public void quantize(float[] weights, int rows, int columns, float[] importance, MemorySegment out, long outOffset) {
-        ScaleMinSearch.quantizeRows(DType.Q4_K, BLOCK_BYTES, NMAX, -1f, 20, false, Q4KQuantizer::pack, weights, rows,
+        ScaleMinSearch.quantizeRows(DType.Q4_K, NMAX, -1f, 20, false, Q4KQuantizer::pack, weights, rows,
                 columns, importance, out, outOffset);
     }
 

@@ -16,8 +16,8 @@ import java.lang.foreign.ValueLayout;
 final class Q4_0Quantizer implements RowQuantizer {
     static final Q4_0Quantizer INSTANCE = new Q4_0Quantizer();
 
-    private static final int BLOCK = 32;
-    private static final int BLOCK_BYTES = 18;
+    private static final int BLOCK = DType.Q4_0.blockElements();
+    private static final int BLOCK_BYTES = DType.Q4_0.blockBytes();
 
     private Q4_0Quantizer() {}
 

@@ -11,14 +11,13 @@ import java.lang.foreign.MemorySegment;
 final class Q5KQuantizer implements RowQuantizer {
     static final Q5KQuantizer INSTANCE = new Q5KQuantizer();
 
-    private static final int BLOCK_BYTES = 176;
     private static final int NMAX = 31;
 
     private Q5KQuantizer() {}
 
     @Override
     public void quantize(float[] weights, int rows, int columns, float[] importance, MemorySegment out, long outOffset) {
-        ScaleMinSearch.quantizeRows(DType.Q5_K, BLOCK_BYTES, NMAX, -0.5f, 15, true, Q5KQuantizer::pack, weights, rows,
+        ScaleMinSearch.quantizeRows(DType.Q5_K, NMAX, -0.5f, 15, true, Q5KQuantizer::pack, weights, rows,
                 columns, importance, out, outOffset);
     }
 

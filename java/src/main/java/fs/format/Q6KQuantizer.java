@@ -19,8 +19,8 @@ import java.util.Arrays;
 final class Q6KQuantizer implements RowQuantizer {
     static final Q6KQuantizer INSTANCE = new Q6KQuantizer();
 
-    private static final int QK = 256;
-    private static final int BLOCK_BYTES = 210;
+    private static final int QK = DType.Q6_K.blockElements();
+    private static final int BLOCK_BYTES = DType.Q6_K.blockBytes();
 
     private Q6KQuantizer() {}
 

@@ -17,8 +17,8 @@ import java.lang.foreign.ValueLayout;
 final class Q8_0Quantizer implements RowQuantizer {
     static final Q8_0Quantizer INSTANCE = new Q8_0Quantizer();
 
-    private static final int BLOCK = 32;
-    private static final int BLOCK_BYTES = 34;
+    private static final int BLOCK = DType.Q8_0.blockElements();
+    private static final int BLOCK_BYTES = DType.Q8_0.blockBytes();
 
     private Q8_0Quantizer() {}
 

@@ -63,7 +63,9 @@ public final class ReferenceDequantizer {
                 case Q5_K -> q5_k(bytes, at, out, o);
                 case Q6_K -> q6_k(bytes, at, out, o);
                 case IQ2_XXS -> iq2_xxs(bytes, at, out, o);
-                default -> throw new IllegalArgumentException("no reference decoding of " + type);
+                // every DType is named, so a new one does not compile until it is given its decoding or none
+                case F64, I64, I32, I16, I8, U64, U32, U16, U8, BOOL, F8_E4M3, F8_E5M2 ->
+                        throw new IllegalArgumentException("no reference decoding of " + type);
             }
         }
     }

@@ -18,7 +18,7 @@ import java.lang.foreign.ValueLayout;
  * hold the last block's result.
  */
 final class ScaleMinSearch {
-    private static final int QK = 256;
+    private static final int QK = DType.Q4_K.blockElements(); // Q5_K's too
     private static final int GROUPS = QK / 32;
 
     /** The last block's 256 levels. */
@@ -122,10 +122,11 @@ final class ScaleMinSearch {
      * {@link #weighted}); then d and dmin, the requantized levels and the format's packing of them; a row at a time
      * into {@code out}.
      */
-    static void quantizeRows(DType type, int blockBytes, int nmax, float rmin, int nstep, boolean clampLevels,
+    static void quantizeRows(DType type, int nmax, float rmin, int nstep, boolean clampLevels,
                              LevelPacker packer, float[] weights, int rows, int columns, float[] importance,
                              MemorySegment out, long outOffset) {
         RowQuantizers.checkArguments(type, weights, rows, columns, importance, out, outOffset);
+        int blockBytes = type.blockBytes();
         byte[] row = new byte[columns / QK * blockBytes];
         ScaleMinSearch s = new ScaleMinSearch();
         for (int r = 0; r < rows; r++) {

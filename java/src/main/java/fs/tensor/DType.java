@@ -2,6 +2,7 @@ package fs.tensor;
 
 import java.util.Arrays;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 
@@ -9,7 +10,13 @@ import java.util.Optional;
  * The formats a tensor's elements are stored in, from either kind of file, with their block geometry as ggml's type
  * traits give it: a row of {@code n} elements, {@code n} a multiple of {@link #blockElements()}, is stored as
  * {@code n / blockElements} blocks of {@link #blockBytes()} each, so a tensor holds rows × {@link #rowBytes(long)}
- * bytes. Plain element types are blocks of one element.
+ * bytes. Plain element types are blocks of one element; the others are {@link #isQuantized() quantized}.
+ *
+ * <p>Each constant is the one descriptor of its format, as a row of ggml's type_traits is: every block size in fs
+ * is read from here, and each piece of code that handles a format is found from its constant. A quantized format has
+ * a reference decoding and a quantizer (fs.format's ReferenceDequantizer and RowQuantizers, exhaustive switches over
+ * this enum), a CPU row reader (fs.backend.cpu's RowFormats, likewise), and, named by {@link #kernelName()}, a
+ * matmul in libfscpu and a header of the OpenCL block kernels. README.md, "Adding a format", lists them.
  *
  * <p>Each file format declares only its own types: {@link #fromSafetensorsName} knows the dtypes safetensors
  * headers name (the enum names), {@link #fromGgmlId} the ggml types fs reads from GGUF files, by the number GGUF
@@ -90,6 +97,19 @@ public enum DType {
 
     public int blockBytes() {
         return blockBytes;
+    }
+
+    /** Whether an element is a block's share of its scales and quants rather than a number of its own. */
+    public boolean isQuantized() {
+        return blockElements > 1;
+    }
+
+    /**
+     * The format's name in native code: libfscpu's matmul for it is {@code fs_matmul_<kernelName>_<isa>} and the
+     * OpenCL block kernels decode it with the header {@code <kernelName>.h}; "q4_k" for Q4_K.
+     */
+    public String kernelName() {
+        return name().toLowerCase(Locale.ROOT);
     }
 
     /** Bytes of a row of {@code columns} elements; {@code columns} must be a multiple of the block size. */

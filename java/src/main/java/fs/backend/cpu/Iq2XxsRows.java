@@ -24,20 +24,21 @@ import jdk.incubator.vector.VectorSpecies;
  */
 final class Iq2XxsRows implements RowFormat {
     private static final VectorSpecies<Float> F8 = FloatVector.SPECIES_256;
-    private static final int BLOCK_BYTES = 66;
+    private static final int BLOCK = DType.IQ2_XXS.blockElements();
+    private static final int BLOCK_BYTES = DType.IQ2_XXS.blockBytes();
     private static final float[] MAGNITUDES = tableOfReference(256, false);
     private static final float[] SIGNS = tableOfReference(128, true);
 
     @Override
     public float dot(MemorySegment w, long rowOffset, float[] x, int xOffset, int k, float[] lanes) {
         FloatVector acc = FloatVector.zero(F8);
-        for (int b = 0; b < k / 256; b++) {
+        for (int b = 0; b < k / BLOCK; b++) {
             long at = rowOffset + (long) b * BLOCK_BYTES;
             float d = half(w, at);
             for (int group = 0; group < 8; group++) {
                 int grid = w.get(U32, at + 2 + 8 * group);
                 int signBits = w.get(U32, at + 6 + 8 * group);
-                int xGroup = xOffset + 256 * b + 32 * group;
+                int xGroup = xOffset + BLOCK * b + 32 * group;
                 FloatVector sum = eight(grid, signBits, 0).mul(FloatVector.fromArray(F8, x, xGroup));
                 for (int e = 1; e < 4; e++) {
                     sum = eight(grid, signBits, e).fma(FloatVector.fromArray(F8, x, xGroup + 8 * e), sum);
@@ -50,7 +51,7 @@ final class Iq2XxsRows implements RowFormat {
 
     @Override
     public void dequantize(MemorySegment w, long rowOffset, int k, float[] out, int outOffset) {
-        for (int b = 0; b < k / 256; b++) {
+        for (int b = 0; b < k / BLOCK; b++) {
             long at = rowOffset + (long) b * BLOCK_BYTES;
             float d = half(w, at);
             for (int group = 0; group < 8; group++) {
@@ -58,7 +59,7 @@ final class Iq2XxsRows implements RowFormat {
                 int signBits = w.get(U32, at + 6 + 8 * group);
                 float db = db(d, signBits);
                 for (int e = 0; e < 4; e++) {
-                    eight(grid, signBits, e).mul(db).intoArray(out, outOffset + 256 * b + 32 * group + 8 * e);
+                    eight(grid, signBits, e).mul(db).intoArray(out, outOffset + BLOCK * b + 32 * group + 8 * e);
                 }
             }
         }

@@ -7,6 +7,7 @@ import static fs.backend.cpu.QuantBlocks.floats;
 import static fs.backend.cpu.QuantBlocks.half;
 import static fs.backend.cpu.QuantBlocks.u8;
 
+import fs.tensor.DType;
 import java.lang.foreign.MemorySegment;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
@@ -19,17 +20,18 @@ import jdk.incubator.vector.VectorOperators;
  * its exact product.
  */
 final class Q2KRows implements RowFormat {
-    private static final int BLOCK_BYTES = 84;
+    private static final int BLOCK = DType.Q2_K.blockElements();
+    private static final int BLOCK_BYTES = DType.Q2_K.blockBytes();
 
     @Override
     public float dot(MemorySegment w, long rowOffset, float[] x, int xOffset, int k, float[] lanes) {
         float[] scales = new float[32];
         FloatVector acc0 = FloatVector.zero(F), acc1 = acc0;
-        for (int b = 0; b < k / 256; b++) {
+        for (int b = 0; b < k / BLOCK; b++) {
             long at = rowOffset + (long) b * BLOCK_BYTES;
             scalesAndMins(w, at, scales);
             for (int h = 0; h < 2; h++) {
-                int xHalf = xOffset + 256 * b + 128 * h;
+                int xHalf = xOffset + BLOCK * b + 128 * h;
                 for (int l = 0; l < 32; l += L) {
                     IntVector q = bytes(w, at + 16 + 32 * h + l);
                     int g = 8 * h + l / 16;
@@ -63,7 +65,7 @@ final class Q2KRows implements RowFormat {
 
     @Override
     public void dequantize(MemorySegment w, long rowOffset, int k, float[] out, int outOffset) {
-        for (int b = 0; b < k / 256; b++) {
+        for (int b = 0; b < k / BLOCK; b++) {
             long at = rowOffset + (long) b * BLOCK_BYTES;
             float d = half(w, at + 80), dmin = half(w, at + 82);
             for (int h = 0; h < 2; h++) {
@@ -73,7 +75,7 @@ final class Q2KRows implements RowFormat {
                         int packed = u8(w, at + 8 * h + 2 * s + l / 16);
                         floats(q.lanewise(VectorOperators.LSHR, 2 * s).and(3))
                                 .fma(d * (packed & 0xF), -(dmin * (packed >> 4)))
-                                .intoArray(out, outOffset + 256 * b + 128 * h + 32 * s + l);
+                                .intoArray(out, outOffset + BLOCK * b + 128 * h + 32 * s + l);
                     }
                 }
             }

@@ -8,6 +8,7 @@ import static fs.backend.cpu.QuantBlocks.bytes;
 import static fs.backend.cpu.QuantBlocks.floats;
 import static fs.backend.cpu.QuantBlocks.half;
 
+import fs.tensor.DType;
 import java.lang.foreign.MemorySegment;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
@@ -21,7 +22,8 @@ import jdk.incubator.vector.VectorOperators;
  * once per block. A weight is {@code (d·scale)·q}, an exact product.
  */
 final class Q3KRows implements RowFormat {
-    private static final int BLOCK_BYTES = 110;
+    private static final int BLOCK = DType.Q3_K.blockElements();
+    private static final int BLOCK_BYTES = DType.Q3_K.blockBytes();
     private static final long NIBBLES = 0x0F0F0F0F0F0F0F0FL;
     private static final long CRUMBS = 0x03030303L;
 
@@ -29,11 +31,11 @@ final class Q3KRows implements RowFormat {
     public float dot(MemorySegment w, long rowOffset, float[] x, int xOffset, int k, float[] lanes) {
         float[] scales = new float[16];
         FloatVector acc0 = FloatVector.zero(F), acc1 = acc0;
-        for (int b = 0; b < k / 256; b++) {
+        for (int b = 0; b < k / BLOCK; b++) {
             long at = rowOffset + (long) b * BLOCK_BYTES;
             scales(w, at, scales);
             for (int h = 0; h < 2; h++) {
-                int xHalf = xOffset + 256 * b + 128 * h;
+                int xHalf = xOffset + BLOCK * b + 128 * h;
                 for (int l = 0; l < 32; l += L) {
                     IntVector qs = bytes(w, at + 32 + 32 * h + l);
                     IntVector hm = bytes(w, at + l).lanewise(VectorOperators.LSHL, 2);
@@ -54,7 +56,7 @@ final class Q3KRows implements RowFormat {
     @Override
     public void dequantize(MemorySegment w, long rowOffset, int k, float[] out, int outOffset) {
         float[] scales = new float[16];
-        for (int b = 0; b < k / 256; b++) {
+        for (int b = 0; b < k / BLOCK; b++) {
             long at = rowOffset + (long) b * BLOCK_BYTES;
             scales(w, at, scales);
             for (int h = 0; h < 2; h++) {
@@ -63,7 +65,7 @@ final class Q3KRows implements RowFormat {
                     IntVector hm = bytes(w, at + l).lanewise(VectorOperators.LSHL, 2);
                     for (int s = 0; s < 4; s++) {
                         weights(qs, hm, 4 * h + s, scales[8 * h + 2 * s + l / 16])
-                                .intoArray(out, outOffset + 256 * b + 128 * h + 32 * s + l);
+                                .intoArray(out, outOffset + BLOCK * b + 128 * h + 32 * s + l);
                     }
                 }
             }

@@ -6,6 +6,7 @@ import static fs.backend.cpu.QuantBlocks.bytes;
 import static fs.backend.cpu.QuantBlocks.floats;
 import static fs.backend.cpu.QuantBlocks.half;
 
+import fs.tensor.DType;
 import java.lang.foreign.MemorySegment;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
@@ -22,13 +23,14 @@ import jdk.incubator.vector.IntVector;
  * allocated per 1024-row matrix-vector product and 6–15× slower (QuantDotBench with -prof gc).
  */
 final class Q4KRows implements RowFormat {
-    private static final int BLOCK_BYTES = 144;
+    private static final int BLOCK = DType.Q4_K.blockElements();
+    private static final int BLOCK_BYTES = DType.Q4_K.blockBytes();
 
     @Override
     public float dot(MemorySegment w, long rowOffset, float[] x, int xOffset, int k, float[] lanes) {
         float[] scales = new float[16];
         FloatVector acc0 = FloatVector.zero(F), acc1 = acc0;
-        for (int b = 0; b < k / 256; b++) {
+        for (int b = 0; b < k / BLOCK; b++) {
             long at = rowOffset + (long) b * BLOCK_BYTES;
             float d = half(w, at), dmin = half(w, at + 2);
             QuantBlocks.scalesAndMins(w, at + 4, d, dmin, scales);
@@ -37,7 +39,7 @@ final class Q4KRows implements RowFormat {
                 FloatVector lowMin = FloatVector.broadcast(F, scales[8 + 2 * run]);
                 FloatVector highScale = FloatVector.broadcast(F, scales[2 * run + 1] * 0x1p-4f);
                 FloatVector highMin = FloatVector.broadcast(F, scales[8 + 2 * run + 1]);
-                int xRun = xOffset + 256 * b + 64 * run;
+                int xRun = xOffset + BLOCK * b + 64 * run;
                 for (int c = 0; c < 32; c += L) {
                     IntVector q = bytes(w, at + 16 + 32 * run + c);
                     FloatVector w0 = floats(q.and(0xF)).fma(lowScale, lowMin);
@@ -54,7 +56,7 @@ final class Q4KRows implements RowFormat {
     @Override
     public void dequantize(MemorySegment w, long rowOffset, int k, float[] out, int outOffset) {
         float[] scales = new float[16];
-        for (int b = 0; b < k / 256; b++) {
+        for (int b = 0; b < k / BLOCK; b++) {
             long at = rowOffset + (long) b * BLOCK_BYTES;
             float d = half(w, at), dmin = half(w, at + 2);
             QuantBlocks.scalesAndMins(w, at + 4, d, dmin, scales);
@@ -63,7 +65,7 @@ final class Q4KRows implements RowFormat {
                 FloatVector lowMin = FloatVector.broadcast(F, scales[8 + 2 * run]);
                 FloatVector highScale = FloatVector.broadcast(F, scales[2 * run + 1] * 0x1p-4f);
                 FloatVector highMin = FloatVector.broadcast(F, scales[8 + 2 * run + 1]);
-                int o = outOffset + 256 * b + 64 * run;
+                int o = outOffset + BLOCK * b + 64 * run;
                 for (int c = 0; c < 32; c += L) {
                     IntVector q = bytes(w, at + 16 + 32 * run + c);
                     floats(q.and(0xF)).fma(lowScale, lowMin).intoArray(out, o + c);

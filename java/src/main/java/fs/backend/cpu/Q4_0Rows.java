@@ -5,6 +5,7 @@ import static fs.backend.cpu.MatmulKernels.L;
 import static fs.backend.cpu.MatmulKernels.LE;
 import static fs.backend.cpu.MatmulKernels.SHORT;
 
+import fs.tensor.DType;
 import java.lang.foreign.MemorySegment;
 import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
@@ -26,9 +27,9 @@ import jdk.incubator.vector.VectorSpecies;
 final class Q4_0Rows implements RowFormat {
     static final Q4_0Rows INSTANCE = new Q4_0Rows();
 
-    private static final int BLOCK = 32;
+    private static final int BLOCK = DType.Q4_0.blockElements();
     private static final int HALF = BLOCK / 2;
-    private static final int BLOCK_BYTES = 18;
+    private static final int BLOCK_BYTES = DType.Q4_0.blockBytes();
     /** The nibble bytes one load splits: L of them, or 8 (the narrowest byte vector) split into L-lane parts. */
     private static final VectorSpecies<Byte> B = VectorSpecies.of(byte.class, VectorShape.forBitSize(Math.max(64, 8 * L)));
     private static final int STEP = B.length();

@@ -6,6 +6,7 @@ import static fs.backend.cpu.QuantBlocks.bytes;
 import static fs.backend.cpu.QuantBlocks.floats;
 import static fs.backend.cpu.QuantBlocks.half;
 
+import fs.tensor.DType;
 import java.lang.foreign.MemorySegment;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
@@ -19,19 +20,20 @@ import jdk.incubator.vector.VectorOperators;
  * step, the method grew too large for C2 to inline its helpers and it boxed their vectors (37 KB per row).
  */
 final class Q5KRows implements RowFormat {
-    private static final int BLOCK_BYTES = 176;
+    private static final int BLOCK = DType.Q5_K.blockElements();
+    private static final int BLOCK_BYTES = DType.Q5_K.blockBytes();
 
     @Override
     public float dot(MemorySegment w, long rowOffset, float[] x, int xOffset, int k, float[] lanes) {
         float[] scales = new float[16];
         FloatVector acc0 = FloatVector.zero(F), acc1 = acc0;
-        for (int b = 0; b < k / 256; b++) {
+        for (int b = 0; b < k / BLOCK; b++) {
             long at = rowOffset + (long) b * BLOCK_BYTES;
             QuantBlocks.scalesAndMins(w, at + 4, half(w, at), half(w, at + 2), scales);
             for (int group = 0; group < 8; group++) {
                 FloatVector scale = FloatVector.broadcast(F, scales[group]);
                 FloatVector min = FloatVector.broadcast(F, scales[8 + group]);
-                int xGroup = xOffset + 256 * b + 32 * group;
+                int xGroup = xOffset + BLOCK * b + 32 * group;
                 for (int c = 0; c < 32; c += L) {
                     IntVector low = bytes(w, at + 48 + 32 * (group / 2) + c).lanewise(VectorOperators.LSHR, 4 * (group % 2));
                     IntVector h = bytes(w, at + 16 + c).lanewise(VectorOperators.LSHL, 4);
@@ -50,7 +52,7 @@ final class Q5KRows implements RowFormat {
     @Override
     public void dequantize(MemorySegment w, long rowOffset, int k, float[] out, int outOffset) {
         float[] scales = new float[16];
-        for (int b = 0; b < k / 256; b++) {
+        for (int b = 0; b < k / BLOCK; b++) {
             long at = rowOffset + (long) b * BLOCK_BYTES;
             QuantBlocks.scalesAndMins(w, at + 4, half(w, at), half(w, at + 2), scales);
             for (int group = 0; group < 8; group++) {
@@ -60,7 +62,7 @@ final class Q5KRows implements RowFormat {
                     IntVector low = bytes(w, at + 48 + 32 * (group / 2) + c).lanewise(VectorOperators.LSHR, 4 * (group % 2));
                     IntVector h = bytes(w, at + 16 + c).lanewise(VectorOperators.LSHL, 4);
                     IntVector q = low.and(0xF).or(h.lanewise(VectorOperators.LSHR, group).and(0x10));
-                    floats(q).fma(scale, min).intoArray(out, outOffset + 256 * b + 32 * group + c);
+                    floats(q).fma(scale, min).intoArray(out, outOffset + BLOCK * b + 32 * group + c);
                 }
             }
         }

@@ -7,6 +7,7 @@ import static fs.backend.cpu.QuantBlocks.bytes;
 import static fs.backend.cpu.QuantBlocks.floats;
 import static fs.backend.cpu.QuantBlocks.half;
 
+import fs.tensor.DType;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import jdk.incubator.vector.FloatVector;
@@ -23,17 +24,18 @@ import jdk.incubator.vector.VectorOperators;
  * vectors (14 KB allocated per row, 3× slower).
  */
 final class Q6KRows implements RowFormat {
-    private static final int BLOCK_BYTES = 210;
+    private static final int BLOCK = DType.Q6_K.blockElements();
+    private static final int BLOCK_BYTES = DType.Q6_K.blockBytes();
 
     @Override
     public float dot(MemorySegment w, long rowOffset, float[] x, int xOffset, int k, float[] lanes) {
         FloatVector acc0 = FloatVector.zero(F), acc1 = acc0;
-        for (int b = 0; b < k / 256; b++) {
+        for (int b = 0; b < k / BLOCK; b++) {
             long at = rowOffset + (long) b * BLOCK_BYTES;
             float d = half(w, at + 208);
             for (int h = 0; h < 2; h++) {
                 long scales = w.get(U64, at + 192 + 8 * h); // the signed scales of groups 8h..8h+7
-                int xHalf = xOffset + 256 * b + 128 * h;
+                int xHalf = xOffset + BLOCK * b + 128 * h;
                 for (int l = 0; l < 32; l += L) {
                     IntVector a = bytes(w, at + 64 * h + l), c = bytes(w, at + 64 * h + 32 + l);
                     IntVector hb = bytes(w, at + 128 + 32 * h + l);
@@ -58,11 +60,11 @@ final class Q6KRows implements RowFormat {
 
     @Override
     public void dequantize(MemorySegment w, long rowOffset, int k, float[] out, int outOffset) {
-        for (int b = 0; b < k / 256; b++) {
+        for (int b = 0; b < k / BLOCK; b++) {
             long at = rowOffset + (long) b * BLOCK_BYTES;
             float d = half(w, at + 208);
             for (int h = 0; h < 2; h++) {
-                int o = outOffset + 256 * b + 128 * h;
+                int o = outOffset + BLOCK * b + 128 * h;
                 for (int l = 0; l < 32; l += L) {
                     IntVector a = bytes(w, at + 64 * h + l), c = bytes(w, at + 64 * h + 32 + l);
                     IntVector hb = bytes(w, at + 128 + 32 * h + l);

@@ -5,6 +5,7 @@ import static fs.backend.cpu.MatmulKernels.L;
 import static fs.backend.cpu.MatmulKernels.LE;
 import static fs.backend.cpu.MatmulKernels.SHORT;
 
+import fs.tensor.DType;
 import java.lang.foreign.MemorySegment;
 import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
@@ -21,8 +22,8 @@ import jdk.incubator.vector.VectorSpecies;
 final class Q8_0Rows implements RowFormat {
     static final Q8_0Rows INSTANCE = new Q8_0Rows();
 
-    private static final int BLOCK = 32;
-    private static final int BLOCK_BYTES = 34;
+    private static final int BLOCK = DType.Q8_0.blockElements();
+    private static final int BLOCK_BYTES = DType.Q8_0.blockBytes();
     /** The quants one load widens: L of them, or 8 (the narrowest byte vector) split into L-lane parts. */
     private static final VectorSpecies<Byte> B = VectorSpecies.of(byte.class, VectorShape.forBitSize(Math.max(64, 8 * L)));
     private static final int STEP = B.length();
