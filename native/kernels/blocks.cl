@@ -1,30 +1,10 @@
-// Kernels that read block-quantized weights where they lie, with no float copy: the program is built once per format
-// with -D W_<type> and the format's geometry as -D BLOCK_ELEMENTS and -D BLOCK_BYTES (OpenClBackend passes
-// fs.tensor.DType's). The format's header gives decode_piece (see piece.h); everything here is the same for every
-// format. A row of K weights is K / BLOCK_ELEMENTS blocks back to back, each PIECES pieces of 32.
-// Activations and results are float32; so is every product and sum.
+// Kernels that read block-quantized weights where they lie, with no float copy: the program is built once per format,
+// from the format's header (<format>.h, fs.tensor.DType's kernelName) followed by this file, with the format's
+// geometry as -D BLOCK_ELEMENTS and -D BLOCK_BYTES (fs.tensor.DType's, which the header checks). The header gives
+// decode_piece (see piece.h); everything here is the same for every format. A row of K weights is K / BLOCK_ELEMENTS
+// blocks back to back, each PIECES pieces of 32. Activations and results are float32; so is every product and sum.
 
 #include "reductions.h"
-
-#if defined(W_Q8_0)
-#include "q8_0.h"
-#elif defined(W_Q4_0)
-#include "q4_0.h"
-#elif defined(W_Q2_K)
-#include "q2_k.h"
-#elif defined(W_Q3_K)
-#include "q3_k.h"
-#elif defined(W_Q4_K)
-#include "q4_k.h"
-#elif defined(W_Q5_K)
-#include "q5_k.h"
-#elif defined(W_Q6_K)
-#include "q6_k.h"
-#elif defined(W_IQ2_XXS)
-#include "iq2_xxs.h"
-#else
-#error "build with -D W_<block format>, e.g. -D W_Q4_K"
-#endif
 
 #define PIECES (BLOCK_ELEMENTS / PIECE)
 

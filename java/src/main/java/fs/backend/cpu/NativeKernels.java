@@ -40,15 +40,13 @@ final class NativeKernels {
     private static final FunctionDescriptor MATMUL = FunctionDescriptor.ofVoid(ADDRESS, JAVA_LONG, JAVA_INT, JAVA_INT,
             ADDRESS, JAVA_INT, JAVA_INT, ADDRESS, JAVA_LONG);
 
-    /** The weight formats with native kernels, and their names in libfscpu's symbols. */
-    private static final Map<DType, String> FORMATS = new EnumMap<>(Map.of(
-            DType.Q8_0, "q8_0", DType.Q4_0, "q4_0", DType.Q4_K, "q4_k", DType.Q6_K, "q6_k", DType.Q5_K, "q5_k",
-            DType.Q2_K, "q2_k", DType.Q3_K, "q3_k", DType.IQ2_XXS, "iq2_xxs"));
-
-    /** How a weight format's activations are quantized: blocks of {@code elements} values in {@code bytes}. */
+    /**
+     * How a weight format's activations are quantized: blocks of {@code elements} values in {@code bytes}, as many
+     * values as a weight block holds, so that the kernels take the dot products of one block with one block.
+     */
     enum Activations {
-        /** An f16 scale and 32 int8. */
-        Q8_0(32, 34),
+        /** An f16 scale and 32 int8: Q8_0's own blocks. */
+        Q8_0(DType.Q8_0.blockElements(), DType.Q8_0.blockBytes()),
         /**
          * A float scale, 256 int8, the 16 int16 sums of their runs of 16, and each run of 32's multiple of the scale
          * (as 16 int16, one per run of 16, and as 8 int16).
@@ -68,8 +66,13 @@ final class NativeKernels {
             return (long) k / elements * bytes;
         }
 
+        /** The activation blocks of {@code weights}'s size: Q8_0 for Q8_0 and Q4_0, Q8_K for the 256-value blocks. */
         static Activations of(DType weights) {
-            return weights == DType.Q8_0 || weights == DType.Q4_0 ? Q8_0 : Q8_K;
+            for (Activations a : values()) {
+                if (a.elements == weights.blockElements()) return a;
+            }
+            throw new IllegalArgumentException("no activation blocks of " + weights.blockElements() + " values, for "
+                    + weights);
         }
     }
 
@@ -83,7 +86,11 @@ final class NativeKernels {
         for (Activations a : Activations.values()) {
             quantize.put(a, handle(library, "fs_quantize_" + a.name().toLowerCase(Locale.ROOT) + "_" + isa, QUANTIZE));
         }
-        FORMATS.forEach((dtype, name) -> matmul.put(dtype, handle(library, "fs_matmul_" + name + "_" + isa, MATMUL)));
+        for (DType weights : DType.values()) {
+            if (covers(weights)) {
+                matmul.put(weights, handle(library, "fs_matmul_" + weights.kernelName() + "_" + isa, MATMUL));
+            }
+        }
         floatOps = new NativeFloatOps(library, isa);
     }
 
@@ -159,9 +166,12 @@ final class NativeKernels {
         return floatOps;
     }
 
-    /** Whether {@code weights} has native kernels. */
+    /**
+     * Whether {@code weights} has native kernels: every quantized format has its matmul in libfscpu, found by the
+     * format's {@link DType#kernelName() name} (a library without one is refused when bound).
+     */
     static boolean covers(DType weights) {
-        return FORMATS.containsKey(weights);
+        return weights.isQuantized();
     }
 
     /** {@code count} floats of {@code x} (whole blocks) quantized into {@code out} as {@code format}'s blocks. */

@@ -2,9 +2,7 @@ package fs.backend.opencl;
 
 import fs.tensor.DType;
 import java.lang.foreign.MemorySegment;
-import java.util.Collections;
-import java.util.EnumSet;
-import java.util.Set;
+import java.util.List;
 import java.util.function.BiFunction;
 
 /**
@@ -14,14 +12,19 @@ import java.util.function.BiFunction;
  * the same for every design and launched here.
  */
 record BlockKernels(ClKernel dequantize, ClKernel embed, ClKernel matmulDecode) {
-    /** The formats blocks.cl has a header for. */
-    static final Set<DType> FORMATS = Collections.unmodifiableSet(EnumSet.of(DType.Q8_0, DType.Q4_0, DType.Q2_K,
-            DType.Q3_K, DType.Q4_K, DType.Q5_K, DType.Q6_K, DType.IQ2_XXS));
+    /**
+     * Whether {@code type} is a block format: every quantized format has a header in the kernels' folder, named by
+     * the format ({@link DType#kernelName()}.h), that gives blocks.cl its decode_piece.
+     */
+    static boolean reads(DType type) {
+        return type.isQuantized();
+    }
 
-    /** Builds blocks.cl for {@code type} (once per device) and makes its kernels with {@code kernel}. */
+    /** Builds {@code type}'s header and blocks.cl (once per device) and makes their kernels with {@code kernel}. */
     static BlockKernels build(DeviceContext device, KernelDesign design, DType type,
             BiFunction<MemorySegment, String, ClKernel> kernel) {
-        MemorySegment program = device.program("blocks.cl", KernelConstants.blockFormatOptions(type));
+        MemorySegment program = device.program(List.of(type.kernelName() + ".h", "blocks.cl"),
+                KernelConstants.blockFormatOptions(type));
         return new BlockKernels(kernel.apply(program, "dequantize"), kernel.apply(program, "embed"),
                 kernel.apply(program, design.kernel("matmul_decode")));
     }

@@ -30,8 +30,13 @@ final class ClProgram {
      * and theirs inlined.
      */
     static String source(String file) {
+        return source(List.of(file));
+    }
+
+    /** The texts of kernel files one after the other, each as {@link #source(String)} gives it. */
+    static String source(List<String> files) {
         StringBuilder source = new StringBuilder();
-        inline(file, source, new ArrayList<>());
+        for (String file : files) inline(file, source, new ArrayList<>());
         return source.toString();
     }
 

@@ -6,6 +6,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -40,11 +41,17 @@ final class DeviceContext {
     }
 
     /** The program of kernel file {@code file} built with {@code options}, compiled on first use. */
-    synchronized MemorySegment program(String file, String options) {
-        String key = file + " " + options;
+    MemorySegment program(String file, String options) {
+        return program(List.of(file), options);
+    }
+
+    /** The program of kernel files {@code files}, one after the other, built with {@code options}. */
+    synchronized MemorySegment program(List<String> files, String options) {
+        String label = String.join(" + ", files);
+        String key = label + " " + options;
         MemorySegment program = programs.get(key);
         if (program == null) {
-            program = ClProgram.build(context, deviceId, file, ClProgram.source(file), options);
+            program = ClProgram.build(context, deviceId, label, ClProgram.source(files), options);
             programs.put(key, program);
         }
         return program;

@@ -29,10 +29,9 @@ final class KernelConstants {
 
     private KernelConstants() {}
 
-    /** Options of blocks.cl for {@code type}: which header decodes it, and its block geometry from the type table. */
+    /** Options of blocks.cl for {@code type}: its block geometry from its descriptor, which its header checks. */
     static String blockFormatOptions(DType type) {
-        return OPTIONS + " -D W_" + type.name() + define("BLOCK_ELEMENTS", type.blockElements())
-                + define("BLOCK_BYTES", type.blockBytes());
+        return OPTIONS + define("BLOCK_ELEMENTS", type.blockElements()) + define("BLOCK_BYTES", type.blockBytes());
     }
 
     private static String define(String name, int value) {

@@ -144,7 +144,7 @@ public final class OpenClBackend implements Backend {
     }
 
     private static boolean isBlockFormat(DType dtype) {
-        return BlockKernels.FORMATS.contains(dtype);
+        return BlockKernels.reads(dtype);
     }
 
     @Override
