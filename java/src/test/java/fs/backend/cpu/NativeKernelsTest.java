@@ -10,7 +10,9 @@ import fs.gguf.GgufFile;
 import fs.gguf.GgufTensor;
 import fs.gguf.QTied;
 import fs.safetensors.SafetensorsFile;
+import fs.tensor.BlockScales;
 import fs.tensor.DType;
+import fs.tensor.FormatSources;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.SymbolLookup;
@@ -33,8 +35,8 @@ import org.junit.jupiter.params.provider.MethodSource;
  * llama.cpp's weights (the q-tied files' samples) within the bound int8 activations allow.
  */
 class NativeKernelsTest {
-    static final List<DType> FORMATS =
-            List.of(DType.Q8_0, DType.Q4_0, DType.Q4_K, DType.Q6_K, DType.Q5_K, DType.Q2_K, DType.Q3_K, DType.IQ2_XXS);
+    /** The formats with native kernels: every quantized one. */
+    static final List<DType> FORMATS = FormatSources.quantized();
     private static final SymbolLookup LIBRARY = NativeLibrary.load(NativeLibrary.bundled());
 
     static List<String> variants() {
@@ -118,14 +120,7 @@ class NativeKernelsTest {
         long rowBytes = type.rowBytes(k);
         MemorySegment w = arena.allocate(rows * rowBytes);
         for (long i = 0; i < w.byteSize(); i++) w.set(ValueLayout.JAVA_BYTE, i, (byte) random.nextInt(256));
-        long[] halves = switch (type) {
-            case Q8_0, Q4_0, IQ2_XXS -> new long[] {0};
-            case Q4_K, Q5_K -> new long[] {0, 2};
-            case Q6_K -> new long[] {208};
-            case Q2_K -> new long[] {80, 82};
-            case Q3_K -> new long[] {108};
-            default -> throw new IllegalArgumentException(type.toString());
-        };
+        long[] halves = BlockScales.halfOffsets(type);
         for (long block = 0; block < rows * rowBytes / type.blockBytes(); block++) {
             for (long field : halves) {
                 float scale = (float) ((random.nextBoolean() ? 1 : -1) * Math.exp(random.nextDouble(-8, 3)));

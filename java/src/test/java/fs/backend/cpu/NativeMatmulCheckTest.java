@@ -12,7 +12,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.SplittableRandom;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * fs verify --native's comparison of one matmul: the native kernels against the exact path's product of the same
@@ -23,7 +23,7 @@ class NativeMatmulCheckTest {
     private static final int K = 512, N = 24, ROWS = 3;
 
     @ParameterizedTest
-    @EnumSource(names = {"Q8_0", "Q4_0", "Q4_K", "Q5_K", "Q6_K", "Q2_K", "Q3_K", "IQ2_XXS"})
+    @MethodSource("fs.tensor.FormatSources#quantized")
     void theNativeProductIsWithinItsInt8BoundAndAWrongOneIsNot(DType type) {
         SplittableRandom random = new SplittableRandom(type.ordinal());
         Tensor tensor = new Tensor("w", type, new long[] {N, K},

@@ -7,23 +7,24 @@ import fs.gguf.GgufFile;
 import fs.gguf.GgufTensor;
 import fs.gguf.QTied;
 import fs.safetensors.SafetensorsFile;
+import fs.tensor.BlockScales;
 import fs.tensor.DType;
+import fs.tensor.FormatSources;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.EnumSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.FieldSource;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * The in-place kernels of the K-quants and IQ2_XXS against the reference decoder and llama.cpp's references, on every
- * tensor of models/q-tied that uses them and on random blocks.
+ * The row readers of every quantized format against the reference decoder and llama.cpp's references, on every tensor
+ * of models/q-tied that uses them and on random blocks.
  *
  * <p>A dot product's tolerance: its weights are exact, so its float32 result differs from the exact Σ w·x only by the
  * rounding of its additions (an FMA does not round the product). Any order of summing k terms is within
@@ -31,10 +32,8 @@ import org.junit.jupiter.params.provider.FieldSource;
  * the effect of one weight off by one quant step, about |x| times the group's scale.
  */
 class QuantRowFormatsTest {
-    private static final Map<DType, RowFormat> FORMATS = Map.of(
-            DType.Q2_K, new Q2KRows(), DType.Q3_K, new Q3KRows(), DType.Q4_K, new Q4KRows(),
-            DType.Q5_K, new Q5KRows(), DType.Q6_K, new Q6KRows(), DType.IQ2_XXS, new Iq2XxsRows());
-    private static final List<String> FILES = List.of("Q6_K", "Q5_K_M", "Q4_K_M", "Q2_K", "IQ2_XXS");
+    /** The q-tied files that hold them (Q3_K in the Q2_K preset's matrices). */
+    private static final List<String> FILES = List.of("Q8_0", "Q4_0", "Q6_K", "Q5_K_M", "Q4_K_M", "Q2_K", "IQ2_XXS");
     /** Where the kernels read x and write rows in their arrays: not 0 and not a multiple of a vector. */
     private static final int OFFSET = 5;
 
@@ -88,8 +87,8 @@ class QuantRowFormatsTest {
                 SafetensorsFile samples = SafetensorsFile.open(QTied.samples(fileType))) {
             int tensors = 0;
             for (GgufTensor tensor : gguf.tensors()) {
-                RowFormat format = FORMATS.get(tensor.type());
-                if (format == null) continue;
+                if (!tensor.type().isQuantized()) continue;
+                RowFormat format = RowFormats.of(tensor.type()).orElseThrow();
                 int k = (int) tensor.columns();
                 for (long r = 0; r < tensor.rows(); r++) {
                     assertBitExact(reference(tensor, r), dequantized(format, tensor.data(), r * tensor.rowBytes(), k),
@@ -113,8 +112,8 @@ class QuantRowFormatsTest {
         try (GgufFile gguf = GgufFile.open(QTied.gguf(fileType));
                 SafetensorsFile samples = SafetensorsFile.open(QTied.samples(fileType))) {
             for (GgufTensor tensor : gguf.tensors()) {
-                RowFormat format = FORMATS.get(tensor.type());
-                if (format == null) continue;
+                if (!tensor.type().isQuantized()) continue;
+                RowFormat format = RowFormats.of(tensor.type()).orElseThrow();
                 QTied.Sample sample = QTied.Sample.of(samples, tensor.name());
                 for (long r = 0; r < tensor.rows(); r++) {
                     float dot = dot(format, tensor.data(), r * tensor.rowBytes(), sample.x());
@@ -133,7 +132,7 @@ class QuantRowFormatsTest {
                 for (GgufTensor tensor : gguf.tensors()) seen.add(tensor.type());
             }
         }
-        assertTrue(seen.containsAll(FORMATS.keySet()), "types seen: " + seen);
+        assertTrue(seen.containsAll(FormatSources.quantized()), "types seen: " + seen);
     }
 
     /**
@@ -141,18 +140,18 @@ class QuantRowFormatsTest {
      * either sign) and random inputs, over rows of 1 to 12 blocks at a row offset inside a larger segment.
      */
     @ParameterizedTest
-    @EnumSource(names = {"Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", "IQ2_XXS"})
+    @MethodSource("fs.tensor.FormatSources#quantized")
     void randomBlocksDequantizeExactlyAndTheirDotIsTheExactProductToFloat32Rounding(DType type) {
-        RowFormat format = FORMATS.get(type);
+        RowFormat format = RowFormats.of(type).orElseThrow();
         SplittableRandom random = new SplittableRandom(type.ordinal());
         try (Arena arena = Arena.ofConfined()) {
             for (int trial = 0; trial < 200; trial++) {
-                int k = 256 * (1 + random.nextInt(12));
+                int k = type.blockElements() * (1 + random.nextInt(12));
                 long rowOffset = 1 + random.nextInt(100);
                 MemorySegment w = arena.allocate(rowOffset + type.rowBytes(k));
                 for (long i = 0; i < w.byteSize(); i++) w.set(ValueLayout.JAVA_BYTE, i, (byte) random.nextInt(256));
-                for (long block = 0; block < k / 256; block++) {
-                    for (long field : halfOffsets(type)) {
+                for (long block = 0; block < k / type.blockElements(); block++) {
+                    for (long field : BlockScales.halfOffsets(type)) {
                         float scale = (float) ((random.nextBoolean() ? 1 : -1) * Math.exp(random.nextDouble(-8, 3)));
                         w.set(ValueLayout.JAVA_SHORT_UNALIGNED, rowOffset + block * type.blockBytes() + field,
                                 Float.floatToFloat16(scale));
@@ -166,17 +165,5 @@ class QuantRowFormatsTest {
                 assertDotClose(exactDot(expected, x), expected, x, dot(format, w, rowOffset, x), type + " trial " + trial);
             }
         }
-    }
-
-    /** Byte offsets in a block of the type's f16 scales (d, and dmin where it has one). */
-    private static long[] halfOffsets(DType type) {
-        return switch (type) {
-            case Q2_K -> new long[] {80, 82};
-            case Q3_K -> new long[] {108};
-            case Q4_K, Q5_K -> new long[] {0, 2};
-            case Q6_K -> new long[] {208};
-            case IQ2_XXS -> new long[] {0};
-            default -> throw new IllegalArgumentException(type.toString());
-        };
     }
 }

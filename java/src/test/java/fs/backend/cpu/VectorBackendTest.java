@@ -16,6 +16,7 @@ import fs.backend.ScalarBackend;
 import fs.backend.Weight;
 import fs.format.ReferenceDequantizer;
 import fs.model.RopeScaling;
+import fs.tensor.BlockScales;
 import fs.tensor.DType;
 import fs.tensor.Tensor;
 import java.lang.foreign.Arena;
@@ -28,6 +29,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /** Every op of {@link VectorBackend} against the {@link ScalarBackend} oracle, plus its reproducibility promises. */
 class VectorBackendTest {
@@ -76,10 +78,9 @@ class VectorBackendTest {
             }
             return new Tensor(name, dtype, shape, data);
         }
-        if (dtype == DType.Q4_K || dtype == DType.Q6_K) {
-            // Random quants and scale bytes under f16 super-block scales near 2^-8 (Q4_K: d and dmin at bytes 0
-            // and 2; Q6_K: d at byte 208).
-            long[] halves = dtype == DType.Q4_K ? new long[] {0, 2} : new long[] {208};
+        if (dtype.isQuantized()) {
+            // Random quants and scale bytes under f16 super-block scales near 2^-8.
+            long[] halves = BlockScales.halfOffsets(dtype);
             for (long b = 0; b < bytes; b += dtype.blockBytes()) {
                 for (int i = 0; i < dtype.blockBytes(); i++) data.set(ValueLayout.JAVA_BYTE, b + i, (byte) random.nextInt());
                 for (long at : halves) {
@@ -149,7 +150,7 @@ class VectorBackendTest {
     }
 
     @ParameterizedTest
-    @EnumSource(value = DType.class, names = {"BF16", "F16", "F32"})
+    @MethodSource("fs.tensor.FormatSources#floats")
     void matmulMatchesTheOracle(DType dtype) {
         Random random = new Random(1);
         for (int k : new int[] {1, 7, 33, 100, 1025}) {
@@ -190,7 +191,7 @@ class VectorBackendTest {
     }
 
     @ParameterizedTest
-    @EnumSource(value = DType.class, names = {"BF16", "F16", "F32"})
+    @MethodSource("fs.tensor.FormatSources#floats")
     void aBatchComputesEachOutputAsTheSequentialFmaChainOnAnyThreadCount(DType dtype) {
         Random random = new Random(2);
         // N = 133: two full units and a partial panel; 17 rows and the fewest past the few-rows path: full tiles and
@@ -210,12 +211,14 @@ class VectorBackendTest {
     }
 
     @ParameterizedTest
-    @EnumSource(value = DType.class, names = {"Q8_0", "Q4_0"})
+    @MethodSource("fs.tensor.FormatSources#quantized")
     void aQuantizedMatmulMatchesTheOracle(DType dtype) {
         Random random = new Random(21);
+        int block = dtype.blockElements();
         try (VectorBackend three = new VectorBackend(3)) {
-            // K = 32: one block; N = 133: two full units, a partial panel, and rows past the last four-row tile.
-            for (int k : new int[] {32, 96, 1024 + 64}) {
+            // K = one block, three, and past 1024; N = 133: two full units, a partial panel, and rows past the last
+            // four-row tile.
+            for (int k : new int[] {block, 3 * block, 1024 + 2 * block}) {
                 for (int n : new int[] {1, 3, 65, 133}) {
                     Tensor w = randomTensor("w", dtype, random, n, k);
                     for (int rows : new int[] {1, 3, 17}) {
@@ -233,10 +236,11 @@ class VectorBackendTest {
     }
 
     @ParameterizedTest
-    @EnumSource(value = DType.class, names = {"Q8_0", "Q4_0"})
+    @MethodSource("fs.tensor.FormatSources#quantized")
     void aQuantizedBatchIsTheSequentialFmaChainOfTheDequantizedWeights(DType dtype) {
         Random random = new Random(22);
-        for (int k : new int[] {1024 + 64, 64}) {
+        int block = dtype.blockElements();
+        for (int k : new int[] {1024 + 2 * block, 2 * block}) {
             Tensor w = randomTensor("w", dtype, random, 133, k);
             for (int rows : new int[] {17, MatmulTask.FEW_ROWS + 1}) {
                 float[] x = randomFloats(random, rows * k);
@@ -255,15 +259,13 @@ class VectorBackendTest {
      * vector part, and a unit split between threads.
      */
     @ParameterizedTest
-    @EnumSource(value = DType.class, names = {"BF16", "F32", "F16", "Q8_0", "Q4_0", "Q4_K", "Q6_K"})
+    @MethodSource("fs.tensor.FormatSources#weights")
     void aFewRowsShareEachDecodedWeightRowAndKeepTheirOneRowArithmetic(DType dtype) {
         Random random = new Random(23);
         boolean tiled = RowFormats.of(dtype).orElseThrow() instanceof TiledRows;
-        int[] ks = switch (dtype) {
-            case Q8_0, Q4_0 -> new int[] {1024 + 64, 64, 32};
-            case Q4_K, Q6_K -> new int[] {1024 + 256, 256};
-            default -> new int[] {1024 + 64, 64, 1025 + 24, 7};
-        };
+        int block = dtype.blockElements();
+        int[] ks = block == 1 ? new int[] {1024 + 64, 64, 1025 + 24, 7}
+                : block == 32 ? new int[] {1024 + 64, 64, 32} : new int[] {1024 + block, block};
         for (int k : ks) {
             int n = 133;
             Tensor w = randomTensor("w", dtype, random, n, k);
@@ -298,19 +300,20 @@ class VectorBackendTest {
     }
 
     @ParameterizedTest
-    @EnumSource(value = DType.class, names = {"Q8_0", "Q4_0"})
+    @MethodSource("fs.tensor.FormatSources#quantized")
     void aQuantizedTableEmbedsAndNormalizesAsTheReferenceDequantizes(DType dtype) {
-        Tensor table = randomTensor("embed", dtype, new Random(23), 5, 64);
-        Buffer out = one.allocate(2 * 64);
+        int k = Math.max(64, dtype.blockElements());
+        Tensor table = randomTensor("embed", dtype, new Random(23), 5, k);
+        Buffer out = one.allocate(2 * k);
         one.embed(one.upload(table), new int[] {3, 0}, out);
-        float[] expected = new float[2 * 64];
-        System.arraycopy(weightRow(table, 3), 0, expected, 0, 64);
-        System.arraycopy(weightRow(table, 0), 0, expected, 64, 64);
+        float[] expected = new float[2 * k];
+        System.arraycopy(weightRow(table, 3), 0, expected, 0, k);
+        System.arraycopy(weightRow(table, 0), 0, expected, k, k);
         assertArrayEquals(expected, read(one, out));
     }
 
     @ParameterizedTest
-    @EnumSource(value = DType.class, names = {"BF16", "F32"})
+    @MethodSource("fs.tensor.FormatSources#floats")
     void oneRowIsTheSameOnAnyThreadCountAndAgreesWithTheBatch(DType dtype) {
         Random random = new Random(4);
         int k = 1025 + 64, n = 133, rows = 5;
@@ -347,7 +350,7 @@ class VectorBackendTest {
     }
 
     @ParameterizedTest
-    @EnumSource(value = DType.class, names = {"BF16", "F16", "F32"})
+    @MethodSource("fs.tensor.FormatSources#floats")
     void rmsNormMatchesTheOracle(DType dtype) {
         Random random = new Random(4);
         for (int width : new int[] {1, 7, 128, 1025}) {
@@ -584,7 +587,7 @@ class VectorBackendTest {
     }
 
     @ParameterizedTest
-    @EnumSource(value = DType.class, names = {"BF16", "F16", "F32"})
+    @MethodSource("fs.tensor.FormatSources#floats")
     void embedMatchesTheOracle(DType dtype) {
         Random random = new Random(11);
         Tensor table = randomTensor("embed", dtype, random, 50, 37);

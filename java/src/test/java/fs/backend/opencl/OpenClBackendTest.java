@@ -20,9 +20,11 @@ import fs.gguf.GgufTensor;
 import fs.gguf.QTied;
 import fs.model.RopeScaling;
 import fs.tensor.DType;
+import fs.tensor.FormatSources;
 import fs.tensor.Tensor;
 import java.lang.foreign.Arena;
 import java.util.EnumMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.function.Function;
@@ -39,7 +41,7 @@ import org.junit.jupiter.params.provider.EnumSource;
 class OpenClBackendTest {
     /** llama.cpp test-backend-ops' bound for float32 ops: both sides sum in float32, in different orders. */
     private static final double NMSE = 1e-7;
-    private static final DType[] WEIGHT_DTYPES = {DType.F32, DType.F16, DType.BF16};
+    private static final List<DType> WEIGHT_DTYPES = FormatSources.floats();
 
     private static Arena arena;
     private static VectorBackend oracle;

@@ -1,0 +1,167 @@
+package fs.backend;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import fs.FsException;
+import fs.backend.cpu.CpuKernels;
+import fs.backend.cpu.NativeMatmulCheck;
+import fs.backend.cpu.VectorBackend;
+import fs.backend.opencl.OpenCl;
+import fs.backend.opencl.OpenClBackend;
+import fs.format.RowQuantizers;
+import fs.tensor.DType;
+import fs.tensor.FormatSources;
+import fs.tensor.Tensor;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Random;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * llama.cpp's test-backend-ops for the one op every weight format goes through, the matmul: each backend × each
+ * format it reads, against the scalar oracle on the reference decoding of the same blocks. The formats come from the
+ * descriptors ({@link FormatSources}), and {@link #eachBackendReadsExactlyTheFormatsTheLoopGivesIt} holds every
+ * backend to them, so a format a backend reads cannot be left out of its loop.
+ *
+ * <p>The backends: the Vector API path; the native kernels (where the build has no libfscpu, that backend is the
+ * Vector API again and its description says why); OpenCL on its device (a GPU, else PoCL, which CI installs).
+ */
+class EveryFormatOnEveryBackendTest {
+    /** test-backend-ops' bound for a matmul: the normalized mean squared error against the reference. */
+    private static final double NMSE = 5e-4;
+
+    private enum Path {
+        VECTOR_API, NATIVE, OPENCL;
+
+        /** The formats this path's loop takes. */
+        List<DType> formats() {
+            return this == NATIVE ? FormatSources.quantized() : FormatSources.weights();
+        }
+
+        /** Whether the path reads {@code type}, as the backend answers it. */
+        boolean reads(DType type) {
+            return this == NATIVE ? NativeMatmulCheck.covers(type) : backend(this).supports(type);
+        }
+    }
+
+    private static Arena arena;
+    private static Backend oracle;
+    private static Backend vectorApi, nativeKernels, openCl;
+
+    @BeforeAll
+    static void start() {
+        arena = Arena.ofShared();
+        oracle = new ScalarBackend();
+        vectorApi = new VectorBackend(2, CpuKernels.vectorApi());
+        nativeKernels = new VectorBackend(2, CpuKernels.nativeKernels(null));
+        openCl = new OpenClBackend(switch (OpenCl.select(true, null)) {
+            case OpenCl.Selection.Selected s -> s.device();
+            case OpenCl.Selection.NotSelected n -> fail("OpenCL tests need a device (CI installs PoCL): " + n.reason());
+        });
+    }
+
+    @AfterAll
+    static void stop() {
+        for (Backend backend : new Backend[] {oracle, vectorApi, nativeKernels, openCl}) backend.close();
+        arena.close();
+    }
+
+    private static Backend backend(Path path) {
+        return switch (path) {
+            case VECTOR_API -> vectorApi;
+            case NATIVE -> nativeKernels;
+            case OPENCL -> openCl;
+        };
+    }
+
+    static Stream<Arguments> pathsAndFormats() {
+        return Arrays.stream(Path.values()).flatMap(path -> path.formats().stream().map(t -> Arguments.of(path, t)));
+    }
+
+    @Test
+    void eachBackendReadsExactlyTheFormatsTheLoopGivesIt() {
+        for (DType type : DType.values()) {
+            for (Path path : Path.values()) {
+                assertEquals(path.formats().contains(type), path.reads(type), path + " " + type);
+            }
+            boolean weight = FormatSources.weights().contains(type);
+            assertEquals(weight, oracle.supports(type), "the scalar oracle, " + type);
+            assertEquals(weight, writes(type), "the quantizers, " + type);
+        }
+    }
+
+    private static boolean writes(DType type) {
+        try {
+            RowQuantizers.of(type);
+            return true;
+        } catch (FsException e) {
+            return false;
+        }
+    }
+
+    /** A decode step (one row) and a small prefill, over N = 37 rows of weights fs's quantizer wrote. */
+    @ParameterizedTest(name = "{0} {1}")
+    @MethodSource("pathsAndFormats")
+    void theMatmulIsTheOraclesWithinTestBackendOpsBound(Path path, DType type) {
+        Random random = new Random(type.ordinal());
+        int n = 37, k = type.isQuantized() ? 512 : 83;
+        Tensor w = quantized(type, n, k, random);
+        Backend backend = backend(path);
+        for (int rows : new int[] {1, 5}) {
+            float[] x = new float[rows * k];
+            for (int i = 0; i < x.length; i++) x[i] = (float) random.nextGaussian();
+            float[] expected = matmul(oracle, x, w, rows);
+            float[] actual = matmul(backend, x, w, rows);
+            double nmse = nmse(actual, expected);
+            assertTrue(nmse <= NMSE, backend.description() + ", " + type + ", " + rows + " rows: NMSE " + nmse);
+        }
+    }
+
+    /** Gaussian weights written as {@code type} by its quantizer (with a flat importance: IQ2_XXS needs one). */
+    private static Tensor quantized(DType type, int n, int k, Random random) {
+        float[] values = new float[n * k];
+        for (int i = 0; i < values.length; i++) values[i] = (float) random.nextGaussian();
+        float[] importance = new float[k];
+        Arrays.fill(importance, 1f);
+        MemorySegment data = arena.allocate(n * type.rowBytes(k), 16);
+        RowQuantizers.of(type).quantize(values, n, k, importance, data, 0);
+        return new Tensor("w", type, new long[] {n, k}, data);
+    }
+
+    private static float[] matmul(Backend backend, float[] x, Tensor w, int rows) {
+        // No host-to-buffer op exists: the input is the embedding of the rows of an F32 table holding it.
+        MemorySegment table = arena.allocate(4L * x.length, 4);
+        MemorySegment.copy(x, 0, table, ValueLayout.JAVA_FLOAT, 0, x.length);
+        int k = (int) w.dim(1);
+        Weight inputs = backend.upload(new Tensor("x", DType.F32, new long[] {rows, k}, table));
+        Buffer in = backend.allocate((long) rows * k);
+        int[] tokens = new int[rows];
+        Arrays.setAll(tokens, r -> r);
+        backend.embed(inputs, tokens, in);
+        Buffer out = backend.allocate((long) rows * w.dim(0));
+        backend.matmul(in, backend.upload(w), out, rows);
+        float[] result = new float[(int) out.length()];
+        backend.read(out, 0, result);
+        return result;
+    }
+
+    private static double nmse(float[] actual, float[] expected) {
+        double error = 0, reference = 0;
+        for (int i = 0; i < expected.length; i++) {
+            error += (actual[i] - (double) expected[i]) * (actual[i] - (double) expected[i]);
+            reference += (double) expected[i] * expected[i];
+        }
+        return error / reference;
+    }
+}
