@@ -1,6 +1,8 @@
 package fs.gguf;
 
 import fs.safetensors.SafetensorsFile;
+import fs.tensor.DType;
+import fs.tensor.FormatSources;
 import fs.tensor.Tensor;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
@@ -32,6 +34,23 @@ public final class QTied {
 
     public static Path samples(String type) {
         return dir().resolve("samples-" + type + ".safetensors");
+    }
+
+    /**
+     * The file type whose matrices are stored as {@code type}: the file of the format's own name, but the K-quants'
+     * medium presets (Q4_K_M, Q5_K_M) and, for Q3_K, the Q2_K preset, which stores several matrices in it.
+     */
+    public static String fileHolding(DType type) {
+        return switch (type) {
+            case Q3_K -> "Q2_K";
+            case Q4_K, Q5_K -> type + "_M";
+            default -> type.name();
+        };
+    }
+
+    /** The file types that hold every quantized format among them, each once. */
+    public static List<String> quantizedFiles() {
+        return FormatSources.quantized().stream().map(QTied::fileHolding).distinct().toList();
     }
 
     /** One tensor's references: its ggml type id, the sampled row ids, those rows, and W·x for every row. */

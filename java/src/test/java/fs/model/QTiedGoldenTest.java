@@ -25,8 +25,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS) // so that types() is the backend test's own
 public abstract class QTiedGoldenTest {
     /** Every file type of q-tied, each a mix of formats as llama.cpp's presets make them. */
-    protected static final List<String> ALL_TYPES =
-            List.of("BF16", "Q8_0", "Q6_K", "Q5_K_M", "Q4_K_M", "Q4_0", "Q2_K", "IQ2_XXS");
+    protected static final List<String> ALL_TYPES = QTied.TYPES;
 
     /** The file types whose every format the backend computes with. */
     protected abstract List<String> types();

@@ -203,7 +203,7 @@ class NativeKernelsTest {
     void onTheQTiedFilesEveryRowIsTheExactProductToTheActivationsRounding(String isa) {
         NativeKernels kernels = NativeKernels.bind(LIBRARY, isa);
         Set<DType> seen = EnumSet.noneOf(DType.class);
-        for (String file : List.of("Q8_0", "Q4_0", "Q4_K_M", "Q6_K", "Q5_K_M", "Q2_K", "IQ2_XXS")) {
+        for (String file : QTied.quantizedFiles()) {
             try (GgufFile gguf = GgufFile.open(QTied.gguf(file));
                     SafetensorsFile samples = SafetensorsFile.open(QTied.samples(file))) {
                 for (GgufTensor tensor : gguf.tensors()) {

@@ -32,8 +32,8 @@ import org.junit.jupiter.params.provider.MethodSource;
  * the effect of one weight off by one quant step, about |x| times the group's scale.
  */
 class QuantRowFormatsTest {
-    /** The q-tied files that hold them (Q3_K in the Q2_K preset's matrices). */
-    private static final List<String> FILES = List.of("Q8_0", "Q4_0", "Q6_K", "Q5_K_M", "Q4_K_M", "Q2_K", "IQ2_XXS");
+    /** The q-tied files that hold them. */
+    private static final List<String> FILES = QTied.quantizedFiles();
     /** Where the kernels read x and write rows in their arrays: not 0 and not a multiple of a vector. */
     private static final int OFFSET = 5;
 

@@ -1,7 +1,6 @@
 package fs.backend.opencl;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.fail;
 
@@ -17,10 +16,8 @@ import java.util.Arrays;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
@@ -30,10 +27,6 @@ import org.junit.jupiter.params.provider.MethodSource;
  * rounding of the float64 W·x that samples-T.safetensors holds. Each format's program is built once for the class.
  */
 class BlockKernelsTest {
-    /** Where each block format is stored: the file of its name, and Q3_K in the Q2_K preset's matrices. */
-    static final Map<DType, String> FILE_OF = Map.of(DType.Q8_0, "Q8_0", DType.Q4_0, "Q4_0",
-            DType.Q2_K, "Q2_K", DType.Q3_K, "Q2_K", DType.Q4_K, "Q4_K_M", DType.Q5_K, "Q5_K_M",
-            DType.Q6_K, "Q6_K", DType.IQ2_XXS, "IQ2_XXS");
     /** The unit roundoff of float32. */
     private static final double U = Math.scalb(1.0, -24);
 
@@ -70,16 +63,11 @@ class BlockKernelsTest {
         device.close();
     }
 
-    @Test
-    void everyBlockFormatHasAFile() {
-        assertEquals(Set.copyOf(FormatSources.quantized()), FILE_OF.keySet());
-    }
-
     @ParameterizedTest
     @MethodSource("fs.tensor.FormatSources#quantized")
     void dequantizeGivesTheReferenceFloatsBitForBit(DType type) {
         BlockKernels blocks = kernels.get(KernelDesign.CPU).get(type);
-        try (GgufFile gguf = GgufFile.open(QTied.gguf(FILE_OF.get(type)))) {
+        try (GgufFile gguf = GgufFile.open(QTied.gguf(QTied.fileHolding(type)))) {
             for (GgufTensor tensor : tensorsOf(gguf, type)) {
                 int rows = (int) tensor.rows();
                 int columns = (int) tensor.columns();
@@ -95,7 +83,7 @@ class BlockKernelsTest {
     @MethodSource("fs.tensor.FormatSources#quantized")
     void aPanelAndEmbeddedRowsAreTheReferenceRows(DType type) {
         BlockKernels blocks = kernels.get(KernelDesign.CPU).get(type);
-        try (GgufFile gguf = GgufFile.open(QTied.gguf(FILE_OF.get(type)))) {
+        try (GgufFile gguf = GgufFile.open(QTied.gguf(QTied.fileHolding(type)))) {
             GgufTensor tensor = tensorsOf(gguf, type).getFirst();
             int rows = (int) tensor.rows();
             int columns = (int) tensor.columns();
@@ -122,7 +110,7 @@ class BlockKernelsTest {
     @ParameterizedTest
     @MethodSource("fs.tensor.FormatSources#quantized")
     void bothDesignsDecodeMatmulIsWithinFloat32RoundingOfTheFloat64Product(DType type) {
-        String file = FILE_OF.get(type);
+        String file = QTied.fileHolding(type);
         try (GgufFile gguf = GgufFile.open(QTied.gguf(file));
                 SafetensorsFile samples = SafetensorsFile.open(QTied.samples(file))) {
             for (GgufTensor tensor : tensorsOf(gguf, type)) {

@@ -114,10 +114,9 @@ class OpenClBackendTest {
     @ParameterizedTest
     @EnumSource(KernelDesign.class)
     void everyBlockFormatEmbedsAndMultipliesAsTheOracle(KernelDesign design) {
-        for (Map.Entry<DType, String> entry : BlockKernelsTest.FILE_OF.entrySet()) {
-            DType type = entry.getKey();
+        for (DType type : FormatSources.quantized()) {
             assertTrue(backends.get(design).supports(type), type.name());
-            try (GgufFile gguf = GgufFile.open(QTied.gguf(entry.getValue()))) {
+            try (GgufFile gguf = GgufFile.open(QTied.gguf(QTied.fileHolding(type)))) {
                 GgufTensor stored = gguf.tensors().stream().filter(t -> t.type() == type).findFirst().orElseThrow();
                 int n = (int) stored.rows(), k = (int) stored.columns();
                 Tensor w = new Tensor(stored.name(), type, new long[] {n, k}, stored.data());
