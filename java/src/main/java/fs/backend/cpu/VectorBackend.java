@@ -1,12 +1,14 @@
 package fs.backend.cpu;
 
+import static fs.backend.BackendChecks.requireLength;
+import static fs.backend.BackendChecks.requireRange;
 import static fs.backend.cpu.MatmulKernels.F;
 import static fs.backend.cpu.MatmulKernels.FLOAT;
 import static fs.backend.cpu.MatmulKernels.L;
 import static fs.backend.cpu.MatmulKernels.LE;
 
-import fs.FsException;
 import fs.backend.Backend;
+import fs.backend.BackendChecks;
 import fs.backend.Buffer;
 import fs.backend.KvCache;
 import fs.backend.Rope;
@@ -16,9 +18,7 @@ import fs.tensor.DType;
 import fs.tensor.Tensor;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.util.Arrays;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import jdk.incubator.vector.FloatVector;
 
@@ -36,8 +36,6 @@ import jdk.incubator.vector.FloatVector;
  * (see {@link MatmulKernels}), so a prompt row and the same row decoded alone differ by rounding.
  */
 public final class VectorBackend implements Backend {
-    /** Attention tiles per unit of attention work, which share each key block and value row while it is in L1. */
-    private static final int ATTENTION_SPAN_TILES = 8;
     /** Elements per unit of element-wise work. */
     private static final int ELEMENTWISE_UNIT = 1 << 14;
 
@@ -50,17 +48,10 @@ public final class VectorBackend implements Backend {
     private final NativeFloatOps nativeFloatOps; // null: the Java kernels
     /** Why native kernels that were asked for are not running, or null. */
     private final String nativeUnavailable;
-    private final AttentionTask attentionTask = new AttentionTask();
+    private final CpuAttention cpuAttention;
     private final SiluMulTask siluMulTask = new SiluMulTask();
-    /** Per thread: a tile of attention queries, their scores (then weights) and their outputs. */
-    private final float[][] attentionQueries;
-    private final float[][] attentionScores;
-    private final float[][] attentionOutputs;
-    /** Per thread: the positions each query of a tile sees, and where its row lives in q and out. */
-    private final int[][] attentionPositions;
-    private final long[][] attentionRowOffsets;
-    /** Per thread: where kernels spill their accumulators to sum the lanes. */
-    private final float[][] laneScratch;
+    /** Where rmsNorm spills its accumulator to sum the lanes (it runs on the calling thread). */
+    private final float[] laneScratch = new float[MatmulKernels.LANES_SCRATCH];
     /** A weight row decoded to floats: rmsNorm's gamma, an embedding. */
     private float[] decodedRow = new float[0];
     private boolean closed;
@@ -81,12 +72,7 @@ public final class VectorBackend implements Backend {
         nativeFloatOps = kernels.nativeKernels() == null ? null : kernels.nativeKernels().floatOps();
         siluMulTask.nativeOps = nativeFloatOps;
         nativeUnavailable = kernels.unavailable();
-        attentionQueries = new float[threads][0];
-        attentionScores = new float[threads][0];
-        attentionOutputs = new float[threads][0];
-        attentionPositions = new int[threads][0];
-        attentionRowOffsets = new long[threads][0];
-        laneScratch = new float[threads][MatmulKernels.LANES_SCRATCH];
+        cpuAttention = new CpuAttention(pool);
     }
 
     @Override
@@ -109,31 +95,9 @@ public final class VectorBackend implements Backend {
     @Override
     public Weight upload(Tensor tensor) {
         checkOpen();
-        RowFormat format = RowFormats.of(tensor.dtype()).orElseThrow(() -> new FsException("tensor " + tensor.name()
-                + " is stored as " + tensor.dtype() + ", which the cpu backend does not read (it reads "
-                + supported() + ")"));
-        if (tensor.rank() != 1 && tensor.rank() != 2) {
-            throw new FsException("tensor " + tensor.name() + " has rank " + tensor.rank() + "; weights are rank 1 or 2");
-        }
-        long needed;
-        try {
-            needed = tensor.byteSize();
-        } catch (IllegalArgumentException | ArithmeticException e) {
-            throw new FsException("tensor " + tensor.name() + " has a shape " + tensor.dtype()
-                    + Arrays.toString(tensor.shape()) + " whose rows are not whole blocks or too large");
-        }
-        if (tensor.data().byteSize() != needed) {
-            throw new FsException("tensor " + tensor.name() + " holds " + tensor.data().byteSize() + " bytes, its shape "
-                    + tensor.dtype() + Arrays.toString(tensor.shape()) + " needs " + needed);
-        }
-        if (tensor.columns() > Integer.MAX_VALUE || tensor.rows() > Integer.MAX_VALUE) {
-            throw new FsException("tensor " + tensor.name() + " is too large: " + tensor);
-        }
+        BackendChecks.checkUpload(tensor, "cpu", this::supports);
+        RowFormat format = RowFormats.of(tensor.dtype()).orElseThrow();
         return new CpuWeight(tensor.name(), tensor.dtype(), tensor.rows(), tensor.columns(), tensor.data(), format);
-    }
-
-    private static List<DType> supported() {
-        return Arrays.stream(DType.values()).filter(t -> RowFormats.of(t).isPresent()).toList();
     }
 
     @Override
@@ -146,10 +110,7 @@ public final class VectorBackend implements Backend {
     @Override
     public KvCache allocateKvCache(int layers, int sequences, int contextLength, int kvHeads, int headDim) {
         checkOpen();
-        if (layers <= 0 || sequences <= 0 || contextLength <= 0 || kvHeads <= 0 || headDim <= 0) {
-            throw new IllegalArgumentException("bad kv cache shape: layers " + layers + ", sequences " + sequences
-                    + ", context " + contextLength + ", kv heads " + kvHeads + ", head dim " + headDim);
-        }
+        BackendChecks.checkKvCacheShape(layers, sequences, contextLength, kvHeads, headDim);
         long valueBytes = (long) sequences * contextLength * kvHeads * headDim * Float.BYTES;
         long keyBytes = CpuKvCache.keyBytes(sequences, contextLength, kvHeads, headDim);
         MemorySegment[] keys = new MemorySegment[layers];
@@ -168,12 +129,8 @@ public final class VectorBackend implements Backend {
         int width = (int) t.columns();
         requireLength(out, (long) tokens.length * width, "embed output");
         for (int r = 0; r < tokens.length; r++) {
-            int token = tokens[r];
-            if (token < 0 || token >= t.rows()) {
-                throw new FsException("token id " + token + " is outside the vocabulary of " + t.name() + " (0.."
-                        + (t.rows() - 1) + ")");
-            }
-            widenRow(t, token, o, (long) r * width * Float.BYTES);
+            BackendChecks.checkToken(t, tokens[r]);
+            widenRow(t, tokens[r], o, (long) r * width * Float.BYTES);
         }
     }
 
@@ -212,8 +169,8 @@ public final class VectorBackend implements Backend {
                 FloatVector v = FloatVector.fromMemorySegment(F, xs, base + 4L * i, LE);
                 acc = v.fma(v, acc);
             }
-            acc.intoArray(laneScratch[0], 0);
-            float sumSquares = MatmulKernels.sumLanes(laneScratch[0], 0);
+            acc.intoArray(laneScratch, 0);
+            float sumSquares = MatmulKernels.sumLanes(laneScratch, 0);
             for (int i = full; i < width; i++) {
                 float v = xs.get(FLOAT, base + 4L * i);
                 sumSquares = Math.fma(v, v, sumSquares);
@@ -238,10 +195,6 @@ public final class VectorBackend implements Backend {
         if (rows <= 0) return;
         if (nativeMatmul != null && nativeMatmul.covers(weight)) nativeMatmul.matmul(xs, weight, os, rows);
         else matmulTask.matmul(xs, weight, os, rows);
-    }
-
-    private static int roundUp(int value, int multiple) {
-        return (value + multiple - 1) / multiple * multiple;
     }
 
     @Override
@@ -292,7 +245,7 @@ public final class VectorBackend implements Backend {
         int rows = placed.rows();
         requireLength(k, (long) rows * kvHeads * headDim, "storeKv keys");
         requireLength(v, (long) rows * kvHeads * headDim, "storeKv values");
-        checkPositions(cache, layer, placed);
+        BackendChecks.checkPositions(cache, layer, placed, "storeKv");
         long headBytes = (long) headDim * Float.BYTES;
         MemorySegment keys = cache.keys()[layer];
         long dimensionStride = (long) CpuKvCache.KEY_BLOCK * Float.BYTES;
@@ -308,20 +261,6 @@ public final class VectorBackend implements Backend {
         }
     }
 
-    private static void checkPositions(CpuKvCache cache, int layer, RowPositions placed) {
-        if (layer < 0 || layer >= cache.layers()) {
-            throw new IllegalArgumentException("layer " + layer + " outside 0.." + (cache.layers() - 1));
-        }
-        if (placed.mostPositions() > cache.contextLength()) {
-            throw new IllegalArgumentException("position " + (placed.mostPositions() - 1)
-                    + " outside the kv cache's context of " + cache.contextLength());
-        }
-        if (placed.mostSequences() > cache.sequences()) {
-            throw new IllegalArgumentException("sequence " + (placed.mostSequences() - 1)
-                    + " outside the kv cache's " + cache.sequences() + " sequences");
-        }
-    }
-
     @Override
     public void attention(Buffer q, KvCache kvCache, int layer, Buffer out, RowPositions placed, int heads) {
         CpuKvCache cache = cache(kvCache);
@@ -329,168 +268,9 @@ public final class VectorBackend implements Backend {
         int rows = placed.rows();
         requireLength(q, (long) rows * heads * headDim, "attention queries");
         requireLength(out, (long) rows * heads * headDim, "attention output");
-        checkPositions(cache, layer, placed);
-        if (heads <= 0 || heads % cache.kvHeads() != 0) {
-            throw new IllegalArgumentException(heads + " query heads cannot share " + cache.kvHeads() + " kv heads");
-        }
-        if (rows == 0) return;
-        int group = heads / cache.kvHeads();
-        AttentionTask task = attentionTask;
-        // The units of each run of one sequence's rows: its tiles' spans, for every kv head.
-        int runs = 0, units = 0, mostTiles = 0;
-        for (int first = 0, end; first < rows; first = end, runs++) {
-            end = placed.runEnd(first);
-            if (task.runFirstRow.length == runs) task.growRuns();
-            int tiles = ((end - first) * group + AttentionKernels.QUERIES - 1) / AttentionKernels.QUERIES;
-            int spans = (tiles + ATTENTION_SPAN_TILES - 1) / ATTENTION_SPAN_TILES;
-            task.runFirstRow[runs] = first;
-            task.runRows[runs] = end - first;
-            task.runTiles[runs] = tiles;
-            task.runSpans[runs] = spans;
-            task.runFirstUnit[runs] = units;
-            units += cache.kvHeads() * spans;
-            mostTiles = Math.max(mostTiles, tiles);
-        }
-        // Scores come a whole key block at a time.
-        int scoreStride = roundUp(placed.mostPositions(), CpuKvCache.KEY_BLOCK);
-        int spanTiles = Math.min(ATTENTION_SPAN_TILES, mostTiles);
-        int slots = spanTiles * AttentionKernels.QUERIES;
-        for (int t = 0; t < attentionScores.length; t++) {
-            if (attentionScores[t].length < (long) slots * scoreStride) {
-                long grown = Math.max((long) slots * scoreStride, 2L * attentionScores[t].length);
-                attentionScores[t] = new float[(int) Math.min(grown, Integer.MAX_VALUE - 64)];
-            }
-            if (attentionQueries[t].length < slots * headDim) attentionQueries[t] = new float[slots * headDim];
-            if (attentionOutputs[t].length < slots * headDim) attentionOutputs[t] = new float[slots * headDim];
-            if (attentionPositions[t].length < slots) attentionPositions[t] = new int[slots];
-            if (attentionRowOffsets[t].length < slots) attentionRowOffsets[t] = new long[slots];
-        }
-        task.q = segment(q);
-        task.out = segment(out);
-        task.cache = cache;
-        task.placed = placed;
-        task.layer = layer;
-        task.heads = heads;
-        task.group = group;
-        task.scoreStride = scoreStride;
-        task.runs = runs;
-        // Scores and weighted values: two multiply-adds per query, position and element of a head.
-        pool.run(task, units, 2L * rows * heads * placed.mostPositions() * headDim);
-        task.q = null;
-        task.out = null;
-        task.cache = null;
-        task.placed = null;
-    }
-
-    /**
-     * A unit of attention: a span of up to {@link #ATTENTION_SPAN_TILES} tiles of {@link AttentionKernels#QUERIES}
-     * queries of one kv head of one run (consecutive rows of one sequence), taken in (row, head) order from its group
-     * of query heads; a tile short of queries repeats its last one, whose output is not kept. Every tile of the span
-     * goes over a few key blocks (or value rows) before the span moves on, so those stay in L1 rather than being
-     * fetched again per tile. A tile never mixes sequences: its queries share the keys and values they read.
-     */
-    private final class AttentionTask implements WorkerPool.Task {
-        /** Positions of values the tiles of a span share in L1: 64 rows of a 4L-float slice are 16 KiB at L = 16. */
-        private static final int VALUE_CHUNK = 64;
-
-        MemorySegment q;
-        MemorySegment out;
-        CpuKvCache cache;
-        RowPositions placed;
-        int layer;
-        int heads;
-        int group;
-        int scoreStride;
-        /** Runs of the current call, and per run its first row, rows, tiles, spans per kv head and first unit. */
-        int runs;
-        int[] runFirstRow = new int[8];
-        int[] runRows = new int[8];
-        int[] runTiles = new int[8];
-        int[] runSpans = new int[8];
-        int[] runFirstUnit = new int[8];
-
-        void growRuns() {
-            int n = 2 * runFirstRow.length;
-            runFirstRow = Arrays.copyOf(runFirstRow, n);
-            runRows = Arrays.copyOf(runRows, n);
-            runTiles = Arrays.copyOf(runTiles, n);
-            runSpans = Arrays.copyOf(runSpans, n);
-            runFirstUnit = Arrays.copyOf(runFirstUnit, n);
-        }
-
-        @Override
-        public void run(int unit, int worker) {
-            int run = Arrays.binarySearch(runFirstUnit, 0, runs, unit);
-            if (run < 0) run = -run - 2; // the run whose first unit is the largest at or before this one
-            int local = unit - runFirstUnit[run];
-            int spansPerKvHead = runSpans[run], tiles = runTiles[run], firstRow = runFirstRow[run];
-            int sequence = placed.sequence(firstRow);
-            int kvHead = local / spansPerKvHead;
-            int firstTile = (local % spansPerKvHead) * ATTENTION_SPAN_TILES;
-            int spanTiles = Math.min(ATTENTION_SPAN_TILES, tiles - firstTile);
-            int tileSlots = AttentionKernels.QUERIES, slots = spanTiles * tileSlots;
-            int headDim = cache.headDim();
-            float[] queries = attentionQueries[worker], w = attentionScores[worker], acc = attentionOutputs[worker];
-            int[] seen = attentionPositions[worker];
-            long[] rowOffsets = attentionRowOffsets[worker];
-            int queryCount = runRows[run] * group, most = 0;
-            for (int i = 0; i < slots; i++) {
-                int tileFirst = (firstTile + i / tileSlots) * tileSlots;
-                int query = Math.min(tileFirst + i % tileSlots, queryCount - 1);
-                int row = firstRow + query / group, head = kvHead * group + query % group;
-                seen[i] = placed.position(row) + 1;
-                most = Math.max(most, seen[i]);
-                rowOffsets[i] = ((long) row * heads + head) * headDim * Float.BYTES;
-                MemorySegment.copy(q, FLOAT, rowOffsets[i], queries, i * headDim, headDim);
-            }
-            MemorySegment keys = cache.keys()[layer], values = cache.values()[layer];
-            // Scores past a query's own positions are computed with the rest of their block and never read.
-            int blocks = (most + CpuKvCache.KEY_BLOCK - 1) / CpuKvCache.KEY_BLOCK;
-            int b = 0;
-            for (; b + 4 <= blocks; b += 4) {
-                long block = cache.keyBlockOffset(sequence, kvHead, b);
-                for (int t = 0; t < spanTiles; t++) {
-                    AttentionKernels.scores4Blocks(keys, block, queries, t * tileSlots * headDim, headDim, w, scoreStride,
-                            t * tileSlots * scoreStride + b * L);
-                }
-            }
-            for (; b < blocks; b++) {
-                long block = cache.keyBlockOffset(sequence, kvHead, b);
-                for (int t = 0; t < spanTiles; t++) {
-                    AttentionKernels.scores1Block(keys, block, queries, t * tileSlots * headDim, headDim, w, scoreStride,
-                            t * tileSlots * scoreStride + b * L);
-                }
-            }
-            float scale = (float) (1.0 / Math.sqrt(headDim));
-            for (int i = 0; i < slots; i++) AttentionKernels.softmax(w, i * scoreStride, seen[i], scale, laneScratch[worker]);
-            long head = cache.valueOffset(sequence, kvHead, 0), step = (long) headDim * Float.BYTES;
-            int full = headDim - headDim % (4 * L);
-            Arrays.fill(acc, 0, slots * headDim, 0f);
-            for (int d = 0; d < full; d += 4 * L) {
-                for (int from = 0; from < most; from += VALUE_CHUNK) {
-                    for (int t = 0; t < spanTiles; t++) {
-                        int to = Math.min(from + VALUE_CHUNK, fewest(seen, t * tileSlots, tileSlots));
-                        if (from >= to) continue;
-                        AttentionKernels.values4Vectors(values, head, step, d, w, t * tileSlots * scoreStride, scoreStride,
-                                from, to, acc, t * tileSlots * headDim, headDim);
-                    }
-                }
-            }
-            for (int i = 0; i < slots; i++) {
-                int query = (firstTile + i / tileSlots) * tileSlots + i % tileSlots;
-                if (query >= queryCount) continue; // a repeat that fills its tile
-                int a = i * headDim, fewest = fewest(seen, i - i % tileSlots, tileSlots);
-                AttentionKernels.continueValues(values, head, step, 0, full, w, i * scoreStride, fewest, seen[i], acc, a);
-                AttentionKernels.continueValues(values, head, step, full, headDim, w, i * scoreStride, 0, seen[i], acc, a);
-                MemorySegment.copy(acc, a, out, FLOAT, rowOffsets[i], headDim);
-            }
-        }
-
-        private static int fewest(int[] seen, int from, int count) {
-            int fewest = Integer.MAX_VALUE;
-            for (int i = from; i < from + count; i++) fewest = Math.min(fewest, seen[i]);
-            return fewest;
-        }
+        BackendChecks.checkPositions(cache, layer, placed, "attention");
+        BackendChecks.checkHeads(heads, cache);
+        cpuAttention.attention(segment(q), cache, layer, segment(out), placed, heads);
     }
 
     @Override
@@ -623,18 +403,5 @@ public final class VectorBackend implements Backend {
             throw new IllegalArgumentException("kv cache does not belong to this backend");
         }
         return c;
-    }
-
-    private static void requireLength(Buffer buffer, long length, String what) {
-        if (length < 0 || buffer.length() < length) {
-            throw new IllegalArgumentException(what + " needs " + length + " elements, the buffer has " + buffer.length());
-        }
-    }
-
-    private static void requireRange(Buffer buffer, long offset, long length, String what) {
-        if (offset < 0 || length < 0 || offset + length > buffer.length()) {
-            throw new IllegalArgumentException(what + ": elements " + offset + ".." + (offset + length)
-                    + " outside a buffer of " + buffer.length());
-        }
     }
 }

@@ -1,10 +1,13 @@
 package fs.backend.opencl;
 
+import static fs.backend.BackendChecks.requireLength;
+import static fs.backend.BackendChecks.requireRange;
 import static fs.opencl.bindings.opencl_h.*;
 
 import fs.FsException;
 import fs.HumanSize;
 import fs.backend.Backend;
+import fs.backend.BackendChecks;
 import fs.backend.Buffer;
 import fs.backend.KvCache;
 import fs.backend.Rope;
@@ -16,7 +19,6 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.EnumMap;
 import java.util.EnumSet;
 import java.util.List;
@@ -150,32 +152,13 @@ public final class OpenClBackend implements Backend {
     @Override
     public Weight upload(Tensor tensor) {
         checkOpen();
-        if (!supports(tensor.dtype()) || tensor.rank() < 1 || tensor.rank() > 2) {
-            throw new FsException("cannot upload " + tensor + ": the OpenCL backend reads weights of rank 1 or 2 in "
-                    + supported());
-        }
+        BackendChecks.checkUpload(tensor, "OpenCL", OpenClBackend::reads);
         // rmsNorm's kernels (weights.cl) read a norm's weights as floats; llama.cpp keeps every 1-D tensor in F32
         if (tensor.rank() == 1 && isBlockFormat(tensor.dtype())) {
             throw new FsException("tensor " + tensor.name() + " is a 1-D weight stored as " + tensor.dtype()
                     + "; the OpenCL backend reads 1-D weights (norms) in " + DENSE);
         }
-        long rows = tensor.rank() == 2 ? tensor.dim(0) : 1;
-        long columns = tensor.dim(tensor.rank() - 1);
         long bytes = tensor.data().byteSize();
-        long needed;
-        try {
-            needed = tensor.byteSize();
-        } catch (IllegalArgumentException | ArithmeticException e) {
-            throw new FsException("tensor " + tensor.name() + " has a shape " + tensor.dtype()
-                    + Arrays.toString(tensor.shape()) + " whose rows are not whole blocks or too large");
-        }
-        if (bytes != needed) {
-            throw new FsException("tensor " + tensor.name() + " holds " + bytes + " bytes, its shape "
-                    + tensor.dtype() + Arrays.toString(tensor.shape()) + " needs " + needed);
-        }
-        if (rows > Integer.MAX_VALUE || columns > Integer.MAX_VALUE) {
-            throw new FsException("tensor " + tensor.name() + " is too large: " + tensor);
-        }
         memory.reserve(tensor.name(), bytes);
         MemorySegment handle;
         try (Arena staging = Arena.ofConfined()) {
@@ -183,11 +166,7 @@ public final class OpenClBackend implements Backend {
                     : staging.allocate(bytes, 16).copyFrom(tensor.data());
             handle = createBuffer(CL_MEM_READ_ONLY() | CL_MEM_COPY_HOST_PTR(), bytes, host, tensor.name());
         }
-        return new ClWeight(tensor.name(), tensor.dtype(), rows, columns, handle, this);
-    }
-
-    private static List<DType> supported() {
-        return Arrays.stream(DType.values()).filter(OpenClBackend::reads).toList();
+        return new ClWeight(tensor.name(), tensor.dtype(), tensor.rows(), tensor.columns(), handle, this);
     }
 
     @Override
@@ -199,10 +178,7 @@ public final class OpenClBackend implements Backend {
     @Override
     public KvCache allocateKvCache(int layers, int sequences, int contextLength, int kvHeads, int headDim) {
         checkOpen();
-        if (layers <= 0 || sequences <= 0 || contextLength <= 0 || kvHeads <= 0 || headDim <= 0) {
-            throw new IllegalArgumentException("bad kv cache shape: layers " + layers + ", sequences " + sequences
-                    + ", context " + contextLength + ", kv heads " + kvHeads + ", head dim " + headDim);
-        }
+        BackendChecks.checkKvCacheShape(layers, sequences, contextLength, kvHeads, headDim);
         long length = (long) sequences * contextLength * kvHeads * headDim;
         String shape = sequences == 1 ? "--ctx " + contextLength : sequences + " sequences of " + contextLength;
         List<ClBuffer> keys = new ArrayList<>();
@@ -219,13 +195,8 @@ public final class OpenClBackend implements Backend {
     public void embed(Weight table, int[] tokenIds, Buffer out) {
         ClWeight t = own(table);
         ClBuffer o = own(out);
-        require(o.length() >= tokenIds.length * t.columns(), "embed output too small");
-        for (int token : tokenIds) {
-            if (token < 0 || token >= t.rows()) {
-                throw new FsException("token id " + token + " is outside the vocabulary of " + t.name() + " (0.."
-                        + (t.rows() - 1) + ")");
-            }
-        }
+        requireLength(o, tokenIds.length * t.columns(), "embed output");
+        for (int token : tokenIds) BackendChecks.checkToken(t, token);
         if (tokenIds.length == 0) return;
         if (tokens == null || tokens.length() < tokenIds.length) {
             tokens = buffer("token ids", Math.max(tokenIds.length, 256));
@@ -249,7 +220,8 @@ public final class OpenClBackend implements Backend {
         ClWeight g = own(gamma);
         int width = (int) g.columns();
         ClBuffer in = own(x), o = own(out);
-        require(in.length() >= (long) rows * width && o.length() >= (long) rows * width, "rmsNorm buffers too small");
+        requireLength(in, (long) rows * width, "rmsNorm input");
+        requireLength(o, (long) rows * width, "rmsNorm output");
         if (rows == 0) return;
         launcher.rmsNorm(kernelsFor(g.dtype()).rmsNorm(), in, g, o, rows, width, eps);
     }
@@ -260,7 +232,8 @@ public final class OpenClBackend implements Backend {
         int n = Math.toIntExact(weight.rows());
         int k = Math.toIntExact(weight.columns());
         ClBuffer in = own(x), o = own(out);
-        require(in.length() >= (long) rows * k && o.length() >= (long) rows * n, "matmul buffers too small");
+        requireLength(in, (long) rows * k, "matmul input");
+        requireLength(o, (long) rows * n, "matmul output");
         if (rows == 0) return;
         if (isBlockFormat(weight.dtype())) {
             blockMatmul(in, weight, o, rows, k, n);
@@ -310,7 +283,7 @@ public final class OpenClBackend implements Backend {
         ClBuffer in = own(x);
         int headDim = rope.headDim();
         int rows = placed.rows();
-        require(in.length() >= (long) rows * heads * headDim, "rope: bad shape");
+        requireLength(in, (long) rows * heads * headDim, "rope input");
         if (rows == 0) return;
         launcher.rope(ropeKernel, in, ropeFrequencies(rope), upload(placed), rows, heads, headDim,
                 (float) rope.attentionFactor());
@@ -347,29 +320,16 @@ public final class OpenClBackend implements Backend {
         return rowPositions;
     }
 
-    private static void checkPositions(ClKvCache c, int layer, RowPositions placed, String op) {
-        if (layer < 0 || layer >= c.layers()) {
-            throw new IllegalArgumentException(op + ": layer " + layer + " outside 0.." + (c.layers() - 1));
-        }
-        if (placed.mostPositions() > c.contextLength()) {
-            throw new IllegalArgumentException(op + ": position " + (placed.mostPositions() - 1)
-                    + " is outside the cache of " + c.contextLength());
-        }
-        if (placed.mostSequences() > c.sequences()) {
-            throw new IllegalArgumentException(op + ": sequence " + (placed.mostSequences() - 1)
-                    + " is outside the cache's " + c.sequences() + " sequences");
-        }
-    }
-
     @Override
     public void storeKv(KvCache cache, int layer, Buffer k, Buffer v, RowPositions placed) {
         ClKvCache c = own(cache);
         int kvDim = c.kvHeads() * c.headDim();
         int rows = placed.rows();
         long length = (long) rows * kvDim;
-        checkPositions(c, layer, placed, "storeKv");
+        BackendChecks.checkPositions(c, layer, placed, "storeKv");
         ClBuffer keys = own(k), values = own(v);
-        require(keys.length() >= length && values.length() >= length, "storeKv buffers too small");
+        requireLength(keys, length, "storeKv keys");
+        requireLength(values, length, "storeKv values");
         if (rows == 0) return;
         storeKv.arg(0, keys).arg(1, values).arg(2, c.keys().get(layer)).arg(3, c.values().get(layer))
                 .arg(4, upload(placed)).arg(5, kvDim).arg(6, c.contextLength()).arg(7, Math.toIntExact(length))
@@ -381,13 +341,11 @@ public final class OpenClBackend implements Backend {
         ClKvCache c = own(cache);
         int headDim = c.headDim();
         int rows = placed.rows();
-        if (heads % c.kvHeads() != 0) {
-            throw new IllegalArgumentException("attention: " + heads + " heads is not a multiple of " + c.kvHeads());
-        }
-        checkPositions(c, layer, placed, "attention");
+        BackendChecks.checkPositions(c, layer, placed, "attention");
+        BackendChecks.checkHeads(heads, c);
         ClBuffer queries = own(q), o = own(out);
-        require(queries.length() >= (long) rows * heads * headDim && o.length() >= (long) rows * heads * headDim,
-                "attention buffers too small");
+        requireLength(queries, (long) rows * heads * headDim, "attention queries");
+        requireLength(o, (long) rows * heads * headDim, "attention output");
         if (headDim > launcher.maxHeadDim()) {
             throw new IllegalArgumentException("attention: head_dim " + headDim + " is too large");
         }
@@ -400,7 +358,9 @@ public final class OpenClBackend implements Backend {
     @Override
     public void siluMul(Buffer gate, Buffer up, Buffer out, long length) {
         ClBuffer g = own(gate), u = own(up), o = own(out);
-        require(g.length() >= length && u.length() >= length && o.length() >= length, "siluMul buffers too small");
+        requireLength(g, length, "siluMul gate");
+        requireLength(u, length, "siluMul up");
+        requireLength(o, length, "siluMul output");
         if (length == 0) return;
         siluMul.arg(0, g).arg(1, u).arg(2, o).arg(3, length).run(queue, length, 0);
     }
@@ -408,16 +368,19 @@ public final class OpenClBackend implements Backend {
     @Override
     public void add(Buffer x, Buffer y, long length) {
         ClBuffer a = own(x), b = own(y);
-        require(a.length() >= length && b.length() >= length, "add buffers too small");
+        requireLength(a, length, "add target");
+        requireLength(b, length, "add source");
         if (length == 0) return;
         add.arg(0, a).arg(1, b).arg(2, length).run(queue, length, 0);
     }
 
     @Override
     public void copy(Buffer src, long srcOffset, Buffer dst, long dstOffset, long length) {
-        require(srcOffset + length <= own(src).length() && dstOffset + length <= own(dst).length(), "copy out of bounds");
+        ClBuffer from = own(src), to = own(dst);
+        requireRange(from, srcOffset, length, "copy source");
+        requireRange(to, dstOffset, length, "copy destination");
         if (length == 0) return;
-        ClStatus.check(clEnqueueCopyBuffer(queue, own(src).handle(), own(dst).handle(), srcOffset * Float.BYTES,
+        ClStatus.check(clEnqueueCopyBuffer(queue, from.handle(), to.handle(), srcOffset * Float.BYTES,
                 dstOffset * Float.BYTES, length * Float.BYTES, 0, MemorySegment.NULL, MemorySegment.NULL),
                 "clEnqueueCopyBuffer");
     }
@@ -425,7 +388,7 @@ public final class OpenClBackend implements Backend {
     @Override
     public void read(Buffer src, long offset, float[] dst) {
         ClBuffer from = own(src);
-        require(offset + dst.length <= from.length(), "read out of bounds");
+        requireRange(from, offset, dst.length, "read source");
         if (dst.length == 0) return;
         long bytes = (long) dst.length * Float.BYTES;
         MemorySegment host = staging(bytes);
@@ -438,7 +401,8 @@ public final class OpenClBackend implements Backend {
     @Override
     public int argmax(Buffer x, long offset, int length) {
         ClBuffer in = own(x);
-        require(length > 0 && offset + length <= in.length(), "argmax out of bounds");
+        requireRange(in, offset, length, "argmax input");
+        if (length <= 0) throw new IllegalArgumentException("argmax of no elements");
         int group = launcher.argmaxGroup();
         argmax.arg(0, in).arg(1, offset).arg(2, length).arg(3, argmaxResult).local(4, (long) group * Float.BYTES)
                 .local(5, (long) group * Integer.BYTES).run(queue, group, group);
@@ -563,9 +527,5 @@ public final class OpenClBackend implements Backend {
         checkOpen();
         if (cache instanceof ClKvCache c && c.owner() == this) return c;
         throw new IllegalArgumentException("not a KV cache of this OpenCL backend: " + cache);
-    }
-
-    private static void require(boolean condition, String message) {
-        if (!condition) throw new IllegalArgumentException(message);
     }
 }
