@@ -19,10 +19,8 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
-import java.util.EnumMap;
 import java.util.EnumSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 
 /**
@@ -52,9 +50,6 @@ public final class OpenClBackend implements Backend {
     record ClKvCache(int layers, int sequences, int contextLength, int kvHeads, int headDim, List<ClBuffer> keys,
             List<ClBuffer> values, OpenClBackend owner) implements KvCache {}
 
-    /** Kernels of weights.cl built for one weight dtype. */
-    private record WeightKernels(ClKernel embed, ClKernel rmsNorm, ClKernel matmulDecode, ClKernel matmulRows) {}
-
     private final DeviceContext device;
     private final KernelDesign design;
     private final Launcher launcher;
@@ -62,9 +57,7 @@ public final class OpenClBackend implements Backend {
     private final MemorySegment queue;
     private final DeviceMemory memory;
     private final List<MemorySegment> memObjects = new ArrayList<>();
-    private final List<ClKernel> kernels = new ArrayList<>();
-    private final Map<DType, WeightKernels> weightKernels = new EnumMap<>(DType.class);
-    private final Map<DType, BlockKernels> blockKernels = new EnumMap<>(DType.class);
+    private final KernelCache kernels;
     private final List<RopeFrequencies> ropeFrequencies = new ArrayList<>();
     private final ClKernel ropeKernel;
     private final ClKernel storeKv;
@@ -74,24 +67,12 @@ public final class OpenClBackend implements Backend {
     private final ClKernel argmax;
     private final MemorySegment scratch;
     private ClBuffer tokens;
-    /** The row positions last uploaded (an immutable object: the same one means the same upload) and their buffer. */
-    private RowPositions uploadedPositions;
-    private ClBuffer rowPositions;
-    /** Host memory the row positions are written from, kept unchanged while {@link #positionsInFlight}. */
-    private Arena positionArena = Arena.ofShared();
-    private MemorySegment positionStaging = MemorySegment.NULL;
-    /**
-     * Whether the last write of row positions may still be reading {@link #positionStaging}. The queue is in order, so
-     * it is done once any later blocking call (a read, an argmax, embed's write of the next forward's token ids)
-     * returns: each of those clears it.
-     */
-    private boolean positionsInFlight;
+    private final PositionsUpload positions;
     /** Where a block-format prefill matmul dequantizes its panels, allocated on first use. */
     private ClBuffer panel;
     private final ClBuffer argmaxResult;
-    /** Host memory for token ids and reads, grown as needed (the previous one freed). */
-    private Arena stagingArena = Arena.ofShared();
-    private MemorySegment staging = MemorySegment.NULL;
+    /** Host memory for token ids and reads. */
+    private final HostStaging staging = new HostStaging(0);
     private boolean closed;
 
     /** A backend on {@code device} (from {@link OpenCl#select}), with the kernel design that suits its type. */
@@ -108,13 +89,15 @@ public final class OpenClBackend implements Backend {
         MemorySegment status = arena.allocate(ValueLayout.JAVA_INT);
         this.queue = clCreateCommandQueue(this.device.context, this.device.deviceId, 0, status);
         ClStatus.check(status.get(ValueLayout.JAVA_INT, 0), "clCreateCommandQueue(" + device.name() + ")");
+        this.kernels = new KernelCache(this.device, design);
+        this.positions = new PositionsUpload(queue, length -> buffer("row positions", length));
         MemorySegment program = this.device.program("activations.cl", KernelConstants.OPTIONS);
-        this.ropeKernel = kernel(program, design.kernel("rope"));
-        this.storeKv = kernel(program, "store_kv");
-        this.attention = kernel(program, design.kernel("attention"));
-        this.siluMul = kernel(program, "silu_mul");
-        this.add = kernel(program, "add");
-        this.argmax = kernel(program, "argmax");
+        this.ropeKernel = kernels.kernel(program, design.kernel("rope"));
+        this.storeKv = kernels.kernel(program, "store_kv");
+        this.attention = kernels.kernel(program, design.kernel("attention"));
+        this.siluMul = kernels.kernel(program, "silu_mul");
+        this.add = kernels.kernel(program, "add");
+        this.argmax = kernels.kernel(program, "argmax");
         this.launcher = switch (design) {
             case GPU -> new GpuLauncher(queue, groupSize(attention, argmax));
             case CPU -> new CpuLauncher(queue);
@@ -161,9 +144,9 @@ public final class OpenClBackend implements Backend {
         long bytes = tensor.data().byteSize();
         memory.reserve(tensor.name(), bytes);
         MemorySegment handle;
-        try (Arena staging = Arena.ofConfined()) {
+        try (Arena copy = Arena.ofConfined()) {
             MemorySegment host = tensor.data().isNative() ? tensor.data()
-                    : staging.allocate(bytes, 16).copyFrom(tensor.data());
+                    : copy.allocate(bytes, 16).copyFrom(tensor.data());
             handle = createBuffer(CL_MEM_READ_ONLY() | CL_MEM_COPY_HOST_PTR(), bytes, host, tensor.name());
         }
         return new ClWeight(tensor.name(), tensor.dtype(), tensor.rows(), tensor.columns(), handle, this);
@@ -202,15 +185,15 @@ public final class OpenClBackend implements Backend {
             tokens = buffer("token ids", Math.max(tokenIds.length, 256));
         }
         // A blocking write: the queue is idle here anyway (the previous step ended with read or argmax).
-        MemorySegment ids = staging((long) tokenIds.length * Integer.BYTES);
+        MemorySegment ids = staging.atLeast((long) tokenIds.length * Integer.BYTES);
         MemorySegment.copy(tokenIds, 0, ids, ValueLayout.JAVA_INT, 0, tokenIds.length);
         ClStatus.check(clEnqueueWriteBuffer(queue, tokens.handle(), CL_TRUE(), 0, (long) tokenIds.length * Integer.BYTES,
                 ids, 0, MemorySegment.NULL, MemorySegment.NULL), "clEnqueueWriteBuffer(token ids)");
-        positionsInFlight = false;
+        positions.queueDrained();
         if (isBlockFormat(t.dtype())) {
-            blockKernelsFor(t.dtype()).embed(queue, t, tokens, tokenIds.length, (int) t.columns(), o);
+            kernels.blocks(t.dtype()).embed(queue, t, tokens, tokenIds.length, (int) t.columns(), o);
         } else {
-            kernelsFor(t.dtype()).embed().arg(0, t).arg(1, tokens).arg(2, o).arg(3, (int) t.columns())
+            kernels.weights(t.dtype()).embed().arg(0, t).arg(1, tokens).arg(2, o).arg(3, (int) t.columns())
                     .run(queue, t.columns(), tokenIds.length, 0, 0);
         }
     }
@@ -223,7 +206,7 @@ public final class OpenClBackend implements Backend {
         requireLength(in, (long) rows * width, "rmsNorm input");
         requireLength(o, (long) rows * width, "rmsNorm output");
         if (rows == 0) return;
-        launcher.rmsNorm(kernelsFor(g.dtype()).rmsNorm(), in, g, o, rows, width, eps);
+        launcher.rmsNorm(kernels.weights(g.dtype()).rmsNorm(), in, g, o, rows, width, eps);
     }
 
     @Override
@@ -239,11 +222,11 @@ public final class OpenClBackend implements Backend {
             blockMatmul(in, weight, o, rows, k, n);
             return;
         }
-        WeightKernels kernels = kernelsFor(weight.dtype());
+        KernelCache.WeightKernels dense = kernels.weights(weight.dtype());
         if (rows == 1) {
-            launcher.matmulDecode(kernels.matmulDecode(), KernelConstants.DENSE_CHUNK, in, weight, o, k, n);
+            launcher.matmulDecode(dense.matmulDecode(), KernelConstants.DENSE_CHUNK, in, weight, o, k, n);
         } else {
-            launcher.matmulRows(kernels.matmulRows(), in, weight, o, rows, k, n, 0, n);
+            launcher.matmulRows(dense.matmulRows(), in, weight, o, rows, k, n, 0, n);
         }
     }
 
@@ -254,7 +237,7 @@ public final class OpenClBackend implements Backend {
      * copy of the weight from ever being made, and each panel is read while it is still in cache.
      */
     private void blockMatmul(ClBuffer in, ClWeight weight, ClBuffer o, int rows, int k, int n) {
-        BlockKernels blocks = blockKernelsFor(weight.dtype());
+        BlockKernels blocks = kernels.blocks(weight.dtype());
         if (rows == 1) {
             launcher.matmulDecode(blocks.matmulDecode(), KernelConstants.PIECE, in, weight, o, k, n);
             return;
@@ -262,7 +245,7 @@ public final class OpenClBackend implements Backend {
         int panelRows = Math.max(1, PANEL_FLOATS / k);
         if (panelRows >= KernelConstants.TILE) panelRows -= panelRows % KernelConstants.TILE; // whole GPU tiles
         ClBuffer scratch = panel((long) panelRows * k);
-        ClKernel floatRows = kernelsFor(DType.F32).matmulRows();
+        ClKernel floatRows = kernels.weights(DType.F32).matmulRows();
         for (int first = 0; first < n; first += panelRows) {
             int count = Math.min(panelRows, n - first);
             blocks.dequantize(queue, weight, k, first, count, scratch);
@@ -285,39 +268,8 @@ public final class OpenClBackend implements Backend {
         int rows = placed.rows();
         requireLength(in, (long) rows * heads * headDim, "rope input");
         if (rows == 0) return;
-        launcher.rope(ropeKernel, in, ropeFrequencies(rope), upload(placed), rows, heads, headDim,
+        launcher.rope(ropeKernel, in, ropeFrequencies(rope), positions.of(placed), rows, heads, headDim,
                 (float) rope.attentionFactor());
-    }
-
-    /**
-     * The device copy of {@code placed}, (position, sequence) per row as int2: written when a forward first passes it,
-     * then the same buffer for the rest of that forward's layers. The write does not block: the first rope comes after
-     * the layer's matmuls, and waiting for them there would leave the device idle while the host goes on enqueuing.
-     */
-    private ClBuffer upload(RowPositions placed) {
-        if (placed == uploadedPositions) return rowPositions;
-        // Only a caller with no blocking call since the last upload (a test running ops one by one) waits here.
-        if (positionsInFlight) ClStatus.check(clFinish(queue), "clFinish");
-        positionsInFlight = false;
-        int rows = placed.rows();
-        long ints = 2L * rows, bytes = ints * Integer.BYTES;
-        if (rowPositions == null || rowPositions.length() < ints) {
-            rowPositions = buffer("row positions", Math.max(ints, 512)); // ints, sized as floats (both 4 bytes)
-        }
-        if (positionStaging.byteSize() < bytes) {
-            positionArena.close();
-            positionArena = Arena.ofShared();
-            positionStaging = positionArena.allocate(Math.max(bytes, 4096), 64);
-        }
-        for (int r = 0; r < rows; r++) {
-            positionStaging.setAtIndex(ValueLayout.JAVA_INT, 2L * r, placed.position(r));
-            positionStaging.setAtIndex(ValueLayout.JAVA_INT, 2L * r + 1, placed.sequence(r));
-        }
-        ClStatus.check(clEnqueueWriteBuffer(queue, rowPositions.handle(), CL_FALSE(), 0, bytes, positionStaging, 0,
-                MemorySegment.NULL, MemorySegment.NULL), "clEnqueueWriteBuffer(row positions)");
-        positionsInFlight = true;
-        uploadedPositions = placed;
-        return rowPositions;
     }
 
     @Override
@@ -332,7 +284,7 @@ public final class OpenClBackend implements Backend {
         requireLength(values, length, "storeKv values");
         if (rows == 0) return;
         storeKv.arg(0, keys).arg(1, values).arg(2, c.keys().get(layer)).arg(3, c.values().get(layer))
-                .arg(4, upload(placed)).arg(5, kvDim).arg(6, c.contextLength()).arg(7, Math.toIntExact(length))
+                .arg(4, positions.of(placed)).arg(5, kvDim).arg(6, c.contextLength()).arg(7, Math.toIntExact(length))
                 .run(queue, length, 0);
     }
 
@@ -351,7 +303,7 @@ public final class OpenClBackend implements Backend {
         }
         if (rows == 0) return;
         float scale = (float) (1.0 / Math.sqrt(headDim));
-        launcher.attention(attention, queries, c.keys().get(layer), c.values().get(layer), o, upload(placed), rows,
+        launcher.attention(attention, queries, c.keys().get(layer), c.values().get(layer), o, positions.of(placed), rows,
                 heads, c.kvHeads(), headDim, c.contextLength(), scale);
     }
 
@@ -391,10 +343,10 @@ public final class OpenClBackend implements Backend {
         requireRange(from, offset, dst.length, "read source");
         if (dst.length == 0) return;
         long bytes = (long) dst.length * Float.BYTES;
-        MemorySegment host = staging(bytes);
+        MemorySegment host = staging.atLeast(bytes);
         ClStatus.check(clEnqueueReadBuffer(queue, from.handle(), CL_TRUE(), offset * Float.BYTES, bytes, host, 0,
                 MemorySegment.NULL, MemorySegment.NULL), "clEnqueueReadBuffer");
-        positionsInFlight = false;
+        positions.queueDrained();
         MemorySegment.copy(host, ValueLayout.JAVA_FLOAT, 0, dst, 0, dst.length);
     }
 
@@ -408,7 +360,7 @@ public final class OpenClBackend implements Backend {
                 .local(5, (long) group * Integer.BYTES).run(queue, group, group);
         ClStatus.check(clEnqueueReadBuffer(queue, argmaxResult.handle(), CL_TRUE(), 0, Integer.BYTES, scratch, 0,
                 MemorySegment.NULL, MemorySegment.NULL), "clEnqueueReadBuffer(argmax)");
-        positionsInFlight = false;
+        positions.queueDrained();
         return scratch.get(ValueLayout.JAVA_INT, 0);
     }
 
@@ -417,50 +369,13 @@ public final class OpenClBackend implements Backend {
         if (closed) return;
         closed = true;
         clFinish(queue);
-        kernels.forEach(ClKernel::release);
-        weightKernels.clear();
-        blockKernels.clear();
+        kernels.release();
         memObjects.forEach(m -> clReleaseMemObject(m));
         memObjects.clear();
         clReleaseCommandQueue(queue);
-        stagingArena.close();
-        positionArena.close();
+        staging.close();
+        positions.close();
         arena.close();
-    }
-
-    private WeightKernels kernelsFor(DType dtype) {
-        WeightKernels built = weightKernels.get(dtype);
-        if (built != null) return built;
-        MemorySegment program = device.program("weights.cl", KernelConstants.OPTIONS + " -D W_" + dtype.name());
-        built = new WeightKernels(kernel(program, "embed"), kernel(program, design.kernel("rmsnorm")),
-                kernel(program, design.kernel("matmul_decode")), kernel(program, design.kernel("matmul_rows")));
-        weightKernels.put(dtype, built);
-        return built;
-    }
-
-    private BlockKernels blockKernelsFor(DType dtype) {
-        BlockKernels built = blockKernels.get(dtype);
-        if (built == null) {
-            built = BlockKernels.build(device, design, dtype, this::kernel);
-            blockKernels.put(dtype, built);
-        }
-        return built;
-    }
-
-    /** At least {@code bytes} of host memory for a transfer; the previous contents are not kept. */
-    private MemorySegment staging(long bytes) {
-        if (staging.byteSize() < bytes) {
-            stagingArena.close();
-            stagingArena = Arena.ofShared();
-            staging = stagingArena.allocate(Math.max(bytes, 2 * staging.byteSize()), 64);
-        }
-        return staging;
-    }
-
-    private ClKernel kernel(MemorySegment program, String name) {
-        ClKernel kernel = new ClKernel(program, name, arena);
-        kernels.add(kernel);
-        return kernel;
     }
 
     /** The largest power of two up to GPU_GROUP that the device and these kernels allow. */
