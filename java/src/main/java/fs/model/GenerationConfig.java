@@ -1,8 +1,11 @@
 package fs.model;
 
+import static fs.json.JsonFields.describe;
+import static fs.json.JsonFields.shown;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import fs.FsException;
-import fs.Quoted;
+import fs.json.JsonFields;
 import fs.json.StrictJson;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -51,72 +54,54 @@ public record GenerationConfig(
     public static GenerationConfig read(Path modelDir, int vocabSize) {
         Path file = modelDir.resolve(FILE_NAME);
         if (!Files.exists(file)) return defaults();
-        JsonNode root = StrictJson.readObjectFile(file, MAX_BYTES);
+        JsonFields fields = JsonFields.of(StrictJson.readObjectFile(file, MAX_BYTES),
+                problem -> new FsException(file + ": " + problem));
         GenerationConfig d = defaults();
         // bos_token_id is not used in generation, but one outside the vocabulary means the file is for another model.
-        ids(file, root, "bos_token_id", vocabSize);
+        ids(fields, "bos_token_id", vocabSize);
         return new GenerationConfig(
-                bool(file, root, "do_sample", d.doSample()),
-                number(file, root, "temperature", d.temperature(), 1.0f),
-                topK(file, root, d.topK()),
-                number(file, root, "top_p", d.topP(), 1.0f),
-                number(file, root, "min_p", d.minP(), 0f),
-                number(file, root, "repetition_penalty", d.repetitionPenalty(), 1.0f),
-                ids(file, root, "eos_token_id", vocabSize));
-    }
-
-    private static boolean bool(Path file, JsonNode root, String field, boolean absent) {
-        JsonNode node = root.get(field);
-        if (node == null || node.isNull()) return absent;
-        if (!node.isBoolean()) throw new FsException(file + ": " + field + " must be true or false, got " + shown(node));
-        return node.booleanValue();
+                fields.bool("do_sample", d.doSample()),
+                number(fields, "temperature", d.temperature(), 1.0f),
+                topK(fields, d.topK()),
+                number(fields, "top_p", d.topP(), 1.0f),
+                number(fields, "min_p", d.minP(), 0f),
+                number(fields, "repetition_penalty", d.repetitionPenalty(), 1.0f),
+                ids(fields, "eos_token_id", vocabSize));
     }
 
     /** The field's value; {@code absent} when missing, {@code disabled} when null (Hugging Face's "not applied"). */
-    private static float number(Path file, JsonNode root, String field, float absent, float disabled) {
-        JsonNode node = root.get(field);
+    private static float number(JsonFields fields, String field, float absent, float disabled) {
+        JsonNode node = fields.get(field);
         if (node == null) return absent;
         if (node.isNull()) return disabled;
-        if (!node.isNumber()) throw new FsException(file + ": " + field + " must be a number, got " + shown(node));
-        return node.floatValue();
+        return (float) fields.number(field);
     }
 
     /** top_k counts tokens: Hugging Face rejects a fractional one rather than rounding it. */
-    private static int topK(Path file, JsonNode root, int absent) {
-        JsonNode node = root.get("top_k");
+    private static int topK(JsonFields fields, int absent) {
+        JsonNode node = fields.get("top_k");
         if (node == null) return absent;
         if (node.isNull()) return 0;
-        if (!node.isIntegralNumber() || !node.canConvertToInt()) {
-            throw new FsException(file + ": top_k must be a whole number, got " + shown(node));
-        }
+        if (!node.isIntegralNumber() || !node.canConvertToInt()) throw fields.mistyped("top_k", "a whole number", node);
         return node.intValue();
     }
 
     /** The field's token ids (one id or a list of them), each checked to lie in the vocabulary; empty when absent. */
-    private static List<Integer> ids(Path file, JsonNode root, String field, int vocabSize) {
-        JsonNode node = root.get(field);
+    private static List<Integer> ids(JsonFields fields, String field, int vocabSize) {
         List<Integer> ids = new ArrayList<>();
-        if (node == null || node.isNull()) return ids;
+        if (!fields.has(field)) return ids;
+        JsonNode node = fields.get(field);
         if (!node.isIntegralNumber() && !node.isArray()) {
-            throw new FsException(file + ": " + field + " must be a token id or a list of them, got " + shown(node));
+            throw fields.mistyped(field, "a token id or a list of them", node);
         }
         for (JsonNode id : node.isArray() ? node : List.of(node)) {
-            if (!id.isIntegralNumber()) {
-                throw new FsException(file + ": " + field + " entries must be token ids, got " + shown(id));
-            }
+            if (!id.isIntegralNumber()) throw fields.error(field + " entries must be token ids, found " + describe(id));
             if (!id.canConvertToInt() || id.intValue() < 0 || id.intValue() >= vocabSize) {
-                throw new FsException(file + ": " + field + " " + shown(id) + " is outside the vocabulary (0.."
-                        + (vocabSize - 1) + ", from config.json's vocab_size)");
+                throw fields.error(field + " " + shown(id) + " is outside the vocabulary (0.." + (vocabSize - 1)
+                        + ", from config.json's vocab_size)");
             }
             ids.add(id.intValue());
         }
         return ids;
-    }
-
-    /** A value as a message shows it: a string quoted, anything else as its JSON, cut short. */
-    private static String shown(JsonNode node) {
-        if (node.isTextual()) return Quoted.quote(node.textValue());
-        String text = node.toString();
-        return text.length() <= 40 ? text : text.substring(0, 40) + "…";
     }
 }

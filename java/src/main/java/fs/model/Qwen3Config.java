@@ -27,9 +27,36 @@ public record Qwen3Config(
         List<Integer> eosTokenIds,
         String torchDtype) {
 
+    /**
+     * Checks what no one field shows, the same for every file format the config is read from: a shape the engine
+     * cannot run, or a token id outside the embedding table (read from outside it; a stop id there could never be
+     * generated). Each is an IllegalArgumentException whose message the readers give as the file's one line.
+     */
     public Qwen3Config {
         Objects.requireNonNull(ropeScaling, "ropeScaling");
         eosTokenIds = List.copyOf(eosTokenIds);
+        if (numKeyValueHeads <= 0 || numAttentionHeads % numKeyValueHeads != 0) {
+            throw new IllegalArgumentException("the attention heads (" + numAttentionHeads + ") are not a multiple of"
+                    + " the key-value heads (" + numKeyValueHeads + ")");
+        }
+        // Hugging Face's rotate-half RoPE pairs the two halves of a head; an odd head dimension has no such halves.
+        if (headDim % 2 != 0) {
+            throw new IllegalArgumentException("the head dimension (" + headDim + ") is odd; RoPE rotates pairs of"
+                    + " dimensions");
+        }
+        if ((long) numAttentionHeads * headDim > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException("the attention heads (" + numAttentionHeads + ") times the head dimension"
+                    + " (" + headDim + ") is too large (the query width must fit in 2^31 - 1)");
+        }
+        checkTokenId("bos", bosTokenId, vocabSize);
+        for (int id : eosTokenIds) checkTokenId("eos", id, vocabSize);
+    }
+
+    private static void checkTokenId(String which, int id, int vocabSize) {
+        if (id < 0 || id >= vocabSize) {
+            throw new IllegalArgumentException("the " + which + " token id " + id + " is outside the vocabulary (0.."
+                    + (vocabSize - 1) + ")");
+        }
     }
 
     /**

@@ -1,8 +1,12 @@
 package fs.model;
 
+import static fs.json.JsonFields.describe;
+import static fs.json.JsonFields.kind;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import fs.FsException;
 import fs.Quoted;
+import fs.json.JsonFields;
 import fs.json.StrictJson;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -20,64 +24,54 @@ final class Qwen3ConfigReader {
 
     private final Path file;
     private final JsonNode root;
+    private final JsonFields fields;
 
     private Qwen3ConfigReader(Path file, JsonNode root) {
         this.file = file;
         this.root = root;
+        this.fields = JsonFields.of(root, this::error);
     }
 
     static Qwen3Config read(Path file) {
-        Qwen3ConfigReader reader = new Qwen3ConfigReader(file, StrictJson.readObjectFile(file, MAX_CONFIG_BYTES));
-        Qwen3Config config = reader.config();
-        reader.checkTokenIdsInVocabulary(config);
-        return config;
+        return new Qwen3ConfigReader(file, StrictJson.readObjectFile(file, MAX_CONFIG_BYTES)).config();
     }
 
     private Qwen3Config config() {
         checkModelType();
         checkImplementedMath();
         RopeScaling ropeScaling = ropeScaling();
-        int hidden = positiveInt("hidden_size");
-        int heads = positiveInt("num_attention_heads");
-        int kvHeads = has("num_key_value_heads") ? positiveInt("num_key_value_heads") : heads;
-        if (heads % kvHeads != 0) {
-            throw error("num_attention_heads (" + heads + ") is not a multiple of num_key_value_heads (" + kvHeads + ")");
-        }
+        int hidden = fields.positiveInt("hidden_size");
+        int heads = fields.positiveInt("num_attention_heads");
+        int kvHeads = has("num_key_value_heads") ? fields.positiveInt("num_key_value_heads") : heads;
         int headDim;
         if (has("head_dim")) {
-            headDim = positiveInt("head_dim");
+            headDim = fields.positiveInt("head_dim");
         } else if (hidden % heads == 0) {
             headDim = hidden / heads;
         } else {
             throw error("head_dim is missing and hidden_size (" + hidden + ") is not a multiple of num_attention_heads ("
                     + heads + ")");
         }
-        // Hugging Face's rotate-half RoPE pairs the two halves of a head; an odd head_dim has no such halves.
-        if (headDim % 2 != 0) throw error("head_dim " + headDim + " must be even (RoPE rotates pairs of dimensions)");
-        if ((long) heads * headDim > Integer.MAX_VALUE) {
-            throw error("num_attention_heads (" + heads + ") times head_dim (" + headDim + ") is too large (the query width"
-                    + " must fit in 2^31 - 1)");
+        int layers = fields.positiveInt("num_hidden_layers");
+        int intermediate = fields.positiveInt("intermediate_size");
+        int vocab = fields.positiveInt("vocab_size");
+        float eps = fields.positiveFloat("rms_norm_eps");
+        float theta = ropeTheta();
+        int maxPositions = fields.positiveInt("max_position_embeddings");
+        boolean tied = fields.bool("tie_word_embeddings", false);
+        int bos = tokenId(fields.required("bos_token_id"), "bos_token_id");
+        List<Integer> eos = eosTokenIds();
+        String dtype = torchDtype();
+        try {
+            return new Qwen3Config(hidden, layers, heads, kvHeads, headDim, intermediate, vocab, eps, theta, ropeScaling,
+                    maxPositions, tied, bos, eos, dtype);
+        } catch (IllegalArgumentException e) {
+            throw error(e.getMessage()); // what Qwen3Config checks across fields
         }
-        return new Qwen3Config(
-                hidden,
-                positiveInt("num_hidden_layers"),
-                heads,
-                kvHeads,
-                headDim,
-                positiveInt("intermediate_size"),
-                positiveInt("vocab_size"),
-                positiveFloat(root, "rms_norm_eps"),
-                ropeTheta(),
-                ropeScaling,
-                positiveInt("max_position_embeddings"),
-                has("tie_word_embeddings") && bool("tie_word_embeddings"),
-                tokenId(required("bos_token_id"), "bos_token_id"),
-                eosTokenIds(),
-                torchDtype());
     }
 
     private void checkModelType() {
-        String modelType = text("model_type");
+        String modelType = fields.text("model_type");
         if (!modelType.equals("qwen3")) throw error("model_type is " + Quoted.quote(modelType) + ", expected 'qwen3'");
         if (!has("architectures")) return;
         JsonNode architectures = root.get("architectures");
@@ -93,13 +87,13 @@ final class Qwen3ConfigReader {
      * model with the wrong math and produce plausible-looking garbage. Absent means Qwen3's default, which fs does.
      */
     private void checkImplementedMath() {
-        if (has("hidden_act") && !text("hidden_act").equals("silu")) {
-            throw error("hidden_act is " + Quoted.quote(text("hidden_act")) + ": fs implements only 'silu'");
+        if (has("hidden_act") && !fields.text("hidden_act").equals("silu")) {
+            throw error("hidden_act is " + Quoted.quote(fields.text("hidden_act")) + ": fs implements only 'silu'");
         }
-        if (has("attention_bias") && bool("attention_bias")) {
+        if (fields.bool("attention_bias", false)) {
             throw error("attention_bias is true: fs implements attention projections without bias");
         }
-        if (has("use_sliding_window") && bool("use_sliding_window")) {
+        if (fields.bool("use_sliding_window", false)) {
             throw error("use_sliding_window is true: fs implements only full attention");
         }
         if (has("layer_types")) {
@@ -112,19 +106,6 @@ final class Qwen3ConfigReader {
                 }
             }
         }
-    }
-
-    /** An id past the embedding table would be read from outside it; a stop id there could never be generated. */
-    private void checkTokenIdsInVocabulary(Qwen3Config config) {
-        int vocab = config.vocabSize();
-        if (config.bosTokenId() >= vocab) throw outsideVocabulary("bos_token_id", config.bosTokenId(), vocab);
-        for (int id : config.eosTokenIds()) {
-            if (id >= vocab) throw outsideVocabulary("eos_token_id", id, vocab);
-        }
-    }
-
-    private FsException outsideVocabulary(String field, int id, int vocab) {
-        return error(field + " " + id + " is outside the vocabulary (0.." + (vocab - 1) + ", from vocab_size)");
     }
 
     /**
@@ -201,59 +182,42 @@ final class Qwen3ConfigReader {
     private RopeScaling.Yarn yarn(String field, JsonNode node) {
         float theta = ropeTheta();
         if (!(theta > 1)) throw error("rope_theta must be above 1 for YaRN, found " + theta);
-        JsonNode factorNode = node.get("factor");
-        if (factorNode == null || factorNode.isNull()) throw error(field + ".factor is missing (YaRN needs it)");
-        double factor = ropeNumber(field, node, "factor", 0);
-        if (!(factor >= 1)) throw error(field + ".factor must be a number of at least 1, found " + describe(factorNode));
-        double betaFast = positiveRopeNumber(field, node, "beta_fast", RopeScaling.Yarn.DEFAULT_BETA_FAST);
-        double betaSlow = positiveRopeNumber(field, node, "beta_slow", RopeScaling.Yarn.DEFAULT_BETA_SLOW);
+        JsonFields rope = fields.inner(field, node);
+        if (!rope.has("factor")) throw error(field + ".factor is missing (YaRN needs it)");
+        double factor = rope.number("factor");
+        if (!(factor >= 1)) throw rope.mistyped("factor", "a number of at least 1", node.get("factor"));
+        double betaFast = positiveNumber(rope, "beta_fast", RopeScaling.Yarn.DEFAULT_BETA_FAST);
+        double betaSlow = positiveNumber(rope, "beta_slow", RopeScaling.Yarn.DEFAULT_BETA_SLOW);
         if (betaFast < betaSlow) {
             throw error(field + ".beta_fast (" + betaFast + ") is below " + field + ".beta_slow (" + betaSlow + ")");
         }
-        double mscale = ropeNumber(field, node, "mscale", 0);
-        double mscaleAllDim = ropeNumber(field, node, "mscale_all_dim", 0);
+        double mscale = rope.has("mscale") ? rope.number("mscale") : 0;
+        double mscaleAllDim = rope.has("mscale_all_dim") ? rope.number("mscale_all_dim") : 0;
         if (mscale < 0 || mscaleAllDim < 0) {
             throw error(field + ".mscale and " + field + ".mscale_all_dim must not be negative");
         }
-        double attentionFactor = positiveRopeNumber(field, node, "attention_factor",
+        double attentionFactor = positiveNumber(rope, "attention_factor",
                 RopeScaling.Yarn.defaultAttentionFactor(factor, mscale, mscaleAllDim));
-        JsonNode truncate = node.get("truncate");
-        if (truncate != null && !truncate.isNull() && !truncate.isBoolean()) {
-            throw error(field + ".truncate must be true or false, found " + describe(truncate));
-        }
-        boolean truncated = truncate == null || truncate.isNull() || truncate.booleanValue();
-        return new RopeScaling.Yarn(factor, originalMaxPositionEmbeddings(field, node), betaFast, betaSlow,
-                attentionFactor, truncated);
+        return new RopeScaling.Yarn(factor, originalMaxPositionEmbeddings(rope), betaFast, betaSlow,
+                attentionFactor, rope.bool("truncate", true));
     }
 
-    private int originalMaxPositionEmbeddings(String field, JsonNode node) {
+    private int originalMaxPositionEmbeddings(JsonFields rope) {
         String key = "original_max_position_embeddings";
-        JsonNode inner = node.get(key);
-        boolean hasInner = inner != null && !inner.isNull();
-        if (hasInner && (!inner.isIntegralNumber() || !inner.canConvertToInt() || inner.intValue() <= 0)) {
-            throw error(field + "." + key + " must be a positive integer, found " + describe(inner));
-        }
-        if (!has(key)) return hasInner ? inner.intValue() : positiveInt("max_position_embeddings");
-        int outer = positiveInt(key);
-        if (hasInner && inner.intValue() != outer) {
-            throw error(field + "." + key + " (" + inner.intValue() + ") and " + key + " (" + outer + ") differ");
+        Integer inner = rope.has(key) ? rope.positiveInt(key) : null;
+        if (!has(key)) return inner != null ? inner : fields.positiveInt("max_position_embeddings");
+        int outer = fields.positiveInt(key);
+        if (inner != null && inner != outer) {
+            throw error(rope.name(key) + " (" + inner + ") and " + key + " (" + outer + ") differ");
         }
         return outer;
     }
 
-    /** A number in the rope's object, {@code absent} when it is missing or null. */
-    private double ropeNumber(String field, JsonNode node, String key, double absent) {
-        JsonNode value = node.get(key);
-        if (value == null || value.isNull()) return absent;
-        if (!value.isNumber() || !Double.isFinite(value.doubleValue())) {
-            throw error(field + "." + key + " must be a number, found " + describe(value));
-        }
-        return value.doubleValue();
-    }
-
-    private double positiveRopeNumber(String field, JsonNode node, String key, double absent) {
-        double value = ropeNumber(field, node, key, absent);
-        if (!(value > 0)) throw error(field + "." + key + " must be a positive number, found " + describe(node.get(key)));
+    /** A positive number in the rope's object, {@code absent} when it is missing or null. */
+    private static double positiveNumber(JsonFields rope, String key, double absent) {
+        if (!rope.has(key)) return absent;
+        double value = rope.number(key);
+        if (!(value > 0)) throw rope.mistyped(key, "a positive number", rope.get(key));
         return value;
     }
 
@@ -266,10 +230,10 @@ final class Qwen3ConfigReader {
         JsonNode parameters = field == null ? null : root.get(field);
         boolean inner = parameters != null && parameters.has("rope_theta") && !parameters.get("rope_theta").isNull();
         if (!has("rope_theta") && !inner) throw error("rope_theta is missing");
-        if (!inner) return positiveFloat(root, "rope_theta");
-        float theta = positiveFloat(parameters, "rope_theta");
-        if (has("rope_theta") && positiveFloat(root, "rope_theta") != theta) {
-            throw error("rope_theta (" + positiveFloat(root, "rope_theta") + ") and " + field + ".rope_theta (" + theta
+        if (!inner) return fields.positiveFloat("rope_theta");
+        float theta = fields.inner(field, parameters).positiveFloat("rope_theta");
+        if (has("rope_theta") && fields.positiveFloat("rope_theta") != theta) {
+            throw error("rope_theta (" + fields.positiveFloat("rope_theta") + ") and " + field + ".rope_theta (" + theta
                     + ") differ");
         }
         return theta;
@@ -277,7 +241,7 @@ final class Qwen3ConfigReader {
 
     /** eos_token_id is one id or a list of ids. */
     private List<Integer> eosTokenIds() {
-        JsonNode node = required("eos_token_id");
+        JsonNode node = fields.required("eos_token_id");
         if (!node.isArray()) return List.of(tokenId(node, "eos_token_id"));
         if (node.isEmpty()) throw error("eos_token_id is an empty list");
         List<Integer> ids = new ArrayList<>();
@@ -287,27 +251,13 @@ final class Qwen3ConfigReader {
 
     /** torch_dtype, called dtype since transformers 4.56. */
     private String torchDtype() {
-        if (has("torch_dtype")) return text("torch_dtype");
-        if (has("dtype")) return text("dtype");
+        if (has("torch_dtype")) return fields.text("torch_dtype");
+        if (has("dtype")) return fields.text("dtype");
         throw error("torch_dtype is missing");
     }
 
     private boolean has(String field) {
-        JsonNode node = root.get(field);
-        return node != null && !node.isNull();
-    }
-
-    private JsonNode required(String field) {
-        if (!has(field)) throw error(field + " is missing");
-        return root.get(field);
-    }
-
-    private int positiveInt(String field) {
-        JsonNode node = required(field);
-        if (!node.isIntegralNumber() || !node.canConvertToInt() || node.intValue() <= 0) {
-            throw error(field + " must be a positive integer, found " + describe(node));
-        }
-        return node.intValue();
+        return fields.has(field);
     }
 
     private int tokenId(JsonNode node, String field) {
@@ -317,38 +267,7 @@ final class Qwen3ConfigReader {
         return node.intValue();
     }
 
-    private float positiveFloat(JsonNode parent, String field) {
-        JsonNode node = parent.get(field);
-        if (node == null || node.isNull()) throw error(field + " is missing");
-        float value = (float) node.doubleValue();
-        if (!node.isNumber() || !(value > 0) || Float.isInfinite(value)) {
-            throw error(field + " must be a positive number (as a float), found " + describe(node));
-        }
-        return value;
-    }
-
-    private boolean bool(String field) {
-        JsonNode node = required(field);
-        if (!node.isBoolean()) throw error(field + " must be true or false, found " + describe(node));
-        return node.booleanValue();
-    }
-
-    private String text(String field) {
-        JsonNode node = required(field);
-        if (!node.isTextual()) throw error(field + " must be a string, found " + describe(node));
-        return node.textValue();
-    }
-
     private FsException error(String problem) {
         return new FsException(file + ": " + problem);
-    }
-
-    /** A value as a message shows it: its kind, and its text quoted (a string's own text; else its JSON). */
-    private static String describe(JsonNode node) {
-        return kind(node) + " " + Quoted.quote(node.isTextual() ? node.textValue() : node.toString());
-    }
-
-    private static String kind(JsonNode node) {
-        return node.getNodeType().toString().toLowerCase();
     }
 }

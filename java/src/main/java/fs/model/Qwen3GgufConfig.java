@@ -41,31 +41,26 @@ public final class Qwen3GgufConfig {
         int hidden = positive("embedding_length");
         int heads = positive("attention.head_count");
         int kvHeads = metadata.has(key("attention.head_count_kv")) ? positive("attention.head_count_kv") : heads;
-        if (heads % kvHeads != 0) {
-            throw metadata.error(key("attention.head_count"), "(" + heads + ") is not a multiple of "
-                    + key("attention.head_count_kv") + " (" + kvHeads + ")");
-        }
         int headDim = positive("attention.key_length");
         if (metadata.has(key("attention.value_length")) && positive("attention.value_length") != headDim) {
             throw metadata.error(key("attention.value_length"), "(" + positive("attention.value_length")
                     + ") differs from " + key("attention.key_length") + " (" + headDim + "); Qwen3 heads are square");
         }
-        return new Qwen3Config(
-                hidden,
-                positive("block_count"),
-                heads,
-                kvHeads,
-                headDim,
-                positive("feed_forward_length"),
-                vocabSize(hidden),
-                positiveFloat("attention.layer_norm_rms_epsilon"),
-                positiveFloat("rope.freq_base"),
-                new RopeScaling.Plain(),
-                positive("context_length"),
-                file.tensor("output.weight").isEmpty(),
-                metadata.nonNegativeInt("tokenizer.ggml.bos_token_id"),
-                List.of(metadata.nonNegativeInt("tokenizer.ggml.eos_token_id")),
-                "gguf");
+        int layers = positive("block_count");
+        int feedForward = positive("feed_forward_length");
+        int vocab = vocabSize(hidden);
+        float eps = positiveFloat("attention.layer_norm_rms_epsilon");
+        float theta = positiveFloat("rope.freq_base");
+        int context = positive("context_length");
+        boolean tied = file.tensor("output.weight").isEmpty();
+        int bos = metadata.nonNegativeInt("tokenizer.ggml.bos_token_id");
+        int eos = metadata.nonNegativeInt("tokenizer.ggml.eos_token_id");
+        try {
+            return new Qwen3Config(hidden, layers, heads, kvHeads, headDim, feedForward, vocab, eps, theta,
+                    new RopeScaling.Plain(), context, tied, bos, List.of(eos), "gguf");
+        } catch (IllegalArgumentException e) {
+            throw new FsException(file.path() + ": " + e.getMessage()); // what Qwen3Config checks across fields
+        }
     }
 
     /** The engine implements plain RoPE; a scaled variant would silently produce wrong logits at long context. */

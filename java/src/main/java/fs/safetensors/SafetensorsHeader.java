@@ -1,8 +1,11 @@
 package fs.safetensors;
 
+import static fs.json.JsonFields.kind;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import fs.FsException;
 import fs.Quoted;
+import fs.json.JsonFields;
 import fs.json.StrictJson;
 import fs.tensor.DType;
 import java.util.ArrayList;
@@ -106,12 +109,13 @@ record SafetensorsHeader(List<Entry> entries, Map<String, String> metadata) {
         if (!node.isObject()) {
             throw new FsException(where + "expected an object with dtype, shape and data_offsets, found " + kind(node));
         }
-        DType dtype = parseDType(node.get("dtype"), where);
-        long[] shape = parseLongs(node.get("shape"), "shape", -1, where);
+        JsonFields fields = JsonFields.of(node, problem -> new FsException(where + problem));
+        DType dtype = parseDType(fields, where);
+        long[] shape = fields.longs("shape", -1);
         for (long dim : shape) {
             if (dim < 0) throw new FsException(where + "shape " + dims(shape) + " has a negative dimension");
         }
-        long[] offsets = parseLongs(node.get("data_offsets"), "data_offsets", 2, where);
+        long[] offsets = fields.longs("data_offsets", 2);
         long begin = offsets[0];
         long end = offsets[1];
         if (begin < 0 || end < 0) {
@@ -138,31 +142,10 @@ record SafetensorsHeader(List<Entry> entries, Map<String, String> metadata) {
         return new Entry(name, dtype, shape, begin, end);
     }
 
-    private static DType parseDType(JsonNode node, String where) {
-        if (node == null) throw new FsException(where + "dtype is missing");
-        if (!node.isTextual()) throw new FsException(where + "dtype must be a string, found " + kind(node));
-        String name = node.textValue();
+    private static DType parseDType(JsonFields fields, String where) {
+        String name = fields.text("dtype");
         return DType.fromSafetensorsName(name).orElseThrow(() -> new FsException(
                 where + "unknown dtype " + Quoted.quote(name) + " (known: " + DType.safetensorsTypes() + ")"));
-    }
-
-    /** An array of integers that fit a long, of exactly {@code length} elements unless that is -1. */
-    private static long[] parseLongs(JsonNode node, String field, int length, String where) {
-        if (node == null) throw new FsException(where + field + " is missing");
-        if (!node.isArray()) throw new FsException(where + field + " must be an array of integers, found " + kind(node));
-        if (length >= 0 && node.size() != length) {
-            throw new FsException(where + field + " must have " + length + " elements, found " + node.size());
-        }
-        long[] values = new long[node.size()];
-        for (int i = 0; i < values.length; i++) {
-            JsonNode element = node.get(i);
-            if (!element.isIntegralNumber() || !element.canConvertToLong()) {
-                throw new FsException(where + field + " must be an array of integers, found " + kind(element)
-                        + " " + abbreviate(element.toString()));
-            }
-            values[i] = element.longValue();
-        }
-        return values;
     }
 
     /** A shape as a message shows it: a file may claim thousands of dimensions, so only the first few are listed. */
@@ -172,15 +155,7 @@ record SafetensorsHeader(List<Entry> entries, Map<String, String> metadata) {
         return first.substring(0, first.length() - 1) + ", … (" + shape.length + " dimensions)]";
     }
 
-    private static String abbreviate(String text) {
-        return text.length() <= 40 ? text : text.substring(0, 40) + "…";
-    }
-
     private static String range(Entry entry) {
         return "[" + entry.begin() + ", " + entry.end() + "]";
-    }
-
-    private static String kind(JsonNode node) {
-        return node.getNodeType().toString().toLowerCase();
     }
 }

@@ -7,6 +7,10 @@ import com.fasterxml.jackson.core.JsonToken;
 import fs.FsException;
 import fs.HumanSize;
 import fs.Quoted;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.json.JsonMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import fs.json.JsonFields;
 import fs.json.JsonMessages;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -14,15 +18,13 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.text.Normalizer;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.regex.Pattern;
 import java.util.regex.PatternSyntaxException;
 
 /**
  * Reads a Hugging Face tokenizer.json into {@link TokenizerData}. The vocabulary and merges (most of the 11 MB) are
- * streamed straight into their tables; the small sections are read as plain maps and lists. Anything the tokenizer
+ * streamed straight into their tables; the small sections are read as trees. Anything the tokenizer
  * would have to guess at (another model type, a normalizer or pre-tokenizer it does not implement) is refused.
  */
 final class TokenizerFile {
@@ -36,6 +38,13 @@ final class TokenizerFile {
     /** The fewest bytes a vocabulary entry takes ("a":0,): no id in a file can reach its length over this. */
     private static final int SMALLEST_ENTRY_BYTES = 6;
 
+    /**
+     * Streams the file, reading its small sections as trees. Interning 150k distinct vocabulary strings would be wasted
+     * work. (Turning canonicalization off as well makes Jackson fall back to its slower char-based parser.)
+     */
+    private static final JsonMapper MAPPER = JsonMapper.builder(
+            JsonFactory.builder().disable(JsonFactory.Feature.INTERN_FIELD_NAMES).build()).build();
+
     private final Path file;
     /**
      * A bound on ids from the file's length, checked as each is read, before the tables grow to hold it: the file
@@ -48,11 +57,10 @@ final class TokenizerFile {
     private int mergeCount;
     /** Merges met before the vocabulary (not the order Hugging Face writes), resolved once it is read. */
     private final List<String[]> unresolvedMerges = new ArrayList<>();
-    private final Map<String, Object> modelSettings = new LinkedHashMap<>();
-    private Object addedTokens;
-    private Object normalizer;
-    private Object preTokenizer;
-    private Object decoder;
+    /** The small sections of the file, and model's keys but its vocab and merges under "model". */
+    private final ObjectNode sections = MAPPER.createObjectNode();
+    private final ObjectNode modelSettings = sections.putObject("model");
+    private final JsonFields fields = JsonFields.of(sections, this::error);
     private boolean sawModel;
 
     private TokenizerFile(Path file, int fileBytes) {
@@ -79,10 +87,7 @@ final class TokenizerFile {
             throw new FsException("cannot read " + file + ": " + e.getMessage());
         }
         TokenizerFile reader = new TokenizerFile(file, json.length);
-        // Interning 150k distinct vocabulary strings would be wasted work. (Turning canonicalization off as well makes
-        // Jackson fall back to its slower char-based parser.)
-        JsonFactory factory = JsonFactory.builder().disable(JsonFactory.Feature.INTERN_FIELD_NAMES).build();
-        try (JsonParser parser = factory.createParser(json)) {
+        try (JsonParser parser = MAPPER.createParser(json)) {
             reader.readTop(parser);
             return reader.build();
         } catch (JsonProcessingException e) {
@@ -98,10 +103,7 @@ final class TokenizerFile {
             String name = p.currentName();
             p.nextToken();
             switch (name) {
-                case "added_tokens" -> addedTokens = readValue(p);
-                case "normalizer" -> normalizer = readValue(p);
-                case "pre_tokenizer" -> preTokenizer = readValue(p);
-                case "decoder" -> decoder = readValue(p);
+                case "added_tokens", "normalizer", "pre_tokenizer", "decoder" -> sections.set(name, readValue(p));
                 case "model" -> readModel(p);
                 default -> p.skipChildren(); // post_processor only adds tokens when asked to add special tokens
             }
@@ -118,7 +120,7 @@ final class TokenizerFile {
             switch (name) {
                 case "vocab" -> readVocab(p);
                 case "merges" -> readMerges(p);
-                default -> modelSettings.put(name, readValue(p));
+                default -> modelSettings.set(name, readValue(p));
             }
         }
     }
@@ -193,32 +195,9 @@ final class TokenizerFile {
         return -1;
     }
 
-    /** A small section as maps, lists, strings, numbers, booleans and nulls. */
-    private Object readValue(JsonParser p) throws IOException {
-        return switch (p.currentToken()) {
-            case START_OBJECT -> {
-                Map<String, Object> map = new LinkedHashMap<>();
-                while (p.nextToken() == JsonToken.FIELD_NAME) {
-                    String name = p.currentName();
-                    p.nextToken();
-                    map.put(name, readValue(p));
-                }
-                yield map;
-            }
-            case START_ARRAY -> {
-                List<Object> list = new ArrayList<>();
-                while (p.nextToken() != JsonToken.END_ARRAY) list.add(readValue(p));
-                yield list;
-            }
-            case VALUE_STRING -> p.getText();
-            case VALUE_NUMBER_INT -> p.getLongValue();
-            case VALUE_NUMBER_FLOAT -> p.getDoubleValue();
-            case VALUE_TRUE -> true;
-            case VALUE_FALSE -> false;
-            case VALUE_NULL -> null;
-            default -> throw error("unexpected " + JsonMessages.words(p.currentToken()) + " at line "
-                    + p.currentLocation().getLineNr());
-        };
+    /** A small section, as a tree. */
+    private static JsonNode readValue(JsonParser p) throws IOException {
+        return p.readValueAsTree();
     }
 
     private TokenizerData build() {
@@ -231,103 +210,103 @@ final class TokenizerFile {
             String[] pair = unresolvedMerges.get(rank);
             addMerge(rank, true, pair[0].toCharArray(), 0, pair[0].length(), pair[1].toCharArray(), 0, pair[1].length());
         }
-        boolean ignoreMerges = Boolean.TRUE.equals(modelSettings.get("ignore_merges"));
+        boolean ignoreMerges = fields.object("model").bool("ignore_merges", false);
         TokenizerData data = new TokenizerData(vocab, merges, byteIds, ignoreMerges, added, normalizerForms(), splitPatterns());
         checkIdsWithinVocabulary(data);
         return data;
     }
 
     private void checkModel() {
-        Object type = modelSettings.get("type");
-        if (type != null && !"BPE".equals(type)) throw error("model type " + describe(type) + " is not supported (only BPE)");
-        if (modelSettings.get("dropout") != null) throw error("BPE dropout is not supported");
-        if (Boolean.TRUE.equals(modelSettings.get("byte_fallback"))) throw error("BPE byte_fallback is not supported");
-        for (String affix : List.of("continuing_subword_prefix", "end_of_word_suffix")) {
-            Object value = modelSettings.get(affix);
-            if (value != null && !"".equals(value)) throw error("BPE " + affix + " is not supported");
+        JsonFields model = fields.object("model");
+        if (model.has("type") && !"BPE".equals(model.get("type").textValue())) {
+            throw error("model type " + shownType(model) + " is not supported (only BPE)");
         }
-        if (!(decoder instanceof Map<?, ?> spec) || !"ByteLevel".equals(spec.get("type"))) {
+        if (model.has("dropout")) throw error("BPE dropout is not supported");
+        if (model.bool("byte_fallback", false)) throw error("BPE byte_fallback is not supported");
+        for (String affix : List.of("continuing_subword_prefix", "end_of_word_suffix")) {
+            if (model.has(affix) && !"".equals(model.get(affix).textValue())) throw error("BPE " + affix + " is not supported");
+        }
+        if (!fields.has("decoder") || !"ByteLevel".equals(type(fields.object("decoder")))) {
             throw error("decoder is not ByteLevel; only byte-level BPE tokenizers are supported");
         }
     }
 
     private List<AddedToken> addedTokens() {
         List<AddedToken> result = new ArrayList<>();
-        if (addedTokens == null) return result;
-        List<?> entries = array(addedTokens, "added_tokens");
-        for (int i = 0; i < entries.size(); i++) {
-            Map<?, ?> token = object(entries.get(i), "added_tokens[" + i + "]");
-            if (!(token.get("content") instanceof String text)) throw error("added_tokens[" + i + "] has no string \"content\"");
-            if (!(token.get("id") instanceof Long id)) throw error("added token " + Quoted.quote(text) + " has no integer \"id\"");
-            if (id < 0) throw error("added token " + Quoted.quote(text) + " has negative id " + id);
-            if (id > Integer.MAX_VALUE) throw error("added token " + Quoted.quote(text) + " has id " + id + ", beyond the vocabulary");
+        if (!fields.has("added_tokens")) return result;
+        for (int i = 0; i < fields.array("added_tokens").size(); i++) {
+            JsonFields token = fields.element("added_tokens", i);
+            JsonNode content = token.get("content"), id = token.get("id");
+            if (content == null || !content.isTextual()) throw error("added_tokens[" + i + "] has no string \"content\"");
+            String text = content.textValue();
+            if (id == null || !id.isIntegralNumber()) throw error("added token " + Quoted.quote(text) + " has no integer \"id\"");
+            if (id.bigIntegerValue().signum() < 0) throw error("added token " + Quoted.quote(text) + " has negative id " + id);
+            if (!id.canConvertToInt()) {
+                throw error("added token " + Quoted.quote(text) + " has id " + JsonFields.shown(id) + ", beyond the vocabulary");
+            }
             for (String flag : List.of("lstrip", "rstrip", "single_word")) {
-                if (Boolean.TRUE.equals(token.get(flag))) {
+                if (token.bool(flag, false)) {
                     throw error("added token " + Quoted.quote(text) + " sets " + flag + ", which is not supported");
                 }
             }
-            result.add(new AddedToken(id.intValue(), text, Boolean.TRUE.equals(token.get("special")),
-                    !Boolean.FALSE.equals(token.get("normalized"))));
+            result.add(new AddedToken(id.intValue(), text, token.bool("special", false), token.bool("normalized", true)));
         }
         return result;
     }
 
     private List<Normalizer.Form> normalizerForms() {
         List<Normalizer.Form> forms = new ArrayList<>();
-        if (normalizer != null) addNormalizer(object(normalizer, "normalizer"), forms);
+        if (fields.has("normalizer")) addNormalizer(fields.object("normalizer"), forms);
         return forms;
     }
 
-    private void addNormalizer(Map<?, ?> spec, List<Normalizer.Form> forms) {
-        Object type = spec.get("type");
-        switch (String.valueOf(type)) {
+    private void addNormalizer(JsonFields spec, List<Normalizer.Form> forms) {
+        switch (type(spec)) {
             case "NFC" -> forms.add(Normalizer.Form.NFC);
             case "NFD" -> forms.add(Normalizer.Form.NFD);
             case "NFKC" -> forms.add(Normalizer.Form.NFKC);
             case "NFKD" -> forms.add(Normalizer.Form.NFKD);
             case "Sequence" -> {
-                for (Object inner : array(spec.get("normalizers"), "normalizer.normalizers")) {
-                    addNormalizer(object(inner, "normalizer.normalizers[]"), forms);
-                }
+                for (int i = 0; i < spec.array("normalizers").size(); i++) addNormalizer(spec.element("normalizers", i), forms);
             }
-            default -> throw error("normalizer " + describe(type) + " is not supported (only NFC, NFD, NFKC, NFKD)");
+            default -> throw error("normalizer " + shownType(spec) + " is not supported (only NFC, NFD, NFKC, NFKD)");
         }
     }
 
     private List<Pattern> splitPatterns() {
         List<Pattern> patterns = new ArrayList<>();
-        if (preTokenizer == null || !addPreTokenizer(object(preTokenizer, "pre_tokenizer"), patterns)) {
+        if (!fields.has("pre_tokenizer") || !addPreTokenizer(fields.object("pre_tokenizer"), patterns)) {
             throw error("pre_tokenizer has no ByteLevel step; only byte-level BPE tokenizers are supported");
         }
         return patterns;
     }
 
     /** Adds the step's patterns and says whether it contained the ByteLevel step. */
-    private boolean addPreTokenizer(Map<?, ?> spec, List<Pattern> patterns) {
-        Object type = spec.get("type");
-        switch (String.valueOf(type)) {
+    private boolean addPreTokenizer(JsonFields spec, List<Pattern> patterns) {
+        switch (type(spec)) {
             case "Sequence" -> {
                 boolean byteLevel = false;
-                for (Object inner : array(spec.get("pretokenizers"), "pre_tokenizer.pretokenizers")) {
-                    byteLevel |= addPreTokenizer(object(inner, "pre_tokenizer.pretokenizers[]"), patterns);
+                for (int i = 0; i < spec.array("pretokenizers").size(); i++) {
+                    byteLevel |= addPreTokenizer(spec.element("pretokenizers", i), patterns);
                 }
                 return byteLevel;
             }
             case "Split" -> {
-                if (!"Isolated".equals(spec.get("behavior")) || Boolean.TRUE.equals(spec.get("invert"))) {
-                    throw error("Split pre-tokenizer with behavior " + describe(spec.get("behavior")) + ", invert " + describe(spec.get("invert"))
-                            + " is not supported (only Isolated, not inverted)");
+                JsonNode behavior = spec.get("behavior");
+                if (behavior == null || !"Isolated".equals(behavior.textValue()) || spec.bool("invert", false)) {
+                    throw error("Split pre-tokenizer with behavior " + (behavior == null ? "missing" : JsonFields.shown(behavior))
+                            + ", invert " + spec.bool("invert", false) + " is not supported (only Isolated, not inverted)");
                 }
-                Map<?, ?> pattern = object(spec.get("pattern"), "the Split pre-tokenizer's pattern");
-                for (Object text : pattern.values()) {
-                    if (text instanceof String s && s.length() > PreTokenizer.MAX_PATTERN_CHARS) {
-                        throw error("Split pre-tokenizer pattern is " + s.length() + " characters long, more than any pre-tokenizer needs"
-                                + " (the limit is " + PreTokenizer.MAX_PATTERN_CHARS + ")");
+                JsonFields pattern = spec.object("pattern");
+                for (String kind : List.of("Regex", "String")) {
+                    if (pattern.has(kind) && pattern.text(kind).length() > PreTokenizer.MAX_PATTERN_CHARS) {
+                        throw error("Split pre-tokenizer pattern is " + pattern.text(kind).length() + " characters long, more than"
+                                + " any pre-tokenizer needs (the limit is " + PreTokenizer.MAX_PATTERN_CHARS + ")");
                     }
                 }
                 try {
-                    if (pattern.get("Regex") instanceof String regex) patterns.add(PreTokenizer.compile(regex));
-                    else if (pattern.get("String") instanceof String literal) patterns.add(Pattern.compile(Pattern.quote(literal)));
+                    if (pattern.has("Regex")) patterns.add(PreTokenizer.compile(pattern.text("Regex")));
+                    else if (pattern.has("String")) patterns.add(Pattern.compile(Pattern.quote(pattern.text("String"))));
                     else throw error("Split pre-tokenizer pattern is neither a Regex nor a String");
                 } catch (PatternSyntaxException e) {
                     // The description quotes the regex's own characters, which may be line breaks.
@@ -336,14 +315,25 @@ final class TokenizerFile {
                 return false;
             }
             case "ByteLevel" -> {
-                if (Boolean.TRUE.equals(spec.get("add_prefix_space"))) {
-                    throw error("ByteLevel pre-tokenizer with add_prefix_space is not supported");
-                }
-                if (!Boolean.FALSE.equals(spec.get("use_regex"))) patterns.add(PreTokenizer.compile(GPT2_PATTERN));
+                if (spec.bool("add_prefix_space", false)) throw error("ByteLevel pre-tokenizer with add_prefix_space is not supported");
+                if (spec.bool("use_regex", true)) patterns.add(PreTokenizer.compile(GPT2_PATTERN));
                 return true;
             }
-            default -> throw error("pre-tokenizer " + describe(type) + " is not supported (only Sequence, Split, ByteLevel)");
+            default -> throw error("pre-tokenizer " + shownType(spec) + " is not supported (only Sequence, Split, ByteLevel)");
         }
+    }
+
+    /** A step's type, "" when it has none or it is not a string. */
+    private static String type(JsonFields spec) {
+        JsonNode type = spec.get("type");
+        return type != null && type.isTextual() ? type.textValue() : "";
+    }
+
+    /** A step's type as the message shows it: quoted when a string. */
+    private static String shownType(JsonFields spec) {
+        JsonNode type = spec.get("type");
+        if (type == null || type.isNull()) return "without a type";
+        return type.isTextual() ? Quoted.quote(type.textValue()) : JsonFields.describe(type);
     }
 
     private void expect(JsonToken actual, JsonToken expected, String what) {
@@ -359,32 +349,6 @@ final class TokenizerFile {
         for (AddedToken token : data.added()) {
             if (token.id() >= bound) throw error("added token " + Quoted.quote(token.content()) + " has id " + token.id() + ", " + vocabulary);
         }
-    }
-
-    private Map<?, ?> object(Object value, String field) {
-        if (value instanceof Map<?, ?> map) return map;
-        throw error(field + " should be an object, not " + kind(value));
-    }
-
-    private List<?> array(Object value, String field) {
-        if (value instanceof List<?> list) return list;
-        throw error(field + " should be an array, not " + kind(value));
-    }
-
-    private static String kind(Object value) {
-        return switch (value) {
-            case null -> "null (or missing)";
-            case Map<?, ?> m -> "an object";
-            case List<?> l -> "an array";
-            case String s -> "the string " + Quoted.quote(s);
-            case Boolean b -> String.valueOf(b);
-            default -> "the number " + value;
-        };
-    }
-
-    /** A type or setting from the file as the message shows it: strings quoted, anything else by its kind. */
-    private static String describe(Object value) {
-        return value instanceof String s ? Quoted.quote(s) : kind(value);
     }
 
     private FsException error(String problem) {

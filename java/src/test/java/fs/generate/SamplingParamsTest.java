@@ -160,7 +160,7 @@ class SamplingParamsTest {
     /** A value from the file holding a line break, or 2,000 characters, is shown quoted and cut: one short line. */
     @Test
     void quotesValuesFromTheFileOnOneShortLine() throws IOException {
-        readFails("{\"do_sample\": \"y\\nes" + "x".repeat(2000) + "\"}", "do_sample must be true or false, got 'y\\u000aes");
+        readFails("{\"do_sample\": \"y\\nes" + "x".repeat(2000) + "\"}", "do_sample must be true or false, found string 'y\\u000aes");
         readFails("{\"eos_token_id\": " + "9".repeat(900) + "}", "eos_token_id 9999", "…");
         readFails("{\"top_k\": [" + "1,".repeat(2000) + "1]}", "top_k must be a whole number");
         for (String json : List.of("{\"do_sample\": \"" + "x".repeat(2000) + "\"}", "{\"eos_token_id\": " + "9".repeat(900) + "}",

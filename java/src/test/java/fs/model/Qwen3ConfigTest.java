@@ -128,7 +128,7 @@ class Qwen3ConfigTest {
         readFails(edited(root -> root.put("tie_word_embeddings", "yes")), "tie_word_embeddings", "true or false");
         readFails(edited(root -> root.putArray("eos_token_id")), "eos_token_id", "empty");
         readFails(edited(root -> root.putArray("eos_token_id").add("end")), "eos_token_id", "token id");
-        readFails(edited(root -> root.put("num_key_value_heads", 5)), "num_attention_heads (16)", "(5)");
+        readFails(edited(root -> root.put("num_key_value_heads", 5)), "attention heads (16)", "key-value heads (5)");
     }
 
     @Test
@@ -292,9 +292,9 @@ class Qwen3ConfigTest {
 
     @Test
     void rejectsTokenIdsOutsideTheVocabulary() throws IOException {
-        readFails(edited(root -> root.put("bos_token_id", 151936)), "bos_token_id 151936", "vocabulary", "151935");
-        readFails(edited(root -> root.put("eos_token_id", 200000)), "eos_token_id 200000", "vocabulary");
-        readFails(edited(root -> root.putArray("eos_token_id").add(151645).add(151936)), "eos_token_id 151936");
+        readFails(edited(root -> root.put("bos_token_id", 151936)), "bos token id 151936", "vocabulary", "151935");
+        readFails(edited(root -> root.put("eos_token_id", 200000)), "eos token id 200000", "vocabulary");
+        readFails(edited(root -> root.putArray("eos_token_id").add(151645).add(151936)), "eos token id 151936");
     }
 
     @Test
@@ -304,8 +304,8 @@ class Qwen3ConfigTest {
             root.put("num_attention_heads", 65536);
             root.put("num_key_value_heads", 65536);
             root.put("head_dim", 65536);
-        }), "num_attention_heads", "head_dim", "too large");
-        readFails(edited(root -> root.put("head_dim", 127)), "head_dim 127", "even");
+        }), "attention heads (65536)", "head dimension (65536)", "too large");
+        readFails(edited(root -> root.put("head_dim", 127)), "head dimension (127) is odd");
     }
 
     @Test
