@@ -184,6 +184,36 @@ class OpenClBackendTest {
         assertEquals("token id 4 is outside the vocabulary of table (0..3)", e.getMessage());
     }
 
+    /** The checks are fs.backend.BackendChecks', so a caller's mistake reads the same on either backend. */
+    @ParameterizedTest
+    @EnumSource(KernelDesign.class)
+    void rejectsBadArgumentsInTheCpuBackendsWords(KernelDesign design) {
+        List<Function<Backend, Exception>> mistakes = List.of(
+                b -> assertThrows(FsException.class, () -> b.upload(new Tensor("w", DType.F32, new long[] {2, 3},
+                        arena.allocate(20, 4)))),
+                b -> assertThrows(IllegalArgumentException.class, () -> b.allocateKvCache(1, 1, 0, 1, 8)),
+                b -> {
+                    KvCache cache = b.allocateKvCache(1, 2, 20, 2, 8);
+                    Buffer kv = b.allocate(21 * 16);
+                    return assertThrows(IllegalArgumentException.class,
+                            () -> b.storeKv(cache, 0, kv, kv, RowPositions.run(0, 20, 1)));
+                },
+                b -> {
+                    KvCache cache = b.allocateKvCache(1, 2, 20, 2, 8);
+                    Buffer kv = b.allocate(21 * 16);
+                    return assertThrows(IllegalArgumentException.class,
+                            () -> b.attention(kv, cache, 0, kv, RowPositions.run(0, 0, 1), 3));
+                },
+                b -> {
+                    Buffer small = b.allocate(4);
+                    return assertThrows(IllegalArgumentException.class, () -> b.add(small, b.allocate(8), 8));
+                },
+                b -> assertThrows(IllegalArgumentException.class, () -> b.read(b.allocate(4), 2, new float[3])));
+        for (Function<Backend, Exception> mistake : mistakes) {
+            assertEquals(mistake.apply(oracle).getMessage(), mistake.apply(backends.get(design)).getMessage());
+        }
+    }
+
     @ParameterizedTest
     @EnumSource(KernelDesign.class)
     void ropeMatchesOracle(KernelDesign design) {
