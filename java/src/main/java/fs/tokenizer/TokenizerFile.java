@@ -4,12 +4,12 @@ import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
-import fs.FsException;
-import fs.HumanSize;
-import fs.Quoted;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import fs.FsException;
+import fs.HumanSize;
+import fs.Quoted;
 import fs.json.JsonFields;
 import fs.json.JsonMessages;
 import java.io.IOException;
@@ -24,8 +24,9 @@ import java.util.regex.PatternSyntaxException;
 
 /**
  * Reads a Hugging Face tokenizer.json into {@link TokenizerData}. The vocabulary and merges (most of the 11 MB) are
- * streamed straight into their tables; the small sections are read as trees. Anything the tokenizer
- * would have to guess at (another model type, a normalizer or pre-tokenizer it does not implement) is refused.
+ * streamed straight into their tables; the small sections are read as trees, their fields through {@link JsonFields}.
+ * Anything the tokenizer would have to guess at (another model type, a normalizer or pre-tokenizer it does not
+ * implement) is refused.
  */
 final class TokenizerFile {
     /** GPT-2's split, which a ByteLevel pre-tokenizer applies when its use_regex is true. */
@@ -57,7 +58,7 @@ final class TokenizerFile {
     private int mergeCount;
     /** Merges met before the vocabulary (not the order Hugging Face writes), resolved once it is read. */
     private final List<String[]> unresolvedMerges = new ArrayList<>();
-    /** The small sections of the file, and model's keys but its vocab and merges under "model". */
+    /** The small sections of the file; under "model", the model's keys other than vocab and merges. */
     private final ObjectNode sections = MAPPER.createObjectNode();
     private final ObjectNode modelSettings = sections.putObject("model");
     private final JsonFields fields = JsonFields.of(sections, this::error);
