@@ -19,6 +19,7 @@ typedef void (*rms_norm_fn)(const float *, const float *, float *, int, int, flo
 typedef void (*rope_fn)(float *, int, int, const float *, const float *);
 typedef void (*silu_mul_fn)(const float *, const float *, float *, int64_t);
 typedef void (*add_fn)(float *, const float *, int64_t);
+typedef void (*attention_fn)(const float *, const float *, const float *, int, int, int, float, float *, float *);
 
 #define FORMATS 8
 
@@ -42,6 +43,7 @@ struct variant {
     rope_fn rope;
     silu_mul_fn silu_mul;
     add_fn add;
+    attention_fn attention;
 };
 
 #define FS_VARIANT_ENTRY(V)                                                                                          \
@@ -50,7 +52,7 @@ struct variant {
      fs_quantize_q8_k_##V,                                                                                           \
      {fs_matmul_q8_0_##V, fs_matmul_q4_0_##V, fs_matmul_q4_k_##V, fs_matmul_q6_k_##V, fs_matmul_q5_k_##V,            \
       fs_matmul_q2_k_##V, fs_matmul_q3_k_##V, fs_matmul_iq2_xxs_##V},                                                \
-     fs_rms_norm_##V, fs_rope_##V, fs_silu_mul_##V, fs_add_##V}
+     fs_rms_norm_##V, fs_rope_##V, fs_silu_mul_##V, fs_add_##V, fs_attention_##V}
 
 static const struct variant variants[] = {
     FS_VARIANT_ENTRY(scalar),
@@ -182,6 +184,13 @@ static int check_float_ops(const struct variant *v, const float *x) {
     scalar->add(expected, x, K - 3);
     v->add(out, x, K - 3);
     ok &= same_floats("add", v->name, expected, out, K - 3);
+    /* attention: head_dim 64 (x as keys, values and queries), 37 positions (a partial last block), 4-16 lanes */
+    for (int kb = 4; kb <= 16; kb *= 2) {
+        float *s = angles; /* scratch: 48 floats */
+        scalar->attention(x + 5 * 64, x, x + K, 64, kb, 37, 0.125f, s, expected);
+        v->attention(x + 5 * 64, x, x + K, 64, kb, 37, 0.125f, s, out);
+        ok &= same_floats("attention", v->name, expected, out, 64);
+    }
     printf("%s float ops %s\n", v->name, ok ? "bit for bit as scalar" : "DIFFER FROM SCALAR");
     free(expected);
     free(out);

@@ -92,3 +92,70 @@ FS_API void FS_EXPORT(fs_silu_mul)(const float *gate, const float *up, float *ou
 FS_API void FS_EXPORT(fs_add)(float *x, const float *y, int64_t count) {
     for (int64_t i = 0; i < count; i++) x[i] += y[i];
 }
+
+/*
+ * Scores of one query against `blocks` key blocks of kb positions: s[b·kb + l] = Σ_d k[b][d][l] · q[d], each the
+ * sequential FMA chain over the dimensions (keys laid out [block][dimension][position in block], as CpuKvCache).
+ * kb is a constant at each call below, so the loop over a block's positions is one vector.
+ */
+static inline void key_scores(const float *restrict q, const float *restrict keys, int head_dim, int kb, int blocks,
+                              float *restrict s) {
+    for (int b = 0; b < blocks; b++) {
+        const float *block = keys + (int64_t) b * head_dim * kb;
+        float acc[LANES] = {0};
+        for (int d = 0; d < head_dim; d++) {
+            for (int l = 0; l < kb; l++) acc[l] = fmaf(block[d * kb + l], q[d], acc[l]);
+        }
+        for (int l = 0; l < kb; l++) s[b * kb + l] = acc[l];
+    }
+}
+
+/* Lanes summed by halves (lane i += lane i + half, half = n/2 .. 1), as MatmulKernels.sumLanes. */
+static inline float sum_by_halves(float *lanes, int n) {
+    for (int half = n / 2; half >= 1; half /= 2) {
+        for (int i = 0; i < half; i++) lanes[i] += lanes[i + half];
+    }
+    return lanes[0];
+}
+
+/*
+ * One query's attention over positions 0..seen-1 of one kv head (AttentionKernels' arithmetic, lane for lane at
+ * kb = the Java kernels' lanes): scores, softmax of scale · score (the sum of exponentials in kb lanes by position,
+ * then the rest in order), and out[e] = Σ_p w[p] · value[p][e] in position order. s is scratch for seen rounded up
+ * to whole blocks.
+ */
+FS_API void FS_EXPORT(fs_attention)(const float *restrict q, const float *restrict keys, const float *restrict values,
+                                    int head_dim, int kb, int seen, float scale, float *restrict s,
+                                    float *restrict out) {
+    int blocks = (seen + kb - 1) / kb;
+    switch (kb) {
+    case 16: key_scores(q, keys, head_dim, 16, blocks, s); break;
+    case 8: key_scores(q, keys, head_dim, 8, blocks, s); break;
+    case 4: key_scores(q, keys, head_dim, 4, blocks, s); break;
+    default: key_scores(q, keys, head_dim, kb, blocks, s); break;
+    }
+    int full = seen - seen % kb;
+    float max = -INFINITY;
+    for (int p = 0; p < seen; p++) {
+        s[p] *= scale;
+        max = fmaxf(max, s[p]); /* a maximum is exact in any order */
+    }
+    float lanes[LANES] = {0};
+    for (int p = 0; p < full; p++) {
+        s[p] = fast_exp(s[p] - max);
+        lanes[p % kb] += s[p];
+    }
+    float sum = sum_by_halves(lanes, kb);
+    for (int p = full; p < seen; p++) {
+        s[p] = fast_exp(s[p] - max);
+        sum += s[p];
+    }
+    float inverse_sum = 1.0f / sum;
+    for (int p = 0; p < seen; p++) s[p] *= inverse_sum;
+    for (int e = 0; e < head_dim; e++) out[e] = 0.0f;
+    for (int p = 0; p < seen; p++) {
+        const float *value = values + (int64_t) p * head_dim;
+        float w = s[p];
+        for (int e = 0; e < head_dim; e++) out[e] = fmaf(value[e], w, out[e]);
+    }
+}

@@ -56,12 +56,17 @@ FS_API int fs_activation_bytes(const char *format);
  * fs_rms_norm_V: out row r = x row r / sqrt(mean of its squares + eps) * gamma, for rows rows of width floats;
  * fs_rope_V: one row of heads × head_dim floats rotated (rotate-half) by the angles whose cos and sin are given
  * (head_dim / 2 of each); fs_silu_mul_V: out = silu(gate) * up; fs_add_V: x += y. out may be x (in place).
+ * fs_attention_V: one query (head_dim floats) against positions 0..seen-1 of one kv head, keys in blocks of kb
+ * positions ([block][dimension][position in block]), values [position][dimension]; softmax of scale · q·k; out =
+ * the weighted values; s is scratch of seen rounded up to kb floats.
  */
 #define FS_DECLARE_FLOAT_OPS(V)                                                                                      \
     FS_API void fs_rms_norm_##V(const float *x, const float *gamma, float *out, int rows, int width, float eps);      \
     FS_API void fs_rope_##V(float *x, int heads, int head_dim, const float *cos_, const float *sin_);                \
     FS_API void fs_silu_mul_##V(const float *gate, const float *up, float *out, int64_t count);                      \
-    FS_API void fs_add_##V(float *x, const float *y, int64_t count);
+    FS_API void fs_add_##V(float *x, const float *y, int64_t count);                                                  \
+    FS_API void fs_attention_##V(const float *q, const float *keys, const float *values, int head_dim, int kb,         \
+                                 int seen, float scale, float *s, float *out);
 
 #define FS_DECLARE_MATMUL(F, V)                                                                                      \
     FS_API void fs_matmul_##F##_##V(const void *w, int64_t row_bytes, int row_from, int row_to, const void *act,     \

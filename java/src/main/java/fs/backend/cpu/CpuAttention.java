@@ -25,6 +25,8 @@ final class CpuAttention implements WorkerPool.Task {
     private static final int VALUE_CHUNK = 64;
 
     private final WorkerPool pool;
+    /** Where each query's attention runs natively (the same floats, no JIT warm-up); null: the Java kernels. */
+    private final NativeFloatOps nativeOps;
     /** Per thread: a tile of attention queries, their scores (then weights) and their outputs. */
     private final float[][] tileQueries;
     private final float[][] tileScores;
@@ -52,8 +54,9 @@ final class CpuAttention implements WorkerPool.Task {
     private int[] runSpans = new int[8];
     private int[] runFirstUnit = new int[8];
 
-    CpuAttention(WorkerPool pool) {
+    CpuAttention(WorkerPool pool, NativeFloatOps nativeOps) {
         this.pool = pool;
+        this.nativeOps = nativeOps;
         int threads = pool.threads();
         tileQueries = new float[threads][0];
         tileScores = new float[threads][0];
@@ -130,6 +133,10 @@ final class CpuAttention implements WorkerPool.Task {
         int spanTiles = Math.min(SPAN_TILES, tiles - firstTile);
         int tileSlots = AttentionKernels.QUERIES, slots = spanTiles * tileSlots;
         int headDim = cache.headDim();
+        if (nativeOps != null) {
+            attendNatively(run, sequence, kvHead, firstTile * tileSlots, slots, worker);
+            return;
+        }
         float[] queries = tileQueries[worker], w = tileScores[worker], acc = tileOutputs[worker];
         int[] seen = tilePositions[worker];
         long[] rowOffsets = tileRowOffsets[worker];
@@ -183,6 +190,24 @@ final class CpuAttention implements WorkerPool.Task {
             AttentionKernels.continueValues(values, head, step, 0, full, w, i * scoreStride, fewest, seen[i], acc, a);
             AttentionKernels.continueValues(values, head, step, full, headDim, w, i * scoreStride, 0, seen[i], acc, a);
             MemorySegment.copy(acc, a, out, FLOAT, rowOffsets[i], headDim);
+        }
+    }
+
+    /**
+     * The unit's queries from {@code first} (at most {@code count}), one native call each: per query the same
+     * scores, softmax and weighted values as the tiles' Java kernels (native/cpu/float_ops.c).
+     */
+    private void attendNatively(int run, int sequence, int kvHead, int first, int count, int worker) {
+        int headDim = cache.headDim(), queryCount = runRows[run] * group, firstRow = runFirstRow[run];
+        long headBytes = (long) headDim * Float.BYTES;
+        MemorySegment keys = cache.keys()[layer].asSlice(cache.keyBlockOffset(sequence, kvHead, 0));
+        MemorySegment values = cache.values()[layer].asSlice(cache.valueOffset(sequence, kvHead, 0));
+        float scale = (float) (1.0 / Math.sqrt(headDim));
+        for (int query = first; query < Math.min(first + count, queryCount); query++) {
+            int row = firstRow + query / group, head = kvHead * group + query % group;
+            long offset = ((long) row * heads + head) * headBytes;
+            nativeOps.attention(q.asSlice(offset, headBytes), keys, values, headDim, CpuKvCache.KEY_BLOCK,
+                    placed.position(row) + 1, scale, tileScores[worker], out.asSlice(offset, headBytes));
         }
     }
 

@@ -14,7 +14,7 @@ import java.lang.invoke.MethodHandle;
 
 /**
  * One variant of libfscpu's float operations (native/cpu/float_ops.c: rmsnorm, rope, silu·mul, add), which give the
- * very floats of {@link VectorBackend}'s Java kernels at 16 lanes. They exist for time, not for other results: until
+ * very floats of {@link VectorBackend}'s Java kernels at 16 lanes (attention at the Java kernels' own lanes). They exist for time, not for other results: until
  * C2 has compiled the Java kernels they run interpreted, and on a first token or a small model that is most of the
  * time. Critical downcalls (heap segments allowed), each bounded by one op's rows; every call is checked here against
  * the segments' sizes.
@@ -28,6 +28,7 @@ final class NativeFloatOps {
     private final MethodHandle rope;
     private final MethodHandle siluMul;
     private final MethodHandle add;
+    private final MethodHandle attention;
 
     NativeFloatOps(SymbolLookup library, String isa) {
         rmsNorm = handle(library, "fs_rms_norm_" + isa,
@@ -36,6 +37,8 @@ final class NativeFloatOps {
                 FunctionDescriptor.ofVoid(ADDRESS, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS));
         siluMul = handle(library, "fs_silu_mul_" + isa, FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, ADDRESS, JAVA_LONG));
         add = handle(library, "fs_add_" + isa, FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, JAVA_LONG));
+        attention = handle(library, "fs_attention_" + isa, FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, ADDRESS,
+                JAVA_INT, JAVA_INT, JAVA_INT, JAVA_FLOAT, ADDRESS, ADDRESS));
     }
 
     private static MethodHandle handle(SymbolLookup library, String name, FunctionDescriptor descriptor) {
@@ -95,6 +98,25 @@ final class NativeFloatOps {
             add.invokeExact(x, y, count);
         } catch (Throwable e) {
             throw new IllegalStateException("native add failed", e);
+        }
+    }
+
+    /**
+     * One query's attention ({@code headDim} floats at {@code q}) over positions 0 until {@code seen} of one kv head:
+     * its keys in blocks of {@code keyBlock} positions from {@code keys} (CpuKvCache's layout), its values from
+     * {@code values}; the weighted values into {@code out}. {@code scores} is scratch of {@code seen} rounded up to
+     * whole blocks.
+     */
+    void attention(MemorySegment q, MemorySegment keys, MemorySegment values, int headDim, int keyBlock, int seen,
+                   float scale, float[] scores, MemorySegment out) {
+        long blocks = (seen + keyBlock - 1) / keyBlock, row = (long) headDim * Float.BYTES;
+        require(headDim > 0 && keyBlock >= 1 && keyBlock <= 16 && seen >= 1 && q.byteSize() >= row
+                && out.byteSize() >= row && keys.byteSize() >= blocks * keyBlock * row
+                && values.byteSize() >= seen * row && scores.length >= blocks * keyBlock, "attention");
+        try {
+            attention.invokeExact(q, keys, values, headDim, keyBlock, seen, scale, MemorySegment.ofArray(scores), out);
+        } catch (Throwable e) {
+            throw new IllegalStateException("native attention failed", e);
         }
     }
 }

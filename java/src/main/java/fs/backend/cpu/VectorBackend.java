@@ -72,7 +72,7 @@ public final class VectorBackend implements Backend {
         nativeFloatOps = kernels.nativeKernels() == null ? null : kernels.nativeKernels().floatOps();
         siluMulTask.nativeOps = nativeFloatOps;
         nativeUnavailable = kernels.unavailable();
-        cpuAttention = new CpuAttention(pool);
+        cpuAttention = new CpuAttention(pool, nativeFloatOps);
     }
 
     @Override

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import fs.backend.Backend;
 import fs.backend.Buffer;
+import fs.backend.KvCache;
 import fs.backend.Rope;
 import fs.backend.RowPositions;
 import fs.tensor.DType;
@@ -20,9 +21,10 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * libfscpu's float operations (every variant this CPU runs) against the Java kernels they stand in for, through the
- * backend: rope, silu·mul and add element by element, so bit for bit at any vector width; rmsnorm bit for bit where
- * the Java kernels run 16 lanes (the order the native sums follow), else within the float rounding of a reordered
- * sum. Widths leave tails after the vectors.
+ * backend: rope, silu·mul and add element by element, so bit for bit at any vector width; attention bit for bit at
+ * any width too (its lanes are the Java kernels' own); rmsnorm bit for bit where the Java kernels run 16 lanes (the
+ * order the native sums follow), else within the float rounding of a reordered sum. Widths leave tails after the
+ * vectors.
  */
 class NativeFloatOpsTest {
     private static final VectorBackend JAVA = new VectorBackend(1, CpuKernels.vectorApi());
@@ -145,5 +147,56 @@ class NativeFloatOpsTest {
         Buffer a = buffer(backend, x), b = buffer(backend, y);
         backend.add(a, b, x.length);
         return read(backend, a);
+    }
+
+    @ParameterizedTest
+    @MethodSource("variants")
+    void attentionIsTheJavaKernelsBitForBit(String isa) {
+        Random random = new Random(4);
+        try (VectorBackend backend = nativeBackend(isa)) {
+            for (int headDim : new int[] {24, 128}) {
+                for (int group : new int[] {1, 3}) {
+                    for (int startPos : new int[] {0, 5, 70}) {
+                        for (int rows : new int[] {1, 9}) {
+                            int kvHeads = 2, heads = kvHeads * group, width = kvHeads * headDim;
+                            // Two sequences in one batch: the second's rows sit after the first's, at other positions.
+                            int[] positions = new int[2 * rows], sequences = new int[2 * rows];
+                            for (int r = 0; r < rows; r++) {
+                                positions[r] = startPos + r;
+                                positions[rows + r] = 2 * startPos + r;
+                                sequences[rows + r] = 1;
+                            }
+                            int context = 2 * startPos + rows;
+                            float[] past = randomFloats(random, 2 * context * width);
+                            float[] k = randomFloats(random, 2 * rows * width), v = randomFloats(random, 2 * rows * width);
+                            float[] q = randomFloats(random, 2 * rows * heads * headDim);
+                            RowPositions placed = RowPositions.of(positions, sequences);
+                            String where = isa + " head_dim " + headDim + " group " + group + " startPos " + startPos
+                                    + " rows " + rows;
+                            assertArrayEquals(attention(JAVA, past, k, v, q, placed, heads, kvHeads, headDim, context),
+                                    attention(backend, past, k, v, q, placed, heads, kvHeads, headDim, context), where);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /** Both sequences' earlier positions stored from {@code past}, then the batch's rows, then attention. */
+    private static float[] attention(Backend backend, float[] past, float[] k, float[] v, float[] q,
+                                     RowPositions placed, int heads, int kvHeads, int headDim, int context) {
+        int layer = 1, width = kvHeads * headDim;
+        KvCache cache = backend.allocateKvCache(2, 2, context, kvHeads, headDim);
+        Buffer history = buffer(backend, past);
+        for (int sequence = 0; sequence < 2; sequence++) {
+            Buffer keys = backend.allocate((long) context * width), values = backend.allocate((long) context * width);
+            backend.copy(history, (long) sequence * context * width, keys, 0, (long) context * width);
+            backend.copy(history, (long) sequence * context * width, values, 0, (long) context * width);
+            backend.storeKv(cache, layer, keys, values, RowPositions.run(sequence, 0, context));
+        }
+        backend.storeKv(cache, layer, buffer(backend, k), buffer(backend, v), placed);
+        Buffer out = backend.allocate(q.length);
+        backend.attention(buffer(backend, q), cache, layer, out, placed, heads);
+        return read(backend, out);
     }
 }
