@@ -1,6 +1,5 @@
 package fs.generate;
 
-import fs.FsException;
 import fs.model.Probe;
 import fs.model.SingleSequence;
 import java.util.Arrays;
@@ -8,8 +7,9 @@ import java.util.function.BooleanSupplier;
 
 /**
  * Generates tokens for one sequence on the calling thread, streaming each one to a listener: the one-sequence case of
- * what the {@link Scheduler} does for many. It remembers which tokens the sequence's KV cache holds, so a prompt that
- * starts with them (the next turn of a chat) only runs its new tokens. Not thread-safe, as the backend.
+ * what the {@link Scheduler} does for many, by the same rules ({@link RequestProgress}: when a request fits, when a
+ * chosen token ends it, what its counts and times are). It remembers which tokens the sequence's KV cache holds, so a
+ * prompt that starts with them (the next turn of a chat) only runs its new tokens. Not thread-safe, as the backend.
  */
 public final class Generator {
 
@@ -46,15 +46,9 @@ public final class Generator {
 
     /** Throws the user-facing error when a prompt plus maxNewTokens (if ≥ 0) cannot fit the context. */
     public void checkFits(int promptTokens, int maxNewTokens) {
-        int context = sequence.shape().contextLength();
-        if (promptTokens < 1) throw new FsException("the prompt is empty: there is nothing to generate from");
-        if (promptTokens > context || (maxNewTokens >= 0 && (long) promptTokens + maxNewTokens > context)) {
-            String wanted = maxNewTokens >= 0 ? promptTokens + " prompt tokens + " + maxNewTokens + " new tokens (-n)"
-                    : promptTokens + " prompt tokens";
-            throw new FsException(wanted + " do not fit the context of " + context
-                    + " tokens; raise --ctx (the model allows up to " + sequence.config().maxPositionEmbeddings()
-                    + ") or shorten the prompt or -n");
-        }
+        RequestProgress.checkFits(promptTokens, maxNewTokens, sequence.shape().contextLength(), " (-n)",
+                "; raise --ctx (the model allows up to " + sequence.config().maxPositionEmbeddings()
+                        + ") or shorten the prompt or -n");
     }
 
     /**
@@ -81,41 +75,21 @@ public final class Generator {
     public Generation generate(int[] prompt, int maxNewTokens, TokenListener listener, BooleanSupplier stopRequested,
                                TokenConstraint constraint) {
         checkFits(prompt.length, maxNewTokens);
-        int context = sequence.shape().contextLength();
-        int limit = maxNewTokens >= 0 ? maxNewTokens : context - prompt.length;
-        int[] generated = new int[limit];
-
-        long start = System.nanoTime();
+        RequestProgress progress =
+                new RequestProgress(prompt.length, maxNewTokens, sequence.shape().contextLength(), stopIds);
+        int[] generated = new int[progress.limit()];
         // At least the last prompt token must run: its logits choose the first new token.
-        int reused = cached.reuse(prompt);
-        if (!prefill(prompt, stopRequested)) {
-            GenerationStats stats =
-                    new GenerationStats(cached.length() - reused, reused, System.nanoTime() - start, 0, 0, 0);
-            return new Generation(new int[0], StopReason.CANCELLED, stats);
-        }
+        progress.started(cached.reuse(prompt), System.nanoTime());
+        StopReason reason = prefill(prompt, stopRequested) ? progress.prefilled(System.nanoTime()) : StopReason.CANCELLED;
         int generatedFrom = prompt.length; // this answer's tokens: what the presence and frequency penalties count
-        int next = limit > 0 ? chooseNext(generatedFrom, constraint) : -1;
-        long prefillEnd = System.nanoTime();
-
-        int count = 0;
-        int decodeSteps = 0;
-        StopReason reason;
-        while (true) {
-            if (count == limit) {
-                reason = maxNewTokens >= 0 ? StopReason.TOKEN_LIMIT : StopReason.CONTEXT_FULL;
-                break;
-            }
-            if (isStop(next)) {
-                reason = StopReason.END_OF_SEQUENCE;
-                break;
-            }
-            if (stopRequested.getAsBoolean()) {
-                reason = StopReason.CANCELLED;
-                break;
-            }
-            generated[count++] = next;
+        while (reason == null) {
+            int next = chooseNext(generatedFrom, constraint);
+            reason = progress.endsBefore(next, stopRequested.getAsBoolean());
+            if (reason != null) break;
+            generated[progress.generated()] = next;
             listener.onToken(next);
-            if (count == limit) continue;
+            reason = progress.delivered();
+            if (reason != null) break;
             // A token runs only to choose the one after it: once a stop is requested, it need not.
             if (stopRequested.getAsBoolean()) {
                 reason = StopReason.CANCELLED;
@@ -124,14 +98,10 @@ public final class Generator {
             oneToken[0] = next;
             sequence.forward(oneToken, cached.length(), Probe.NONE);
             cached.append(next);
-            decodeSteps++;
-            next = chooseNext(generatedFrom, constraint);
+            progress.decoded();
         }
-        long end = System.nanoTime();
-
-        GenerationStats stats = new GenerationStats(
-                prompt.length - reused, reused, prefillEnd - start, count, decodeSteps, end - prefillEnd);
-        return new Generation(Arrays.copyOf(generated, count), reason, stats);
+        GenerationStats stats = progress.stats(cached.length(), System.nanoTime());
+        return new Generation(Arrays.copyOf(generated, progress.generated()), reason, stats);
     }
 
     /**
@@ -159,8 +129,4 @@ public final class Generator {
                 sequence.config().vocabSize(), constraint);
     }
 
-    private boolean isStop(int id) {
-        for (int stop : stopIds) if (stop == id) return true;
-        return false;
-    }
 }

@@ -162,13 +162,7 @@ public final class Scheduler implements AutoCloseable {
             throw new NullPointerException("params, stopIds and sink are required");
         }
         TokenLogprobs.checkTop(topLogprobs);
-        int context = config.contextLength();
-        if (prompt.length < 1) throw new FsException("the prompt is empty: there is nothing to generate from");
-        if (prompt.length > context || (maxTokens >= 0 && (long) prompt.length + maxTokens > context)) {
-            String wanted = maxTokens >= 0 ? prompt.length + " prompt tokens + " + maxTokens + " new tokens"
-                    : prompt.length + " prompt tokens";
-            throw new FsException(wanted + " do not fit the context of " + context + " tokens");
-        }
+        RequestProgress.checkFits(prompt.length, maxTokens, config.contextLength(), "", "");
         int vocab = model.config().vocabSize();
         for (int id : prompt) {
             if (id < 0 || id >= vocab) {
@@ -297,8 +291,7 @@ public final class Scheduler implements AutoCloseable {
         best.request = r;
         best.lastUse = ++uses;
         r.slot = best;
-        r.start = System.nanoTime();
-        r.reused = best.tokens.reuse(r.prompt);
+        r.progress.started(best.tokens.reuse(r.prompt), System.nanoTime());
         r.picker = new TokenPicker(r.params, r.topLogprobs);
         active.add(r);
     }
@@ -338,7 +331,7 @@ public final class Scheduler implements AutoCloseable {
             SlotTokens tokens = r.slot.tokens;
             if (r.decoding) {
                 tokens.append(r.pending);
-                r.decodeSteps++;
+                r.progress.decoded();
             } else {
                 tokens.append(r.prompt, tokens.length(), r.stepRows);
             }
@@ -346,10 +339,10 @@ public final class Scheduler implements AutoCloseable {
         for (Request r : inBatch) {
             if (r.logitIndex < 0) continue;
             if (!r.decoding) {
-                r.prefillEnd = System.nanoTime();
                 r.decoding = true;
-                if (r.limit == 0) {
-                    end(r, r.limitReason());
+                StopReason empty = r.progress.prefilled(System.nanoTime());
+                if (empty != null) {
+                    end(r, empty);
                     continue;
                 }
             }
@@ -368,15 +361,12 @@ public final class Scheduler implements AutoCloseable {
 
     /** A chosen token: a stop ends the request, any other is delivered and, unless it was the last, decoded next. */
     private void accept(Request r, int next) {
-        if (r.isStop(next)) {
-            end(r, StopReason.END_OF_SEQUENCE);
+        StopReason before = r.progress.endsBefore(next, r.cancelled);
+        if (before != null) {
+            end(r, before);
             return;
         }
-        if (r.cancelled) {
-            end(r, StopReason.CANCELLED);
-            return;
-        }
-        r.generated++;
+        StopReason after = r.progress.delivered();
         try {
             r.sink.onToken(next, r.picker.lastLogprobs());
         } catch (RuntimeException e) {
@@ -384,8 +374,8 @@ public final class Scheduler implements AutoCloseable {
             r.fail(e);
             return;
         }
-        if (r.generated == r.limit) {
-            end(r, r.limitReason());
+        if (after != null) {
+            end(r, after);
         } else {
             r.pending = next;
         }
@@ -431,9 +421,7 @@ public final class Scheduler implements AutoCloseable {
     private final class Request implements Handle {
         final int[] prompt;
         final SamplingParams params;
-        final int maxTokens;
-        final int limit;
-        final int[] stopIds;
+        final RequestProgress progress;
         final int topLogprobs;
         final TokenConstraint constraint; // null: none
         final TokenSink sink;
@@ -446,19 +434,12 @@ public final class Scheduler implements AutoCloseable {
         int pending;
         int logitIndex;
         int stepRows;
-        int reused;
-        int generated;
-        int decodeSteps;
-        long start;
-        long prefillEnd;
 
         Request(int[] prompt, SamplingParams params, int maxTokens, int[] stopIds, int topLogprobs,
                 TokenConstraint constraint, TokenSink sink) {
             this.prompt = prompt;
             this.params = params;
-            this.maxTokens = maxTokens;
-            this.limit = maxTokens >= 0 ? maxTokens : config.contextLength() - prompt.length;
-            this.stopIds = stopIds;
+            this.progress = new RequestProgress(prompt.length, maxTokens, config.contextLength(), stopIds);
             this.topLogprobs = topLogprobs;
             this.constraint = constraint;
             this.sink = sink;
@@ -476,23 +457,10 @@ public final class Scheduler implements AutoCloseable {
             }
         }
 
-        boolean isStop(int id) {
-            for (int stop : stopIds) if (stop == id) return true;
-            return false;
-        }
-
-        StopReason limitReason() {
-            return maxTokens >= 0 ? StopReason.TOKEN_LIMIT : StopReason.CONTEXT_FULL;
-        }
-
         void finish(StopReason reason, long now) {
             if (ended) return;
             ended = true;
-            long started = start != 0 ? start : now;
-            long promptEnd = prefillEnd != 0 ? prefillEnd : now;
-            int prompted = slot == null ? 0 : (decoding ? prompt.length : slot.tokens.length()) - reused;
-            GenerationStats stats = new GenerationStats(Math.max(0, prompted), reused, promptEnd - started, generated,
-                    decodeSteps, now - promptEnd);
+            GenerationStats stats = progress.stats(slot == null ? 0 : slot.tokens.length(), now);
             try {
                 sink.onDone(reason, stats);
             } catch (RuntimeException ignored) {
