@@ -1,5 +1,7 @@
 package fs.generate;
 
+import java.util.List;
+
 /**
  * Splits a chat answer that arrives in pieces into the model's reasoning and its content, as llama-server returns
  * them ({@code reasoning_content} and {@code content}): a {@code <think>…</think>} block at the start of the answer
@@ -24,7 +26,7 @@ public final class ReasoningSplitter {
 
     private enum State { UNDECIDED, REASONING, CONTENT }
 
-    private final StringBuilder pending = new StringBuilder();
+    private final HeldBackText pending = new HeldBackText();
     private State state = State.UNDECIDED;
     private boolean reasoningStarted; // leading whitespace of the reasoning is dropped until it starts
     private boolean contentStarted; // whitespace after </think> is dropped until the content starts
@@ -41,32 +43,29 @@ public final class ReasoningSplitter {
                     while (start < pending.length() && Character.isWhitespace(pending.charAt(start))) start++;
                     int rest = pending.length() - start;
                     if (rest >= OPEN.length() && pending.indexOf(OPEN, start) == start) {
-                        pending.delete(0, start + OPEN.length());
+                        pending.drop(start + OPEN.length());
                         state = State.REASONING;
                         continue;
                     }
-                    if (rest < OPEN.length() && endsWith(pending, OPEN, rest)) {
+                    if (rest < OPEN.length() && pending.endsWith(OPEN, rest)) {
                         return new Delta("", ""); // whitespace, then perhaps the start of <think>
                     }
                     state = State.CONTENT;
                     contentStarted = true; // no think block: the answer's text is all content, as it came
                 }
                 case REASONING -> {
-                    int at = pending.indexOf(CLOSE);
+                    int at = pending.indexOf(CLOSE, 0);
                     if (at >= 0) {
-                        appendReasoning(reasoning, pending.substring(0, at).stripTrailing());
-                        pending.delete(0, at + CLOSE.length());
+                        appendReasoning(reasoning, pending.take(at).stripTrailing());
+                        pending.drop(CLOSE.length());
                         state = State.CONTENT;
                         continue;
                     }
-                    int keep = heldBackInReasoning();
-                    appendReasoning(reasoning, pending.substring(0, pending.length() - keep));
-                    pending.delete(0, pending.length() - keep);
+                    appendReasoning(reasoning, pending.takeAllBut(heldBackInReasoning()));
                     return new Delta(reasoning.toString(), content.toString());
                 }
                 case CONTENT -> {
-                    appendContent(content, pending.toString());
-                    pending.setLength(0);
+                    appendContent(content, pending.takeAll());
                     return new Delta(reasoning.toString(), content.toString());
                 }
             }
@@ -75,8 +74,7 @@ public final class ReasoningSplitter {
 
     /** What was held back, at the end of the answer: reasoning the model did not close, or text that was not a tag. */
     public Delta flush() {
-        String rest = pending.toString();
-        pending.setLength(0);
+        String rest = pending.takeAll();
         StringBuilder reasoning = new StringBuilder();
         StringBuilder content = new StringBuilder();
         if (state == State.REASONING) appendReasoning(reasoning, rest.stripTrailing());
@@ -104,20 +102,8 @@ public final class ReasoningSplitter {
 
     /** Length of the tail of pending that may still turn out to be whitespace before {@code </think>}. */
     private int heldBackInReasoning() {
-        int partial = 0;
-        for (int n = Math.min(CLOSE.length() - 1, pending.length()); n > 0; n--) {
-            if (endsWith(pending, CLOSE, n)) {
-                partial = n;
-                break;
-            }
-        }
-        int keep = partial;
+        int keep = pending.partialMarker(List.of(CLOSE));
         while (keep < pending.length() && Character.isWhitespace(pending.charAt(pending.length() - keep - 1))) keep++;
         return keep;
-    }
-
-    /** Whether text ends with the first n chars of s. */
-    private static boolean endsWith(CharSequence text, String s, int n) {
-        return CharSequence.compare(text.subSequence(text.length() - n, text.length()), s.subSequence(0, n)) == 0;
     }
 }

@@ -1,5 +1,7 @@
 package fs.generate;
 
+import java.util.List;
+
 /**
  * Removes {@code <think>…</think>} blocks, and the whitespace after them, from text that arrives in pieces: a tag
  * split across pieces is held back until it is complete or proven not to be a tag.
@@ -8,7 +10,7 @@ public final class ThinkFilter {
     private static final String OPEN = "<think>";
     private static final String CLOSE = "</think>";
 
-    private final StringBuilder pending = new StringBuilder();
+    private final HeldBackText pending = new HeldBackText();
     private boolean thinking;
     private boolean skipWhitespace;
 
@@ -18,18 +20,18 @@ public final class ThinkFilter {
         StringBuilder visible = new StringBuilder();
         while (true) {
             String tag = thinking ? CLOSE : OPEN;
-            int at = pending.indexOf(tag);
+            int at = pending.indexOf(tag, 0);
             if (at >= 0) {
-                if (!thinking) show(visible, pending.substring(0, at));
-                pending.delete(0, at + tag.length());
+                String before = pending.take(at);
+                if (!thinking) show(visible, before);
+                pending.drop(tag.length());
                 thinking = !thinking;
                 if (!thinking) skipWhitespace = true;
                 continue;
             }
             // Keep a tail that may be the start of the tag; the rest is decided.
-            int keep = partialTagLength(tag);
-            if (!thinking) show(visible, pending.substring(0, pending.length() - keep));
-            pending.delete(0, pending.length() - keep);
+            String decided = pending.takeAllBut(pending.partialMarker(List.of(tag)));
+            if (!thinking) show(visible, decided);
             return visible.toString();
         }
     }
@@ -37,8 +39,8 @@ public final class ThinkFilter {
     /** What is left at the end of the text: a held-back partial tag outside a think block. */
     public String flush() {
         StringBuilder visible = new StringBuilder();
-        if (!thinking) show(visible, pending.toString());
-        pending.setLength(0);
+        String rest = pending.takeAll();
+        if (!thinking) show(visible, rest);
         return visible.toString();
     }
 
@@ -50,13 +52,5 @@ public final class ThinkFilter {
             if (!text.isEmpty()) skipWhitespace = false;
         }
         visible.append(text);
-    }
-
-    /** Length of the longest suffix of pending that is a proper prefix of tag. */
-    private int partialTagLength(String tag) {
-        for (int n = Math.min(tag.length() - 1, pending.length()); n > 0; n--) {
-            if (pending.substring(pending.length() - n).equals(tag.substring(0, n))) return n;
-        }
-        return 0;
     }
 }

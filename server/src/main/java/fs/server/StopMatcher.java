@@ -1,5 +1,6 @@
 package fs.server;
 
+import fs.generate.HeldBackText;
 import java.util.List;
 
 /**
@@ -8,7 +9,7 @@ import java.util.List;
  */
 final class StopMatcher {
     private final List<String> stops;
-    private final StringBuilder pending = new StringBuilder();
+    private final HeldBackText pending = new HeldBackText();
     private boolean stopped;
 
     StopMatcher(List<String> stops) {
@@ -22,19 +23,14 @@ final class StopMatcher {
     String push(String piece) {
         if (stopped) return "";
         pending.append(piece);
-        if (stops.isEmpty()) return take(pending.length());
-        int first = -1;
-        for (String stop : stops) {
-            int at = pending.indexOf(stop);
-            if (at >= 0 && (first < 0 || at < first)) first = at;
-        }
+        int first = pending.indexOfFirst(stops);
         if (first >= 0) {
             stopped = true;
-            String before = pending.substring(0, first);
-            pending.setLength(0);
+            String before = pending.take(first);
+            pending.takeAll();
             return before;
         }
-        return take(pending.length() - heldBack());
+        return pending.takeAllBut(pending.partialMarker(stops));
     }
 
     /** Whether a stop string was found. */
@@ -44,35 +40,6 @@ final class StopMatcher {
 
     /** What was held back, at the end of the text: it never became a stop string. */
     String flush() {
-        return stopped ? "" : take(pending.length());
-    }
-
-    /** Length of the longest suffix of pending that is a proper prefix of some stop string. */
-    private int heldBack() {
-        int longest = 0;
-        for (String stop : stops) {
-            for (int n = Math.min(stop.length() - 1, pending.length()); n > longest; n--) {
-                if (endsWith(pending, stop, n)) {
-                    longest = n;
-                    break;
-                }
-            }
-        }
-        return longest;
-    }
-
-    /** Whether text ends with the first n chars of s. */
-    private static boolean endsWith(CharSequence text, String s, int n) {
-        int offset = text.length() - n;
-        for (int i = 0; i < n; i++) {
-            if (text.charAt(offset + i) != s.charAt(i)) return false;
-        }
-        return true;
-    }
-
-    private String take(int length) {
-        String text = pending.substring(0, length);
-        pending.delete(0, length);
-        return text;
+        return stopped ? "" : pending.takeAll();
     }
 }
