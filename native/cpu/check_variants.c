@@ -20,6 +20,8 @@ typedef void (*rope_fn)(float *, int, int, const float *, const float *);
 typedef void (*silu_mul_fn)(const float *, const float *, float *, int64_t);
 typedef void (*add_fn)(float *, const float *, int64_t);
 typedef void (*attention_fn)(const float *, const float *, const float *, int, int, int, float, float *, float *);
+typedef void (*store_key_fn)(const float *, float *, int, int);
+typedef int64_t (*argmax_fn)(const float *, int64_t);
 
 #define FORMATS 8
 
@@ -44,6 +46,8 @@ struct variant {
     silu_mul_fn silu_mul;
     add_fn add;
     attention_fn attention;
+    store_key_fn store_key;
+    argmax_fn argmax;
 };
 
 #define FS_VARIANT_ENTRY(V)                                                                                          \
@@ -52,7 +56,7 @@ struct variant {
      fs_quantize_q8_k_##V,                                                                                           \
      {fs_matmul_q8_0_##V, fs_matmul_q4_0_##V, fs_matmul_q4_k_##V, fs_matmul_q6_k_##V, fs_matmul_q5_k_##V,            \
       fs_matmul_q2_k_##V, fs_matmul_q3_k_##V, fs_matmul_iq2_xxs_##V},                                                \
-     fs_rms_norm_##V, fs_rope_##V, fs_silu_mul_##V, fs_add_##V, fs_attention_##V}
+     fs_rms_norm_##V, fs_rope_##V, fs_silu_mul_##V, fs_add_##V, fs_attention_##V, fs_store_key_##V, fs_argmax_##V}
 
 static const struct variant variants[] = {
     FS_VARIANT_ENTRY(scalar),
@@ -190,6 +194,19 @@ static int check_float_ops(const struct variant *v, const float *x) {
         scalar->attention(x + 5 * 64, x, x + K, 64, kb, 37, 0.125f, s, expected);
         v->attention(x + 5 * 64, x, x + K, 64, kb, 37, 0.125f, s, out);
         ok &= same_floats("attention", v->name, expected, out, 64);
+    }
+    /* store_key: a row of 64 into blocks of 8; argmax: a tie (the first wins) far from the start */
+    fill_sentinel(expected, 64 * 8);
+    fill_sentinel(out, 64 * 8);
+    scalar->store_key(x, expected + 3, 64, 8);
+    v->store_key(x, out + 3, 64, 8);
+    ok &= same_floats("store_key", v->name, expected, out, 64 * 8);
+    memcpy(out, x, sizeof(float) * K);
+    out[1500] = out[1700] = 1e30f;
+    int64_t at = v->argmax(out, K), scalar_at = scalar->argmax(out, K);
+    if (at != 1500 || scalar_at != 1500) {
+        printf("%s argmax: %lld, scalar %lld, expected 1500\n", v->name, (long long)at, (long long)scalar_at);
+        ok = 0;
     }
     printf("%s float ops %s\n", v->name, ok ? "bit for bit as scalar" : "DIFFER FROM SCALAR");
     free(expected);

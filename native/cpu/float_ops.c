@@ -159,3 +159,18 @@ FS_API void FS_EXPORT(fs_attention)(const float *restrict q, const float *restri
         for (int e = 0; e < head_dim; e++) out[e] = fmaf(value[e], w, out[e]);
     }
 }
+
+/* A key row into its block: dimension d of the position goes kb floats after dimension d - 1 (CpuKvCache's layout). */
+FS_API void FS_EXPORT(fs_store_key)(const float *restrict k, float *restrict dst, int head_dim, int kb) {
+    for (int d = 0; d < head_dim; d++) dst[(int64_t) d * kb] = k[d];
+}
+
+/* The index of the first largest of count floats (count ≥ 1): the maximum in one pass, its first place in another. */
+FS_API int64_t FS_EXPORT(fs_argmax)(const float *x, int64_t count) {
+    float max = x[0];
+    for (int64_t i = 1; i < count; i++) max = fmaxf(max, x[i]);
+    for (int64_t i = 0; i < count; i++) {
+        if (x[i] == max) return i;
+    }
+    return 0;
+}

@@ -58,7 +58,8 @@ FS_API int fs_activation_bytes(const char *format);
  * (head_dim / 2 of each); fs_silu_mul_V: out = silu(gate) * up; fs_add_V: x += y. out may be x (in place).
  * fs_attention_V: one query (head_dim floats) against positions 0..seen-1 of one kv head, keys in blocks of kb
  * positions ([block][dimension][position in block]), values [position][dimension]; softmax of scale · q·k; out =
- * the weighted values; s is scratch of seen rounded up to kb floats.
+ * the weighted values; s is scratch of seen rounded up to kb floats. fs_store_key_V: one key row (head_dim floats)
+ * into its block, dimension d at dst[d * kb]; fs_argmax_V: the index of the first largest of count floats.
  */
 #define FS_DECLARE_FLOAT_OPS(V)                                                                                      \
     FS_API void fs_rms_norm_##V(const float *x, const float *gamma, float *out, int rows, int width, float eps);      \
@@ -66,7 +67,9 @@ FS_API int fs_activation_bytes(const char *format);
     FS_API void fs_silu_mul_##V(const float *gate, const float *up, float *out, int64_t count);                      \
     FS_API void fs_add_##V(float *x, const float *y, int64_t count);                                                  \
     FS_API void fs_attention_##V(const float *q, const float *keys, const float *values, int head_dim, int kb,         \
-                                 int seen, float scale, float *s, float *out);
+                                 int seen, float scale, float *s, float *out);                                   \
+    FS_API void fs_store_key_##V(const float *k, float *dst, int head_dim, int kb);                                   \
+    FS_API int64_t fs_argmax_##V(const float *x, int64_t count);
 
 #define FS_DECLARE_MATMUL(F, V)                                                                                      \
     FS_API void fs_matmul_##F##_##V(const void *w, int64_t row_bytes, int row_from, int row_to, const void *act,     \

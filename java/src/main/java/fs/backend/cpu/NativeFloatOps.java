@@ -29,6 +29,8 @@ final class NativeFloatOps {
     private final MethodHandle siluMul;
     private final MethodHandle add;
     private final MethodHandle attention;
+    private final MethodHandle storeKey;
+    private final MethodHandle argmax;
 
     NativeFloatOps(SymbolLookup library, String isa) {
         rmsNorm = handle(library, "fs_rms_norm_" + isa,
@@ -39,6 +41,8 @@ final class NativeFloatOps {
         add = handle(library, "fs_add_" + isa, FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, JAVA_LONG));
         attention = handle(library, "fs_attention_" + isa, FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, ADDRESS,
                 JAVA_INT, JAVA_INT, JAVA_INT, JAVA_FLOAT, ADDRESS, ADDRESS));
+        storeKey = handle(library, "fs_store_key_" + isa, FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, JAVA_INT, JAVA_INT));
+        argmax = handle(library, "fs_argmax_" + isa, FunctionDescriptor.of(JAVA_LONG, ADDRESS, JAVA_LONG));
     }
 
     private static MethodHandle handle(SymbolLookup library, String name, FunctionDescriptor descriptor) {
@@ -117,6 +121,27 @@ final class NativeFloatOps {
             attention.invokeExact(q, keys, values, headDim, keyBlock, seen, scale, MemorySegment.ofArray(scores), out);
         } catch (Throwable e) {
             throw new IllegalStateException("native attention failed", e);
+        }
+    }
+
+    /** One key row ({@code headDim} floats at {@code k}) into its block: dimension d at {@code dst} + d·keyBlock. */
+    void storeKey(MemorySegment k, MemorySegment dst, int headDim, int keyBlock) {
+        require(headDim > 0 && keyBlock >= 1 && k.byteSize() >= (long) headDim * Float.BYTES
+                && dst.byteSize() >= ((long) (headDim - 1) * keyBlock + 1) * Float.BYTES, "storeKey");
+        try {
+            storeKey.invokeExact(k, dst, headDim, keyBlock);
+        } catch (Throwable e) {
+            throw new IllegalStateException("native storeKey failed", e);
+        }
+    }
+
+    /** The index of the first largest of {@code count} floats (the logits hold no NaN). */
+    int argmax(MemorySegment x, int count) {
+        require(count >= 1 && x.byteSize() >= (long) count * Float.BYTES, "argmax");
+        try {
+            return (int) (long) argmax.invokeExact(x, (long) count);
+        } catch (Throwable e) {
+            throw new IllegalStateException("native argmax failed", e);
         }
     }
 }

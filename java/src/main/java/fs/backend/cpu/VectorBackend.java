@@ -256,6 +256,10 @@ public final class VectorBackend implements Backend {
                 MemorySegment.copy(vs, src, cache.values()[layer], cache.valueOffset(sequence, h, position), headBytes);
                 long dst = cache.keyBlockOffset(sequence, h, position / CpuKvCache.KEY_BLOCK)
                         + (long) (position % CpuKvCache.KEY_BLOCK) * Float.BYTES;
+                if (nativeFloatOps != null) {
+                    nativeFloatOps.storeKey(ks.asSlice(src, headBytes), keys.asSlice(dst), headDim, CpuKvCache.KEY_BLOCK);
+                    continue;
+                }
                 for (int d = 0; d < headDim; d++) keys.set(FLOAT, dst + d * dimensionStride, ks.get(FLOAT, src + 4L * d));
             }
         }
@@ -358,6 +362,7 @@ public final class VectorBackend implements Backend {
         MemorySegment s = segment(x);
         requireRange(x, offset, length, "argmax input");
         if (length <= 0) throw new IllegalArgumentException("argmax of no elements");
+        if (nativeFloatOps != null) return nativeFloatOps.argmax(s.asSlice(4 * offset, 4L * length), length);
         int best = 0;
         float bestValue = s.getAtIndex(FLOAT, offset);
         for (int i = 1; i < length; i++) {

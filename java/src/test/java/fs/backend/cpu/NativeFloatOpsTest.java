@@ -3,6 +3,7 @@ package fs.backend.cpu;
 import static java.lang.foreign.ValueLayout.JAVA_FLOAT;
 import static java.lang.foreign.ValueLayout.JAVA_SHORT;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import fs.backend.Backend;
@@ -147,6 +148,23 @@ class NativeFloatOpsTest {
         Buffer a = buffer(backend, x), b = buffer(backend, y);
         backend.add(a, b, x.length);
         return read(backend, a);
+    }
+
+    @ParameterizedTest
+    @MethodSource("variants")
+    void argmaxIsTheFirstLargestAsTheJavaKernel(String isa) {
+        Random random = new Random(5);
+        try (VectorBackend backend = nativeBackend(isa)) {
+            for (int n : new int[] {1, 17, 8064, 151936}) {
+                float[] x = randomFloats(random, n);
+                int top = random.nextInt(n), tie = Math.min(n - 1, top + 1 + random.nextInt(5));
+                x[top] = x[tie] = 9f; // a tie: the first wins
+                Buffer b = buffer(backend, x), j = buffer(JAVA, x);
+                assertEquals(JAVA.argmax(j, 0, n), backend.argmax(b, 0, n), isa + " n " + n);
+                assertEquals(top, backend.argmax(b, 0, n), isa + " n " + n);
+                if (n > 1) assertEquals(JAVA.argmax(j, 1, n - 1), backend.argmax(b, 1, n - 1), isa + " offset 1");
+            }
+        }
     }
 
     @ParameterizedTest
