@@ -22,22 +22,22 @@ struct format {
     const char *name;
     int elements, block_bytes, act_bytes, scale_offsets[2]; /* offsets of the block's f16 scales; -1: none */
     quantize_fn quantize;
-    matmul_fn scalar, variants[2];
+    matmul_fn scalar, variants[3];
 };
 
 #if defined(__x86_64__)
-static const char *variant_names[2] = {"avx2", "avx512"};
+static const char *variant_names[3] = {"avx2", "avx512", "avxvnni"};
 #define FS_FORMAT(F, ELEMENTS, BLOCK, ACT, Q, D0, D1)                                                                \
     {#F, ELEMENTS, BLOCK, ACT, {D0, D1}, fs_quantize_##Q##_scalar, fs_matmul_##F##_scalar,                           \
-     {fs_matmul_##F##_avx2, fs_matmul_##F##_avx512}}
+     {fs_matmul_##F##_avx2, fs_matmul_##F##_avx512, fs_matmul_##F##_avxvnni}}
 #elif defined(__aarch64__)
-static const char *variant_names[2] = {"neon", NULL};
+static const char *variant_names[3] = {"neon", NULL, NULL};
 #define FS_FORMAT(F, ELEMENTS, BLOCK, ACT, Q, D0, D1)                                                                \
-    {#F, ELEMENTS, BLOCK, ACT, {D0, D1}, fs_quantize_##Q##_scalar, fs_matmul_##F##_scalar, {fs_matmul_##F##_neon, NULL}}
+    {#F, ELEMENTS, BLOCK, ACT, {D0, D1}, fs_quantize_##Q##_scalar, fs_matmul_##F##_scalar, {fs_matmul_##F##_neon, NULL, NULL}}
 #else
-static const char *variant_names[2] = {NULL, NULL};
+static const char *variant_names[3] = {NULL, NULL, NULL};
 #define FS_FORMAT(F, ELEMENTS, BLOCK, ACT, Q, D0, D1)                                                                \
-    {#F, ELEMENTS, BLOCK, ACT, {D0, D1}, fs_quantize_##Q##_scalar, fs_matmul_##F##_scalar, {NULL, NULL}}
+    {#F, ELEMENTS, BLOCK, ACT, {D0, D1}, fs_quantize_##Q##_scalar, fs_matmul_##F##_scalar, {NULL, NULL, NULL}}
 #endif
 
 static const struct format formats[] = {
@@ -93,7 +93,7 @@ static void bench(const struct format *f, int rows, int k, int act_rows) {
         x[i] = (float)((int64_t)(next_random() % 2000001) - 1000000) * 1e-6f;
     f->quantize(x, act, (int64_t)k * act_rows);
     f->scalar(w, row_bytes, 0, check_rows, act, act_rows, k, expected, rows);
-    for (int v = 0; v < 2; v++) {
+    for (int v = 0; v < 3; v++) {
         matmul_fn matmul = f->variants[v];
         if (!matmul || !fs_cpu_runs(variant_names[v])) continue;
         matmul(w, row_bytes, 0, rows, act, act_rows, k, out, rows);

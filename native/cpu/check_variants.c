@@ -63,6 +63,7 @@ static const struct variant variants[] = {
 #if defined(__x86_64__)
     FS_VARIANT_ENTRY(avx2),
     FS_VARIANT_ENTRY(avx512),
+    FS_VARIANT_ENTRY(avxvnni),
 #elif defined(__aarch64__)
     FS_VARIANT_ENTRY(neon),
 #endif

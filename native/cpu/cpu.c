@@ -17,6 +17,7 @@ FS_API int fs_cpu_runs(const char *isa) {
     __builtin_cpu_init();
     int avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
     if (strcmp(isa, "avx2") == 0) return avx2;
+    if (strcmp(isa, "avxvnni") == 0) return avx2 && __builtin_cpu_supports("avxvnni");
     if (strcmp(isa, "avx512") == 0) {
         return avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")
                && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
@@ -36,6 +37,7 @@ FS_API int fs_activation_bytes(const char *format) {
 
 FS_API const char *fs_cpu_isa(void) {
     if (fs_cpu_runs("avx512")) return "avx512";
+    if (fs_cpu_runs("avxvnni")) return "avxvnni";
     if (fs_cpu_runs("avx2")) return "avx2";
     if (fs_cpu_runs("neon")) return "neon";
     return "scalar";

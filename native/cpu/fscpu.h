@@ -17,8 +17,8 @@
 #define FS_API __attribute__((visibility("default")))
 
 /*
- * The best variant this CPU runs: "avx512" (F, BW, VL and VNNI), "avx2" (with FMA and F16C), "neon" (aarch64 with
- * the dot product extension) or "scalar".
+ * The best variant this CPU runs: "avx512" (F, BW, VL and VNNI), "avxvnni" (AVX2 with VEX-encoded VNNI), "avx2"
+ * (with FMA and F16C), "neon" (aarch64 with the dot product extension) or "scalar".
  */
 FS_API const char *fs_cpu_isa(void);
 
@@ -79,6 +79,7 @@ FS_DECLARE_VARIANT(scalar)
 #if defined(__x86_64__)
 FS_DECLARE_VARIANT(avx2)
 FS_DECLARE_VARIANT(avx512)
+FS_DECLARE_VARIANT(avxvnni)
 #endif
 #if defined(__aarch64__)
 FS_DECLARE_VARIANT(neon)

@@ -2,8 +2,10 @@
  * The x86 variants, one source compiled once per instruction set with its own flags (CMakeLists.txt):
  *   avx2   -mavx2 -mfma -mf16c: int8 products by vpmaddubsw (u8 × s8 into int16 pairs), summed by vpmaddwd;
  *   avx512 adds -mavx512f -mavx512bw -mavx512vl -mavx512vnni: the same 256-bit kernels with VNNI's fused
- *          vpdpbusd (u8 × s8, four products into an int32 lane) and vpdpwssd (int16 pairs into an int32 lane).
- * Both compute exactly the integers and float operations of kernels_scalar.c (the lane layout is that of a 256-bit
+ *          vpdpbusd (u8 × s8, four products into an int32 lane) and vpdpwssd (int16 pairs into an int32 lane);
+ *   avxvnni adds -mavxvnni to avx2's flags: the same instructions in their VEX form (Alder Lake and later, Zen 5),
+ *          for the CPUs that have VNNI without AVX-512.
+ * All compute exactly the integers and float operations of kernels_scalar.c (the lane layout is that of a 256-bit
  * vector: lane l of a 32-byte chunk holds its bytes 4l..4l + 3, whichever instruction summed them), so they agree
  * with it bit for bit. vpmaddubsw saturates its int16 pairs; every use below stays inside int16 (noted there), so
  * the avx2 and VNNI paths give the same sums.
@@ -14,7 +16,7 @@
 #include "blocks.h"
 
 #if !defined(FS_VARIANT)
-#error "build with -DFS_VARIANT=avx2 or avx512"
+#error "build with -DFS_VARIANT=avx2, avx512 or avxvnni"
 #endif
 #define FS_CAT(a, b) a##_##b
 #define FS_NAME(f, v) FS_CAT(f, v)
@@ -22,12 +24,18 @@
 
 #if defined(__AVX512VNNI__) && defined(__AVX512VL__)
 #define FS_VNNI 1
+#define FS_DPBUSD _mm256_dpbusd_epi32
+#define FS_DPWSSD _mm256_dpwssd_epi32
+#elif defined(__AVXVNNI__)
+#define FS_VNNI 1
+#define FS_DPBUSD _mm256_dpbusd_avx_epi32
+#define FS_DPWSSD _mm256_dpwssd_avx_epi32
 #endif
 
 /* acc + per int32 lane the four products of unsigned bytes u and signed bytes s. */
 static inline __m256i dot_u8_s8(__m256i acc, __m256i u, __m256i s) {
 #ifdef FS_VNNI
-    return _mm256_dpbusd_epi32(acc, u, s);
+    return FS_DPBUSD(acc, u, s);
 #else
     return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1)));
 #endif
@@ -36,7 +44,7 @@ static inline __m256i dot_u8_s8(__m256i acc, __m256i u, __m256i s) {
 /* acc + per int32 lane the two products of int16 lanes a and b. */
 static inline __m256i dot_i16(__m256i acc, __m256i a, __m256i b) {
 #ifdef FS_VNNI
-    return _mm256_dpwssd_epi32(acc, a, b);
+    return FS_DPWSSD(acc, a, b);
 #else
     return _mm256_add_epi32(acc, _mm256_madd_epi16(a, b));
 #endif
@@ -162,7 +170,7 @@ static float dot_q8_0(const uint8_t *w, const uint8_t *a, int blocks) {
  */
 static inline __m256i q4_0_unpacked_lanes(__m256i q, __m256i x, __m256i x8) {
 #ifdef FS_VNNI
-    return _mm256_sub_epi32(_mm256_dpbusd_epi32(_mm256_setzero_si256(), q, x), x8);
+    return _mm256_sub_epi32(FS_DPBUSD(_mm256_setzero_si256(), q, x), x8);
 #else
     /* Pairs ≤ 2·15·127, and their difference too: inside int16. */
     return _mm256_madd_epi16(_mm256_sub_epi16(_mm256_maddubs_epi16(q, x), x8), _mm256_set1_epi16(1));
@@ -183,7 +191,7 @@ static inline __m256i q4_0_lanes(const uint8_t *w, __m256i x, __m256i x8) {
 /* q4_0_lanes's x8 for activation quants x. */
 static inline __m256i q4_0_offset(__m256i x) {
 #ifdef FS_VNNI
-    return _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_set1_epi8(8), x);
+    return FS_DPBUSD(_mm256_setzero_si256(), _mm256_set1_epi8(8), x);
 #else
     return _mm256_maddubs_epi16(_mm256_set1_epi8(8), x);
 #endif

@@ -10,7 +10,7 @@ import java.util.function.UnaryOperator;
  * ({@link NativeKernels}) for the weight formats it has, the Vector API for the rest and for every other op. "java"
  * is the Vector API kernels on float activations alone, exact to float32 rounding: the oracle. Chosen by the system
  * property {@code fs.cpu.kernels} or else the environment variable {@code FS_CPU_KERNELS}; with native,
- * {@code fs.cpu.isa} / {@code FS_CPU_ISA} forces a variant (avx512, avx2, neon, scalar; by default the best this CPU
+ * {@code fs.cpu.isa} / {@code FS_CPU_ISA} forces a variant (avx512, avxvnni, avx2, neon, scalar; by default the best this CPU
  * runs) and {@code fs.cpu.library} / {@code FS_CPU_LIBRARY} names the library file (by default the one fs-core was
  * built with). A forced variant this CPU cannot run is an error; native kernels that cannot be loaded (no library
  * for this platform, a build without a C compiler) leave the Vector API running, and the backend's description

@@ -32,7 +32,7 @@ final class NativeKernels {
      * The variants libfscpu can have, best first: x86's, aarch64's (a library has its own architecture's and scalar,
      * and says it runs no other), the portable one.
      */
-    static final List<String> ISAS = List.of("avx512", "avx2", "neon", "scalar");
+    static final List<String> ISAS = List.of("avx512", "avxvnni", "avx2", "neon", "scalar");
 
     private static final Linker LINKER = Linker.nativeLinker();
     private static final Linker.Option CRITICAL = Linker.Option.critical(true);

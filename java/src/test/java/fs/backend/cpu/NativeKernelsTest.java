@@ -57,6 +57,8 @@ class NativeKernelsTest {
             assertTrue(runnable.contains("avx2") || !flags.contains("avx2"), "runs " + runnable);
             assertEquals(flags.containsAll(List.of("avx512f", "avx512bw", "avx512vl", "avx512_vnni")),
                     runnable.contains("avx512"), "avx512 by /proc/cpuinfo's flags: runs " + runnable);
+            assertEquals(flags.containsAll(List.of("avx2", "avx_vnni")), runnable.contains("avxvnni"),
+                    "avxvnni by /proc/cpuinfo's flags: runs " + runnable);
         }
         if (NativeLibrary.platform().equals("linux-aarch64")) {
             assertEquals(cpuFlags("Features").contains("asimddp"), runnable.contains("neon"),

@@ -181,7 +181,7 @@ class NativeMatmulTest {
         assertEquals("fs.cpu.kernels=fast is unknown; choose native or java", kernels.getMessage());
         FsException isa = assertThrows(FsException.class, () -> withProperties(
                 Map.of("fs.cpu.kernels", "native", "fs.cpu.isa", "sse9"), CpuKernels::fromEnvironment));
-        assertEquals("fs.cpu.isa=sse9 is unknown; choose one of avx512, avx2, neon, scalar", isa.getMessage());
+        assertEquals("fs.cpu.isa=sse9 is unknown; choose one of avx512, avxvnni, avx2, neon, scalar", isa.getMessage());
     }
 
     /**
