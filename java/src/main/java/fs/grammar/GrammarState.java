@@ -1,0 +1,146 @@
+package fs.grammar;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * Where a grammar's matcher stands after some bytes: every way the text can go on ({@link Head}s, as in a pushdown
+ * automaton's set of stacks), whether the text may end here, and, while tokens are tabulated for a rule on its own,
+ * whether the rule's end was passed (the callers decide what follows). Immutable; equal when the same.
+ */
+final class GrammarState {
+    private static final Comparator<Head> ORDER = Comparator.<Head>comparingInt(h -> h.edge)
+            .thenComparingInt(h -> h.partial).thenComparingInt(Head::hashCode);
+
+    final Head[] heads;
+    final boolean canEnd;
+    final boolean passedRuleEnd;
+    private final int hash;
+
+    private GrammarState(Head[] heads, boolean canEnd, boolean passedRuleEnd) {
+        this.heads = heads;
+        this.canEnd = canEnd;
+        this.passedRuleEnd = passedRuleEnd;
+        this.hash = Arrays.hashCode(heads) * 4 + (canEnd ? 2 : 0) + (passedRuleEnd ? 1 : 0);
+    }
+
+    /** The state before any byte of the start rule. */
+    static GrammarState start(Grammar grammar) {
+        Expansion out = new Expansion();
+        out.expand(grammar, grammar.ruleStart[grammar.root], null);
+        return out.state(true);
+    }
+
+    /** A state of one head alone, whose callers are unknown. */
+    static GrammarState ofHead(int edge, int partial) {
+        return new GrammarState(new Head[] {new Head(edge, partial, ReturnStack.UNKNOWN_CALLERS)}, false, false);
+    }
+
+    boolean isDead() {
+        return heads.length == 0 && !canEnd && !passedRuleEnd;
+    }
+
+    /** The state after byte {@code b}; with no heads left it is {@link #isDead() dead} unless an end was reached. */
+    GrammarState advance(Grammar grammar, int b) {
+        Expansion out = new Expansion();
+        for (Head h : heads) {
+            CodePointSet set = grammar.edgeSet[h.edge];
+            if (h.partial == 0) {
+                if (b < 0x80) {
+                    if (set.contains(b)) out.expand(grammar, grammar.edgeTarget[h.edge], h.returns);
+                    continue;
+                }
+                int progress = Utf8Progress.lead(b);
+                if (progress >= 0 && Utf8Progress.possible(progress, set)) out.add(new Head(h.edge, progress, h.returns));
+                continue;
+            }
+            int progress = Utf8Progress.next(h.partial, b);
+            if (progress < 0) continue;
+            if (Utf8Progress.complete(progress)) {
+                int c = Utf8Progress.codePoint(progress);
+                if (c >= 0 && set.contains(c)) out.expand(grammar, grammar.edgeTarget[h.edge], h.returns);
+            } else if (Utf8Progress.possible(progress, set)) {
+                out.add(new Head(h.edge, progress, h.returns));
+            }
+        }
+        return out.state(false);
+    }
+
+    /** The state after all of {@code bytes}, or null when they are no valid continuation. */
+    GrammarState advance(Grammar grammar, byte[] bytes) {
+        GrammarState s = this;
+        for (byte b : bytes) {
+            if (s.heads.length == 0) return null;
+            s = s.advance(grammar, b & 0xFF);
+        }
+        return s.isDead() ? null : s;
+    }
+
+    /** The same state with its heads in one order, so that equal states compare equal (and are cached as one). */
+    GrammarState canonical() {
+        Head[] sorted = heads.clone();
+        Arrays.sort(sorted, ORDER);
+        return new GrammarState(sorted, canEnd, passedRuleEnd);
+    }
+
+    boolean hasPartialCodePoint() {
+        for (Head h : heads) if (h.partial != 0) return true;
+        return false;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof GrammarState s && s.hash == hash && s.canEnd == canEnd && s.passedRuleEnd == passedRuleEnd
+                && Arrays.equals(s.heads, heads);
+    }
+
+    @Override
+    public int hashCode() {
+        return hash;
+    }
+
+    /** Collects the heads reached from states by calls and rule ends, without reading anything. */
+    private static final class Expansion {
+        private final List<Head> heads = new ArrayList<>(4);
+        private Set<Head> headSet; // once there are many
+        private final Set<Visit> visited = new HashSet<>();
+        private boolean canEnd;
+        private boolean passedRuleEnd;
+
+        private record Visit(int state, ReturnStack returns) {}
+
+        void add(Head h) {
+            if (headSet == null) {
+                if (heads.contains(h)) return;
+                heads.add(h);
+                if (heads.size() > 8) headSet = new HashSet<>(heads);
+            } else if (headSet.add(h)) {
+                heads.add(h);
+            }
+        }
+
+        /** Adds what can come from state {@code q} with {@code returns} below it. */
+        void expand(Grammar g, int q, ReturnStack returns) {
+            if (!visited.add(new Visit(q, returns))) return;
+            for (int e : g.stateEdges[q]) add(new Head(e, 0, returns));
+            int[] calls = g.stateCalls[q];
+            for (int i = 0; i < calls.length; i += 2) {
+                expand(g, g.ruleStart[calls[i]], new ReturnStack(calls[i + 1], returns));
+            }
+            if (g.stateFinal[q]) {
+                if (returns == null) canEnd = true;
+                else if (returns == ReturnStack.UNKNOWN_CALLERS) passedRuleEnd = true;
+                else expand(g, returns.state, returns.below);
+            }
+        }
+
+        GrammarState state(boolean canonical) {
+            GrammarState s = new GrammarState(heads.toArray(Head[]::new), canEnd, passedRuleEnd);
+            return canonical ? s.canonical() : s;
+        }
+    }
+}
