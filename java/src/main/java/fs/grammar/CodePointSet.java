@@ -87,6 +87,14 @@ final class CodePointSet {
         return intersects(c, c);
     }
 
+    /** Whether every code point in [lo, hi] is a member. */
+    boolean containsAll(int lo, int hi) {
+        for (int i = 0; i < ranges.length; i += 2) {
+            if (ranges[i + 1] >= lo) return ranges[i] <= lo && ranges[i + 1] >= hi;
+        }
+        return false;
+    }
+
     /** Whether some member lies in [lo, hi]. */
     boolean intersects(int lo, int hi) {
         for (int i = 0; i < ranges.length; i += 2) {

@@ -18,7 +18,11 @@ public final class Grammar {
     final int[][] stateCalls; // pairs: called rule, state to return to
     final CodePointSet[] edgeSet;
     final int[] edgeTarget;
+    /** The most states kept as one object each (with their transitions); beyond it new ones are computed each time. */
+    private static final int MAX_INTERNED_STATES = 100_000;
+
     private final GrammarState start;
+    private final Map<GrammarState, GrammarState> interned = new ConcurrentHashMap<>();
     private final Map<TokenVocabulary, TokenMasks> masks = new ConcurrentHashMap<>();
 
     Grammar(String[] ruleNames, int[] ruleStart, int root, boolean[] stateFinal, int[][] stateEdges, int[][] stateCalls,
@@ -31,7 +35,7 @@ public final class Grammar {
         this.stateCalls = stateCalls;
         this.edgeSet = edgeSet;
         this.edgeTarget = edgeTarget;
-        this.start = GrammarState.start(this);
+        this.start = intern(GrammarState.start(this));
     }
 
     /** A grammar in llama.cpp's GBNF, whose start rule is "root". */
@@ -51,17 +55,47 @@ public final class Grammar {
 
     /** Whether the whole of {@code text} (UTF-8) is in the grammar's language. */
     public boolean matches(byte[] text) {
-        GrammarState s = start.advance(this, text);
-        return s != null && s.canEnd;
+        return next(start, text).canEnd;
     }
 
     /** Whether {@code text} (UTF-8) begins some text of the grammar's language. */
     public boolean matchesPrefix(byte[] text) {
-        return start.advance(this, text) != null;
+        return !next(start, text).isDead();
     }
 
     GrammarState start() {
         return start;
+    }
+
+    /** The state after byte {@code b} in state {@code s}: {@link GrammarState#DEAD} if {@code b} cannot come next. */
+    GrammarState next(GrammarState s, int b) {
+        GrammarState[] table = s.next;
+        if (table != null) {
+            GrammarState cached = table[b];
+            if (cached != null) return cached;
+        }
+        GrammarState n = s.heads.length == 0 ? GrammarState.DEAD : intern(s.advance(this, b));
+        // Kept only when interned: a grammar past its bound of states does not grow on.
+        if (n == GrammarState.DEAD || interned.get(n) == n) {
+            if (table == null) s.next = table = new GrammarState[256];
+            table[b] = n;
+        }
+        return n;
+    }
+
+    /** The state after all of {@code bytes}: {@link GrammarState#DEAD} unless they may come next. */
+    GrammarState next(GrammarState s, byte[] bytes) {
+        for (int i = 0; i < bytes.length && s != GrammarState.DEAD; i++) s = next(s, bytes[i] & 0xFF);
+        return s;
+    }
+
+    private GrammarState intern(GrammarState s) {
+        if (s == GrammarState.DEAD) return s;
+        GrammarState known = interned.get(s);
+        if (known != null) return known;
+        if (interned.size() >= MAX_INTERNED_STATES) return s;
+        known = interned.putIfAbsent(s, s);
+        return known != null ? known : s;
     }
 
     TokenMasks masks(TokenVocabulary vocabulary) {

@@ -80,8 +80,8 @@ public final class GrammarConstraint implements TokenConstraint {
             ended = true;
             return;
         }
-        GrammarState next = ended ? null : masks.advance(state, token);
-        if (next == null) throw new IllegalArgumentException("token " + token + " is not allowed by the grammar here");
+        GrammarState next = ended ? GrammarState.DEAD : masks.advance(state, token);
+        if (next == GrammarState.DEAD) throw new IllegalArgumentException("token " + token + " is not allowed by the grammar here");
         state = next;
     }
 

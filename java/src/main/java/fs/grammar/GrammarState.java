@@ -9,23 +9,30 @@ import java.util.Set;
 
 /**
  * Where a grammar's matcher stands after some bytes: every way the text can go on ({@link Head}s, as in a pushdown
- * automaton's set of stacks), whether the text may end here, and, while tokens are tabulated for a rule on its own,
- * whether the rule's end was passed (the callers decide what follows). Immutable; equal when the same.
+ * automaton's set of stacks) and whether the text may end here. Immutable and equal when the same, apart from a cache
+ * of the states that follow each byte, filled in as the grammar's {@link Grammar#next} is asked: states that come
+ * back (generation returns to the same places again and again) are one object each, so the matcher becomes a
+ * deterministic automaton built as it goes.
  */
 final class GrammarState {
     private static final Comparator<Head> ORDER = Comparator.<Head>comparingInt(h -> h.edge)
             .thenComparingInt(h -> h.partial).thenComparingInt(Head::hashCode);
 
+    static final GrammarState DEAD = new GrammarState(new Head[0], false);
+
     final Head[] heads;
     final boolean canEnd;
-    final boolean passedRuleEnd;
     private final int hash;
+    /**
+     * The state after each byte, once asked: written by whichever thread computes it first. The states are immutable
+     * (final fields), so a thread that sees one sees it whole; two threads writing one entry write equal states.
+     */
+    GrammarState[] next;
 
-    private GrammarState(Head[] heads, boolean canEnd, boolean passedRuleEnd) {
+    private GrammarState(Head[] heads, boolean canEnd) {
         this.heads = heads;
         this.canEnd = canEnd;
-        this.passedRuleEnd = passedRuleEnd;
-        this.hash = Arrays.hashCode(heads) * 4 + (canEnd ? 2 : 0) + (passedRuleEnd ? 1 : 0);
+        this.hash = Arrays.hashCode(heads) * 2 + (canEnd ? 1 : 0);
     }
 
     /** The state before any byte of the start rule. */
@@ -35,16 +42,11 @@ final class GrammarState {
         return out.state(true);
     }
 
-    /** A state of one head alone, whose callers are unknown. */
-    static GrammarState ofHead(int edge, int partial) {
-        return new GrammarState(new Head[] {new Head(edge, partial, ReturnStack.UNKNOWN_CALLERS)}, false, false);
-    }
-
     boolean isDead() {
-        return heads.length == 0 && !canEnd && !passedRuleEnd;
+        return heads.length == 0 && !canEnd;
     }
 
-    /** The state after byte {@code b}; with no heads left it is {@link #isDead() dead} unless an end was reached. */
+    /** The state after byte {@code b}, computed (see {@link Grammar#next} for the cached one). */
     GrammarState advance(Grammar grammar, int b) {
         Expansion out = new Expansion();
         for (Head h : heads) {
@@ -55,47 +57,25 @@ final class GrammarState {
                     continue;
                 }
                 int progress = Utf8Progress.lead(b);
-                if (progress >= 0 && Utf8Progress.possible(progress, set)) out.add(new Head(h.edge, progress, h.returns));
+                if (progress >= 0 && Utf8Progress.possible(progress, set)) {
+                    out.add(new Head(h.edge, Utf8Progress.normalize(progress, set), h.returns));
+                }
                 continue;
             }
             int progress = Utf8Progress.next(h.partial, b);
             if (progress < 0) continue;
             if (Utf8Progress.complete(progress)) {
-                int c = Utf8Progress.codePoint(progress);
-                if (c >= 0 && set.contains(c)) out.expand(grammar, grammar.edgeTarget[h.edge], h.returns);
+                if (Utf8Progress.completesIn(progress, set)) out.expand(grammar, grammar.edgeTarget[h.edge], h.returns);
             } else if (Utf8Progress.possible(progress, set)) {
-                out.add(new Head(h.edge, progress, h.returns));
+                out.add(new Head(h.edge, Utf8Progress.normalize(progress, set), h.returns));
             }
         }
-        return out.state(false);
-    }
-
-    /** The state after all of {@code bytes}, or null when they are no valid continuation. */
-    GrammarState advance(Grammar grammar, byte[] bytes) {
-        GrammarState s = this;
-        for (byte b : bytes) {
-            if (s.heads.length == 0) return null;
-            s = s.advance(grammar, b & 0xFF);
-        }
-        return s.isDead() ? null : s;
-    }
-
-    /** The same state with its heads in one order, so that equal states compare equal (and are cached as one). */
-    GrammarState canonical() {
-        Head[] sorted = heads.clone();
-        Arrays.sort(sorted, ORDER);
-        return new GrammarState(sorted, canEnd, passedRuleEnd);
-    }
-
-    boolean hasPartialCodePoint() {
-        for (Head h : heads) if (h.partial != 0) return true;
-        return false;
+        return out.state(true);
     }
 
     @Override
     public boolean equals(Object o) {
-        return o instanceof GrammarState s && s.hash == hash && s.canEnd == canEnd && s.passedRuleEnd == passedRuleEnd
-                && Arrays.equals(s.heads, heads);
+        return o instanceof GrammarState s && s.hash == hash && s.canEnd == canEnd && Arrays.equals(s.heads, heads);
     }
 
     @Override
@@ -109,7 +89,6 @@ final class GrammarState {
         private Set<Head> headSet; // once there are many
         private final Set<Visit> visited = new HashSet<>();
         private boolean canEnd;
-        private boolean passedRuleEnd;
 
         private record Visit(int state, ReturnStack returns) {}
 
@@ -133,14 +112,16 @@ final class GrammarState {
             }
             if (g.stateFinal[q]) {
                 if (returns == null) canEnd = true;
-                else if (returns == ReturnStack.UNKNOWN_CALLERS) passedRuleEnd = true;
                 else expand(g, returns.state, returns.below);
             }
         }
 
+        /** The state of what was collected, its heads in one order so that equal states compare equal. */
         GrammarState state(boolean canonical) {
-            GrammarState s = new GrammarState(heads.toArray(Head[]::new), canEnd, passedRuleEnd);
-            return canonical ? s.canonical() : s;
+            if (heads.isEmpty() && !canEnd) return DEAD;
+            Head[] sorted = heads.toArray(Head[]::new);
+            if (canonical) Arrays.sort(sorted, ORDER);
+            return new GrammarState(sorted, canEnd);
         }
     }
 }

@@ -5,12 +5,6 @@ package fs.grammar;
  * Immutable and shared between the stacks that branched from it; equal when they hold the same states.
  */
 final class ReturnStack {
-    /**
-     * Stands for callers not known: a rule's tokens are computed once for every place it is used, and a token that
-     * runs past the rule's end needs the real stack to be decided.
-     */
-    static final ReturnStack UNKNOWN_CALLERS = new ReturnStack(-1, null);
-
     final int state;
     final ReturnStack below; // null: the start rule's caller, the end of the text
     private final int hash;

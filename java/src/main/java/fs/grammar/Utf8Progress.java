@@ -7,6 +7,8 @@ package fs.grammar;
  */
 final class Utf8Progress {
     private static final int[] MIN_BY_LENGTH = {0, 0, 0x80, 0x800, 0x10000};
+    /** In place of the bits: every continuation completes a member of the set, whatever it is. */
+    private static final int ANY = 1 << 23;
 
     private Utf8Progress() {}
 
@@ -23,7 +25,28 @@ final class Utf8Progress {
     /** The progress after continuation byte {@code b}, or -1 if {@code b} cannot continue a sequence. */
     static int next(int progress, int b) {
         if ((b & 0xC0) != 0x80) return -1;
+        if (bits(progress) == ANY) return pack(ANY, remaining(progress) - 1, length(progress));
         return pack(bits(progress) << 6 | (b & 0x3F), remaining(progress) - 1, length(progress));
+    }
+
+    /**
+     * The same progress, or, when every way to complete it gives a valid code point of {@code set}, the progress that
+     * forgets which bits were read: the matcher then has one state where it would have had one per prefix.
+     */
+    static int normalize(int progress, CodePointSet set) {
+        if (bits(progress) == ANY) return progress;
+        int shift = 6 * remaining(progress);
+        int lo = bits(progress) << shift;
+        int hi = lo | ((1 << shift) - 1);
+        boolean allValid = lo >= MIN_BY_LENGTH[length(progress)] && hi <= CodePointSet.MAX && (hi < 0xD800 || lo > 0xDFFF);
+        return allValid && set.containsAll(lo, hi) ? pack(ANY, remaining(progress), length(progress)) : progress;
+    }
+
+    /** Whether the complete sequence is a member of {@code set}. */
+    static boolean completesIn(int progress, CodePointSet set) {
+        if (bits(progress) == ANY) return true;
+        int c = codePoint(progress);
+        return c >= 0 && set.contains(c);
     }
 
     static boolean complete(int progress) {
@@ -31,13 +54,14 @@ final class Utf8Progress {
     }
 
     /** The code point of a complete sequence, -1 if overlong or beyond U+10FFFF. */
-    static int codePoint(int progress) {
+    private static int codePoint(int progress) {
         int c = bits(progress);
         return c >= MIN_BY_LENGTH[length(progress)] && c <= CodePointSet.MAX ? c : -1;
     }
 
     /** Whether some code point of {@code set} can still come of this incomplete sequence. */
     static boolean possible(int progress, CodePointSet set) {
+        if (bits(progress) == ANY) return true;
         int shift = 6 * remaining(progress);
         int lo = Math.max(bits(progress) << shift, MIN_BY_LENGTH[length(progress)]);
         int hi = Math.min(bits(progress) << shift | ((1 << shift) - 1), CodePointSet.MAX);
