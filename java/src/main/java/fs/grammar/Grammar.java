@@ -89,7 +89,8 @@ public final class Grammar {
         return s;
     }
 
-    private GrammarState intern(GrammarState s) {
+    /** The one object of the states equal to {@code s} (or {@code s} itself once the bound of states is reached). */
+    GrammarState intern(GrammarState s) {
         if (s == GrammarState.DEAD) return s;
         GrammarState known = interned.get(s);
         if (known != null) return known;

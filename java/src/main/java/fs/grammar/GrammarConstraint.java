@@ -59,9 +59,12 @@ public final class GrammarConstraint implements TokenConstraint {
         for (int base = 0; base < n; base += 64) {
             int word = base >>> 6;
             long w = bits != null && word < bits.length ? bits[word] : 0L;
-            if (w == -1L && base + 64 <= n) continue;
             int limit = Math.min(64, n - base);
-            for (int j = 0; j < limit; j++) if ((w >>> j & 1) == 0) logits[base + j] = Float.NEGATIVE_INFINITY;
+            if (w == 0L) {
+                Arrays.fill(logits, base, base + limit, Float.NEGATIVE_INFINITY);
+            } else if (w != -1L || limit < 64) {
+                for (int j = 0; j < limit; j++) if ((w >>> j & 1) == 0) logits[base + j] = Float.NEGATIVE_INFINITY;
+            }
         }
         boolean endsAllowed = ended || state.canEnd;
         for (int i = 0; i < endTokens.length; i++) {

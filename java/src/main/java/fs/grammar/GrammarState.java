@@ -9,7 +9,8 @@ import java.util.Set;
 
 /**
  * Where a grammar's matcher stands after some bytes: every way the text can go on ({@link Head}s, as in a pushdown
- * automaton's set of stacks) and whether the text may end here. Immutable and equal when the same, apart from a cache
+ * automaton's set of stacks), whether the text may end here, and whether the last byte ended a rule whose callers are
+ * {@link ReturnStack#UNKNOWN_CALLERS unknown}. Immutable and equal when the same, apart from a cache
  * of the states that follow each byte, filled in as the grammar's {@link Grammar#next} is asked: states that come
  * back (generation returns to the same places again and again) are one object each, so the matcher becomes a
  * deterministic automaton built as it goes.
@@ -18,10 +19,11 @@ final class GrammarState {
     private static final Comparator<Head> ORDER = Comparator.<Head>comparingInt(h -> h.edge)
             .thenComparingInt(h -> h.partial).thenComparingInt(Head::hashCode);
 
-    static final GrammarState DEAD = new GrammarState(new Head[0], false);
+    static final GrammarState DEAD = new GrammarState(new Head[0], false, false);
 
     final Head[] heads;
     final boolean canEnd;
+    final boolean passedRuleEnd;
     private final int hash;
     /**
      * The state after each byte, once asked: written by whichever thread computes it first. The states are immutable
@@ -29,10 +31,16 @@ final class GrammarState {
      */
     GrammarState[] next;
 
-    private GrammarState(Head[] heads, boolean canEnd) {
+    private GrammarState(Head[] heads, boolean canEnd, boolean passedRuleEnd) {
         this.heads = heads;
         this.canEnd = canEnd;
-        this.hash = Arrays.hashCode(heads) * 2 + (canEnd ? 1 : 0);
+        this.passedRuleEnd = passedRuleEnd;
+        this.hash = Arrays.hashCode(heads) * 4 + (canEnd ? 2 : 0) + (passedRuleEnd ? 1 : 0);
+    }
+
+    /** The state of one head alone, whose rule's callers are unknown. */
+    static GrammarState ofHead(int edge, int partial) {
+        return new GrammarState(new Head[] {new Head(edge, partial, ReturnStack.UNKNOWN_CALLERS)}, false, false);
     }
 
     /** The state before any byte of the start rule. */
@@ -43,7 +51,7 @@ final class GrammarState {
     }
 
     boolean isDead() {
-        return heads.length == 0 && !canEnd;
+        return heads.length == 0 && !canEnd && !passedRuleEnd;
     }
 
     /** The state after byte {@code b}, computed (see {@link Grammar#next} for the cached one). */
@@ -75,7 +83,8 @@ final class GrammarState {
 
     @Override
     public boolean equals(Object o) {
-        return o instanceof GrammarState s && s.hash == hash && s.canEnd == canEnd && Arrays.equals(s.heads, heads);
+        return o instanceof GrammarState s && s.hash == hash && s.canEnd == canEnd && s.passedRuleEnd == passedRuleEnd
+                && Arrays.equals(s.heads, heads);
     }
 
     @Override
@@ -89,6 +98,7 @@ final class GrammarState {
         private Set<Head> headSet; // once there are many
         private final Set<Visit> visited = new HashSet<>();
         private boolean canEnd;
+        private boolean passedRuleEnd;
 
         private record Visit(int state, ReturnStack returns) {}
 
@@ -112,16 +122,17 @@ final class GrammarState {
             }
             if (g.stateFinal[q]) {
                 if (returns == null) canEnd = true;
+                else if (returns == ReturnStack.UNKNOWN_CALLERS) passedRuleEnd = true;
                 else expand(g, returns.state, returns.below);
             }
         }
 
         /** The state of what was collected, its heads in one order so that equal states compare equal. */
         GrammarState state(boolean canonical) {
-            if (heads.isEmpty() && !canEnd) return DEAD;
+            if (heads.isEmpty() && !canEnd && !passedRuleEnd) return DEAD;
             Head[] sorted = heads.toArray(Head[]::new);
             if (canonical) Arrays.sort(sorted, ORDER);
-            return new GrammarState(sorted, canEnd);
+            return new GrammarState(sorted, canEnd, passedRuleEnd);
         }
     }
 }

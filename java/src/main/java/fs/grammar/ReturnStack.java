@@ -5,6 +5,12 @@ package fs.grammar;
  * Immutable and shared between the stacks that branched from it; equal when they hold the same states.
  */
 final class ReturnStack {
+    /**
+     * Stands for callers not known: what a rule's heads allow is computed once for every place the rule is used, and
+     * a token that runs on past the rule's end is then decided with the real stack.
+     */
+    static final ReturnStack UNKNOWN_CALLERS = new ReturnStack(-1, null);
+
     final int state;
     final ReturnStack below; // null: the start rule's caller, the end of the text
     private final int hash;
