@@ -49,6 +49,11 @@ class LayeringTest {
     static final ArchRule formatsAreAtTheBottom = classes().that().resideInAPackage("fs.format..")
             .should().onlyDependOnClassesThat().resideInAnyPackage("fs", "fs.format..", "fs.tensor..", "java..");
 
+    /** Grammars constrain token choices: they know tokens and text, never how a model or a backend computes logits. */
+    @ArchTest
+    static final ArchRule grammarsKnowNoModelNorBackend = noClasses().that().resideInAPackage("fs.grammar..")
+            .should().dependOnClassesThat().resideInAnyPackage("fs.model..", "fs.backend..", "fs.engine..", "fs.api..");
+
     /** The core is a library: the command line (picocli, JLine) and the HTTP server live in fs-cli and fs-server. */
     @ArchTest
     static final ArchRule coreKnowsNoTerminalHttpServerOrPicocli = noClasses()
