@@ -7,6 +7,9 @@ import fs.generate.Generator;
 import fs.generate.SamplingParams;
 import fs.generate.StopReason;
 import fs.generate.TextStream;
+import fs.grammar.Grammar;
+import fs.grammar.GrammarConstraint;
+import fs.grammar.TokenVocabulary;
 import fs.model.SingleSequence;
 import fs.tokenizer.Tokenizer;
 import java.io.IOException;
@@ -42,6 +45,9 @@ final class RunCommand implements Callable<Integer> {
 
     @Mixin
     AnswerOptions answerOptions;
+
+    @Mixin
+    GrammarOptions grammarOptions;
 
     @Mixin
     LlamaCliFlags llamaCliFlags = new LlamaCliFlags(LlamaCliFlags.Mode.ONE_PROMPT);
@@ -83,11 +89,12 @@ final class RunCommand implements Callable<Integer> {
                     "--system goes through the chat template: it cannot be used with --raw or --tokens");
         }
         String text = promptText();
+        Grammar grammar = grammarOptions.grammar();
         int maxNewTokens = answerOptions.maxNewTokens;
 
         try (LoadedModel<SingleSequence> loaded = modelOptions.load(
                 context -> SingleSequence.Shape.forGeneration(context, ModelOptions.PREFILL_BATCH), err)) {
-            Tokenizer tokenizer = printIds && tokens != null ? null : loaded.source().tokenizer();
+            Tokenizer tokenizer = printIds && tokens != null && grammar == null ? null : loaded.source().tokenizer();
             int[] ids = tokens != null ? tokens.ids() : tokenizer.encode(templated(loaded, text));
             TokenIds.checkInVocabulary(loaded.config(), ids, tokens != null ? "--tokens" : "the prompt");
             SamplingParams params = samplingOptions.resolve(loaded.source().generationConfig());
@@ -95,8 +102,11 @@ final class RunCommand implements Callable<Integer> {
             generator.checkFits(ids.length, maxNewTokens);
             if (!params.isGreedy() && samplingOptions.seed == null) err.println("fs: seed " + params.seed());
             TextStream stream = printIds ? null : new TextStream(tokenizer, answerOptions.hideThink, out);
-            Generator.Generation generation =
-                    generator.generate(ids, maxNewTokens, ModelFileChangedException.watching(loaded.source(), stream != null ? stream : id -> {}));
+            GrammarConstraint constraint = grammar == null ? null
+                    : new GrammarConstraint(grammar, TokenVocabulary.of(tokenizer), loaded.source().stopIds());
+            Generator.Generation generation = generator.generate(ids, maxNewTokens,
+                    ModelFileChangedException.watching(loaded.source(), stream != null ? stream : id -> {}), () -> false,
+                    constraint);
             ModelFileChangedException.checkUnchanged(loaded.source()); // the last forward, which may have chosen to stop, read the weights too
             if (stream != null) {
                 stream.finish();
