@@ -26,18 +26,18 @@ final class GrammarOptions {
     CommandSpec command;
 
     @Option(names = "--grammar", paramLabel = "GBNF",
-            description = "Constrain the answer to a GBNF grammar (llama.cpp's; start rule root), given as text.")
+            description = "Constrain the answer to a GBNF grammar (llama.cpp's; start rule root), given as text (default: none).")
     String grammarText;
 
-    @Option(names = "--grammar-file", paramLabel = "FILE", description = "Constrain the answer to the GBNF grammar in FILE.")
+    @Option(names = "--grammar-file", paramLabel = "FILE", description = "Constrain the answer to the GBNF grammar in FILE (default: none).")
     Path grammarFile;
 
     @Option(names = {"-j", "--json-schema"}, paramLabel = "SCHEMA",
-            description = "Constrain the answer to JSON valid for a JSON schema, given as JSON text or as a file.")
+            description = "Constrain the answer to JSON valid for a JSON schema, given as JSON text or as a file (default: none).")
     String jsonSchema;
 
     @Option(names = {"-jf", "--json-schema-file"}, paramLabel = "FILE",
-            description = "Constrain the answer to JSON valid for the JSON schema in FILE.")
+            description = "Constrain the answer to JSON valid for the JSON schema in FILE (default: none).")
     Path jsonSchemaFile;
 
     /** The grammar asked for, compiled; null when none. */
