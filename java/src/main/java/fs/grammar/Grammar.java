@@ -1,6 +1,8 @@
 package fs.grammar;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import java.util.Arrays;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -19,7 +21,7 @@ public final class Grammar {
     final CodePointSet[] edgeSet;
     final int[] edgeTarget;
     /** The most states kept as one object each (with their transitions); beyond it new ones are computed each time. */
-    private static final int MAX_INTERNED_STATES = 100_000;
+    private static final int MAX_INTERNED_STATES = 32_768;
 
     private final GrammarState start;
     private final Map<GrammarState, GrammarState> interned = new ConcurrentHashMap<>();
@@ -70,17 +72,46 @@ public final class Grammar {
     /** The state after byte {@code b} in state {@code s}: {@link GrammarState#DEAD} if {@code b} cannot come next. */
     GrammarState next(GrammarState s, int b) {
         GrammarState[] table = s.next;
-        if (table != null) {
-            GrammarState cached = table[b];
-            if (cached != null) return cached;
+        if (table != null) return table[b];
+        if (s.heads.length == 0) return GrammarState.DEAD;
+        if (interned.size() >= MAX_INTERNED_STATES) return intern(s.advance(this, outcomes(s, b)));
+        s.next = table = transitions(s);
+        return table[b];
+    }
+
+    /**
+     * The states after each of the 256 bytes, computed once for each distinct way the bytes act on the state's heads
+     * (a handful: the bytes of a class act alike), so that a state's table costs a few expansions, not 256.
+     */
+    private GrammarState[] transitions(GrammarState s) {
+        GrammarState[] table = new GrammarState[256];
+        Map<OutcomeKey, GrammarState> byOutcome = new HashMap<>();
+        for (int b = 0; b < 256; b++) {
+            int[] outcomes = outcomes(s, b);
+            boolean dies = true;
+            for (int o : outcomes) dies &= o == GrammarState.DIES;
+            table[b] = dies ? GrammarState.DEAD
+                    : byOutcome.computeIfAbsent(new OutcomeKey(outcomes), key -> intern(s.advance(this, key.outcomes)));
         }
-        GrammarState n = s.heads.length == 0 ? GrammarState.DEAD : intern(s.advance(this, b));
-        // Kept only when interned: a grammar past its bound of states does not grow on.
-        if (n == GrammarState.DEAD || interned.get(n) == n) {
-            if (table == null) s.next = table = new GrammarState[256];
-            table[b] = n;
+        return table;
+    }
+
+    private int[] outcomes(GrammarState s, int b) {
+        int[] outcomes = new int[s.heads.length];
+        for (int i = 0; i < outcomes.length; i++) outcomes[i] = GrammarState.outcome(this, s.heads[i], b);
+        return outcomes;
+    }
+
+    private record OutcomeKey(int[] outcomes) {
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof OutcomeKey k && Arrays.equals(k.outcomes, outcomes);
         }
-        return n;
+
+        @Override
+        public int hashCode() {
+            return Arrays.hashCode(outcomes);
+        }
     }
 
     /** The state after all of {@code bytes}: {@link GrammarState#DEAD} unless they may come next. */

@@ -19,6 +19,13 @@ final class GrammarState {
     private static final Comparator<Head> ORDER = Comparator.<Head>comparingInt(h -> h.edge)
             .thenComparingInt(h -> h.partial).thenComparingInt(Head::hashCode);
 
+    /**
+     * The most ways to read the text at once. An ambiguous grammar (repetitions of rules that may match nothing,
+     * nested) can have their number grow exponentially with the text; past this bound it is refused, rather than
+     * the matcher slowing to a halt.
+     */
+    static final int MAX_HEADS = 2048;
+
     static final GrammarState DEAD = new GrammarState(new Head[0], false, false);
 
     final Head[] heads;
@@ -54,29 +61,37 @@ final class GrammarState {
         return heads.length == 0 && !canEnd && !passedRuleEnd;
     }
 
-    /** The state after byte {@code b}, computed (see {@link Grammar#next} for the cached one). */
-    GrammarState advance(Grammar grammar, int b) {
+    /** {@link #outcome}: the head does not take the byte. */
+    static final int DIES = -1;
+    /** {@link #outcome}: the byte completes a code point of the head's set. */
+    static final int COMPLETES = -2;
+
+    /**
+     * What head {@code h} does with byte {@code b}: {@link #DIES}, {@link #COMPLETES}, or the progress (&ge; 0) of a
+     * code point begun. Bytes with the same outcomes for every head lead to the same state.
+     */
+    static int outcome(Grammar grammar, Head h, int b) {
+        CodePointSet set = grammar.edgeSet[h.edge];
+        int progress;
+        if (h.partial == 0) {
+            if (b < 0x80) return set.contains(b) ? COMPLETES : DIES;
+            progress = Utf8Progress.lead(b);
+        } else {
+            progress = Utf8Progress.next(h.partial, b);
+            if (progress >= 0 && Utf8Progress.complete(progress)) {
+                return Utf8Progress.completesIn(progress, set) ? COMPLETES : DIES;
+            }
+        }
+        return progress >= 0 && Utf8Progress.possible(progress, set) ? Utf8Progress.normalize(progress, set) : DIES;
+    }
+
+    /** The state after a byte whose outcome for each head is {@code outcomes} (see {@link Grammar#next}, cached). */
+    GrammarState advance(Grammar grammar, int[] outcomes) {
         Expansion out = new Expansion();
-        for (Head h : heads) {
-            CodePointSet set = grammar.edgeSet[h.edge];
-            if (h.partial == 0) {
-                if (b < 0x80) {
-                    if (set.contains(b)) out.expand(grammar, grammar.edgeTarget[h.edge], h.returns);
-                    continue;
-                }
-                int progress = Utf8Progress.lead(b);
-                if (progress >= 0 && Utf8Progress.possible(progress, set)) {
-                    out.add(new Head(h.edge, Utf8Progress.normalize(progress, set), h.returns));
-                }
-                continue;
-            }
-            int progress = Utf8Progress.next(h.partial, b);
-            if (progress < 0) continue;
-            if (Utf8Progress.complete(progress)) {
-                if (Utf8Progress.completesIn(progress, set)) out.expand(grammar, grammar.edgeTarget[h.edge], h.returns);
-            } else if (Utf8Progress.possible(progress, set)) {
-                out.add(new Head(h.edge, Utf8Progress.normalize(progress, set), h.returns));
-            }
+        for (int i = 0; i < heads.length; i++) {
+            Head h = heads[i];
+            if (outcomes[i] == COMPLETES) out.expand(grammar, grammar.edgeTarget[h.edge], h.returns);
+            else if (outcomes[i] != DIES) out.add(new Head(h.edge, outcomes[i], h.returns));
         }
         return out.state(true);
     }
@@ -109,6 +124,10 @@ final class GrammarState {
                 if (heads.size() > 8) headSet = new HashSet<>(heads);
             } else if (headSet.add(h)) {
                 heads.add(h);
+                if (heads.size() > MAX_HEADS) {
+                    throw new GrammarException("grammar too ambiguous: over " + MAX_HEADS + " ways to read the text at "
+                            + "once (nested repetitions of rules that may match nothing?)");
+                }
             }
         }
 
