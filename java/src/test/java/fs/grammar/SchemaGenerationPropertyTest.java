@@ -38,6 +38,8 @@ class SchemaGenerationPropertyTest {
     private static final ObjectMapper STRICT = new ObjectMapper().enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
     private static final SchemaRegistry VALIDATORS = SchemaRegistry.withDefaultDialect(SpecificationVersion.DRAFT_2020_12);
 
+    private static final int OUTPUTS = 16;
+
     private static TestModel model;
     private static Tokenizer tokenizer;
 
@@ -180,7 +182,7 @@ class SchemaGenerationPropertyTest {
         int[] prompt = tokenizer.encode("Answer in JSON:");
         int end = GrammarConstraintTest.IM_END;
         int outputs = 0;
-        for (long seed = 1; seed <= 24; seed++) {
+        for (long seed = 1; seed <= OUTPUTS; seed++) {
             ObjectNode schemaJson = new Schemas(seed).root();
             Schema validator = VALIDATORS.getSchema(schemaJson.toString());
             Grammar grammar = Grammar.fromJsonSchema(schemaJson);
@@ -194,6 +196,6 @@ class SchemaGenerationPropertyTest {
             assertTrue(errors.isEmpty(), "schema " + schemaJson + "\noutput " + text + "\nerrors " + errors);
             outputs++;
         }
-        assertEquals(24, outputs);
+        assertEquals(OUTPUTS, outputs);
     }
 }
