@@ -33,10 +33,11 @@ final class GrammarState {
     final boolean passedRuleEnd;
     private final int hash;
     /**
-     * The state after each byte, once asked: written by whichever thread computes it first. The states are immutable
-     * (final fields), so a thread that sees one sees it whole; two threads writing one entry write equal states.
+     * The state after each byte, once asked: the table is filled whole, then published (volatile, so a thread that
+     * sees the table sees its entries) by whichever thread computed it first; two threads computing it compute equal
+     * tables, and either one is right.
      */
-    GrammarState[] next;
+    volatile GrammarState[] next;
 
     private GrammarState(Head[] heads, boolean canEnd, boolean passedRuleEnd) {
         this.heads = heads;

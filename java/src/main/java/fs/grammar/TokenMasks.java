@@ -101,7 +101,9 @@ final class TokenMasks {
         int k = 0;
         while (k < nodes) {
             int d = nodeDepth[k];
-            GrammarState next = grammar.next(at[d - 1], nodeByte[k] & 0xFF);
+            GrammarState from = at[d - 1];
+            GrammarState[] table = from.next;
+            GrammarState next = table != null ? table[nodeByte[k] & 0xFF] : grammar.next(from, nodeByte[k] & 0xFF);
             boolean passed = passedEnd[d - 1] || next.passedRuleEnd;
             boolean alive = next.heads.length > 0;
             if (alive || next.passedRuleEnd || next.canEnd) {
