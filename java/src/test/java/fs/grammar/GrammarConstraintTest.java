@@ -106,4 +106,38 @@ class GrammarConstraintTest {
         assertTrue(c.allows(TOKENIZER.tokenId("{}").orElseThrow()));
         assertTrue(c.allows(TOKENIZER.tokenId("{").orElseThrow()));
     }
+
+    @Test
+    void oneGrammarSharedByThreadsAnswersAsItDoesAlone() throws Exception {
+        String schema = "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"string\",\"maxLength\":6},"
+                + "\"b\":{\"type\":\"array\",\"items\":{\"type\":\"integer\"},\"maxItems\":3}},\"required\":[\"a\",\"b\"]}";
+        // The masks along walks of a grammar used alone are the reference; a second copy is walked by four threads at once.
+        Grammar alone = Grammar.fromJsonSchema(new ObjectMapper().readTree(schema));
+        Grammar shared = Grammar.fromJsonSchema(new ObjectMapper().readTree(schema));
+        List<List<List<Integer>>> expected = new ArrayList<>();
+        for (int seed = 0; seed < 4; seed++) expected.add(masksAlong(alone, seed));
+        List<java.util.concurrent.Future<List<List<Integer>>>> results = new ArrayList<>();
+        try (var pool = java.util.concurrent.Executors.newFixedThreadPool(4)) {
+            for (int seed = 0; seed < 4; seed++) {
+                int s = seed;
+                results.add(pool.submit(() -> masksAlong(shared, s)));
+            }
+            for (int seed = 0; seed < 4; seed++) assertEquals(expected.get(seed), results.get(seed).get());
+        }
+    }
+
+    /** The allowed ids at each step of a walk by random allowed tokens (a fixed seed: the same walk each time). */
+    private static List<List<Integer>> masksAlong(Grammar grammar, long seed) {
+        Random random = new Random(seed);
+        GrammarConstraint c = new GrammarConstraint(grammar, VOCABULARY, new int[] {IM_END});
+        List<List<Integer>> masks = new ArrayList<>();
+        for (int step = 0; step < 12; step++) {
+            List<Integer> ids = allowed(c);
+            masks.add(ids);
+            int pick = ids.get(random.nextInt(ids.size()));
+            if (pick == IM_END) break;
+            c.accept(pick);
+        }
+        return masks;
+    }
 }
