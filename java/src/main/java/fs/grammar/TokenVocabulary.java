@@ -95,11 +95,6 @@ public final class TokenVocabulary {
         return new TokenVocabulary(bytes);
     }
 
-    /** A vocabulary of the given token texts (ids are the indices; null: no text), for tests. */
-    static TokenVocabulary ofBytes(byte[][] bytes) {
-        return new TokenVocabulary(bytes.clone());
-    }
-
     /** One more than the highest id that has text or is special. */
     public int size() {
         return bytes.length;
@@ -108,9 +103,5 @@ public final class TokenVocabulary {
     /** The bytes of a token, null when it has none (a special token, an id beyond the vocabulary); not a copy. */
     byte[] bytes(int id) {
         return id >= 0 && id < bytes.length ? bytes[id] : null;
-    }
-
-    int nodeCount() {
-        return nodeByte.length;
     }
 }
