@@ -3,6 +3,7 @@ package fs.grammar;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -22,6 +23,13 @@ public final class Grammar {
     final int[] edgeTarget;
     /** The most states kept as one object each (with their transitions); beyond it new ones are computed each time. */
     private static final int MAX_INTERNED_STATES = 32_768;
+    /** The grammars last parsed, by their text, most recent last. */
+    private static final Map<String, Grammar> RECENT = new LinkedHashMap<>(16, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, Grammar> eldest) {
+            return size() > 8;
+        }
+    };
 
     private final GrammarState start;
     private final Map<GrammarState, GrammarState> interned = new ConcurrentHashMap<>();
@@ -40,9 +48,21 @@ public final class Grammar {
         this.start = intern(GrammarState.start(this));
     }
 
-    /** A grammar in llama.cpp's GBNF, whose start rule is "root". */
+    /**
+     * A grammar in llama.cpp's GBNF, whose start rule is "root". The same text gives the same grammar, while it is
+     * among the last few used: requests that send the same schema or tools share its tables, which a new grammar
+     * builds as it is first walked.
+     */
     public static Grammar parse(String gbnf) {
-        return GrammarCompiler.compile(GbnfParser.parse(gbnf));
+        synchronized (RECENT) {
+            Grammar known = RECENT.get(gbnf);
+            if (known != null) return known;
+        }
+        Grammar compiled = GrammarCompiler.compile(GbnfParser.parse(gbnf));
+        synchronized (RECENT) {
+            Grammar raced = RECENT.putIfAbsent(gbnf, compiled);
+            return raced != null ? raced : compiled;
+        }
     }
 
     /** The grammar of the JSON texts a JSON schema accepts (see {@link JsonSchemaGbnf} for what is supported). */

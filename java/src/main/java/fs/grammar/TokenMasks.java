@@ -13,7 +13,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * state is kept too (up to a bound), since generation comes back to the same states again and again.
  */
 final class TokenMasks {
-    private static final int MAX_CACHED_STATES = 1024;
+    private static final int MAX_CACHED_STATES = 256;
     /** Beyond this many tokens to check in context, a state is walked on its own instead. */
     private static final int MAX_DEPENDENTS = 2048;
 

@@ -52,6 +52,14 @@ class GbnfGrammarTest {
     }
 
     @Test
+    void theSameTextIsTheSameGrammarSoThatRequestsShareItsTables() {
+        String text = "root ::= [a-z]+ \"!\"";
+        Grammar first = Grammar.parse(text);
+        assertTrue(first == Grammar.parse(text));
+        assertFalse(first == Grammar.parse(text + " # another text"));
+    }
+
+    @Test
     void theArithmeticGrammarAcceptsExpressionsAndRefusesOthers() {
         Grammar arithmetic = Grammar.parse(ARITHMETIC);
         for (String ok : new String[] {"1", "1+2", "(1 + 2) * 3.5", "-(-4)/2", "((((7))))", "1 - 2 - 3"}) {

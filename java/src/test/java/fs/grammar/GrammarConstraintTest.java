@@ -113,7 +113,9 @@ class GrammarConstraintTest {
                 + "\"b\":{\"type\":\"array\",\"items\":{\"type\":\"integer\"},\"maxItems\":3}},\"required\":[\"a\",\"b\"]}";
         // The masks along walks of a grammar used alone are the reference; a second copy is walked by four threads at once.
         Grammar alone = Grammar.fromJsonSchema(new ObjectMapper().readTree(schema));
-        Grammar shared = Grammar.fromJsonSchema(new ObjectMapper().readTree(schema));
+        // Another text (a comment added), so that it is another grammar, its tables built by the threads themselves.
+        Grammar shared = Grammar.parse(JsonSchemaGbnf.toGbnf(new ObjectMapper().readTree(schema)) + "# a copy\n");
+        assertFalse(alone == shared);
         List<List<List<Integer>>> expected = new ArrayList<>();
         for (int seed = 0; seed < 4; seed++) expected.add(masksAlong(alone, seed));
         List<java.util.concurrent.Future<List<List<Integer>>>> results = new ArrayList<>();
