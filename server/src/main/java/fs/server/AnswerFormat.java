@@ -58,9 +58,34 @@ abstract sealed class AnswerFormat {
     /** The last chunk with a choice: it carries the finish reason and the logprobs not sent yet. */
     abstract ObjectNode end(String finishReason, List<LogprobEntry> entries);
 
-    /** The whole answer, with its usage and the logprobs of all its tokens. */
-    abstract ObjectNode whole(String reasoning, String content, String finishReason, ObjectNode usage,
-            List<LogprobEntry> entries);
+    /**
+     * The chunks that bring the call at {@code index} of a chat answer, as OpenAI streams one: the first names it
+     * (with empty arguments), the second brings its arguments and the logprobs of the tokens up to its end.
+     */
+    final List<ObjectNode> toolCallChunks(int index, ToolCallSplitter.Call call, List<LogprobEntry> entries) {
+        ObjectNode start = choice();
+        ObjectNode named = start.putObject("delta").putArray("tool_calls").addObject();
+        named.put("index", index);
+        named.put("id", call.id());
+        named.put("type", "function");
+        named.putObject("function").put("name", call.name()).put("arguments", "");
+        start.putNull("logprobs");
+        start.putNull("finish_reason");
+        ObjectNode arguments = choice();
+        ObjectNode argued = arguments.putObject("delta").putArray("tool_calls").addObject();
+        argued.put("index", index);
+        argued.putObject("function").put("arguments", call.arguments());
+        arguments.set("logprobs", logprobsNode(entries));
+        arguments.putNull("finish_reason");
+        return List.of(chunkWith(start), chunkWith(arguments));
+    }
+
+    /**
+     * The whole answer, with its usage and the logprobs of all its tokens; a chat answer also with the calls it made
+     * (a text answer never has any).
+     */
+    abstract ObjectNode whole(String reasoning, String content, List<ToolCallSplitter.Call> calls,
+            String finishReason, ObjectNode usage, List<LogprobEntry> entries);
 
     /** The choice's {@code logprobs}: null when not asked for, else the endpoint's object holding {@code entries}. */
     final JsonNode logprobsNode(List<LogprobEntry> entries) {
@@ -148,15 +173,26 @@ abstract sealed class AnswerFormat {
             return chunkWith(choice);
         }
 
+        /** A message with calls has null content when the model wrote no text besides them, as OpenAI's. */
         @Override
-        ObjectNode whole(String reasoning, String content, String finishReason, ObjectNode usage,
-                List<LogprobEntry> entries) {
+        ObjectNode whole(String reasoning, String content, List<ToolCallSplitter.Call> calls, String finishReason,
+                ObjectNode usage, List<LogprobEntry> entries) {
             ObjectNode answer = header("chat.completion");
             ObjectNode choice = choice();
             ObjectNode message = choice.putObject("message");
             message.put("role", "assistant");
-            message.put("content", content);
+            if (calls.isEmpty() || !content.isEmpty()) message.put("content", content);
+            else message.putNull("content");
             if (!reasoning.isEmpty()) message.put("reasoning_content", reasoning);
+            if (!calls.isEmpty()) {
+                ArrayNode toolCalls = message.putArray("tool_calls");
+                for (ToolCallSplitter.Call call : calls) {
+                    ObjectNode node = toolCalls.addObject();
+                    node.put("id", call.id());
+                    node.put("type", "function");
+                    node.putObject("function").put("name", call.name()).put("arguments", call.arguments());
+                }
+            }
             choice.set("logprobs", logprobsNode(entries));
             choice.put("finish_reason", finishReason);
             ArrayNode choices = answer.putArray("choices");
@@ -218,8 +254,8 @@ abstract sealed class AnswerFormat {
         }
 
         @Override
-        ObjectNode whole(String reasoning, String content, String finishReason, ObjectNode usage,
-                List<LogprobEntry> entries) {
+        ObjectNode whole(String reasoning, String content, List<ToolCallSplitter.Call> calls, String finishReason,
+                ObjectNode usage, List<LogprobEntry> entries) {
             ObjectNode answer = header("text_completion");
             answer.putArray("choices").add(textChoice(reasoning + content, finishReason, entries));
             answer.set("usage", usage);

@@ -31,10 +31,15 @@ final class CompletionHandler {
     private record Finish(String finishReason, RuntimeException error, GenerationStats stats, int tokens,
                           List<LogprobEntry> unsent) {}
 
-    /** Where the relayed answer goes: each piece of text with the logprobs entries of the tokens it brings. */
-    @FunctionalInterface
+    /**
+     * Where the relayed answer goes: each piece of text, and each call of a chat that offered tools, with the logprobs
+     * entries of the tokens it brings.
+     */
     private interface DeltaSink {
-        void accept(ReasoningSplitter.Delta delta, List<LogprobEntry> entries) throws IOException;
+        void text(ReasoningSplitter.Delta delta, List<LogprobEntry> entries) throws IOException;
+
+        /** The call at {@code index} (0, 1, … in the answer) has closed. */
+        void call(int index, ToolCallSplitter.Call call, List<LogprobEntry> entries) throws IOException;
     }
 
     private final ServerMetrics metrics;
@@ -52,7 +57,7 @@ final class CompletionHandler {
                     + fs.Quoted.quote(request.model()) + " does not exist: this server serves "
                     + fs.Quoted.quote(served.id()) + " (see GET /v1/models)");
         }
-        int[] prompt = promptIds(served, request.prompt());
+        int[] prompt = promptIds(served, request.prompt(), request.tools());
         checkFits(prompt.length, request.maxTokens(), served.engine().contextLength(), chat ? "messages" : "prompt");
         SamplingParams params = request.sampling().over(defaults(served));
 
@@ -87,8 +92,17 @@ final class CompletionHandler {
         EventStream events = exchange.openEventStream();
         ObjectNode start = format.start();
         if (start != null) events.send(start);
-        Finish finish = relay(exchange, request, answer, handle, chat,
-                (delta, entries) -> events.send(format.chunk(delta, entries)));
+        Finish finish = relay(exchange, request, answer, handle, chat, new DeltaSink() {
+            @Override
+            public void text(ReasoningSplitter.Delta delta, List<LogprobEntry> entries) throws IOException {
+                events.send(format.chunk(delta, entries));
+            }
+
+            @Override
+            public void call(int index, ToolCallSplitter.Call call, List<LogprobEntry> entries) throws IOException {
+                for (ObjectNode chunk : format.toolCallChunks(index, call, entries)) events.send(chunk);
+            }
+        });
         if (finish.finishReason == null) {
             // Headers are gone: the error travels as an event, as OpenAI streams errors; no [DONE], it did not finish.
             events.send(failure(finish).body());
@@ -105,33 +119,43 @@ final class CompletionHandler {
             CompletionEngine.Handle handle, int promptTokens, boolean chat) throws IOException, InterruptedException {
         StringBuilder reasoning = new StringBuilder();
         StringBuilder content = new StringBuilder();
+        List<ToolCallSplitter.Call> calls = new ArrayList<>();
         List<LogprobEntry> logprobs = new ArrayList<>();
-        Finish finish = relay(exchange, request, answer, handle, chat, (delta, entries) -> {
-            reasoning.append(delta.reasoning());
-            content.append(delta.content());
-            logprobs.addAll(entries);
+        Finish finish = relay(exchange, request, answer, handle, chat, new DeltaSink() {
+            @Override
+            public void text(ReasoningSplitter.Delta delta, List<LogprobEntry> entries) {
+                reasoning.append(delta.reasoning());
+                content.append(delta.content());
+                logprobs.addAll(entries);
+            }
+
+            @Override
+            public void call(int index, ToolCallSplitter.Call call, List<LogprobEntry> entries) {
+                calls.add(call);
+                logprobs.addAll(entries);
+            }
         });
         if (finish.finishReason == null) throw failure(finish);
         logprobs.addAll(finish.unsent);
-        exchange.sendJson(200, format.whole(reasoning.toString(), content.toString(), finish.finishReason,
+        exchange.sendJson(200, format.whole(reasoning.toString(), content.toString(), calls, finish.finishReason,
                 usage(promptTokens, finish), logprobs));
         return finish;
     }
 
     /**
-     * Takes the answer's events until its end, passing the text through the stop strings and (for a chat) the
-     * reasoning splitter to {@code out}. A stop string cancels the generation; what the engine made after it is dropped
-     * and not counted. Each token's logprobs entry goes with the first piece of text sent after it arrived (the stop
-     * strings may hold its text back, the splitter may hold back or split it), so that the entries a client sees match
-     * the tokens counted: the token in which a stop string ends is counted and reported, none after it. Before each
-     * token is relayed (and every {@link #CLIENT_CHECK} while none comes) it looks whether the client is still
-     * there; when it is not, the generation is cancelled, so its slot is free before the next decode step.
+     * Takes the answer's events until its end, passing the text through the stop strings, (for a chat) the reasoning
+     * splitter and (for a chat that offers tools) the call splitter to {@code out}. A stop string cancels the
+     * generation; what the engine made after it is dropped and not counted; so does the first call when the request
+     * allows only one. Each token's logprobs entry goes with the first piece of text or call sent after it arrived
+     * (the stop strings may hold its text back, the splitters may hold back or split it), so that the entries a client
+     * sees match the tokens counted: the token in which a stop string ends is counted and reported, none after it.
+     * Before each token is relayed (and every {@link #CLIENT_CHECK} while none comes) it looks whether the client is
+     * still there; when it is not, the generation is cancelled, so its slot is free before the next decode step.
      */
     private static Finish relay(Exchange exchange, CompletionRequest request, AnswerQueue answer,
             CompletionEngine.Handle handle, boolean chat, DeltaSink out) throws IOException, InterruptedException {
-        StopMatcher stops = new StopMatcher(request.stop());
-        ReasoningSplitter splitter = chat ? new ReasoningSplitter() : null;
-        List<LogprobEntry> unsent = new ArrayList<>();
+        Pieces pieces = new Pieces(new StopMatcher(request.stop()), chat ? new ReasoningSplitter() : null,
+                request.tools().offered() ? new ToolCallSplitter() : null, !request.tools().parallel(), out);
         int tokens = 0;
         while (true) {
             AnswerQueue.Event event = answer.poll(CLIENT_CHECK);
@@ -142,28 +166,21 @@ final class CompletionHandler {
             if (event == null) continue;
             switch (event) {
                 case AnswerQueue.Event.Token token -> {
-                    if (stops.stopped()) continue;
+                    if (pieces.cut()) continue;
                     tokens++;
-                    if (token.logprobs() != null) unsent.add(token.logprobs());
-                    String text = stops.push(token.text());
-                    if (stops.stopped()) handle.cancel();
-                    emit(text, splitter, out, unsent);
+                    if (token.logprobs() != null) pieces.unsent.add(token.logprobs());
+                    pieces.push(token.text());
+                    if (pieces.cut()) handle.cancel();
                 }
                 case AnswerQueue.Event.Done done -> {
-                    if (!stops.stopped()) {
-                        String text = stops.push(done.text());
-                        emit(text + stops.flush(), splitter, out, unsent);
-                    }
-                    if (splitter != null) {
-                        ReasoningSplitter.Delta rest = splitter.flush();
-                        if (!rest.isEmpty()) send(rest, out, unsent);
-                    }
-                    String reason = stops.stopped() ? "stop" : switch (done.reason()) {
-                        case END_OF_SEQUENCE -> "stop";
-                        case TOKEN_LIMIT, CONTEXT_FULL -> "length";
-                        case CANCELLED -> null; // not by this request: the engine is shutting down
+                    pieces.end(done.text());
+                    String reason = switch (done.reason()) {
+                        case END_OF_SEQUENCE -> pieces.calls() > 0 ? "tool_calls" : "stop";
+                        case TOKEN_LIMIT, CONTEXT_FULL -> pieces.cut() ? pieces.cutReason() : "length";
+                        // Not by this request: the engine is shutting down.
+                        case CANCELLED -> pieces.cut() ? pieces.cutReason() : null;
                     };
-                    return new Finish(reason, null, done.stats(), tokens, List.copyOf(unsent));
+                    return new Finish(reason, null, done.stats(), tokens, List.copyOf(pieces.unsent));
                 }
                 case AnswerQueue.Event.Failed failed -> {
                     return new Finish(null, failed.error(), null, tokens, List.of());
@@ -172,19 +189,91 @@ final class CompletionHandler {
         }
     }
 
-    private static void emit(String text, ReasoningSplitter splitter, DeltaSink out, List<LogprobEntry> unsent)
-            throws IOException {
-        if (text.isEmpty()) return;
-        ReasoningSplitter.Delta delta = splitter != null ? splitter.push(text) : new ReasoningSplitter.Delta("", text);
-        if (!delta.isEmpty()) send(delta, out, unsent);
-    }
+    /** One answer's text on its way to the client: through the stop strings, then the splitters. */
+    private static final class Pieces {
+        final List<LogprobEntry> unsent = new ArrayList<>();
+        private final StopMatcher stops;
+        private final ReasoningSplitter reasoning; // null for a text completion
+        private final ToolCallSplitter toolCalls; // null when no tools are offered
+        private final boolean oneCall;
+        private final DeltaSink out;
+        private int calls;
 
-    /** Sends a delta with the entries waiting for one, which are then sent. */
-    private static void send(ReasoningSplitter.Delta delta, DeltaSink out, List<LogprobEntry> unsent)
-            throws IOException {
-        List<LogprobEntry> entries = List.copyOf(unsent);
-        unsent.clear();
-        out.accept(delta, entries);
+        Pieces(StopMatcher stops, ReasoningSplitter reasoning, ToolCallSplitter toolCalls, boolean oneCall,
+               DeltaSink out) {
+            this.stops = stops;
+            this.reasoning = reasoning;
+            this.toolCalls = toolCalls;
+            this.oneCall = oneCall;
+            this.out = out;
+        }
+
+        /** Whether the answer was ended here: a stop string, or the one call allowed. */
+        boolean cut() {
+            return stops.stopped() || oneCallMade();
+        }
+
+        /** Whether the request allows one call and it was made: what comes after it is dropped. */
+        private boolean oneCallMade() {
+            return oneCall && calls > 0;
+        }
+
+        /** The finish reason of an answer ended here. */
+        String cutReason() {
+            return calls > 0 ? "tool_calls" : "stop";
+        }
+
+        int calls() {
+            return calls;
+        }
+
+        void push(String text) throws IOException {
+            emit(stops.push(text));
+        }
+
+        /** The end of the answer: {@code text} is the decoder's last bytes; what was held back goes out. */
+        void end(String text) throws IOException {
+            if (!cut()) emit(stops.push(text) + stops.flush());
+            if (reasoning != null) split(reasoning.flush());
+            if (toolCalls != null && !oneCallMade()) pieces(toolCalls.flush());
+        }
+
+        private void emit(String text) throws IOException {
+            if (text.isEmpty()) return;
+            split(reasoning != null ? reasoning.push(text) : new ReasoningSplitter.Delta("", text));
+        }
+
+        /** Sends a delta as it is, or with tools offered its reasoning and then its content's text and calls. */
+        private void split(ReasoningSplitter.Delta delta) throws IOException {
+            if (delta.isEmpty() || oneCallMade()) return;
+            if (toolCalls == null) {
+                send(delta);
+                return;
+            }
+            if (!delta.reasoning().isEmpty()) send(new ReasoningSplitter.Delta(delta.reasoning(), ""));
+            if (!delta.content().isEmpty()) pieces(toolCalls.push(delta.content()));
+        }
+
+        private void pieces(List<ToolCallSplitter.Piece> pieces) throws IOException {
+            for (ToolCallSplitter.Piece piece : pieces) {
+                if (oneCallMade()) return; // the one call allowed was made: the rest is dropped
+                switch (piece) {
+                    case ToolCallSplitter.Piece.Text text -> send(new ReasoningSplitter.Delta("", text.text()));
+                    case ToolCallSplitter.Piece.Found found -> out.call(calls++, found.call(), taken());
+                }
+            }
+        }
+
+        /** Sends a delta with the entries waiting for one, which are then sent. */
+        private void send(ReasoningSplitter.Delta delta) throws IOException {
+            out.text(delta, taken());
+        }
+
+        private List<LogprobEntry> taken() {
+            List<LogprobEntry> entries = List.copyOf(unsent);
+            unsent.clear();
+            return entries;
+        }
     }
 
     private static ObjectNode usage(int promptTokens, Finish finish) {
@@ -202,12 +291,13 @@ final class CompletionHandler {
         return new ApiException(500, "server_error", "generation_failed", null, message);
     }
 
-    private static int[] promptIds(ServedModel served, CompletionRequest.Prompt prompt) {
+    private static int[] promptIds(ServedModel served, CompletionRequest.Prompt prompt, ChatTools tools) {
         try {
             return switch (prompt) {
                 case CompletionRequest.Prompt.Chat chat -> {
                     ChatTemplate template = served.chatTemplate().get();
-                    yield served.tokenizer().encode(template.render(chat.messages(), true, chat.enableThinking()));
+                    yield served.tokenizer().encode(template.render(chat.messages(), tools.templateTools(), true,
+                            chat.enableThinking()));
                 }
                 case CompletionRequest.Prompt.Text text -> served.tokenizer().encode(text.text());
                 case CompletionRequest.Prompt.Tokens tokens -> {

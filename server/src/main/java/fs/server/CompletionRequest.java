@@ -1,8 +1,10 @@
 package fs.server;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import fs.FsException;
 import fs.chat.ChatMessage;
+import fs.chat.ToolCall;
 import fs.generate.SamplingParams;
 import fs.generate.TokenLogprobs;
 import java.util.ArrayList;
@@ -12,9 +14,9 @@ import java.util.Map;
 /**
  * The body of a {@code /v1/chat/completions} or {@code /v1/completions} request, read and checked: every field this
  * server uses, with the wrong type or an impossible value refused (400, naming the field), and every field OpenAI
- * defines but this server cannot honour refused when given a value that would need it (n &gt; 1, tools and functions,
- * a response_format other than text, and for text completions echo, suffix and best_of &gt; 1). Fields it does not
- * know are ignored, as llama-server ignores them.
+ * defines but this server cannot honour refused when given a value that would need it (n &gt; 1, the deprecated
+ * functions, and for text completions echo, suffix and best_of &gt; 1). Fields it does not know are ignored, as
+ * llama-server ignores them.
  *
  * @param model        the model the client named; null when it named none
  * @param prompt       the messages (chat) or the text or token ids (completions)
@@ -23,6 +25,8 @@ import java.util.Map;
  * @param maxTokens    tokens to generate at most; -1: until the model stops or the context is full
  * @param topLogprobs  -1: no logprobs; else each token's logprob is reported with this many alternatives (0..20)
  * @param stop         strings that end the answer (not part of it)
+ * @param tools        the functions a chat offers the model ({@link ChatTools#NONE} for a text completion)
+ * @param format       the shape the answer must have
  */
 record CompletionRequest(
         String model,
@@ -32,7 +36,9 @@ record CompletionRequest(
         int maxTokens,
         Sampling sampling,
         int topLogprobs,
-        List<String> stop) {
+        List<String> stop,
+        ChatTools tools,
+        OutputFormat format) {
 
     /** The most stop strings a request may give (OpenAI allows 4; llama-server any number). */
     static final int MAX_STOP_STRINGS = 16;
@@ -69,8 +75,8 @@ record CompletionRequest(
         }
     }
 
-    private static final Map<String, String> CHAT_ROLES =
-            Map.of("system", "system", "developer", "system", "user", "user", "assistant", "assistant");
+    private static final Map<String, String> CHAT_ROLES = Map.of("system", "system", "developer", "system",
+            "user", "user", "assistant", "assistant", "tool", "tool");
 
     /** Reads a chat completion request. */
     static CompletionRequest chat(JsonNode body) {
@@ -81,18 +87,16 @@ record CompletionRequest(
             throw ApiException.invalid("top_logprobs", "'top_logprobs' needs 'logprobs': true");
         }
         int topLogprobs = Boolean.TRUE.equals(logprobs) ? topLogprobs("top_logprobs", top != null ? top : 0) : -1;
-        refuseTools(body);
-        JsonNode format = body.get("response_format");
-        if (format != null && !format.isNull()) {
-            String type = format.isObject() ? string(format, "type", "response_format.type") : null;
-            if (!"text".equals(type)) {
-                throw ApiException.unsupported("response_format", "response_format other than {\"type\": \"text\"} "
-                        + "(JSON mode, JSON schema) is not supported by this server");
-            }
+        ChatTools tools = ChatTools.read(body);
+        OutputFormat format = OutputFormat.read(body);
+        if (tools.offered() && !(format instanceof OutputFormat.Text)) {
+            // Both would constrain the same answer: a tool call is JSON of its own shape.
+            throw ApiException.unsupported("tools", "'tools' cannot be combined with a constraint on the answer "
+                    + "(response_format, grammar or json_schema) by this server");
         }
         Integer maxCompletion = integer(body, "max_completion_tokens");
         int maxTokens = maxCompletion != null ? positive("max_completion_tokens", maxCompletion) : maxTokens(body);
-        return common(body, prompt, maxTokens, topLogprobs);
+        return common(body, prompt, maxTokens, topLogprobs, tools, format);
     }
 
     /** Reads a (legacy) text completion request. */
@@ -110,10 +114,18 @@ record CompletionRequest(
         if (bestOf != null && bestOf != 1) {
             throw ApiException.unsupported("best_of", "best_of must be 1: this server returns one completion");
         }
-        return common(body, prompt, maxTokens(body), topLogprobs);
+        for (String field : List.of("tools", "tool_choice")) {
+            JsonNode node = body.get(field);
+            if (node != null && !node.isNull()) {
+                throw ApiException.unsupported(field, "'" + field + "' belongs to chat completions "
+                        + "(/v1/chat/completions), not to text completions");
+            }
+        }
+        return common(body, prompt, maxTokens(body), topLogprobs, ChatTools.NONE, OutputFormat.read(body));
     }
 
-    private static CompletionRequest common(JsonNode body, Prompt prompt, int maxTokens, int topLogprobs) {
+    private static CompletionRequest common(JsonNode body, Prompt prompt, int maxTokens, int topLogprobs,
+            ChatTools tools, OutputFormat format) {
         String model = string(body, "model", "model");
         Integer n = integer(body, "n");
         if (n != null && n != 1) throw ApiException.unsupported("n", "n must be 1: this server returns one choice");
@@ -139,7 +151,7 @@ record CompletionRequest(
             includeUsage = include != null && include;
         }
         return new CompletionRequest(model, prompt, stream != null && stream, includeUsage, maxTokens, sampling,
-                topLogprobs, stopStrings(body));
+                topLogprobs, stopStrings(body), tools, format);
     }
 
     private static List<ChatMessage> messages(JsonNode body) {
@@ -157,18 +169,65 @@ record CompletionRequest(
             String role = CHAT_ROLES.get(given);
             if (role == null) {
                 throw ApiException.unsupported(at + ".role", "role " + quoted(given) + " is not supported by this "
-                        + "server (system, developer, user or assistant)");
+                        + "server (system, developer, user, assistant or tool)");
             }
-            if (message.has("tool_calls") && !message.get("tool_calls").isNull()
-                    && !message.get("tool_calls").isEmpty()) {
-                throw ApiException.unsupported(at + ".tool_calls", "tool calls are not supported by this server");
-            }
+            List<ToolCall> calls = role.equals("assistant") ? toolCalls(message.get("tool_calls"), at + ".tool_calls")
+                    : List.of();
             String content = content(message.get("content"), at + ".content", role);
             String reasoning = role.equals("assistant") ? string(message, "reasoning_content", at + ".reasoning_content")
                     : null;
-            result.add(new ChatMessage(role, content, reasoning, List.of()));
+            if (role.equals("tool")) string(message, "tool_call_id", at + ".tool_call_id"); // a string if given
+            result.add(new ChatMessage(role, content, reasoning, calls));
         }
         return result;
+    }
+
+    /**
+     * An assistant message's calls: OpenAI sends each one's arguments as a string holding JSON, which is read back
+     * into JSON here so that the template writes it as the model wrote it.
+     */
+    private static List<ToolCall> toolCalls(JsonNode calls, String at) {
+        if (calls == null || calls.isNull()) return List.of();
+        if (!calls.isArray()) throw ApiException.wrongType(at, "an array", kind(calls));
+        List<ToolCall> result = new ArrayList<>();
+        for (int j = 0; j < calls.size(); j++) {
+            String callAt = at + "[" + j + "]";
+            JsonNode call = calls.get(j);
+            if (!call.isObject()) throw ApiException.wrongType(callAt, "an object", kind(call));
+            String type = string(call, "type", callAt + ".type");
+            if (type != null && !type.equals("function")) {
+                throw ApiException.unsupported(callAt + ".type", "tool calls of type " + quoted(type)
+                        + " are not supported by this server (only \"function\")");
+            }
+            string(call, "id", callAt + ".id"); // a string if given; the template does not show it
+            JsonNode function = call.get("function");
+            if (function == null || !function.isObject()) {
+                throw ApiException.invalid(callAt + ".function", "'" + callAt + ".function' must be an object with "
+                        + "the name and the arguments of the call");
+            }
+            String name = string(function, "name", callAt + ".function.name");
+            if (name == null) {
+                throw ApiException.invalid(callAt + ".function.name", "'" + callAt + ".function.name' is required");
+            }
+            String arguments = string(function, "arguments", callAt + ".function.arguments");
+            if (arguments == null) {
+                throw ApiException.invalid(callAt + ".function.arguments",
+                        "'" + callAt + ".function.arguments' is required");
+            }
+            JsonNode parsed;
+            try {
+                parsed = Exchange.WHOLE_JSON.readTree(arguments);
+            } catch (JsonProcessingException e) {
+                throw ApiException.invalid(callAt + ".function.arguments", "'" + callAt + ".function.arguments' is "
+                        + "not JSON: " + e.getOriginalMessage());
+            }
+            if (parsed == null || parsed.isMissingNode()) {
+                throw ApiException.invalid(callAt + ".function.arguments",
+                        "'" + callAt + ".function.arguments' is empty: send \"{}\" for no arguments");
+            }
+            result.add(new ToolCall(name, parsed));
+        }
+        return List.copyOf(result);
     }
 
     /** A message's content: a string, or an array of text parts (joined); null only for an assistant. */
@@ -259,15 +318,6 @@ record CompletionRequest(
         return List.copyOf(strings);
     }
 
-    private static void refuseTools(JsonNode body) {
-        for (String field : List.of("tools", "functions")) {
-            JsonNode tools = body.get(field);
-            if (tools != null && !tools.isNull() && !(tools.isArray() && tools.isEmpty())) {
-                throw ApiException.unsupported(field, "tools (function calling) are not supported by this server");
-            }
-        }
-    }
-
     /** OpenAI's presence or frequency penalty: a number in [-2, 2]; null when not given. */
     private static Float additivePenalty(JsonNode body, String field) {
         Float value = number(body, field);
@@ -285,18 +335,18 @@ record CompletionRequest(
         return value;
     }
 
-    private static String string(JsonNode object, String field, String param) {
+    static String string(JsonNode object, String field, String param) {
         JsonNode node = object.get(field);
         if (node == null || node.isNull()) return null;
         if (!node.isTextual()) throw ApiException.wrongType(param, "a string", kind(node));
         return node.textValue();
     }
 
-    private static Boolean bool(JsonNode object, String field) {
+    static Boolean bool(JsonNode object, String field) {
         return bool(object, field, field);
     }
 
-    private static Boolean bool(JsonNode object, String field, String param) {
+    static Boolean bool(JsonNode object, String field, String param) {
         JsonNode node = object.get(field);
         if (node == null || node.isNull()) return null;
         if (!node.isBoolean()) throw ApiException.wrongType(param, "a boolean", kind(node));
@@ -327,7 +377,7 @@ record CompletionRequest(
     }
 
     /** What a JSON value is, in OpenAI's words ("a string", "an object"). */
-    private static String kind(JsonNode node) {
+    static String kind(JsonNode node) {
         return switch (node.getNodeType()) {
             case STRING -> "a string";
             case NUMBER -> node.isIntegralNumber() ? "an integer" : "a decimal";
@@ -339,7 +389,7 @@ record CompletionRequest(
         };
     }
 
-    private static String quoted(String s) {
+    static String quoted(String s) {
         return s == null ? "(none)" : fs.Quoted.quote(s);
     }
 }

@@ -1,7 +1,9 @@
 package fs.server;
 
+import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.ObjectReader;
 import fs.FsException;
 import fs.json.StrictJson;
 import java.io.IOException;
@@ -27,6 +29,8 @@ import org.eclipse.jetty.util.Callback;
  */
 final class Exchange {
     static final ObjectMapper JSON = new ObjectMapper();
+    /** Reads one JSON value that must be all of its text (JSON inside a request's strings, or a model's answer). */
+    static final ObjectReader WHOLE_JSON = JSON.reader().with(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
 
     /** The client closed the connection, or it broke, or it stopped reading for longer than the send timeout. */
     static final class ClientGoneException extends IOException {

@@ -89,9 +89,9 @@ class CompletionRequestTest {
     void valuesTheServerCannotHonourAreRefusedClearly() {
         String ok = "{'messages':[{'role':'user','content':'x'}],";
         assertEquals("unsupported_value", chatRefused(ok + "'n':2}").code);
-        assertEquals("tools", chatRefused(ok + "'tools':[{'type':'function'}]}").param);
-        assertEquals("response_format", chatRefused(ok + "'response_format':{'type':'json_object'}}").param);
-        assertEquals("messages[0].role", chatRefused("{'messages':[{'role':'tool','content':'x'}]}").param);
+        assertEquals("functions", chatRefused(ok + "'functions':[{'name':'f'}]}").param);
+        assertEquals("response_format.type", chatRefused(ok + "'response_format':{'type':'xml'}}").param);
+        assertEquals("messages[0].role", chatRefused("{'messages':[{'role':'function','content':'x'}]}").param);
         assertEquals("messages[0].content[0].type",
                 chatRefused("{'messages':[{'role':'user','content':[{'type':'image_url'}]}]}").param);
         assertEquals("max_tokens", chatRefused(ok + "'max_tokens':0}").param);

@@ -1,0 +1,182 @@
+package fs.server;
+
+import static fs.server.CompletionRequest.bool;
+import static fs.server.CompletionRequest.kind;
+import static fs.server.CompletionRequest.quoted;
+import static fs.server.CompletionRequest.string;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.regex.Pattern;
+
+/**
+ * The functions a chat request offers the model ({@code tools}), whether and which it must call ({@code tool_choice})
+ * and whether it may call several in one answer ({@code parallel_tool_calls}), read and checked as OpenAI defines
+ * them.
+ *
+ * @param functions the offered functions, in the request's order; empty when none (then {@code choice} is NONE)
+ * @param choice    what the model may or must do
+ * @param parallel  whether one answer may hold several calls (else at most one)
+ */
+record ChatTools(List<Function> functions, Choice choice, boolean parallel) {
+
+    /** No tools: the answer is text. */
+    static final ChatTools NONE = new ChatTools(List.of(), new Choice.None(), true);
+
+    /** OpenAI's rule for a function name; it also keeps the name a plain literal in a grammar. */
+    private static final Pattern NAME = Pattern.compile("[A-Za-z0-9_-]{1,64}");
+
+    /**
+     * One offered function.
+     *
+     * @param name       what the model calls it by
+     * @param parameters the JSON schema of its arguments (an object schema with no properties when not given)
+     * @param definition the tool object as the request gave it: the chat template shows it to the model as is
+     * @param param      where it is in the request ({@code tools[i]}), for errors about it
+     */
+    record Function(String name, JsonNode parameters, JsonNode definition, String param) {}
+
+    /** What {@code tool_choice} asks of the model. */
+    sealed interface Choice {
+        /** The model decides whether to call (OpenAI's default when tools are given). */
+        record Auto() implements Choice {}
+
+        /** The model must not call: the tools are not shown to it either. */
+        record None() implements Choice {}
+
+        /** The model must call one or more of the functions. */
+        record Required() implements Choice {}
+
+        /** The model must call this function. */
+        record Named(String name) implements Choice {}
+    }
+
+    /** Whether the answer is looked through for calls. */
+    boolean offered() {
+        return !functions.isEmpty() && !(choice instanceof Choice.None);
+    }
+
+    /** The tool objects for the chat template: none when the model may not call. */
+    List<JsonNode> templateTools() {
+        return offered() ? functions.stream().map(Function::definition).toList() : List.of();
+    }
+
+    /** The functions the model may call under the choice: all, or the named one. */
+    List<Function> callable() {
+        if (choice instanceof Choice.Named named) {
+            return functions.stream().filter(f -> f.name().equals(named.name())).toList();
+        }
+        return offered() ? functions : List.of();
+    }
+
+    /** Reads {@code tools}, {@code tool_choice} and {@code parallel_tool_calls}; the legacy function fields are refused. */
+    static ChatTools read(JsonNode body) {
+        for (String legacy : List.of("functions", "function_call")) {
+            JsonNode node = body.get(legacy);
+            if (node != null && !node.isNull() && !(node.isArray() && node.isEmpty())) {
+                throw ApiException.unsupported(legacy, "'" + legacy + "' (the deprecated function calling) is not "
+                        + "supported by this server: use 'tools' and 'tool_choice'");
+            }
+        }
+        List<Function> functions = functions(body.get("tools"));
+        JsonNode choiceNode = body.get("tool_choice");
+        boolean choiceGiven = choiceNode != null && !choiceNode.isNull();
+        if (choiceGiven && functions.isEmpty()) {
+            throw ApiException.invalid("tool_choice", "'tool_choice' is only allowed when 'tools' are given");
+        }
+        Boolean parallel = bool(body, "parallel_tool_calls");
+        if (functions.isEmpty()) return NONE;
+        Choice choice = choiceGiven ? choice(choiceNode, functions) : new Choice.Auto();
+        return new ChatTools(functions, choice, parallel == null || parallel);
+    }
+
+    private static List<Function> functions(JsonNode tools) {
+        if (tools == null || tools.isNull()) return List.of();
+        if (!tools.isArray()) throw ApiException.wrongType("tools", "an array", kind(tools));
+        List<Function> functions = new ArrayList<>();
+        Set<String> names = new HashSet<>();
+        for (int i = 0; i < tools.size(); i++) {
+            String at = "tools[" + i + "]";
+            JsonNode tool = tools.get(i);
+            if (!tool.isObject()) throw ApiException.wrongType(at, "an object", kind(tool));
+            String type = string(tool, "type", at + ".type");
+            if (type == null) throw ApiException.invalid(at + ".type", "'" + at + ".type' is required");
+            if (!type.equals("function")) {
+                throw ApiException.unsupported(at + ".type", "tools of type " + quoted(type)
+                        + " are not supported by this server (only \"function\")");
+            }
+            JsonNode function = tool.get("function");
+            if (function == null || function.isNull()) {
+                throw ApiException.invalid(at + ".function", "'" + at + ".function' is required");
+            }
+            if (!function.isObject()) throw ApiException.wrongType(at + ".function", "an object", kind(function));
+            String name = string(function, "name", at + ".function.name");
+            if (name == null) {
+                throw ApiException.invalid(at + ".function.name", "'" + at + ".function.name' is required");
+            }
+            if (!NAME.matcher(name).matches()) {
+                throw ApiException.invalid(at + ".function.name", "the function name " + quoted(name)
+                        + " must be 1 to 64 letters, digits, underscores or dashes");
+            }
+            if (!names.add(name)) {
+                throw ApiException.invalid(at + ".function.name", "two tools are named " + quoted(name));
+            }
+            string(function, "description", at + ".function.description"); // checked: a string if given
+            JsonNode parameters = function.get("parameters");
+            if (parameters == null || parameters.isNull()) {
+                parameters = noParameters();
+            } else if (!parameters.isObject()) {
+                throw ApiException.wrongType(at + ".function.parameters", "an object (a JSON schema)",
+                        kind(parameters));
+            }
+            functions.add(new Function(name, parameters, tool, at));
+        }
+        return List.copyOf(functions);
+    }
+
+    /** The schema of a function that takes no arguments: an empty object. */
+    private static ObjectNode noParameters() {
+        ObjectNode schema = JsonNodeFactory.instance.objectNode();
+        schema.put("type", "object");
+        schema.putObject("properties");
+        return schema;
+    }
+
+    private static Choice choice(JsonNode node, List<Function> functions) {
+        if (node.isTextual()) {
+            return switch (node.textValue()) {
+                case "auto" -> new Choice.Auto();
+                case "none" -> new Choice.None();
+                case "required" -> new Choice.Required();
+                default -> throw ApiException.invalid("tool_choice", "'tool_choice' must be \"auto\", \"none\", "
+                        + "\"required\" or {\"type\": \"function\", \"function\": {\"name\": ...}}, got "
+                        + quoted(node.textValue()));
+            };
+        }
+        if (!node.isObject()) throw ApiException.wrongType("tool_choice", "a string or an object", kind(node));
+        String type = string(node, "type", "tool_choice.type");
+        if (!"function".equals(type)) {
+            throw ApiException.invalid("tool_choice.type", "'tool_choice.type' must be \"function\", got "
+                    + quoted(type));
+        }
+        JsonNode function = node.get("function");
+        if (function == null || !function.isObject()) {
+            throw ApiException.invalid("tool_choice.function", "'tool_choice.function' must be an object with the "
+                    + "name of the function to call");
+        }
+        String name = string(function, "name", "tool_choice.function.name");
+        if (name == null) {
+            throw ApiException.invalid("tool_choice.function.name", "'tool_choice.function.name' is required");
+        }
+        if (functions.stream().noneMatch(f -> f.name().equals(name))) {
+            throw ApiException.invalid("tool_choice.function.name", "'tool_choice' names the function "
+                    + quoted(name) + ", which is not among the tools");
+        }
+        return new Choice.Named(name);
+    }
+}
