@@ -1,5 +1,6 @@
 package fs.server;
 
+import fs.generate.TokenConstraint;
 import fs.generate.TokenSink;
 import fs.generate.SamplingParams;
 
@@ -15,12 +16,17 @@ public interface CompletionEngine extends AutoCloseable {
      * from {@code prompt}, whose length plus {@code maxTokens} the caller checked against {@link #contextLength()}.
      * The sink hears every token, then exactly one of onDone or onError, always on the engine's thread. Each token
      * comes with its {@link fs.generate.TokenLogprobs} and {@code topLogprobs} alternatives (0..20), or with null when
-     * {@code topLogprobs} is -1.
+     * {@code topLogprobs} is -1. With a {@code constraint} (null: none), this request's own, only the tokens it allows
+     * are sampled; it is touched on the engine's thread only.
      *
      * @throws UnavailableException when every slot is busy and the waiting queue is full, or the engine is closed
      *     (nothing was queued)
      */
-    Handle submit(int[] prompt, SamplingParams params, int maxTokens, int topLogprobs, TokenSink sink);
+    Handle submit(int[] prompt, SamplingParams params, int maxTokens, int topLogprobs, TokenConstraint constraint,
+            TokenSink sink);
+
+    /** The tokens that end an answer: a constraint lets them through where its grammar may end. */
+    int[] stopIds();
 
     /** Positions in each sequence's KV cache: a prompt plus its tokens must fit. */
     int contextLength();

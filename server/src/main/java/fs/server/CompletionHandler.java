@@ -64,7 +64,8 @@ final class CompletionHandler {
         AnswerQueue answer = new AnswerQueue(served.tokenizer(), metrics);
         CompletionEngine.Handle handle;
         try {
-            handle = served.engine().submit(prompt, params, request.maxTokens(), request.topLogprobs(), answer);
+            handle = served.engine().submit(prompt, params, request.maxTokens(), request.topLogprobs(),
+                    null, answer);
         } catch (CompletionEngine.UnavailableException e) {
             metrics.requestRejected();
             throw ApiException.unavailable("unavailable", e.getMessage());

@@ -5,6 +5,7 @@ import fs.generate.QueueFullException;
 import fs.generate.SamplingParams;
 import fs.generate.Scheduler;
 import fs.generate.StopReason;
+import fs.generate.TokenConstraint;
 import fs.generate.TokenLogprobs;
 import fs.generate.TokenSink;
 
@@ -34,7 +35,8 @@ public final class SchedulerEngine implements CompletionEngine {
     }
 
     @Override
-    public Handle submit(int[] prompt, SamplingParams params, int maxTokens, int topLogprobs, TokenSink sink) {
+    public Handle submit(int[] prompt, SamplingParams params, int maxTokens, int topLogprobs,
+            TokenConstraint constraint, TokenSink sink) {
         TokenSink checked = new TokenSink() {
             @Override
             public void onToken(int id, TokenLogprobs logprobs) {
@@ -53,12 +55,17 @@ public final class SchedulerEngine implements CompletionEngine {
             }
         };
         try {
-            return scheduler.submit(prompt, params, maxTokens, stopIds, topLogprobs, checked)::cancel;
+            return scheduler.submit(prompt, params, maxTokens, stopIds, topLogprobs, constraint, checked)::cancel;
         } catch (QueueFullException e) {
             throw new UnavailableException(e.getMessage());
         } catch (IllegalStateException e) {
             throw new UnavailableException("the server is shutting down");
         }
+    }
+
+    @Override
+    public int[] stopIds() {
+        return stopIds.clone();
     }
 
     @Override

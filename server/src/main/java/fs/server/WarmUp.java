@@ -47,7 +47,7 @@ public final class WarmUp {
                 done.countDown();
             }
         };
-        for (int i = 0; i < count; i++) engine.submit(prompt, SamplingParams.greedy(), TOKENS, -1, sink);
+        for (int i = 0; i < count; i++) engine.submit(prompt, SamplingParams.greedy(), TOKENS, -1, null, sink);
         done.await();
         if (failure.get() != null) throw failure.get();
     }

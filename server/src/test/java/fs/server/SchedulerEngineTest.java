@@ -71,12 +71,12 @@ class SchedulerEngineTest {
             Generator.Generation expectedSecond = fixture.greedy(second, 12);
             try (SchedulerEngine engine = fixture.schedulerEngine(1, 4)) {
                 Recorder a = new Recorder(null);
-                engine.submit(first, SamplingParams.greedy(), 12, -1, a);
+                engine.submit(first, SamplingParams.greedy(), 12, -1, null, a);
                 assertEquals(expectedFirst.stopReason(), a.done.get(60, TimeUnit.SECONDS));
                 assertArrayEquals(expectedFirst.ids(), a.ids());
 
                 Recorder b = new Recorder(null);
-                engine.submit(second, new SamplingParams(0f, 20, 0.95f, 0f, 1f, 99L), 12, -1, b);
+                engine.submit(second, new SamplingParams(0f, 20, 0.95f, 0f, 1f, 99L), 12, -1, null, b);
                 assertEquals(expectedSecond.stopReason(), b.done.get(60, TimeUnit.SECONDS));
                 assertArrayEquals(expectedSecond.ids(), b.ids(), "a greedy answer does not depend on the cache");
                 int shared = 0;
@@ -93,14 +93,14 @@ class SchedulerEngineTest {
             SchedulerEngine engine = fixture.schedulerEngine(1, 1);
             CountDownLatch gate = new CountDownLatch(1);
             Recorder running = new Recorder(gate);
-            engine.submit(prompt, SamplingParams.greedy(), 50, -1, running);
+            engine.submit(prompt, SamplingParams.greedy(), 50, -1, null, running);
             assertTrue(running.firstToken.await(60, TimeUnit.SECONDS));
             Recorder queued = new Recorder(null);
-            engine.submit(prompt, SamplingParams.greedy(), 5, -1, queued);
+            engine.submit(prompt, SamplingParams.greedy(), 5, -1, null, queued);
             assertEquals(new CompletionEngine.Load(1, 1, 1), engine.load());
 
             CompletionEngine.UnavailableException full = assertThrows(CompletionEngine.UnavailableException.class,
-                    () -> engine.submit(prompt, SamplingParams.greedy(), 5, -1, new Recorder(null)));
+                    () -> engine.submit(prompt, SamplingParams.greedy(), 5, -1, null, new Recorder(null)));
             assertTrue(full.getMessage().contains("busy"), full.getMessage());
 
             Thread closer = Thread.ofPlatform().start(engine::close);
@@ -112,7 +112,7 @@ class SchedulerEngineTest {
             assertEquals(StopReason.CANCELLED, queued.done.get(1, TimeUnit.SECONDS), "never ran");
             assertTrue(queued.tokens.isEmpty());
             assertThrows(CompletionEngine.UnavailableException.class,
-                    () -> engine.submit(prompt, SamplingParams.greedy(), 5, -1, new Recorder(null)));
+                    () -> engine.submit(prompt, SamplingParams.greedy(), 5, -1, null, new Recorder(null)));
         }
     }
 
@@ -123,7 +123,8 @@ class SchedulerEngineTest {
             try (SchedulerEngine engine = fixture.schedulerEngine(1, 2)) {
                 CountDownLatch gate = new CountDownLatch(1);
                 Recorder recorder = new Recorder(gate);
-                CompletionEngine.Handle handle = engine.submit(prompt, SamplingParams.greedy(), 100, -1, recorder);
+                CompletionEngine.Handle handle =
+                        engine.submit(prompt, SamplingParams.greedy(), 100, -1, null, recorder);
                 assertTrue(recorder.firstToken.await(60, TimeUnit.SECONDS));
                 handle.cancel();
                 gate.countDown();
@@ -131,7 +132,7 @@ class SchedulerEngineTest {
                 assertEquals(1, recorder.tokens.size(), "asked before each token: none came after the cancel");
 
                 Recorder next = new Recorder(null);
-                engine.submit(prompt, SamplingParams.greedy(), 3, -1, next);
+                engine.submit(prompt, SamplingParams.greedy(), 3, -1, null, next);
                 assertEquals(StopReason.TOKEN_LIMIT, next.done.get(30, TimeUnit.SECONDS), "the engine serves on");
             }
         }
@@ -148,7 +149,7 @@ class SchedulerEngineTest {
                 if (fail[0]) throw new fs.FsException("the weights changed");
             })) {
                 Recorder failed = new Recorder(null);
-                engine.submit(prompt, SamplingParams.greedy(), 3, -1, failed);
+                engine.submit(prompt, SamplingParams.greedy(), 3, -1, null, failed);
                 Exception e = assertThrows(Exception.class, () -> failed.done.get(60, TimeUnit.SECONDS));
                 assertEquals("the weights changed", e.getCause().getMessage());
             }

@@ -1,5 +1,6 @@
 package fs.server;
 
+import fs.generate.TokenConstraint;
 import fs.generate.TokenSink;
 import fs.generate.GenerationStats;
 import fs.generate.SamplingParams;
@@ -10,7 +11,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 /**
  * An engine without a model, for tests of the HTTP layer: each request gets the same token ids, one every
  * {@code delayMillis}, on a thread of its own, and ends with END_OF_SEQUENCE (or CANCELLED). With {@code full} set,
- * every submit is refused as a full queue would refuse it.
+ * every submit is refused as a full queue would refuse it. The last request's prompt and constraint are kept (the
+ * script is played whether the constraint allows it or not).
  */
 final class ScriptedEngine implements CompletionEngine {
     private final int[] ids;
@@ -22,6 +24,9 @@ final class ScriptedEngine implements CompletionEngine {
     /** Counted down when a request has been given its first token. */
     final CountDownLatch started = new CountDownLatch(1);
     private volatile boolean closed;
+    /** The prompt and the constraint (null: none) of the last request. */
+    volatile int[] prompt;
+    volatile TokenConstraint constraint;
 
     ScriptedEngine(int[] ids, long delayMillis) {
         this(ids, java.time.Duration.ofMillis(delayMillis), ids.length);
@@ -39,8 +44,11 @@ final class ScriptedEngine implements CompletionEngine {
     }
 
     @Override
-    public Handle submit(int[] prompt, SamplingParams params, int maxTokens, int topLogprobs, TokenSink sink) {
+    public Handle submit(int[] prompt, SamplingParams params, int maxTokens, int topLogprobs,
+            TokenConstraint constraint, TokenSink sink) {
         if (full.get()) throw new UnavailableException("the server is busy (scripted)");
+        this.prompt = prompt.clone();
+        this.constraint = constraint;
         AtomicBoolean stop = new AtomicBoolean();
         Thread.ofPlatform().daemon().start(() -> {
             long limit = maxTokens >= 0 ? Math.min(maxTokens, length) : length;
@@ -63,6 +71,12 @@ final class ScriptedEngine implements CompletionEngine {
 
     private static GenerationStats stats(int[] prompt, int count) {
         return new GenerationStats(prompt.length, 0, 1, count, Math.max(0, count - 1), 1);
+    }
+
+    /** Qwen3's ends: <|im_end|> and <|endoftext|>. */
+    @Override
+    public int[] stopIds() {
+        return new int[] {151645, 151643};
     }
 
     @Override

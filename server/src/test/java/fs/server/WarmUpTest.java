@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import fs.generate.GenerationStats;
 import fs.generate.SamplingParams;
 import fs.generate.StopReason;
+import fs.generate.TokenConstraint;
 import fs.generate.TokenSink;
 import fs.tokenizer.Tokenizer;
 import java.time.Duration;
@@ -31,7 +32,7 @@ class WarmUpTest {
 
         @Override
         public synchronized Handle submit(int[] prompt, SamplingParams params, int maxTokens, int topLogprobs,
-                                          TokenSink sink) {
+                                          TokenConstraint constraint, TokenSink sink) {
             held.add(sink);
             if (held.size() == expected) {
                 batches.add(held.size());
@@ -43,6 +44,11 @@ class WarmUpTest {
                 expected = slots;
             }
             return () -> {};
+        }
+
+        @Override
+        public int[] stopIds() {
+            return new int[] {1};
         }
 
         @Override
