@@ -7,6 +7,7 @@ import fs.engine.Engine;
 import fs.engine.LoadedModel;
 import fs.generate.SamplingParams;
 import fs.generate.Scheduler;
+import fs.generate.TokenConstraint;
 import fs.generate.TokenSink;
 import fs.model.GenerationConfig;
 import fs.source.ModelSource;
@@ -221,10 +222,14 @@ public final class FsModel implements AutoCloseable {
         return template;
     }
 
-    /** Queues a generation on the scheduler (see {@link Scheduler#submit}); a closed model is an FsException. */
-    Scheduler.Handle submit(int[] prompt, SamplingParams params, int maxTokens, TokenSink sink) {
+    /**
+     * Queues a generation on the scheduler (see {@link Scheduler#submit}), under {@code constraint} (null: none); a
+     * closed model is an FsException.
+     */
+    Scheduler.Handle submit(int[] prompt, SamplingParams params, int maxTokens, TokenConstraint constraint,
+                            TokenSink sink) {
         try {
-            return scheduler.submit(prompt, params, maxTokens, stopIds, sink);
+            return scheduler.submit(prompt, params, maxTokens, stopIds, -1, constraint, sink);
         } catch (IllegalStateException e) {
             throw new FsException("the model is closed", e);
         }

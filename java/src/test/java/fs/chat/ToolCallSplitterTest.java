@@ -1,4 +1,4 @@
-package fs.server;
+package fs.chat;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;

@@ -1,7 +1,10 @@
-package fs.server;
+package fs.chat;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.ObjectReader;
 import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.List;
@@ -11,19 +14,24 @@ import java.util.List;
  * {@code <tool_call>\n{"name": …, "arguments": …}\n</tool_call>} blocks. A block is held back until it closes; one
  * that does not hold a call (not JSON, no name) stays text, as the model wrote it. The whitespace the model puts
  * between its text and a call, and between calls, is layout, not text. Text that may be the start of a tag, or
- * whitespace that may come before a call, is held back until decided. One answer, one thread.
+ * whitespace that may come before a call, is held back until decided.
+ *
+ * <p>Shared by {@code fs serve} (message.tool_calls) and the library's chats ({@code fs.api}); not thread-safe: one
+ * answer, one thread.
  */
-final class ToolCallSplitter {
+public final class ToolCallSplitter {
     private static final String OPEN = "<tool_call>";
     private static final String CLOSE = "</tool_call>";
     private static final String ID_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
     private static final SecureRandom RANDOM = new SecureRandom();
+    private static final ObjectReader WHOLE_JSON =
+            new ObjectMapper().reader().with(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
 
     /** A call found in the answer: OpenAI's id, the function's name and its arguments as a JSON text. */
-    record Call(String id, String name, String arguments) {}
+    public record Call(String id, String name, String arguments) {}
 
     /** A piece of the content, in order: text or a call. */
-    sealed interface Piece {
+    public sealed interface Piece {
         record Text(String text) implements Piece {}
 
         record Found(Call call) implements Piece {}
@@ -32,10 +40,9 @@ final class ToolCallSplitter {
     private final StringBuilder pending = new StringBuilder();
     private boolean inCall;
     private boolean afterCall; // whitespace after a call is dropped until text starts
-    private int calls;
 
     /** What the content pushed so far adds: text and the calls that closed, in order. */
-    List<Piece> push(String content) {
+    public List<Piece> push(String content) {
         pending.append(content);
         List<Piece> pieces = new ArrayList<>();
         while (true) {
@@ -48,7 +55,6 @@ final class ToolCallSplitter {
                 Call call = parse(block.substring(OPEN.length(), close));
                 if (call != null) {
                     pieces.add(new Piece.Found(call));
-                    calls++;
                     afterCall = true;
                 } else {
                     text(block, pieces);
@@ -70,17 +76,12 @@ final class ToolCallSplitter {
     }
 
     /** The rest, at the end of the answer: a block that never closed is text, as the model wrote it. */
-    List<Piece> flush() {
+    public List<Piece> flush() {
         List<Piece> pieces = new ArrayList<>();
         text(pending.toString(), pieces);
         pending.setLength(0);
         inCall = false;
         return pieces;
-    }
-
-    /** Calls found so far. */
-    int calls() {
-        return calls;
     }
 
     private void text(String text, List<Piece> pieces) {
@@ -110,7 +111,7 @@ final class ToolCallSplitter {
     private static Call parse(String body) {
         JsonNode call;
         try {
-            call = Exchange.WHOLE_JSON.readTree(body);
+            call = WHOLE_JSON.readTree(body);
         } catch (JsonProcessingException e) {
             return null;
         }
