@@ -7,6 +7,7 @@ import fs.chat.ToolCallSplitter;
 import fs.generate.GenerationStats;
 import fs.generate.ReasoningSplitter;
 import fs.generate.SamplingParams;
+import fs.generate.TokenConstraint;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -44,6 +45,7 @@ final class CompletionHandler {
     }
 
     private final ServerMetrics metrics;
+    private final AnswerConstraints constraints = new AnswerConstraints();
 
     CompletionHandler(ServerMetrics metrics) {
         this.metrics = metrics;
@@ -61,12 +63,17 @@ final class CompletionHandler {
         int[] prompt = promptIds(served, request.prompt(), request.tools());
         checkFits(prompt.length, request.maxTokens(), served.engine().contextLength(), chat ? "messages" : "prompt");
         SamplingParams params = request.sampling().over(defaults(served));
+        // A chat whose thinking is not turned off leaves Qwen3 to open a think block before a constrained shape.
+        boolean thinking = request.prompt() instanceof CompletionRequest.Prompt.Chat c
+                && !Boolean.FALSE.equals(c.enableThinking());
+        TokenConstraint constraint =
+                constraints.of(request, thinking, served.tokenizer(), served.engine().stopIds());
 
         AnswerQueue answer = new AnswerQueue(served.tokenizer(), metrics);
         CompletionEngine.Handle handle;
         try {
             handle = served.engine().submit(prompt, params, request.maxTokens(), request.topLogprobs(),
-                    null, answer);
+                    constraint, answer);
         } catch (CompletionEngine.UnavailableException e) {
             metrics.requestRejected();
             throw ApiException.unavailable("unavailable", e.getMessage());

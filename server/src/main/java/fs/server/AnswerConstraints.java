@@ -1,0 +1,110 @@
+package fs.server;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import fs.chat.AnswerGrammar;
+import fs.generate.TokenConstraint;
+import fs.grammar.Grammar;
+import fs.grammar.GrammarConstraint;
+import fs.grammar.GrammarException;
+import fs.grammar.JsonSchemaGbnf;
+import fs.grammar.TokenVocabulary;
+import fs.tokenizer.Tokenizer;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalInt;
+
+/**
+ * Turns what a request asks of its answer's shape into the constraint its tokens are sampled under: a JSON object,
+ * a JSON schema, a GBNF grammar, or tool calls (from the first token when tool_choice requires them, else from the
+ * {@code <tool_call>} token the model writes of its own accord). A grammar or schema that cannot be used is a 400
+ * naming its field. Compiled grammars are kept for the next requests that ask for the same one (clients send the same
+ * tools and schemas again and again), a few at most. Thread-safe.
+ */
+final class AnswerConstraints {
+    /** Grammars kept: each holds its token tables, built as requests use it. */
+    private static final int KEPT = 16;
+    /** OpenAI's json_object: any object, whatever its properties. */
+    private static final JsonNode ANY_OBJECT =
+            Exchange.JSON.createObjectNode().put("type", "object").put("additionalProperties", true);
+
+    private final Map<String, Grammar> grammars = new LinkedHashMap<>(KEPT, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, Grammar> eldest) {
+            return size() > KEPT;
+        }
+    };
+
+    /**
+     * The constraint for {@code request}, null when its answer is free. {@code thinking}: whether the prompt leaves
+     * the model to open a think block (a chat whose thinking is not turned off).
+     */
+    TokenConstraint of(CompletionRequest request, boolean thinking, Tokenizer tokenizer, int[] stopIds) {
+        ChatTools tools = request.tools();
+        if (tools.offered()) return toolCalls(tools, thinking, tokenizer, stopIds);
+        String param = switch (request.format()) {
+            case OutputFormat.JsonSchema schema -> schema.param();
+            case OutputFormat.Gbnf grammar -> grammar.param();
+            default -> "response_format";
+        };
+        String gbnf;
+        try {
+            gbnf = switch (request.format()) {
+                case OutputFormat.Text _ -> null;
+                case OutputFormat.JsonObject _ -> AnswerGrammar.json(ANY_OBJECT, thinking);
+                case OutputFormat.JsonSchema schema -> AnswerGrammar.json(schema.schema(), thinking);
+                case OutputFormat.Gbnf grammar -> grammar.grammar(); // the client's: applied as it is, from the start
+            };
+        } catch (GrammarException e) {
+            throw ApiException.invalid(param, "'" + param + "' cannot be used: " + e.getMessage());
+        }
+        if (gbnf == null) return null;
+        return new GrammarConstraint(compiled(gbnf, param), TokenVocabulary.of(tokenizer), stopIds);
+    }
+
+    /**
+     * Required calls (or a named function) hold the whole answer to calls, after an optional think block; auto lets
+     * the model write freely and holds only what follows a {@code <tool_call>} token it writes to a well-formed call
+     * of an offered function.
+     */
+    private TokenConstraint toolCalls(ChatTools tools, boolean thinking, Tokenizer tokenizer, int[] stopIds) {
+        List<ChatTools.Function> callable = tools.callable();
+        for (ChatTools.Function function : callable) {
+            try {
+                JsonSchemaGbnf.toGbnf(function.parameters());
+            } catch (GrammarException e) {
+                String param = function.param() + ".function.parameters";
+                throw ApiException.invalid(param, "'" + param + "' cannot be used: " + e.getMessage());
+            }
+        }
+        List<AnswerGrammar.Function> functions =
+                callable.stream().map(f -> new AnswerGrammar.Function(f.name(), f.parameters())).toList();
+        TokenVocabulary vocabulary = TokenVocabulary.of(tokenizer);
+        if (tools.choice() instanceof ChatTools.Choice.Auto) {
+            OptionalInt tag = tokenizer.tokenId("<tool_call>");
+            if (tag.isEmpty()) return null; // a vocabulary without the tag: the calls are looked for in free text
+            Grammar rest = compiled(AnswerGrammar.afterToolCallTag(functions, tools.parallel()), "tools");
+            return GrammarConstraint.triggered(rest, vocabulary, stopIds, tag.getAsInt());
+        }
+        Grammar calls = compiled(AnswerGrammar.toolCalls(functions, tools.parallel(), thinking), "tools");
+        return new GrammarConstraint(calls, vocabulary, stopIds);
+    }
+
+    private Grammar compiled(String gbnf, String param) {
+        synchronized (grammars) {
+            Grammar kept = grammars.get(gbnf);
+            if (kept != null) return kept;
+        }
+        Grammar grammar;
+        try {
+            grammar = Grammar.parse(gbnf);
+        } catch (GrammarException e) {
+            throw ApiException.invalid(param, "'" + param + "' is not a grammar this server can use: "
+                    + e.getMessage());
+        }
+        synchronized (grammars) {
+            grammars.put(gbnf, grammar);
+        }
+        return grammar;
+    }
+}
