@@ -4,12 +4,14 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.TextNode;
 import fs.FsException;
+import fs.chat.AnswerGrammar;
 import fs.chat.ChatMessage;
 import fs.chat.ToolCallSplitter;
 import fs.generate.ReasoningSplitter;
 import fs.generate.SamplingParams;
 import fs.generate.Scheduler;
 import fs.generate.StopReason;
+import fs.generate.TokenConstraint;
 import fs.tokenizer.StreamingDecoder;
 import java.util.ArrayList;
 import java.util.List;
@@ -133,6 +135,25 @@ public final class Chat implements AutoCloseable {
         return !params.tools().isEmpty() && params.toolChoice() != ToolChoice.NONE;
     }
 
+    /**
+     * What holds an answer to the chat's shape, null when it is free: calls of its tools from the first token when
+     * they are required, a well-formed call after a {@code <tool_call>} the model writes when it may choose, or JSON
+     * of the response schema. With thinking on, Qwen3 may think first (see {@link AnswerGrammar}).
+     */
+    private TokenConstraint constraint() {
+        boolean thinkFirst = !Boolean.FALSE.equals(params.thinking());
+        if (toolsOffered()) {
+            List<AnswerGrammar.Function> functions = params.tools().stream()
+                    .map(tool -> new AnswerGrammar.Function(tool.name(), tool.parametersSchema())).toList();
+            return params.toolChoice() == ToolChoice.REQUIRED
+                    ? model.constraint(AnswerGrammar.toolCalls(functions, true, thinkFirst))
+                    : model.constraintAfter("<tool_call>", AnswerGrammar.afterToolCallTag(functions, true));
+        }
+        if (params.responseSchema() == null) return null;
+        return model.constraint(AnswerGrammar.json(Tool.schema(params.responseSchema(), "the response schema"),
+                thinkFirst));
+    }
+
     private Reply answer(TokenConsumer onText, Cancellation cancellation) {
         List<ChatMessage> messages = new ArrayList<>();
         if (params.systemPrompt() != null) messages.add(ChatMessage.system(params.systemPrompt()));
@@ -142,7 +163,7 @@ public final class Chat implements AutoCloseable {
         // Cancelled already: never submitted, since the scheduler could take a token before the hook below is set.
         if (cancellation.isCancelled()) return new Reply("", "", StopReason.CANCELLED, prompt.length, 0, 0, List.of());
         Answer answer = new Answer();
-        Scheduler.Handle handle = model.submit(prompt, sampling, params.maxTokens(), null, answer);
+        Scheduler.Handle handle = model.submit(prompt, sampling, params.maxTokens(), constraint(), answer);
         Runnable unregister = cancellation.register(handle::cancel);
         Runnable unregisterClose = closing.register(handle::cancel);
         // Special tokens (a stray <|im_start|>) are no text for the user; <think> is not special: the splitter sees it.

@@ -42,7 +42,7 @@ public record ChatParams(Float temperature, Integer topK, Float topP, Float minP
         tools = tools == null ? List.of() : List.copyOf(tools);
         if (toolChoice == null) throw new FsException("the tool choice is required (AUTO when there are no tools)");
         if (responseSchema != null) {
-            Tool.schema(responseSchema, "the response schema");
+            Tool.holdable(Tool.schema(responseSchema, "the response schema"), "the response schema");
             if (!tools.isEmpty() && toolChoice != ToolChoice.NONE) {
                 throw new FsException("a response schema cannot be combined with tools the model may call");
             }

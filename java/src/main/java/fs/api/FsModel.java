@@ -2,6 +2,7 @@ package fs.api;
 
 import fs.FsException;
 import fs.chat.ChatTemplate;
+import fs.chat.GrammarCache;
 import fs.engine.BackendChoice;
 import fs.engine.Engine;
 import fs.engine.LoadedModel;
@@ -9,6 +10,8 @@ import fs.generate.SamplingParams;
 import fs.generate.Scheduler;
 import fs.generate.TokenConstraint;
 import fs.generate.TokenSink;
+import fs.grammar.GrammarConstraint;
+import fs.grammar.TokenVocabulary;
 import fs.model.GenerationConfig;
 import fs.source.ModelSource;
 import fs.tokenizer.Tokenizer;
@@ -16,6 +19,7 @@ import java.io.PrintWriter;
 import java.io.Writer;
 import java.util.List;
 import java.util.Objects;
+import java.util.OptionalInt;
 
 /**
  * A loaded model: its weights uploaded once to a backend, and one scheduler thread that owns that backend and runs
@@ -38,6 +42,7 @@ public final class FsModel implements AutoCloseable {
     private final int[] stopIds;
     private final ChatTemplate template; // null: templateProblem says why there is none
     private final FsException templateProblem;
+    private final GrammarCache grammars = new GrammarCache(16);
     private boolean closed; // guarded by this
 
     /**
@@ -220,6 +225,22 @@ public final class FsModel implements AutoCloseable {
 
     ChatTemplate template() {
         return template;
+    }
+
+    /** A constraint holding one answer to {@code gbnf}'s grammar, the model's stop tokens ending it. */
+    TokenConstraint constraint(String gbnf) {
+        return new GrammarConstraint(grammars.compiled(gbnf), TokenVocabulary.of(tokenizer), stopIds);
+    }
+
+    /**
+     * A constraint that leaves one answer free until the model writes the token {@code trigger}, then holds what
+     * follows to {@code gbnf}'s grammar; null when the vocabulary has no such token.
+     */
+    TokenConstraint constraintAfter(String trigger, String gbnf) {
+        OptionalInt token = tokenizer.tokenId(trigger);
+        if (token.isEmpty()) return null;
+        return GrammarConstraint.triggered(grammars.compiled(gbnf), TokenVocabulary.of(tokenizer), stopIds,
+                token.getAsInt());
     }
 
     /**

@@ -4,6 +4,8 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import fs.FsException;
+import fs.grammar.GrammarException;
+import fs.grammar.JsonSchemaGbnf;
 import java.util.regex.Pattern;
 
 /**
@@ -24,7 +26,8 @@ public record Tool(String name, String description, String parameters) {
             throw new FsException("a tool's name must be 1 to 64 letters, digits, underscores or dashes, got "
                     + (name == null ? "none" : fs.Quoted.quote(name)));
         }
-        if (parameters != null) schema(parameters, "the parameters of the tool " + name);
+        if (parameters != null) holdable(schema(parameters, "the parameters of the tool " + name),
+                "the parameters of the tool " + name);
     }
 
     /** A tool with a description and the JSON schema of its parameters. */
@@ -46,6 +49,15 @@ public record Tool(String name, String description, String parameters) {
         var tool = JSON.createObjectNode().put("type", "function");
         tool.set("function", function);
         return tool;
+    }
+
+    /** Checks that an answer can be held to {@code schema} (a grammar can express it). */
+    static void holdable(JsonNode schema, String what) {
+        try {
+            JsonSchemaGbnf.toGbnf(schema);
+        } catch (GrammarException e) {
+            throw new FsException(what + " cannot be used: " + e.getMessage(), e);
+        }
     }
 
     /** A JSON schema given as text: it must be a JSON object. */

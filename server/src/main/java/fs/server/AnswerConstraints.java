@@ -2,6 +2,7 @@ package fs.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import fs.chat.AnswerGrammar;
+import fs.chat.GrammarCache;
 import fs.generate.TokenConstraint;
 import fs.grammar.Grammar;
 import fs.grammar.GrammarConstraint;
@@ -9,31 +10,21 @@ import fs.grammar.GrammarException;
 import fs.grammar.JsonSchemaGbnf;
 import fs.grammar.TokenVocabulary;
 import fs.tokenizer.Tokenizer;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.OptionalInt;
 
 /**
  * Turns what a request asks of its answer's shape into the constraint its tokens are sampled under: a JSON object,
  * a JSON schema, a GBNF grammar, or tool calls (from the first token when tool_choice requires them, else from the
  * {@code <tool_call>} token the model writes of its own accord). A grammar or schema that cannot be used is a 400
- * naming its field. Compiled grammars are kept for the next requests that ask for the same one (clients send the same
- * tools and schemas again and again), a few at most. Thread-safe.
+ * naming its field. Compiled grammars are kept for the next requests that ask for the same one. Thread-safe.
  */
 final class AnswerConstraints {
-    /** Grammars kept: each holds its token tables, built as requests use it. */
-    private static final int KEPT = 16;
     /** OpenAI's json_object: any object, whatever its properties. */
     private static final JsonNode ANY_OBJECT =
             Exchange.JSON.createObjectNode().put("type", "object").put("additionalProperties", true);
 
-    private final Map<String, Grammar> grammars = new LinkedHashMap<>(KEPT, 0.75f, true) {
-        @Override
-        protected boolean removeEldestEntry(Map.Entry<String, Grammar> eldest) {
-            return size() > KEPT;
-        }
-    };
+    private final GrammarCache grammars = new GrammarCache(16);
 
     /**
      * The constraint for {@code request}, null when its answer is free. {@code thinking}: whether the prompt leaves
@@ -91,20 +82,11 @@ final class AnswerConstraints {
     }
 
     private Grammar compiled(String gbnf, String param) {
-        synchronized (grammars) {
-            Grammar kept = grammars.get(gbnf);
-            if (kept != null) return kept;
-        }
-        Grammar grammar;
         try {
-            grammar = Grammar.parse(gbnf);
+            return grammars.compiled(gbnf);
         } catch (GrammarException e) {
             throw ApiException.invalid(param, "'" + param + "' is not a grammar this server can use: "
                     + e.getMessage());
         }
-        synchronized (grammars) {
-            grammars.put(gbnf, grammar);
-        }
-        return grammar;
     }
 }
