@@ -2,7 +2,7 @@ package fs.api;
 
 import fs.FsException;
 import fs.chat.ChatTemplate;
-import fs.chat.GrammarCache;
+import fs.chat.constraint.GrammarCache;
 import fs.engine.BackendChoice;
 import fs.engine.Engine;
 import fs.engine.LoadedModel;

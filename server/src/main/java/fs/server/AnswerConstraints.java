@@ -1,8 +1,8 @@
 package fs.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import fs.chat.AnswerGrammar;
-import fs.chat.GrammarCache;
+import fs.chat.constraint.AnswerGrammar;
+import fs.chat.constraint.GrammarCache;
 import fs.generate.TokenConstraint;
 import fs.grammar.Grammar;
 import fs.grammar.GrammarConstraint;

@@ -1,4 +1,4 @@
-package fs.chat;
+package fs.chat.constraint;
 
 import fs.grammar.Grammar;
 import java.util.LinkedHashMap;

@@ -1,4 +1,4 @@
-package fs.chat;
+package fs.chat.constraint;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import fs.grammar.JsonSchemaGbnf;

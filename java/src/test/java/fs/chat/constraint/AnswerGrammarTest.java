@@ -1,4 +1,4 @@
-package fs.chat;
+package fs.chat.constraint;
 
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
