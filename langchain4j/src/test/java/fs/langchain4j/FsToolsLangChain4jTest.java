@@ -23,6 +23,8 @@ import dev.langchain4j.model.chat.request.json.JsonIntegerSchema;
 import dev.langchain4j.model.chat.request.json.JsonObjectSchema;
 import dev.langchain4j.model.chat.request.json.JsonSchema;
 import dev.langchain4j.model.chat.response.ChatResponse;
+import dev.langchain4j.model.chat.response.CompleteToolCall;
+import dev.langchain4j.model.chat.response.StreamingChatResponseHandler;
 import dev.langchain4j.model.output.FinishReason;
 import dev.langchain4j.service.AiServices;
 import fs.api.ChatParams;
@@ -31,6 +33,8 @@ import fs.api.GreedyReference;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -42,6 +46,10 @@ import org.junit.jupiter.api.Test;
  */
 class FsToolsLangChain4jTest {
     private static final ObjectMapper JSON = new ObjectMapper();
+    private static final ToolSpecification ADD = ToolSpecification.builder().name("add").description("Adds two numbers")
+            .parameters(JsonObjectSchema.builder().addProperty("a", JsonIntegerSchema.builder().build())
+                    .addProperty("b", JsonIntegerSchema.builder().build()).required("a", "b").build())
+            .build();
 
     private static FsModel model;
     private static FsChatModel chatModel;
@@ -103,12 +111,8 @@ class FsToolsLangChain4jTest {
 
     @Test
     void toolCallsComeBackAsToolExecutionRequests() throws Exception {
-        ToolSpecification add = ToolSpecification.builder().name("add").description("Adds two numbers")
-                .parameters(JsonObjectSchema.builder().addProperty("a", JsonIntegerSchema.builder().build())
-                        .addProperty("b", JsonIntegerSchema.builder().build()).required("a", "b").build())
-                .build();
         ChatResponse response = chatModel.chat(ChatRequest.builder().messages(UserMessage.from("1 + 2?"))
-                .toolSpecifications(add).toolChoice(ToolChoice.REQUIRED).build());
+                .toolSpecifications(ADD).toolChoice(ToolChoice.REQUIRED).build());
         assertEquals(FinishReason.TOOL_EXECUTION, response.finishReason());
         List<ToolExecutionRequest> calls = response.aiMessage().toolExecutionRequests();
         assertFalse(calls.isEmpty());
@@ -118,6 +122,37 @@ class FsToolsLangChain4jTest {
             assertTrue(arguments.path("a").isIntegralNumber() && arguments.path("b").isIntegralNumber()
                     && arguments.size() == 2, call.arguments());
         }
+    }
+
+    @Test
+    void streamedCallsReachOnCompleteToolCallAndTheResponse() throws Exception {
+        FsStreamingChatModel streaming = new FsStreamingChatModel(model, ChatParams.defaults().withTemperature(0.7f)
+                .withSeed(5).withMaxTokens(200).withThinking(false));
+        List<CompleteToolCall> completed = Collections.synchronizedList(new ArrayList<>());
+        CompletableFuture<ChatResponse> done = new CompletableFuture<>();
+        streaming.chat(ChatRequest.builder().messages(UserMessage.from("1 + 2?")).toolSpecifications(ADD)
+                .toolChoice(ToolChoice.REQUIRED).build(), new StreamingChatResponseHandler() {
+                    @Override
+                    public void onCompleteToolCall(CompleteToolCall call) {
+                        completed.add(call);
+                    }
+
+                    @Override
+                    public void onCompleteResponse(ChatResponse response) {
+                        done.complete(response);
+                    }
+
+                    @Override
+                    public void onError(Throwable error) {
+                        done.completeExceptionally(error);
+                    }
+                });
+        ChatResponse response = done.get(60, TimeUnit.SECONDS);
+        assertEquals(FinishReason.TOOL_EXECUTION, response.finishReason());
+        assertFalse(completed.isEmpty());
+        assertEquals(response.aiMessage().toolExecutionRequests(),
+                completed.stream().map(CompleteToolCall::toolExecutionRequest).toList());
+        assertEquals(0, completed.getFirst().index());
     }
 
     @Test
