@@ -2,6 +2,7 @@ package fs.api;
 
 import fs.FsException;
 import fs.chat.ChatTemplate;
+import fs.chat.constraint.AfterThinking;
 import fs.chat.constraint.GrammarCache;
 import fs.engine.BackendChoice;
 import fs.engine.Engine;
@@ -234,13 +235,18 @@ public final class FsModel implements AutoCloseable {
 
     /**
      * A constraint that leaves one answer free until the model writes the token {@code trigger}, then holds what
-     * follows to {@code gbnf}'s grammar; null when the vocabulary has no such token.
+     * follows to {@code gbnf}'s grammar; with {@code thinking}, a think block the answer opens with is free too, a
+     * trigger in it starts nothing. Null when the vocabulary has no such token.
      */
-    TokenConstraint constraintAfter(String trigger, String gbnf) {
+    TokenConstraint constraintAfter(String trigger, String gbnf, boolean thinking) {
         OptionalInt token = tokenizer.tokenId(trigger);
         if (token.isEmpty()) return null;
-        return GrammarConstraint.triggered(grammars.compiled(gbnf), TokenVocabulary.of(tokenizer), stopIds,
-                token.getAsInt());
+        TokenConstraint triggered = GrammarConstraint.triggered(grammars.compiled(gbnf), TokenVocabulary.of(tokenizer),
+                stopIds, token.getAsInt());
+        OptionalInt open = tokenizer.tokenId("<think>");
+        OptionalInt close = tokenizer.tokenId("</think>");
+        return thinking && open.isPresent() && close.isPresent()
+                ? new AfterThinking(triggered, open.getAsInt(), close.getAsInt()) : triggered;
     }
 
     /**

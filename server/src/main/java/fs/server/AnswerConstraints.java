@@ -1,6 +1,7 @@
 package fs.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import fs.chat.constraint.AfterThinking;
 import fs.chat.constraint.AnswerGrammar;
 import fs.chat.constraint.GrammarCache;
 import fs.generate.TokenConstraint;
@@ -54,9 +55,10 @@ final class AnswerConstraints {
     }
 
     /**
-     * Required calls (or a named function) hold the whole answer to calls, after an optional think block; auto lets
-     * the model write freely and holds only what follows a {@code <tool_call>} token it writes to a well-formed call
-     * of an offered function.
+     * Required calls (or a named function) hold the whole answer to calls, after an optional think block (in the
+     * grammar, so that the answer cannot end before its calls); auto lets the model write freely and holds only what
+     * follows a {@code <tool_call>} token it writes to a well-formed call of an offered function, once its thoughts
+     * are over (a tag mentioned in them starts nothing).
      */
     private TokenConstraint toolCalls(ChatTools tools, boolean thinking, Tokenizer tokenizer, int[] stopIds) {
         List<ChatTools.Function> callable = tools.callable();
@@ -75,7 +77,11 @@ final class AnswerConstraints {
             OptionalInt tag = tokenizer.tokenId("<tool_call>");
             if (tag.isEmpty()) return null; // a vocabulary without the tag: the calls are looked for in free text
             Grammar rest = compiled(AnswerGrammar.afterToolCallTag(functions, tools.parallel()), "tools");
-            return GrammarConstraint.triggered(rest, vocabulary, stopIds, tag.getAsInt());
+            TokenConstraint calls = GrammarConstraint.triggered(rest, vocabulary, stopIds, tag.getAsInt());
+            OptionalInt open = tokenizer.tokenId("<think>");
+            OptionalInt close = tokenizer.tokenId("</think>");
+            return thinking && open.isPresent() && close.isPresent()
+                    ? new AfterThinking(calls, open.getAsInt(), close.getAsInt()) : calls;
         }
         Grammar calls = compiled(AnswerGrammar.toolCalls(functions, tools.parallel(), thinking), "tools");
         return new GrammarConstraint(calls, vocabulary, stopIds);
