@@ -237,8 +237,11 @@ public final class Chat implements AutoCloseable {
             for (ToolCallSplitter.Piece piece : pieces) {
                 switch (piece) {
                     case ToolCallSplitter.Piece.Text t -> text(t.text());
-                    case ToolCallSplitter.Piece.Found f ->
-                            calls.add(new ToolCall(f.call().id(), f.call().name(), f.call().arguments()));
+                    case ToolCallSplitter.Piece.Closed c ->
+                            calls.add(new ToolCall(c.call().id(), c.call().name(), c.call().arguments()));
+                    case ToolCallSplitter.Piece.Opened _, ToolCallSplitter.Piece.Arguments _ -> {
+                        // A reply carries whole calls only.
+                    }
                 }
             }
         }

@@ -60,25 +60,34 @@ abstract sealed class AnswerFormat {
     abstract ObjectNode end(String finishReason, List<LogprobEntry> entries);
 
     /**
-     * The chunks that bring the call at {@code index} of a chat answer, as OpenAI streams one: the first names it
-     * (with empty arguments), the second brings its arguments and the logprobs of the tokens up to its end.
+     * The chunk that brings a piece of the call at {@code index} of a chat answer, as OpenAI streams calls: its
+     * opening names it (with empty arguments), then each fragment of its arguments; its close brings nothing (null)
+     * unless logprobs wait for a chunk, which then carries them with an empty delta.
      */
-    final List<ObjectNode> toolCallChunks(int index, ToolCallSplitter.Call call, List<LogprobEntry> entries) {
-        ObjectNode start = choice();
-        ObjectNode named = start.putObject("delta").putArray("tool_calls").addObject();
-        named.put("index", index);
-        named.put("id", call.id());
-        named.put("type", "function");
-        named.putObject("function").put("name", call.name()).put("arguments", "");
-        start.putNull("logprobs");
-        start.putNull("finish_reason");
-        ObjectNode arguments = choice();
-        ObjectNode argued = arguments.putObject("delta").putArray("tool_calls").addObject();
-        argued.put("index", index);
-        argued.putObject("function").put("arguments", call.arguments());
-        arguments.set("logprobs", logprobsNode(entries));
-        arguments.putNull("finish_reason");
-        return List.of(chunkWith(start), chunkWith(arguments));
+    final ObjectNode toolCallChunk(int index, ToolCallSplitter.Piece piece, List<LogprobEntry> entries) {
+        ObjectNode choice = choice();
+        ObjectNode delta = choice.putObject("delta");
+        switch (piece) {
+            case ToolCallSplitter.Piece.Opened opened -> {
+                ObjectNode call = delta.putArray("tool_calls").addObject();
+                call.put("index", index);
+                call.put("id", opened.id());
+                call.put("type", "function");
+                call.putObject("function").put("name", opened.name()).put("arguments", "");
+            }
+            case ToolCallSplitter.Piece.Arguments arguments -> {
+                ObjectNode call = delta.putArray("tool_calls").addObject();
+                call.put("index", index);
+                call.putObject("function").put("arguments", arguments.fragment());
+            }
+            case ToolCallSplitter.Piece.Closed _ -> {
+                if (entries.isEmpty()) return null;
+            }
+            case ToolCallSplitter.Piece.Text _ -> throw new IllegalArgumentException("text is no part of a call");
+        }
+        choice.set("logprobs", logprobsNode(entries));
+        choice.putNull("finish_reason");
+        return chunkWith(choice);
     }
 
     /**

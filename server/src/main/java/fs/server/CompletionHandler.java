@@ -34,14 +34,14 @@ final class CompletionHandler {
                           List<LogprobEntry> unsent) {}
 
     /**
-     * Where the relayed answer goes: each piece of text, and each call of a chat that offered tools, with the logprobs
-     * entries of the tokens it brings.
+     * Where the relayed answer goes: each piece of text, and the calls of a chat that offered tools as they come (the
+     * call at {@code index}, 0, 1, … in the answer, opens, its arguments grow, it closes), with the logprobs entries
+     * of the tokens each piece brings.
      */
     private interface DeltaSink {
         void text(ReasoningSplitter.Delta delta, List<LogprobEntry> entries) throws IOException;
 
-        /** The call at {@code index} (0, 1, … in the answer) has closed. */
-        void call(int index, ToolCallSplitter.Call call, List<LogprobEntry> entries) throws IOException;
+        void callPiece(int index, ToolCallSplitter.Piece piece, List<LogprobEntry> entries) throws IOException;
     }
 
     private final ServerMetrics metrics;
@@ -108,8 +108,10 @@ final class CompletionHandler {
             }
 
             @Override
-            public void call(int index, ToolCallSplitter.Call call, List<LogprobEntry> entries) throws IOException {
-                for (ObjectNode chunk : format.toolCallChunks(index, call, entries)) events.send(chunk);
+            public void callPiece(int index, ToolCallSplitter.Piece piece, List<LogprobEntry> entries)
+                    throws IOException {
+                ObjectNode chunk = format.toolCallChunk(index, piece, entries);
+                if (chunk != null) events.send(chunk);
             }
         });
         if (finish.finishReason == null) {
@@ -139,8 +141,8 @@ final class CompletionHandler {
             }
 
             @Override
-            public void call(int index, ToolCallSplitter.Call call, List<LogprobEntry> entries) {
-                calls.add(call);
+            public void callPiece(int index, ToolCallSplitter.Piece piece, List<LogprobEntry> entries) {
+                if (piece instanceof ToolCallSplitter.Piece.Closed closed) calls.add(closed.call());
                 logprobs.addAll(entries);
             }
         });
@@ -268,7 +270,9 @@ final class CompletionHandler {
                 if (oneCallMade()) return; // the one call allowed was made: the rest is dropped
                 switch (piece) {
                     case ToolCallSplitter.Piece.Text text -> send(new ReasoningSplitter.Delta("", text.text()));
-                    case ToolCallSplitter.Piece.Found found -> out.call(calls++, found.call(), taken());
+                    case ToolCallSplitter.Piece.Opened _, ToolCallSplitter.Piece.Arguments _ ->
+                            out.callPiece(calls, piece, taken());
+                    case ToolCallSplitter.Piece.Closed _ -> out.callPiece(calls++, piece, taken());
                 }
             }
         }

@@ -86,7 +86,11 @@ class StructuredOutputSdkTest {
     }
 
     private static void assertValid(Map<String, Object> schema, String json) {
-        assertEquals(List.of(), schema(schema).validate(json, InputFormat.JSON), json);
+        try {
+            assertEquals(List.of(), schema(schema).validate(json, InputFormat.JSON), json);
+        } catch (RuntimeException e) {
+            throw new AssertionError("not JSON: " + json, e);
+        }
     }
 
     private static ResponseFormatJsonSchema personFormat() {
@@ -166,10 +170,13 @@ class StructuredOutputSdkTest {
                 .toolChoice(com.openai.models.chat.completions.ChatCompletionNamedToolChoice.builder()
                         .function(com.openai.models.chat.completions.ChatCompletionNamedToolChoice.Function.builder()
                                 .name("get_time").build()).build()).build());
-        List<ChatCompletionMessageFunctionToolCall> calls = completion.choices().getFirst().message().toolCalls()
-                .orElseThrow().stream().map(call -> call.asFunction()).toList();
+        ChatCompletion.Choice choice = completion.choices().getFirst();
+        List<ChatCompletionMessageFunctionToolCall> calls = choice.message().toolCalls().orElseThrow().stream()
+                .map(call -> call.asFunction()).toList();
         assertFalse(calls.isEmpty());
-        for (ChatCompletionMessageFunctionToolCall call : calls) {
+        // A random model may go on calling until the token limit, which can cut the last call short.
+        boolean cut = ChatCompletion.Choice.FinishReason.LENGTH.equals(choice.finishReason());
+        for (ChatCompletionMessageFunctionToolCall call : cut ? calls.subList(0, calls.size() - 1) : calls) {
             assertEquals("get_time", call.function().name());
             assertValid(TIME, call.function().arguments());
         }

@@ -104,11 +104,17 @@ class ToolCallsSdkTest {
     @Test
     void streamedCallsAccumulateToTheSameCalls() {
         ChatCompletionAccumulator accumulator = ChatCompletionAccumulator.create();
+        List<ChatCompletionChunk> chunks;
         try (StreamResponse<ChatCompletionChunk> stream =
                      client.chat().completions().createStreaming(question().build())) {
-            stream.stream().forEach(accumulator::accumulate);
+            chunks = stream.stream().toList();
         }
+        chunks.forEach(accumulator::accumulate);
         assertTheTwoCalls(accumulator.chatCompletion());
+        long fragments = chunks.stream().flatMap(chunk -> chunk.choices().stream())
+                .flatMap(choice -> choice.delta().toolCalls().orElse(List.of()).stream())
+                .filter(call -> !call.function().flatMap(f -> f.arguments()).orElse("").isEmpty()).count();
+        assertTrue(fragments > 2, "the arguments grow as the model writes them: " + fragments + " fragments");
     }
 
     @Test
