@@ -5,7 +5,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.TextNode;
 import fs.FsException;
 import fs.chat.ChatMessage;
-import fs.chat.ToolCallSplitter;
+import fs.generate.ToolCallSplitter;
 import fs.chat.constraint.AnswerGrammar;
 import fs.generate.ReasoningSplitter;
 import fs.generate.SamplingParams;

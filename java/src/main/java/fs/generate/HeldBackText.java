@@ -5,8 +5,8 @@ import java.util.List;
 /**
  * Text that arrives in pieces and is searched for markers (a think tag, a stop string, a tool-call tag) that a split
  * may cut in two: what may still be the start of a marker is held back until the next piece decides it. The one
- * hold-back rule of the streaming matchers ({@link ThinkFilter}, {@link ReasoningSplitter}, fs serve's stop strings).
- * Not thread-safe.
+ * hold-back rule of the streaming matchers ({@link ThinkFilter}, {@link ReasoningSplitter}, {@link ToolCallSplitter},
+ * fs serve's stop strings). Not thread-safe.
  */
 public final class HeldBackText {
     private final StringBuilder text = new StringBuilder();
@@ -83,5 +83,11 @@ public final class HeldBackText {
     /** Drops the first {@code n} chars. */
     public void drop(int n) {
         text.delete(0, n);
+    }
+
+    /** What is held now (for a pattern to look at; it stays held). */
+    @Override
+    public String toString() {
+        return text.toString();
     }
 }

@@ -4,7 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import fs.chat.ToolCallSplitter;
+import fs.generate.ToolCallSplitter;
 import fs.generate.ReasoningSplitter;
 import java.util.List;
 import java.util.UUID;

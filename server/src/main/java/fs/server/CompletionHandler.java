@@ -3,7 +3,7 @@ package fs.server;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import fs.FsException;
 import fs.chat.ChatTemplate;
-import fs.chat.ToolCallSplitter;
+import fs.generate.ToolCallSplitter;
 import fs.generate.GenerationStats;
 import fs.generate.ReasoningSplitter;
 import fs.generate.SamplingParams;

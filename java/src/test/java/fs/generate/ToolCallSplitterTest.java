@@ -1,4 +1,4 @@
-package fs.chat;
+package fs.generate;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;

@@ -1,4 +1,4 @@
-package fs.chat;
+package fs.generate;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.DeserializationFeature;
@@ -53,7 +53,7 @@ public final class ToolCallSplitter {
 
     private enum State { TEXT, BLOCK, ARGUMENTS }
 
-    private final StringBuilder pending = new StringBuilder();
+    private final HeldBackText pending = new HeldBackText();
     private State state = State.TEXT;
     private boolean afterCall; // whitespace after a call is dropped until text starts
     private String id; // of the open call
@@ -67,26 +67,25 @@ public final class ToolCallSplitter {
         while (true) {
             switch (state) {
                 case TEXT -> {
-                    int open = pending.indexOf(OPEN);
+                    int open = pending.indexOf(OPEN, 0);
                     if (open < 0) {
-                        int keep = heldBackInText();
-                        text(take(pending.length() - keep), pieces);
+                        text(pending.takeAllBut(heldBackInText()), pieces);
                         return pieces;
                     }
-                    text(take(open).stripTrailing(), pieces);
+                    text(pending.take(open).stripTrailing(), pieces);
                     state = State.BLOCK;
                 }
                 case BLOCK -> {
-                    int close = pending.indexOf(CLOSE);
-                    Matcher named = NAMED.matcher(pending);
+                    int close = pending.indexOf(CLOSE, 0);
+                    Matcher named = NAMED.matcher(pending.toString());
                     String calledName = named.lookingAt() && (close < 0 || named.end() <= close)
                             ? string(named.group(1)) : null;
                     if (calledName != null) {
                         open(calledName, pieces);
-                        pending.delete(0, named.end());
+                        pending.drop(named.end());
                         state = State.ARGUMENTS;
                     } else if (close >= 0) {
-                        String block = take(close + CLOSE.length());
+                        String block = pending.take(close + CLOSE.length());
                         state = State.TEXT;
                         if (!wholeCall(block.substring(OPEN.length(), close), pieces)) text(block, pieces);
                     } else {
@@ -97,16 +96,15 @@ public final class ToolCallSplitter {
                     if (arguments.isEmpty()) { // the layout before the arguments may come in a piece of its own
                         int start = 0;
                         while (start < pending.length() && Character.isWhitespace(pending.charAt(start))) start++;
-                        pending.delete(0, start);
+                        pending.drop(start);
                     }
-                    int close = pending.indexOf(CLOSE);
+                    int close = pending.indexOf(CLOSE, 0);
                     if (close < 0) {
-                        int keep = heldBackInArguments();
-                        fragment(take(pending.length() - keep), pieces);
+                        fragment(pending.takeAllBut(heldBackInArguments()), pieces);
                         return pieces;
                     }
-                    String rest = take(close);
-                    pending.delete(0, CLOSE.length());
+                    String rest = pending.take(close);
+                    pending.drop(CLOSE.length());
                     close(withoutClosingBrace(arguments + rest), pieces);
                     state = State.TEXT;
                 }
@@ -120,11 +118,11 @@ public final class ToolCallSplitter {
      */
     public List<Piece> flush() {
         List<Piece> pieces = new ArrayList<>();
-        String rest = take(pending.length());
+        int partialClose = pending.partialMarker(List.of(CLOSE));
+        String rest = pending.takeAll();
         switch (state) {
             case TEXT, BLOCK -> text(rest, pieces);
-            case ARGUMENTS -> close(cutShort(arguments + rest.substring(0, rest.length() - partialTag(rest, CLOSE))),
-                    pieces);
+            case ARGUMENTS -> close(cutShort(arguments + rest.substring(0, rest.length() - partialClose)), pieces);
         }
         state = State.TEXT;
         return pieces;
@@ -175,22 +173,16 @@ public final class ToolCallSplitter {
         if (!text.isEmpty()) pieces.add(new Piece.Text(text));
     }
 
-    private String take(int length) {
-        String taken = pending.substring(0, length);
-        pending.delete(0, length);
-        return taken;
-    }
-
     /** The tail of pending that may still become the opening tag, or the whitespace before one. */
     private int heldBackInText() {
-        int keep = partialTag(OPEN);
+        int keep = pending.partialMarker(List.of(OPEN));
         while (keep < pending.length() && Character.isWhitespace(pending.charAt(pending.length() - keep - 1))) keep++;
         return keep;
     }
 
     /** The tail of the arguments that may still be the call's end: whitespace, its closing brace, the closing tag. */
     private int heldBackInArguments() {
-        int end = pending.length() - partialTag(CLOSE);
+        int end = pending.length() - pending.partialMarker(List.of(CLOSE));
         end = skipWhitespaceBack(end);
         if (end > 0 && pending.charAt(end - 1) == '}') end = skipWhitespaceBack(end - 1);
         return pending.length() - end;
@@ -199,18 +191,6 @@ public final class ToolCallSplitter {
     private int skipWhitespaceBack(int end) {
         while (end > 0 && Character.isWhitespace(pending.charAt(end - 1))) end--;
         return end;
-    }
-
-    private int partialTag(String tag) {
-        return partialTag(pending, tag);
-    }
-
-    /** Length of the longest tail of {@code text} that begins {@code tag} (and is not all of it). */
-    private static int partialTag(CharSequence text, String tag) {
-        for (int n = Math.min(tag.length() - 1, text.length()); n > 0; n--) {
-            if (text.subSequence(text.length() - n, text.length()).toString().equals(tag.substring(0, n))) return n;
-        }
-        return 0;
     }
 
     /**
