@@ -237,8 +237,10 @@ public final class Chat implements AutoCloseable {
             for (ToolCallSplitter.Piece piece : pieces) {
                 switch (piece) {
                     case ToolCallSplitter.Piece.Text t -> text(t.text());
-                    case ToolCallSplitter.Piece.Closed c ->
-                            calls.add(new ToolCall(c.call().id(), c.call().name(), c.call().arguments()));
+                    case ToolCallSplitter.Piece.Closed c -> {
+                        // A call the token limit cut short is no call to run: the stop reason says why it is missing.
+                        if (c.complete()) calls.add(new ToolCall(c.call().id(), c.call().name(), c.call().arguments()));
+                    }
                     case ToolCallSplitter.Piece.Opened _, ToolCallSplitter.Piece.Arguments _ -> {
                         // A reply carries whole calls only.
                     }

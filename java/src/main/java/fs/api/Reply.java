@@ -14,8 +14,9 @@ import java.util.List;
  * @param promptTokens    tokens of the prompt (the whole history through the chat template)
  * @param cachedTokens    of those, how many were reused from the KV cache rather than run again
  * @param generatedTokens tokens generated (the end-of-sequence token not counted)
- * @param toolCalls       the calls the model made, in order (empty when it made none, or the chat has no tools):
- *                        send each one's result back with {@link Message#toolResult}
+ * @param toolCalls       the calls the model made, in order (empty when it made none, or the chat has no tools; a
+ *                        call the token limit cut short is left out): send each one's result back with
+ *                        {@link Message#toolResult}
  */
 public record Reply(String text, String reasoning, StopReason stopReason, int promptTokens, int cachedTokens,
                     int generatedTokens, List<ToolCall> toolCalls) {

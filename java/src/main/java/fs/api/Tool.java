@@ -37,8 +37,8 @@ public record Tool(String name, String description, String parameters) {
 
     /** The schema of the arguments, as JSON. */
     JsonNode parametersSchema() {
-        return parameters != null ? schema(parameters, "the parameters of the tool " + name) : JSON.createObjectNode().put("type", "object")
-                .set("properties", JSON.createObjectNode());
+        if (parameters != null) return schema(parameters, "the parameters of the tool " + name);
+        return JSON.createObjectNode().put("type", "object").set("properties", JSON.createObjectNode());
     }
 
     /** The tool as Qwen3's template shows it: OpenAI's {"type": "function", "function": {...}}. */

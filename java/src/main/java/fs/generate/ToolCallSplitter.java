@@ -13,8 +13,8 @@ import java.util.regex.Pattern;
 
 /**
  * Splits an answer's content, arriving in pieces, into text and the function calls Qwen3 writes as
- * {@code <tool_call>\n{"name": …, "arguments": …}\n</tool_call>} blocks. A call opens as soon as its name is written
- * (before its arguments, as the template asks), and its arguments come as the model writes them, the model's own text,
+ * {@code <tool_call>\n{"name": …, "arguments": …}\n</tool_call>} blocks. A call opens as soon as its name is
+ * written (before its arguments, as the template asks), and its arguments come as the model writes them, its own text,
  * so that a client can show them growing as OpenAI streams them; a block written another way (the arguments first)
  * is read whole once it closes, and one that does not hold a call (not JSON, no name) stays text, as the model wrote
  * it. The whitespace the model puts between its text and a call, and between calls, is layout, not text. What may
@@ -47,8 +47,11 @@ public final class ToolCallSplitter {
         /** More of the open call's arguments (never empty). */
         record Arguments(String fragment) implements Piece {}
 
-        /** The open call is whole: its arguments are all the fragments. */
-        record Closed(Call call) implements Piece {}
+        /**
+         * The open call ends: its arguments are all the fragments. {@code complete} is false for a call the answer's
+         * end cut short (its arguments may not be whole).
+         */
+        record Closed(Call call, boolean complete) implements Piece {}
     }
 
     private enum State { TEXT, BLOCK, ARGUMENTS }
@@ -105,7 +108,7 @@ public final class ToolCallSplitter {
                     }
                     String rest = pending.take(close);
                     pending.drop(CLOSE.length());
-                    close(withoutClosingBrace(arguments + rest), pieces);
+                    close(withoutClosingBrace(arguments + rest), true, pieces);
                     state = State.TEXT;
                 }
             }
@@ -122,7 +125,8 @@ public final class ToolCallSplitter {
         String rest = pending.takeAll();
         switch (state) {
             case TEXT, BLOCK -> text(rest, pieces);
-            case ARGUMENTS -> close(cutShort(arguments + rest.substring(0, rest.length() - partialClose)), pieces);
+            case ARGUMENTS -> close(cutShort(arguments + rest.substring(0, rest.length() - partialClose)), false,
+                    pieces);
         }
         state = State.TEXT;
         return pieces;
@@ -142,10 +146,10 @@ public final class ToolCallSplitter {
     }
 
     /** Ends the open call with {@code all} its arguments, sending what of them was not sent yet. */
-    private void close(String all, List<Piece> pieces) {
+    private void close(String all, boolean complete, List<Piece> pieces) {
         // What was sent is always a beginning of all: only what may be the call's end was held back.
         fragment(all.substring(Math.min(arguments.length(), all.length())), pieces);
-        pieces.add(new Piece.Closed(new Call(id, name, all)));
+        pieces.add(new Piece.Closed(new Call(id, name, all), complete));
         afterCall = true;
     }
 
@@ -160,7 +164,7 @@ public final class ToolCallSplitter {
         if (call == null || !call.isObject() || !call.path("name").isTextual()) return false;
         JsonNode given = call.get("arguments");
         open(call.get("name").textValue(), pieces);
-        close(given == null || given.isNull() ? "{}" : given.toString(), pieces);
+        close(given == null || given.isNull() ? "{}" : given.toString(), true, pieces);
         return true;
     }
 

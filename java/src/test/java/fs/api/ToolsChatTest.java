@@ -71,7 +71,7 @@ class ToolsChatTest {
             List<Message> results = first.toolCalls().stream()
                     .map(call -> Message.toolResult(call.id(), "{\"sky\": \"clear\"}")).toList();
             Reply second = chat.send(results, text -> {}, new Cancellation());
-            // The calls are rendered again (as the template writes them, not in the model's own tokens) with the results.
+            // The calls are rendered again (as the template writes them, not in the model's tokens), with the results.
             assertTrue(second.promptTokens() > first.promptTokens(), "the calls and their results are in the prompt");
             List<Message> history = chat.history();
             assertEquals(Message.user("Weather in Paris?"), history.get(0));

@@ -51,7 +51,8 @@ class ToolCallSplitterTest {
                 case ToolCallSplitter.Piece.Closed c -> {
                     assertEquals(opened, c.call().id());
                     assertEquals(fragments.toString(), c.call().arguments(), "the fragments are the arguments");
-                    out.add("call:" + c.call().name() + " " + c.call().arguments());
+                    String cut = c.complete() ? "" : " (cut)";
+                    out.add("call:" + c.call().name() + " " + c.call().arguments() + cut);
                     fragments = null;
                 }
             }
@@ -60,6 +61,9 @@ class ToolCallSplitterTest {
         if (!text.isEmpty()) out.add("text:" + text);
         return out;
     }
+
+    /** The start of a call of g, up to its arguments. */
+    private static final String G = "<tool_call>\n{\"name\": \"g\", \"arguments\": ";
 
     @Test
     void callsAreFoundWhateverTheChunking() {
@@ -87,13 +91,13 @@ class ToolCallSplitterTest {
         assertEquals(List.of("call:f {}", "text:<tool_call>\n{\"name\": \"g\", \"argu"),
                 described(split("<tool_call>{\"name\": \"f\"}</tool_call>\n<tool_call>\n{\"name\": \"g\", \"argu",
                         4)), "cut short before its arguments: the block is text");
-        assertEquals(List.of("call:g {\"a\": [1, 2"), described(split("<tool_call>\n{\"name\": \"g\", \"arguments\": "
+        assertEquals(List.of("call:g {\"a\": [1, 2 (cut)"), described(split(G
                 + "{\"a\": [1, 2", 3)), "cut short in its arguments: the call ends with what it has");
-        assertEquals(List.of("call:g {\"a\": 1}"), described(split("<tool_call>\n{\"name\": \"g\", \"arguments\": "
+        assertEquals(List.of("call:g {\"a\": 1} (cut)"), described(split(G
                 + "{\"a\": 1}}", 2)), "cut short before the closing tag: the call's own brace is not an argument");
-        assertEquals(List.of("call:g {\"a\": 1}"), described(split("<tool_call>\n{\"name\": \"g\", \"arguments\": "
+        assertEquals(List.of("call:g {\"a\": 1} (cut)"), described(split(G
                 + "{\"a\": 1}}\n</tool_c", 2)), "cut short inside the closing tag");
-        assertEquals(List.of("call:g {\"a\": 1}"), described(split("<tool_call>\n{\"name\": \"g\", \"arguments\": "
+        assertEquals(List.of("call:g {\"a\": 1} (cut)"), described(split(G
                 + "{\"a\": 1}", 2)), "cut short after the arguments' brace: it is theirs");
     }
 

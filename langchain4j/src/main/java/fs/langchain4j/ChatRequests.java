@@ -79,7 +79,9 @@ final class ChatRequests {
                 default -> throw new UnsupportedFeatureException("fs does not support " + message.type() + " messages");
             }
         }
-        if (toSend.isEmpty()) throw new FsException("the last message must be the user's: it is what the model answers");
+        if (toSend.isEmpty()) {
+            throw new FsException("the last message must be the user's: it is what the model answers");
+        }
         if (system != null) params = params.withSystemPrompt(system);
         return new Prepared(model.newChat(params, history), toSend);
     }

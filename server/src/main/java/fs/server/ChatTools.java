@@ -74,7 +74,7 @@ record ChatTools(List<Function> functions, Choice choice, boolean parallel) {
         return offered() ? functions : List.of();
     }
 
-    /** Reads {@code tools}, {@code tool_choice} and {@code parallel_tool_calls}; the legacy function fields are refused. */
+    /** Reads tools, tool_choice and parallel_tool_calls; the deprecated function fields are refused. */
     static ChatTools read(JsonNode body) {
         for (String legacy : List.of("functions", "function_call")) {
             JsonNode node = body.get(legacy);

@@ -32,7 +32,9 @@ sealed interface OutputFormat {
         if (grammar != null) format = only(format, new Gbnf(grammar, "grammar"), "grammar");
         JsonNode schema = body.get("json_schema");
         if (schema != null && !schema.isNull()) {
-            if (!schema.isObject()) throw ApiException.wrongType("json_schema", "an object (a JSON schema)", kind(schema));
+            if (!schema.isObject()) {
+                throw ApiException.wrongType("json_schema", "an object (a JSON schema)", kind(schema));
+            }
             format = only(format, new JsonSchema(schema, "json_schema"), "json_schema");
         }
         return format;

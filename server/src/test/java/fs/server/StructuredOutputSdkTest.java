@@ -94,7 +94,7 @@ class StructuredOutputSdkTest {
     }
 
     private static ResponseFormatJsonSchema personFormat() {
-        ResponseFormatJsonSchema.JsonSchema.Schema.Builder schema = ResponseFormatJsonSchema.JsonSchema.Schema.builder();
+        var schema = ResponseFormatJsonSchema.JsonSchema.Schema.builder();
         PERSON.forEach((key, value) -> schema.putAdditionalProperty(key, JsonValue.from(value)));
         return ResponseFormatJsonSchema.builder().jsonSchema(ResponseFormatJsonSchema.JsonSchema.builder()
                 .name("person").strict(true).schema(schema.build()).build()).build();

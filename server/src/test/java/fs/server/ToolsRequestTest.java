@@ -95,7 +95,8 @@ class ToolsRequestTest {
                 + "'json_schema':{'name':'n','strict':true,'schema':{'type':'integer'}}}").format();
         assertEquals(json("{'type':'integer'}"), schema.schema());
         assertEquals("response_format.json_schema.schema", schema.param());
-        assertEquals(new OutputFormat.Gbnf("root ::= \"a\"", "grammar"), chat("'grammar':'root ::= \\\"a\\\"'").format());
+        assertEquals(new OutputFormat.Gbnf("root ::= \"a\"", "grammar"),
+                chat("'grammar':'root ::= \\\"a\\\"'").format());
         assertEquals(new OutputFormat.JsonSchema(json("{'type':'string'}"), "json_schema"),
                 chat("'json_schema':{'type':'string'}").format());
         assertEquals(new OutputFormat.JsonSchema(json("{'type':'string'}"), "json_schema"),

@@ -68,7 +68,8 @@ class AnswerGrammarTest {
 
     @Test
     void aJsonAnswerFollowsItsSchema() {
-        JsonNode schema = json("{\"type\":\"object\",\"properties\":{\"n\":{\"type\":\"integer\"}},\"required\":[\"n\"]}");
+        JsonNode schema =
+                json("{\"type\":\"object\",\"properties\":{\"n\":{\"type\":\"integer\"}},\"required\":[\"n\"]}");
         assertTrue(matches(AnswerGrammar.json(schema, false), "{\"n\": 3}"));
         assertFalse(matches(AnswerGrammar.json(schema, false), "{\"n\": \"3\"}"));
         assertTrue(matches(AnswerGrammar.json(schema, true), "<think>\nthree\n</think>\n\n{\"n\": 3}"));
