@@ -4,8 +4,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import fs.generate.ToolCallSplitter;
 import fs.generate.ReasoningSplitter;
+import fs.generate.ToolCallSplitter;
 import java.util.List;
 import java.util.UUID;
 
