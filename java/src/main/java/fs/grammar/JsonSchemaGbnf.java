@@ -10,13 +10,13 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * Writes the GBNF grammar of the JSON texts that a JSON schema accepts, for the part of JSON Schema that a grammar
- * can hold exactly: type, properties, required, additionalProperties, items, prefixItems, enum, const, anyOf, oneOf,
- * local $ref, minItems, maxItems, minLength, maxLength and the formats date, time, date-time and uuid. Any other
- * keyword that constrains values is refused by name, with its JSON pointer, rather than silently not enforced;
- * descriptive keywords are ignored. Properties come in the schema's order, the optional ones possibly left out.
- * Whitespace between tokens is bounded, so that a model cannot wander in it forever. An object without
- * additionalProperties gets only its declared properties.
+ * Writes the GBNF grammar of the JSON texts that a JSON schema accepts, for the part of JSON Schema that a grammar can
+ * hold exactly: type, properties, required, additionalProperties, items, prefixItems, enum, const, anyOf, oneOf (of
+ * options that cannot overlap), local $ref, minItems, maxItems, minLength, maxLength and the formats date, time,
+ * date-time and uuid. Any other keyword that constrains values is refused by name, with its JSON pointer, rather than
+ * silently not enforced; descriptive keywords are ignored. Properties come in the schema's order, the optional ones
+ * possibly left out. Whitespace between tokens is bounded, so that a model cannot wander in it forever. An object
+ * without additionalProperties gets only its declared properties.
  */
 public final class JsonSchemaGbnf {
     private static final Set<String> DESCRIPTIVE = Set.of("title", "description", "default", "examples", "$schema", "$id",
@@ -127,6 +127,7 @@ public final class JsonSchemaGbnf {
                 only(schema, pointer, keyword, valueKeywords, Set.of());
                 JsonNode options = schema.get(keyword);
                 if (!options.isArray() || options.isEmpty()) throw error(pointer + "/" + keyword, "must be a non-empty array");
+                if (keyword.equals("oneOf")) checkDisjoint(options, pointer + "/oneOf");
                 List<String> alternatives = new ArrayList<>();
                 for (int i = 0; i < options.size(); i++) alternatives.add(value(options.get(i), pointer + "/" + keyword + "/" + i));
                 return group(alternatives);
@@ -168,6 +169,78 @@ public final class JsonSchemaGbnf {
                 });
             }
             return group(alternatives);
+        }
+
+        /**
+         * oneOf wants exactly one option to match, which a grammar of the options' union cannot hold where two options
+         * can match the same value: so oneOf is taken where its options cannot overlap (different types, or distinct
+         * const/enum values), and refused otherwise rather than weakened to anyOf.
+         */
+        private void checkDisjoint(JsonNode options, String pointer) {
+            List<Matches> each = new ArrayList<>();
+            for (int i = 0; i < options.size(); i++) each.add(matches(options.get(i), 0));
+            for (int i = 0; i < each.size(); i++) {
+                for (int j = i + 1; j < each.size(); j++) {
+                    if (each.get(i).overlaps(each.get(j))) {
+                        throw error(pointer, "options " + i + " and " + j + " may both match a value (oneOf is held only"
+                                + " for options of different types or values; anyOf takes any options)");
+                    }
+                }
+            }
+        }
+
+        /** What an option may match, coarsely: whole types, and exact values (const, enum). */
+        private record Matches(boolean any, Set<String> types, Set<String> values, Set<String> valueTypes) {
+            boolean overlaps(Matches o) {
+                if (any || o.any) return true;
+                for (String t : types) {
+                    if (o.types.contains(t) || o.valueTypes.contains(t)) return true;
+                    if (t.equals("number") && (o.types.contains("integer") || o.valueTypes.contains("integer"))) return true;
+                }
+                for (String t : o.types) {
+                    if (valueTypes.contains(t) || (t.equals("number") && valueTypes.contains("integer"))) return true;
+                }
+                for (String v : values) if (o.values.contains(v)) return true;
+                return false;
+            }
+        }
+
+        private Matches matches(JsonNode schema, int depth) {
+            Matches any = new Matches(true, Set.of(), Set.of(), Set.of());
+            if (depth > 16 || !schema.isObject()) return any;
+            if (schema.has("$ref") && schema.get("$ref").isTextual()) {
+                return matches(root.at(schema.get("$ref").textValue().substring(1)), depth + 1);
+            }
+            Set<String> types = new LinkedHashSet<>(), values = new LinkedHashSet<>(), valueTypes = new LinkedHashSet<>();
+            for (String keyword : List.of("anyOf", "oneOf")) {
+                if (!schema.path(keyword).isArray()) continue;
+                for (JsonNode option : schema.get(keyword)) {
+                    Matches m = matches(option, depth + 1);
+                    if (m.any) return any;
+                    types.addAll(m.types);
+                    values.addAll(m.values);
+                    valueTypes.addAll(m.valueTypes);
+                }
+                return new Matches(false, types, values, valueTypes);
+            }
+            List<JsonNode> literals = new ArrayList<>();
+            if (schema.has("const")) literals.add(schema.get("const"));
+            else if (schema.path("enum").isArray()) schema.get("enum").forEach(literals::add);
+            if (!literals.isEmpty()) {
+                for (JsonNode v : literals) {
+                    values.add(v.toString());
+                    valueTypes.add(typeOf(v));
+                }
+                return new Matches(false, types, values, valueTypes);
+            }
+            JsonNode type = schema.get("type");
+            if (type != null && type.isTextual()) types.add(type.textValue());
+            else if (type != null && type.isArray()) type.forEach(t -> types.add(t.asText()));
+            else if (has(schema, "properties", "required", "additionalProperties")) types.add("object");
+            else if (has(schema, "items", "prefixItems", "minItems", "maxItems")) types.add("array");
+            else if (has(schema, "minLength", "maxLength", "format")) types.add("string");
+            else return any;
+            return new Matches(false, types, values, valueTypes);
         }
 
         /** Refuses keywords beside {@code keyword} that this writer would otherwise leave unenforced. */

@@ -116,6 +116,23 @@ class JsonSchemaGbnfTest {
     }
 
     @Test
+    void oneOfIsHeldWhereItsOptionsCannotOverlapAndRefusedWhereTheyMay() {
+        accepts(grammar("{\"oneOf\":[{\"enum\":[\"a\",\"b\"]},{\"const\":\"c\"},{\"type\":\"integer\"}]}"),
+                "\"a\"", "\"c\"", "3");
+        accepts(grammar("{\"oneOf\":[{\"type\":\"null\"},{\"$ref\":\"#/$defs/s\"}],\"$defs\":{\"s\":{\"type\":\"string\"}}}"),
+                "null", "\"x\"");
+        String overlap = "schema #/oneOf: options 0 and 1 may both match a value (oneOf is held only for options of"
+                + " different types or values; anyOf takes any options)";
+        assertEquals(overlap, refusal("{\"oneOf\":[{\"type\":\"string\"},{\"maxLength\":3}]}"));
+        assertEquals(overlap, refusal("{\"oneOf\":[{\"type\":\"number\"},{\"type\":\"integer\"}]}"));
+        assertEquals(overlap, refusal("{\"oneOf\":[{\"type\":\"string\"},{\"const\":\"a\"}]}"));
+        assertEquals(overlap, refusal("{\"oneOf\":[{\"enum\":[1,2]},{\"enum\":[2,3]}]}"));
+        assertEquals(overlap, refusal("{\"oneOf\":[{},{\"type\":\"null\"}]}"));
+        assertTrue(refusal("{\"properties\":{\"p\":{\"oneOf\":[{\"type\":\"boolean\"},{\"type\":\"integer\"},"
+                + "{\"enum\":[true]}]}}}").startsWith("schema #/properties/p/oneOf: options 0 and 2 may both match"));
+    }
+
+    @Test
     void unsupportedKeywordsAreRefusedByNameWithTheirPointer() {
         assertEquals("schema #: unsupported keyword 'pattern'", refusal("{\"type\":\"string\",\"pattern\":\"a+\"}"));
         assertEquals("schema #/properties/age: unsupported keyword 'minimum'",
