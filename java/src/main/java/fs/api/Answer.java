@@ -1,7 +1,6 @@
 package fs.api;
 
 import fs.generate.GenerationStats;
-import fs.generate.StopReason;
 import fs.generate.TokenLogprobs;
 import fs.generate.TokenSink;
 import java.util.concurrent.BlockingQueue;
@@ -33,8 +32,8 @@ final class Answer implements TokenSink {
     }
 
     @Override
-    public void onDone(StopReason reason, GenerationStats stats) {
-        events.add(new Event.Done(reason, stats));
+    public void onDone(fs.generate.StopReason reason, GenerationStats stats) {
+        events.add(new Event.Done(StopReason.of(reason), stats));
     }
 
     @Override

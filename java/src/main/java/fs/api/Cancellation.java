@@ -6,7 +6,7 @@ import java.util.List;
 /**
  * Lets another thread stop an answer: pass it to {@link Chat#send(String, TokenConsumer, Cancellation)} and call
  * {@link #cancel} from anywhere. The answer then ends before its next token with
- * {@link fs.generate.StopReason#CANCELLED}, keeping what was generated so far. Once cancelled it stays cancelled: a
+ * {@link StopReason#CANCELLED}, keeping what was generated so far. Once cancelled it stays cancelled: a
  * send given it afterwards ends at once.
  */
 public final class Cancellation {

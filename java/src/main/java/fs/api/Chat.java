@@ -9,7 +9,6 @@ import fs.chat.constraint.AnswerGrammar;
 import fs.generate.ReasoningSplitter;
 import fs.generate.SamplingParams;
 import fs.generate.Scheduler;
-import fs.generate.StopReason;
 import fs.generate.TokenConstraint;
 import fs.generate.ToolCallSplitter;
 import fs.tokenizer.StreamingDecoder;

@@ -29,7 +29,7 @@ import java.util.OptionalInt;
  * keeps the tokens of its last answer, so that the next message of the same conversation only runs what is new.
  *
  * <p>Thread-safe: {@link #newChat} and the chats' {@link Chat#send} may be called from any threads at once.
- * {@link #close} ends the answers still running (they end as {@link fs.generate.StopReason#CANCELLED}) and frees the
+ * {@link #close} ends the answers still running (they end as {@link StopReason#CANCELLED}) and frees the
  * model.
  */
 public final class FsModel implements AutoCloseable {

@@ -1,6 +1,5 @@
 package fs.api;
 
-import fs.generate.StopReason;
 import java.util.List;
 
 /**

@@ -10,7 +10,6 @@ import fs.chat.ChatMessage;
 import fs.engine.Engine;
 import fs.generate.Generator;
 import fs.generate.SamplingParams;
-import fs.generate.StopReason;
 import fs.source.ModelSource;
 import java.io.PrintWriter;
 import java.io.Writer;
@@ -75,7 +74,7 @@ class FsModelTest {
             assertEquals(reference.text(want), reply.text());
             assertEquals(reply.text(), streamed.toString());
             assertEquals("", reply.reasoning());
-            assertEquals(want.stopReason(), reply.stopReason());
+            assertEquals(want.stopReason().name(), reply.stopReason().name());
             assertEquals(want.ids().length, reply.generatedTokens());
             assertEquals(promptLength(messages), reply.promptTokens());
         }
