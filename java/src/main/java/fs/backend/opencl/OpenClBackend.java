@@ -31,12 +31,6 @@ import java.util.Set;
 public final class OpenClBackend implements Backend {
     /** Work-group size of the GPU design's reductions (a power of two, capped by what the device allows). */
     private static final int GPU_GROUP = 256;
-    /**
-     * Floats of the scratch a block-format prefill matmul dequantizes one panel of weight rows into (4 MiB), for
-     * weights.cl's float kernel to read: small enough to stay in a CPU's or a GPU's cache between being written and
-     * read, large enough that a panel's launch (1024 rows of 1024) keeps every core busy.
-     */
-    private static final int PANEL_FLOATS = 1 << 20;
 
     record ClBuffer(MemorySegment handle, long length, OpenClBackend owner) implements Buffer, ClMemory {}
 
@@ -68,8 +62,8 @@ public final class OpenClBackend implements Backend {
     private final MemorySegment scratch;
     private ClBuffer tokens;
     private final PositionsUpload positions;
-    /** Where a block-format prefill matmul dequantizes its panels, allocated on first use. */
-    private ClBuffer panel;
+    /** A block-format weight's prefill matmul. */
+    private final PanelMatmul panels;
     private final ClBuffer argmaxResult;
     /** Host memory for token ids and reads. */
     private final HostStaging staging = new HostStaging(0);
@@ -102,6 +96,7 @@ public final class OpenClBackend implements Backend {
             case GPU -> new GpuLauncher(queue, groupSize(attention, argmax));
             case CPU -> new CpuLauncher(queue);
         };
+        this.panels = new PanelMatmul(queue, launcher, length -> buffer("prefill panel scratch", length));
         this.argmaxResult = buffer("argmax result", 1);
     }
 
@@ -232,9 +227,7 @@ public final class OpenClBackend implements Backend {
 
     /**
      * A block-format weight's matmul. Decode reads the blocks where they lie (bound by memory, it gains from their
-     * size); prefill reuses each weight over many rows, so the weight's rows are dequantized a panel at a time into
-     * scratch and weights.cl's float kernel multiplies each panel into its columns of out. The panel keeps a float
-     * copy of the weight from ever being made, and each panel is read while it is still in cache.
+     * size); prefill goes a panel at a time ({@link PanelMatmul}).
      */
     private void blockMatmul(ClBuffer in, ClWeight weight, ClBuffer o, int rows, int k, int n) {
         BlockKernels blocks = kernels.blocks(weight.dtype());
@@ -242,23 +235,7 @@ public final class OpenClBackend implements Backend {
             launcher.matmulDecode(blocks.matmulDecode(), KernelConstants.PIECE, in, weight, o, k, n);
             return;
         }
-        int panelRows = Math.max(1, PANEL_FLOATS / k);
-        if (panelRows >= KernelConstants.TILE) panelRows -= panelRows % KernelConstants.TILE; // whole GPU tiles
-        ClBuffer scratch = panel((long) panelRows * k);
-        ClKernel floatRows = kernels.weights(DType.F32).matmulRows();
-        for (int first = 0; first < n; first += panelRows) {
-            int count = Math.min(panelRows, n - first);
-            blocks.dequantize(queue, weight, k, first, count, scratch);
-            launcher.matmulRows(floatRows, in, scratch, o, rows, k, count, first, n);
-        }
-    }
-
-    /** The panel scratch, at least {@code length} floats. */
-    private ClBuffer panel(long length) {
-        if (panel == null || panel.length() < length) {
-            panel = buffer("prefill panel scratch", Math.max(length, PANEL_FLOATS));
-        }
-        return panel;
+        panels.run(blocks, kernels.weights(DType.F32).matmulRows(), in, weight, o, rows, k, n);
     }
 
     @Override
