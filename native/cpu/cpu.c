@@ -9,7 +9,7 @@
 #include <sys/auxv.h>
 #endif
 
-#include "fscpu.h"
+#include "blocks.h"
 
 FS_API int fs_cpu_runs(const char *isa) {
     if (strcmp(isa, "scalar") == 0) return 1;
@@ -32,6 +32,20 @@ FS_API int fs_cpu_runs(const char *isa) {
 FS_API int fs_activation_bytes(const char *format) {
     if (strcmp(format, "q8_0") == 0) return FS_Q8_0_BYTES;
     if (strcmp(format, "q8_k") == 0) return FS_Q8_K_BYTES;
+    return 0;
+}
+
+FS_API int fs_block_bytes(const char *format) {
+    static const struct {
+        const char *name;
+        int bytes;
+    } blocks[] = {
+        {"q8_0", Q8_0_BLOCK}, {"q4_0", Q4_0_BLOCK}, {"q4_k", Q4_K_BLOCK}, {"q6_k", Q6_K_BLOCK},
+        {"q5_k", Q5_K_BLOCK}, {"q2_k", Q2_K_BLOCK}, {"q3_k", Q3_K_BLOCK}, {"iq2_xxs", IQ2_XXS_BLOCK},
+    };
+    for (size_t i = 0; i < sizeof blocks / sizeof blocks[0]; i++) {
+        if (strcmp(format, blocks[i].name) == 0) return blocks[i].bytes;
+    }
     return 0;
 }
 

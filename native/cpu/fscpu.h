@@ -30,6 +30,9 @@ FS_API int fs_cpu_runs(const char *isa);
 #define FS_Q8_K_BYTES 340
 FS_API int fs_activation_bytes(const char *format);
 
+/* The bytes of one weight block of the format named as in fs_matmul_F_V ("q4_k", ...); 0 for another name. */
+FS_API int fs_block_bytes(const char *format);
+
 /*
  * fs_quantize_q8_0_V / fs_quantize_q8_k_V: count floats at x (a multiple of 32 / 256) to count / 32 Q8_0 blocks /
  * count / 256 Q8_K blocks at y (their layouts are in blocks.h).

@@ -107,25 +107,45 @@ final class NativeKernels {
     static NativeKernels bind(SymbolLookup library, String isa) {
         if (!runs(library, isa)) throw new IllegalArgumentException("this CPU cannot run the " + isa + " kernels");
         checkActivationBlocks(library);
+        checkWeightBlocks(library);
         return new NativeKernels(library, isa);
     }
 
     /** The library's activation blocks must be the size fs gives them room for (a library from another build?). */
     private static void checkActivationBlocks(SymbolLookup library) {
-        MethodHandle bytes = LINKER.downcallHandle(library.find("fs_activation_bytes").orElseThrow(
-                () -> new FsException("the native CPU kernels have no fs_activation_bytes (a library from another"
-                        + " build?)")), FunctionDescriptor.of(JAVA_INT, ADDRESS));
+        MethodHandle bytes = sizeFunction(library, "fs_activation_bytes");
         for (Activations a : Activations.values()) {
-            int size;
-            try (Arena arena = Arena.ofConfined()) {
-                size = (int) bytes.invokeExact(arena.allocateFrom(a.name().toLowerCase(Locale.ROOT)));
-            } catch (Throwable e) {
-                throw new IllegalStateException("fs_activation_bytes failed", e);
+            checkSize(bytes, "fs_activation_bytes", a.name().toLowerCase(Locale.ROOT), a.toString(), a.bytes);
+        }
+    }
+
+    /** The library's weight blocks must be the size fs reads them at: a row's bytes are counted from it. */
+    private static void checkWeightBlocks(SymbolLookup library) {
+        MethodHandle bytes = sizeFunction(library, "fs_block_bytes");
+        for (DType weights : DType.values()) {
+            if (covers(weights)) {
+                checkSize(bytes, "fs_block_bytes", weights.kernelName(), weights.toString(), weights.blockBytes());
             }
-            if (size != a.bytes) {
-                throw new FsException("the native CPU kernels' " + a + " blocks are " + size + " bytes, fs's "
-                        + a.bytes + " (a library from another build?)");
-            }
+        }
+    }
+
+    /** The library's {@code int name(const char *format)}, which gives a format's block bytes. */
+    private static MethodHandle sizeFunction(SymbolLookup library, String name) {
+        return LINKER.downcallHandle(library.find(name).orElseThrow(
+                () -> new FsException("the native CPU kernels have no " + name + " (a library from another build?)")),
+                FunctionDescriptor.of(JAVA_INT, ADDRESS));
+    }
+
+    private static void checkSize(MethodHandle bytes, String function, String format, String what, int expected) {
+        int size;
+        try (Arena arena = Arena.ofConfined()) {
+            size = (int) bytes.invokeExact(arena.allocateFrom(format));
+        } catch (Throwable e) {
+            throw new IllegalStateException(function + " failed", e);
+        }
+        if (size != expected) {
+            throw new FsException("the native CPU kernels' " + what + " blocks are " + size + " bytes, fs's "
+                    + expected + " (a library from another build?)");
         }
     }
 
