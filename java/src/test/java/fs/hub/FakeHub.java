@@ -23,10 +23,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * answers HEAD and GET for revision "main" or the commit, {@code /api/models/{repo}/revision/{rev}} lists the files, with X-Repo-Commit and an ETag (a sha1 for small files);
  * large ("LFS") files get a 302 to a separate CDN server carrying X-Linked-Etag (their sha256) and X-Linked-Size.
  * The CDN honours Range ({@code bytes=START-} and {@code bytes=START-END}). Faults can be switched on: a transfer cut
- * off, a stall, corrupted bytes, a required token, a CDN that ignores Range.
+ * off, a stall, corrupted bytes, a required token, a CDN that ignores Range. Public for fs-cli's tests of {@code fs inspect REPO}.
  */
-final class FakeHub implements AutoCloseable {
-    static final String COMMIT = "0123456789abcdef0123456789abcdef01234567";
+public final class FakeHub implements AutoCloseable {
+    public static final String COMMIT = "0123456789abcdef0123456789abcdef01234567";
 
     final String repo;
     private final Map<String, byte[]> files = new LinkedHashMap<>();
@@ -40,7 +40,7 @@ final class FakeHub implements AutoCloseable {
     final List<String> hubAuthorizations = Collections.synchronizedList(new ArrayList<>());
     final List<String> cdnAuthorizations = Collections.synchronizedList(new ArrayList<>());
     /** Body bytes the CDN has sent, over all transfers. */
-    final AtomicLong cdnBytesServed = new AtomicLong();
+    public final AtomicLong cdnBytesServed = new AtomicLong();
 
     volatile String requiredToken;
     /** When ≥ 0: the next CDN transfer stops after this many bytes and drops the connection. */
@@ -52,7 +52,7 @@ final class FakeHub implements AutoCloseable {
     /** The CDN answers every request with 200 and the whole file, as a server without Range support does. */
     volatile boolean ignoreRange;
 
-    FakeHub(String repo) throws IOException {
+    public FakeHub(String repo) throws IOException {
         this.repo = repo;
         InetSocketAddress loopback = new InetSocketAddress(InetAddress.getLoopbackAddress(), 0);
         hub = HttpServer.create(loopback, 0);
@@ -64,13 +64,13 @@ final class FakeHub implements AutoCloseable {
     }
 
     /** A small file served directly by the hub (ETag: its sha1). */
-    FakeHub file(String name, String content) {
+    public FakeHub file(String name, String content) {
         files.put(name, content.getBytes(java.nio.charset.StandardCharsets.UTF_8));
         return this;
     }
 
     /** A large file redirected to the CDN (X-Linked-Etag: its sha256). */
-    FakeHub lfsFile(String name, byte[] content) {
+    public FakeHub lfsFile(String name, byte[] content) {
         files.put(name, content);
         lfsBySha.put(sha256(content), name);
         return this;
@@ -80,7 +80,7 @@ final class FakeHub implements AutoCloseable {
         return files.get(name);
     }
 
-    String endpoint() {
+    public String endpoint() {
         return "http://127.0.0.1:" + hub.getAddress().getPort();
     }
 

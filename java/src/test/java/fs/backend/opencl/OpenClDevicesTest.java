@@ -5,13 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import fs.cli.Main;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-/** The inventory, the selection rules and {@code fs devices}, on whatever devices the machine has (CI: PoCL). */
+/** The inventory and the selection rules, on whatever devices the machine has (CI: PoCL); fs-cli tests {@code fs devices}. */
 class OpenClDevicesTest {
     @Test
     void inventoryDescribesEveryDevice() {
@@ -47,21 +44,5 @@ class OpenClDevicesTest {
                 .reason();
         assertEquals("there is no OpenCL device " + devices.size() + " (devices are 0.." + (devices.size() - 1)
                 + "; 'fs devices' lists them)", missing);
-    }
-
-    @Test
-    void devicesCommandListsEveryDeviceAndTheAutoChoice() {
-        OpenClTestSupport.device();
-        StringWriter out = new StringWriter();
-        StringWriter err = new StringWriter();
-        assertEquals(0, Main.execute(new PrintWriter(out), new PrintWriter(err), "devices"));
-        String listing = out.toString();
-        for (OpenCl.Device d : OpenCl.devices()) {
-            assertTrue(listing.contains(d.index() + ": " + d.name() + " [" + d.type() + "]"), listing);
-        }
-        boolean autoPicks = OpenCl.select(false, null) instanceof OpenCl.Selection.Selected;
-        assertEquals(autoPicks, listing.contains("* = the device --backend auto uses"), listing);
-        assertEquals(!autoPicks, listing.contains("--backend auto runs on the CPU: "), listing);
-        assertEquals("", err.toString());
     }
 }

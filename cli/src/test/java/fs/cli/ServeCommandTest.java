@@ -1,4 +1,4 @@
-package fs.server;
+package fs.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
@@ -7,8 +7,8 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import fs.cli.Main;
 import fs.engine.Engine;
+import fs.model.Golden;
 import fs.source.ModelSource;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -18,6 +18,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -30,6 +31,7 @@ import sun.misc.Signal;
  */
 class ServeCommandTest {
     private static final ObjectMapper JSON = new ObjectMapper();
+    private static final Path MODEL = Golden.modelDir("tiny-tied");
     private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
 
     /** fs serve running on a thread of its own until {@link #close} stops it as Ctrl-C does (its SIGINT handler). */
@@ -135,7 +137,7 @@ class ServeCommandTest {
 
     @Test
     void theCrossSiteAndLogFlagsReachTheServer() throws Exception {
-        try (LiveServe live = new LiveServe(TestServer.MODEL.toString(), "--port", "0", "-t", "2", "--backend", "cpu",
+        try (LiveServe live = new LiveServe(MODEL.toString(), "--port", "0", "-t", "2", "--backend", "cpu",
                 "--ctx", "64", "--allowed-hosts", "my.example", "--cors", "https://app.example", "--log-format", "json",
                 "--header-timeout", "5", "--body-timeout", "5", "--send-timeout", "5", "--idle-timeout", "5")) {
             String named = live.rawGet("/v1/models", "my.example:8080", "https://app.example");
@@ -153,7 +155,7 @@ class ServeCommandTest {
 
     @Test
     void aContextTooSmallToShareAmongTheSlotsIsOneLine() {
-        Run run = serve(TestServer.MODEL.toString(), "--port", "0", "--ctx", "3", "--parallel", "4");
+        Run run = serve(MODEL.toString(), "--port", "0", "--ctx", "3", "--parallel", "4");
         assertOneErrorLine(run, 1, "--ctx 3 shared among --parallel 4 slots leaves none for each");
     }
 
@@ -165,10 +167,10 @@ class ServeCommandTest {
     @Test
     void theDefaultContextIsTheEnginesSharedOutAmongTheSlots() throws Exception {
         int context;
-        try (ModelSource source = Engine.open(TestServer.MODEL.toString(), new PrintWriter(Writer.nullWriter()))) {
+        try (ModelSource source = Engine.open(MODEL.toString(), new PrintWriter(Writer.nullWriter()))) {
             context = Engine.defaultContextLength(source.config());
         }
-        try (LiveServe live = new LiveServe(TestServer.MODEL.toString(), "--port", "0", "-t", "2", "--backend", "cpu",
+        try (LiveServe live = new LiveServe(MODEL.toString(), "--port", "0", "-t", "2", "--backend", "cpu",
                 "--parallel", "2")) {
             assertTrue(live.err.toString().contains(", context " + context + ", on "), live.err.toString());
             int share = context / 2;
@@ -183,7 +185,7 @@ class ServeCommandTest {
     @Test
     void aPortInUseIsOneLine() throws Exception {
         try (ServerSocket taken = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-            Run run = serve(TestServer.MODEL.toString(), "--port", Integer.toString(taken.getLocalPort()));
+            Run run = serve(MODEL.toString(), "--port", Integer.toString(taken.getLocalPort()));
             assertOneErrorLine(run, 1, "cannot listen on 127.0.0.1:" + taken.getLocalPort());
         }
     }
@@ -194,7 +196,7 @@ class ServeCommandTest {
         try (ServerSocket free = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
             port = free.getLocalPort();
         }
-        Run run = serve(TestServer.MODEL.resolve("no-such-model").toString(), "--port", Integer.toString(port));
+        Run run = serve(MODEL.resolve("no-such-model").toString(), "--port", Integer.toString(port));
         assertEquals(1, run.exit(), run.err());
         assertTrue(run.err().contains("fs: listening on http://127.0.0.1:" + port), run.err());
         // The port is free again: the server stopped with the command.
@@ -221,7 +223,7 @@ class ServeCommandTest {
      */
     @Test
     void theAliasNamesTheModelAndTheSamplingFlagsAreTheRequestsDefaults() throws Exception {
-        try (LiveServe live = new LiveServe(TestServer.MODEL.toString(), "--port", "0", "-t", "2", "--backend", "cpu",
+        try (LiveServe live = new LiveServe(MODEL.toString(), "--port", "0", "-t", "2", "--backend", "cpu",
                 "--ctx", "256", "--alias", "my-model", "--temp", "1000", "--top-k", "0", "--top-p", "1", "--seed",
                 "11")) {
             JsonNode models = JSON.readTree(live.get("/v1/models").body()).get("data");
@@ -229,7 +231,7 @@ class ServeCommandTest {
             assertEquals("my-model", models.get(0).get("id").textValue());
 
             HttpResponse<String> other = live.post("/v1/completions",
-                    "{\"model\":\"" + TestServer.MODEL_ID + "\",\"prompt\":\"Hello\",\"max_tokens\":2}");
+                    "{\"model\":\"" + "tiny-tied" + "\",\"prompt\":\"Hello\",\"max_tokens\":2}");
             assertEquals(404, other.statusCode(), other.body());
             assertEquals("model_not_found", JSON.readTree(other.body()).get("error").get("code").textValue());
 

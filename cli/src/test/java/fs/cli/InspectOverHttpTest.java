@@ -1,11 +1,11 @@
-package fs.hub;
+package fs.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import fs.cli.Main;
+import fs.hub.FakeHub;
 import fs.model.TinyQwen3;
 import java.io.IOException;
 import java.io.PrintWriter;
