@@ -98,7 +98,9 @@ final class ModelDescription {
             int count = counts.merge(tensor.type(), 1, Integer::sum);
             if (count > counts.getOrDefault(most, 0)) most = tensor.type();
         }
+        // Exhaustive, so that a format added to DType gets its file type here rather than llama.cpp's "all F32".
         long guess = switch (most) {
+            case F32 -> 0;
             case F16 -> 1;
             case BF16 -> 32;
             case Q4_0 -> 2;
@@ -109,7 +111,9 @@ final class ModelDescription {
             case Q5_K -> 17;
             case Q6_K -> 18;
             case IQ2_XXS -> 19;
-            default -> 0;
+            // No GGUF tensor has these (the reader refuses ggml's I8..F64 by name): llama.cpp's guess for a type it
+            // has no file type for.
+            case F64, I64, I32, I16, I8, U64, U32, U16, U8, BOOL, F8_E4M3, F8_E5M2 -> 0;
         };
         return GUESSED + fileTypeName(guess);
     }

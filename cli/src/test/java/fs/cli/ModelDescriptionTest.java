@@ -1,6 +1,7 @@
 package fs.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import fs.gguf.GgufFile;
 import fs.gguf.GgufWriter;
@@ -12,6 +13,8 @@ import fs.tensor.DType;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 
 class ModelDescriptionTest {
     @TempDir
@@ -62,6 +65,20 @@ class ModelDescriptionTest {
         assertEquals("BF16", ModelDescription.fileTypeName(32));
         assertEquals("unknown, may not work", ModelDescription.fileTypeName(33));
         assertEquals("unknown, may not work", ModelDescription.fileTypeName(1L << 40));
+    }
+
+    /** Every format a GGUF tensor can have is guessed as its own file type, not as llama.cpp's "all F32" fallback. */
+    @ParameterizedTest
+    @MethodSource("fs.tensor.FormatSources#weights")
+    void everyGgufFormatIsGuessedAsItself(DType format) {
+        long values = format.blockElements() * 4L;
+        Path file = new GgufWriter()
+                .tensor("a.weight", format, new long[] {values}, new byte[(int) format.rowBytes(values)])
+                .write(dir.resolve(format + ".gguf"));
+        try (GgufFile gguf = GgufFile.open(file)) {
+            String guessed = ModelDescription.fileType(gguf);
+            assertTrue(guessed.startsWith("(guessed) " + (format == DType.F32 ? "all F32" : format.name())), guessed);
+        }
     }
 
     /** Without general.file_type llama.cpp guesses the "mostly" type of the type most tensors have. */
