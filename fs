@@ -58,7 +58,7 @@ fi
 export JAVA_HOME="$JDK"
 
 # Sources only: a build output (bindings/target) is rewritten by every Maven run, and would ask for a build each time.
-if [[ ! -f "$jar" ]] || [[ -n "$(find "$root/pom.xml" "$root/java/pom.xml" "$root/java/src/main" \
+if [[ ! -f "$jar" ]] || [[ -n "$(find "$root/pom.xml" "$root/core/pom.xml" "$root/core/src/main" \
       "$root/bindings/pom.xml" "$root/bindings/src" "$root/native/kernels" "$root/native/cpu" "$root/server/pom.xml" \
       "$root/server/src/main" "$root/cli/pom.xml" "$root/cli/src/main" \
       -newer "$jar" -type f -print -quit 2>/dev/null)" ]]; then

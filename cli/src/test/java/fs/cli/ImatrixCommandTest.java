@@ -63,7 +63,7 @@ class ImatrixCommandTest {
         // llama-imatrix's own file of the same text and windows (made with -c 16 -b 16 -ub 16): the same counts, and
         // the same sums but for llama.cpp's rounding of activations to bf16 inside its matmuls (0.5 % in L2)
         ImportanceMatrix same = ImportanceMatrix.read(Path.of(System.getProperty("fs.repo"),
-                "java/src/test/resources/fs/quantize/q-tied-llama-imatrix-c16.gguf"));
+                "core/src/test/resources/fs/quantize/q-tied-llama-imatrix-c16.gguf"));
         assertEquals(same.chunkCount(), matrix.chunkCount());
         assertEquals(same.chunkSize(), matrix.chunkSize());
         assertEquals(same.tensors().keySet(), matrix.tensors().keySet());

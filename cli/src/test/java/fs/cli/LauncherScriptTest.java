@@ -74,7 +74,7 @@ class LauncherScriptTest {
                 printf '[INFO] Building fs 0.1.0-SNAPSHOT                                   [1/3]\\033[m\\n'
                 printf '\\033[1m[INFO] Building fs core 0.1.0-SNAPSHOT                         [2/3]\\033[m\\n'
                 printf '[WARNING] JAR will be empty - no content was marked for inclusion!\\n'
-                printf '[INFO] Building jar: %s/java/target/fs-core.jar\\n' "$PWD"
+                printf '[INFO] Building jar: %s/core/target/fs-core.jar\\n' "$PWD"
                 printf '[INFO] Building fs CLI 0.1.0-SNAPSHOT                                [3/3]\\n'
                 mkdir -p cli/target && cp "$FAKE_JAR" cli/target/fs.jar
                 printf '[INFO] BUILD SUCCESS\\n'

@@ -33,7 +33,7 @@ class PerplexityCommandTest {
 
     /** fs-core's test text, as a file (through fs.repo: in fs-core's test-jar it is no file). */
     private static Path text() {
-        return Path.of(System.getProperty("fs.repo"), "java", "src", "test", "resources", "eval", "eval-head.txt");
+        return Path.of(System.getProperty("fs.repo"), "core", "src", "test", "resources", "eval", "eval-head.txt");
     }
 
     private static JsonNode perplexity(String... args) throws IOException {

@@ -31,7 +31,7 @@ import java.util.function.Function;
  * per op, which should be none.
  *
  * <p>Run (not a test): {@code java --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED -cp
- * java/target/classes:java/target/test-classes:bindings/target/classes fs.bench.OpenClVsVectorBenchmark [threads]
+ * core/target/classes:core/target/test-classes:bindings/target/classes fs.bench.OpenClVsVectorBenchmark [threads]
  * [samples] [name filter]}.
  */
 public final class OpenClVsVectorBenchmark {

@@ -9,7 +9,7 @@ import java.util.SplittableRandom;
  * Load time and encode/decode throughput of the Qwen3 tokenizer; a main(), not a test. Run after
  * {@code mvn -pl java -am test-compile}:
  * <pre>
- * java -cp java/target/test-classes:java/target/classes:$(cat cp.txt) fs.tokenizer.TokenizerBenchmark [MODEL_DIR]
+ * java -cp core/target/test-classes:core/target/classes:$(cat cp.txt) fs.tokenizer.TokenizerBenchmark [MODEL_DIR]
  * </pre>
  * The first load is the cold-JVM figure (class loading, interpretation and C2 compiling on the other core included);
  * encoding runs on ~1 MB of mixed text (the golden texts of every category: English, code, CJK, emoji, ... in a

@@ -29,7 +29,7 @@ class HuggingFaceOracleTest {
     static void loadOracle() throws Exception {
         // Keep DJL off the network and out of the home directory: the native library comes out of its jar.
         System.setProperty("ai.djl.offline", "true");
-        System.setProperty("ENGINE_CACHE_DIR", Path.of(System.getProperty("fs.repo"), "java", "target", "djl-cache").toString());
+        System.setProperty("ENGINE_CACHE_DIR", Path.of(System.getProperty("fs.repo"), "core", "target", "djl-cache").toString());
         oracle = HuggingFaceTokenizer.builder()
                 .optTokenizerPath(Qwen3Files.dir().resolve("tokenizer.json"))
                 .optAddSpecialTokens(false)

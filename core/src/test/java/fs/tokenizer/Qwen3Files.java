@@ -23,12 +23,12 @@ public final class Qwen3Files {
      * other modules' tests get these resources in fs-core's test-jar, where they are no files).
      */
     public static Path dir() {
-        return Path.of(System.getProperty("fs.repo"), "java", "src", "test", "resources", "qwen3");
+        return Path.of(System.getProperty("fs.repo"), "core", "src", "test", "resources", "qwen3");
     }
 
     public static synchronized Tokenizer tokenizer() {
         if (tokenizer == null) {
-            TokenizerCache cache = new TokenizerCache(Path.of(System.getProperty("fs.repo"), "java", "target", "test-tokenizer-cache"));
+            TokenizerCache cache = new TokenizerCache(Path.of(System.getProperty("fs.repo"), "core", "target", "test-tokenizer-cache"));
             Path json = dir().resolve("tokenizer.json");
             cache.read(json); // parses, and writes the cache file unless it is already there
             TokenizerData cached = cache.cached(json);

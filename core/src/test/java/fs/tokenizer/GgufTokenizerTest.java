@@ -98,7 +98,7 @@ class GgufTokenizerTest {
     @Test
     void llamaCppsGgufOfQTiedIsTheTokenizerOfItsTokenizerJson() {
         Tokenizer json = Tokenizer.load(QTied.dir(), new TokenizerCache(
-                Path.of(System.getProperty("fs.repo"), "java", "target", "test-tokenizer-cache")));
+                Path.of(System.getProperty("fs.repo"), "core", "target", "test-tokenizer-cache")));
         assertSameTokenizer(json, read(QTied.gguf("BF16")));
     }
 

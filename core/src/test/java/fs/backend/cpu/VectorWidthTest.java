@@ -8,7 +8,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The width the CPU kernels run at in this JVM. The build runs the CPU path's tests again with -XX:UseAVX=2 and
- * -XX:MaxVectorSize=16 (java/pom.xml), passing the flag and the widest vector it allows: a flag that did not take
+ * -XX:MaxVectorSize=16 (core/pom.xml), passing the flag and the widest vector it allows: a flag that did not take
  * effect would test the native width twice and the narrow ones never.
  */
 class VectorWidthTest {

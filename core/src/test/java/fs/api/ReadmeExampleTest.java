@@ -57,7 +57,7 @@ class ReadmeExampleTest {
         assertEquals(1, poms.size(), "one pom.xml in the section");
         Document readme = xml(poms.getFirst());
         Document parent = xml(Files.readString(REPO.resolve("pom.xml")));
-        Document core = xml(Files.readString(REPO.resolve("java/pom.xml")));
+        Document core = xml(Files.readString(REPO.resolve("core/pom.xml")));
 
         String dependency = "/project/dependencies/dependency";
         assertEquals(value(parent, "/project/groupId"), value(readme, dependency + "/groupId"));
