@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export JAVA_HOME="${JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}"
-mvn -B -q -pl java -am test-compile dependency:build-classpath \
+mvn -B -q -pl core -am test-compile dependency:build-classpath \
     -Dmdep.includeScope=test -Dmdep.outputFile=target/test-classpath.txt
 cp="core/target/test-classes:core/target/classes:$(cat core/target/test-classpath.txt)"
 echo "load average before: $(cat /proc/loadavg)" >&2

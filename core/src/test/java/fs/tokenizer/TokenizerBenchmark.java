@@ -7,7 +7,7 @@ import java.util.SplittableRandom;
 
 /**
  * Load time and encode/decode throughput of the Qwen3 tokenizer; a main(), not a test. Run after
- * {@code mvn -pl java -am test-compile}:
+ * {@code mvn -pl core -am test-compile}:
  * <pre>
  * java -cp core/target/test-classes:core/target/classes:$(cat cp.txt) fs.tokenizer.TokenizerBenchmark [MODEL_DIR]
  * </pre>
