@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.TextNode;
 import fs.FsException;
 import fs.chat.ChatMessage;
+import fs.chat.ChatPrompt;
 import fs.chat.constraint.AnswerGrammar;
 import fs.generate.ReasoningSplitter;
 import fs.generate.SamplingParams;
@@ -30,6 +31,7 @@ public final class Chat implements AutoCloseable {
     private final FsModel model;
     private final ChatParams params;
     private final SamplingParams sampling;
+    private final ChatPrompt chatPrompt;
     private final Cancellation closing = new Cancellation();
     private final AtomicBoolean sending = new AtomicBoolean();
     // Touched only by the thread that holds `sending`.
@@ -50,6 +52,7 @@ public final class Chat implements AutoCloseable {
         this.model = model;
         this.params = params;
         this.sampling = sampling;
+        this.chatPrompt = new ChatPrompt(model.template(), model.tokenizer());
         for (Message m : earlier) history.add(Turn.of(Objects.requireNonNull(m, "a message of the history is null")));
     }
 
@@ -155,11 +158,9 @@ public final class Chat implements AutoCloseable {
     }
 
     private Reply answer(TokenConsumer onText, Cancellation cancellation) {
-        List<ChatMessage> messages = new ArrayList<>();
-        if (params.systemPrompt() != null) messages.add(ChatMessage.system(params.systemPrompt()));
-        for (Turn turn : history) messages.add(turn.rendered());
         List<JsonNode> tools = toolsOffered() ? params.tools().stream().map(Tool::definition).toList() : List.of();
-        int[] prompt = model.tokenizer().encode(model.template().render(messages, tools, true, params.thinking()));
+        int[] prompt = chatPrompt.nextTurn(params.systemPrompt(), history.stream().map(Turn::rendered).toList(), tools,
+                params.thinking());
         // Cancelled already: never submitted, since the scheduler could take a token before the hook below is set.
         if (cancellation.isCancelled()) return new Reply("", "", StopReason.CANCELLED, prompt.length, 0, 0, List.of());
         Answer answer = new Answer();

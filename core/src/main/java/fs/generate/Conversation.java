@@ -2,6 +2,7 @@ package fs.generate;
 
 import fs.FsException;
 import fs.chat.ChatMessage;
+import fs.chat.ChatPrompt;
 import fs.chat.ChatTemplate;
 import fs.tokenizer.Tokenizer;
 import java.util.ArrayList;
@@ -16,27 +17,26 @@ import java.util.function.BooleanSupplier;
 public final class Conversation {
     private final Generator generator;
     private final Tokenizer tokenizer;
-    private final ChatTemplate template;
+    private final ChatPrompt prompt;
     private final String systemPrompt; // null: none
     private final Boolean enableThinking; // null: the template's default
     private final int maxNewTokens;
-    private final List<ChatMessage> history = new ArrayList<>();
+    private final List<ChatMessage> history = new ArrayList<>(); // without the system prompt
 
     public Conversation(Generator generator, Tokenizer tokenizer, ChatTemplate template, String systemPrompt,
             Boolean enableThinking, int maxNewTokens) {
         this.generator = generator;
         this.tokenizer = tokenizer;
-        this.template = template;
+        this.prompt = new ChatPrompt(template, tokenizer);
         this.systemPrompt = systemPrompt;
         this.enableThinking = enableThinking;
         this.maxNewTokens = maxNewTokens;
         reset();
     }
 
-    /** Starts over: an empty history (but the system prompt) and an empty cache. */
+    /** Starts over: an empty history (the system prompt stays) and an empty cache. */
     public void reset() {
         history.clear();
-        if (systemPrompt != null) history.add(new ChatMessage("system", systemPrompt));
         generator.reset();
     }
 
@@ -47,7 +47,7 @@ public final class Conversation {
      * when {@code stopRequested} says so (the user quit before the first message).
      */
     public void warmUp(BooleanSupplier stopRequested) {
-        if (history.size() > (systemPrompt != null ? 1 : 0)) return; // only before the first turn
+        if (!history.isEmpty()) return; // only before the first turn
         int[] a = firstPrompt("a"), b = firstPrompt("b");
         int common = 0;
         while (common < Math.min(a.length, b.length) && a[common] == b[common]) common++;
@@ -57,9 +57,7 @@ public final class Conversation {
     }
 
     private int[] firstPrompt(String userText) {
-        List<ChatMessage> first = new ArrayList<>(history);
-        first.add(new ChatMessage("user", userText));
-        return tokenizer.encode(template.render(first, true, enableThinking));
+        return prompt.nextTurn(systemPrompt, List.of(ChatMessage.user(userText)), List.of(), enableThinking);
     }
 
     /**
@@ -74,14 +72,14 @@ public final class Conversation {
     public Generator.Generation reply(
             String userText, Generator.TokenListener listener, BooleanSupplier stopRequested) {
         history.add(new ChatMessage("user", userText));
-        int[] prompt = tokenizer.encode(template.render(history, true, enableThinking));
+        int[] ids = prompt.nextTurn(systemPrompt, history, List.of(), enableThinking);
         try {
-            generator.checkFits(prompt.length, maxNewTokens);
+            generator.checkFits(ids.length, maxNewTokens);
         } catch (FsException e) {
             history.removeLast();
             throw new FsException(e.getMessage() + " (/reset starts a new conversation)", e);
         }
-        Generator.Generation answer = generator.generate(prompt, maxNewTokens, listener, stopRequested);
+        Generator.Generation answer = generator.generate(ids, maxNewTokens, listener, stopRequested);
         if (answer.stopReason() == StopReason.CANCELLED && answer.ids().length == 0) {
             history.removeLast();
         } else {

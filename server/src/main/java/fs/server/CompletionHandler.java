@@ -2,7 +2,7 @@ package fs.server;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import fs.FsException;
-import fs.chat.ChatTemplate;
+import fs.chat.ChatPrompt;
 import fs.generate.GenerationStats;
 import fs.generate.ReasoningSplitter;
 import fs.generate.SamplingParams;
@@ -307,11 +307,10 @@ final class CompletionHandler {
     private static int[] promptIds(ServedModel served, CompletionRequest.Prompt prompt, ChatTools tools) {
         try {
             return switch (prompt) {
-                case CompletionRequest.Prompt.Chat chat -> {
-                    ChatTemplate template = served.chatTemplate().get();
-                    yield served.tokenizer().encode(template.render(chat.messages(), tools.templateTools(), true,
-                            chat.enableThinking()));
-                }
+                // Stateless: a system prompt, if any, is the request's first message.
+                case CompletionRequest.Prompt.Chat chat -> new ChatPrompt(served.chatTemplate().get(),
+                        served.tokenizer()).nextTurn(null, chat.messages(), tools.templateTools(),
+                        chat.enableThinking());
                 case CompletionRequest.Prompt.Text text -> served.tokenizer().encode(text.text());
                 case CompletionRequest.Prompt.Tokens tokens -> {
                     int vocab = served.tokenizer().vocabSize();
