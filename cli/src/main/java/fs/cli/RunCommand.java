@@ -2,6 +2,7 @@ package fs.cli;
 
 import fs.FsException;
 import fs.chat.ChatMessage;
+import fs.chat.ChatPrompt;
 import fs.engine.LoadedModel;
 import fs.generate.Generator;
 import fs.generate.SamplingParams;
@@ -95,7 +96,7 @@ final class RunCommand implements Callable<Integer> {
         try (LoadedModel<SingleSequence> loaded = modelOptions.load(
                 context -> SingleSequence.Shape.forGeneration(context, ModelOptions.PREFILL_BATCH), err)) {
             Tokenizer tokenizer = printIds && tokens != null && grammar == null ? null : loaded.source().tokenizer();
-            int[] ids = tokens != null ? tokens.ids() : tokenizer.encode(templated(loaded, text));
+            int[] ids = tokens != null ? tokens.ids() : promptIds(loaded, tokenizer, text);
             TokenIds.checkInVocabulary(loaded.config(), ids, tokens != null ? "--tokens" : "the prompt");
             SamplingParams params = samplingOptions.resolve(loaded.source().generationConfig());
             Generator generator = new Generator(loaded.state(), loaded.source().stopIds(), params);
@@ -172,11 +173,10 @@ final class RunCommand implements Callable<Integer> {
         return text.endsWith("\n") ? text.substring(0, text.length() - 1) : text;
     }
 
-    private String templated(LoadedModel<SingleSequence> loaded, String text) {
-        if (raw) return text;
-        List<ChatMessage> messages = new ArrayList<>();
-        if (answerOptions.system != null) messages.add(new ChatMessage("system", answerOptions.system));
-        messages.add(new ChatMessage("user", text));
-        return loaded.source().chatTemplate().render(messages, true, answerOptions.enableThinking());
+    /** The prompt's ids: the text as it is with --raw, else one user turn (after the system prompt) for the answer. */
+    private int[] promptIds(LoadedModel<SingleSequence> loaded, Tokenizer tokenizer, String text) {
+        if (raw) return tokenizer.encode(text);
+        return new ChatPrompt(loaded.source().chatTemplate(), tokenizer).nextTurn(answerOptions.system,
+                List.of(new ChatMessage("user", text)), List.of(), answerOptions.enableThinking());
     }
 }
