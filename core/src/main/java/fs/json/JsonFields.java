@@ -7,7 +7,8 @@ import java.util.function.Function;
 /**
  * Typed reads of the fields of one JSON object, each failure one line that names the field and shows what was found
  * ("hidden_size must be a positive integer, found string '1024'"). The caller's factory turns that line into its
- * exception: a file reader prefixes the file, a server answers a 400 naming the field.
+ * exception: a file reader prefixes the file, a server answers a 400 that names the field apart from the line and
+ * words a wrong type its own way ({@link FieldErrors}).
  */
 public final class JsonFields {
     /** Characters of a value's JSON a message shows before it is cut short. */
@@ -16,22 +17,41 @@ public final class JsonFields {
     private final JsonNode object;
     /** What field names are prefixed with in messages: "" at the top level, "rope_scaling." inside that object. */
     private final String prefix;
-    private final Function<String, ? extends RuntimeException> error;
+    private final FieldErrors errors;
 
-    private JsonFields(JsonNode object, String prefix, Function<String, ? extends RuntimeException> error) {
+    /**
+     * Makes the caller's exception for a problem with one field, given the field as messages name it
+     * ("messages[2].content"; null for a problem with the object as a whole).
+     */
+    public interface FieldErrors {
+        /** A problem's whole line. */
+        RuntimeException invalid(String field, String line);
+
+        /** A value of the wrong kind: by default the line "field must be {@code expected}, found string 'x'". */
+        default RuntimeException mistyped(String field, String expected, JsonNode found) {
+            return invalid(field, field + " must be " + expected + ", found " + describe(found));
+        }
+    }
+
+    private JsonFields(JsonNode object, String prefix, FieldErrors errors) {
         this.object = object;
         this.prefix = prefix;
-        this.error = error;
+        this.errors = errors;
     }
 
     /** The fields of {@code object}; {@code error} makes the exception for a problem's line. */
     public static JsonFields of(JsonNode object, Function<String, ? extends RuntimeException> error) {
-        return new JsonFields(object, "", error);
+        return new JsonFields(object, "", (field, line) -> error.apply(line));
+    }
+
+    /** The fields of {@code object}; {@code errors} makes the exception for a problem, knowing the field. */
+    public static JsonFields of(JsonNode object, FieldErrors errors) {
+        return new JsonFields(object, "", errors);
     }
 
     /** The fields of {@code inner}, the value of this object's {@code field}: messages name them "field.key". */
     public JsonFields inner(String field, JsonNode inner) {
-        return new JsonFields(inner, prefix + field + ".", error);
+        return new JsonFields(inner, prefix + field + ".", errors);
     }
 
     /** The field as messages name it. */
@@ -52,7 +72,7 @@ public final class JsonFields {
 
     /** The field's value, which must be there and not null. */
     public JsonNode required(String field) {
-        if (!has(field)) throw error(name(field) + " is missing");
+        if (!has(field)) throw error(field, name(field) + " is missing");
         return object.get(field);
     }
 
@@ -120,12 +140,46 @@ public final class JsonFields {
         return node.textValue();
     }
 
+    /** The field's string; null when it is missing or null. */
+    public String textOrNull(String field) {
+        return has(field) ? text(field) : null;
+    }
+
+    /** The field's boolean; null when it is missing or null. */
+    public Boolean boolOrNull(String field) {
+        return has(field) ? bool(field) : null;
+    }
+
+    /** The field's number as a double; null when it is missing or null. */
+    public Double numberOrNull(String field) {
+        return has(field) ? number(field) : null;
+    }
+
+    /** The field's integer, which must fit an int; null when it is missing or null. */
+    public Integer intOrNull(String field) {
+        return has(field) ? (int) integer(field, Integer.MIN_VALUE, Integer.MAX_VALUE) : null;
+    }
+
+    /** The field's integer, which must fit a long; null when it is missing or null. */
+    public Long longOrNull(String field) {
+        return has(field) ? integer(field, Long.MIN_VALUE, Long.MAX_VALUE) : null;
+    }
+
+    private long integer(String field, long min, long max) {
+        JsonNode node = required(field);
+        if (!node.isIntegralNumber()) throw mistyped(field, "an integer", node);
+        if (!node.canConvertToLong() || node.longValue() < min || node.longValue() > max) {
+            throw error(field, name(field) + " is out of range: " + shown(node));
+        }
+        return node.longValue();
+    }
+
     /** An array of integers that fit a long, of exactly {@code length} elements unless that is -1. */
     public long[] longs(String field, int length) {
         JsonNode node = required(field);
         if (!node.isArray()) throw mistyped(field, "an array of integers", node);
         if (length >= 0 && node.size() != length) {
-            throw error(name(field) + " must have " + length + " elements, found " + node.size());
+            throw error(field, name(field) + " must have " + length + " elements, found " + node.size());
         }
         long[] values = new long[node.size()];
         for (int i = 0; i < values.length; i++) {
@@ -140,12 +194,17 @@ public final class JsonFields {
 
     /** "field must be {@code expected}, found string 'x'". */
     public RuntimeException mistyped(String field, String expected, JsonNode found) {
-        return error(name(field) + " must be " + expected + ", found " + describe(found));
+        return errors.mistyped(name(field), expected, found);
     }
 
-    /** The caller's exception for a problem with these fields. */
+    /** The caller's exception for a problem with these fields as a whole. */
     public RuntimeException error(String problem) {
-        return error.apply(problem);
+        return errors.invalid(null, problem);
+    }
+
+    /** The caller's exception for a problem with {@code field}, {@code line} the whole message. */
+    public RuntimeException error(String field, String line) {
+        return errors.invalid(name(field), line);
     }
 
     /** A value as a message shows it: its kind, then a string's text quoted or any other value's JSON, cut short. */

@@ -3,6 +3,7 @@ package fs.json;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -58,6 +59,53 @@ class JsonFieldsTest {
         assertEquals(1, f.element("list", 0).positiveInt("k"));
         fails(() -> f.element("list", 1), "list[1] must be an object, found number 7");
         fails(() -> f.array("o"), "o must be an array, found object {\"k\":true}");
+    }
+
+    /** What a field-aware factory was given, kept as the exception's message to be checked. */
+    private static final class FieldProblem extends RuntimeException {
+        FieldProblem(String text) {
+            super(text);
+        }
+    }
+
+    private static final JsonFields.FieldErrors KEPT_APART = new JsonFields.FieldErrors() {
+        @Override
+        public RuntimeException invalid(String field, String line) {
+            return new FieldProblem("invalid " + field + ": " + line);
+        }
+
+        @Override
+        public RuntimeException mistyped(String field, String expected, JsonNode found) {
+            return new FieldProblem("mistyped " + field + ": " + expected + " / " + JsonFields.kind(found));
+        }
+    };
+
+    private static void failsWith(Executable read, String text) {
+        assertEquals(text, assertThrows(FieldProblem.class, read).getMessage());
+    }
+
+    @Test
+    void aFieldAwareFactoryIsGivenTheFieldsPathApartFromTheLine() {
+        byte[] bytes = """
+                {"list": [{"c": 5, "t": "x"}], "big": 10000000000, "half": 1.5, "gone": null, "o": {}}"""
+                .getBytes(StandardCharsets.UTF_8);
+        JsonFields f = JsonFields.of(StrictJson.parseObject(bytes, 0, bytes.length, "test"), KEPT_APART);
+        failsWith(() -> f.element("list", 0).text("c"), "mistyped list[0].c: a string / number");
+        failsWith(() -> f.object("o").text("t"), "invalid o.t: o.t is missing");
+        failsWith(() -> f.intOrNull("big"), "invalid big: big is out of range: 10000000000");
+        failsWith(() -> f.intOrNull("half"), "mistyped half: an integer / number");
+        failsWith(() -> { throw f.error("whole"); }, "invalid null: whole");
+        assertEquals(10_000_000_000L, f.longOrNull("big"));
+        assertEquals(1.5, f.numberOrNull("half"));
+        assertEquals("x", f.element("list", 0).textOrNull("t"));
+        assertNull(f.textOrNull("gone"));
+        assertNull(f.boolOrNull("missing"));
+        assertNull(f.intOrNull("gone"));
+
+        JsonFields.FieldErrors lineOnly = (field, line) -> new FieldProblem(field + " | " + line);
+        failsWith(() -> JsonFields.of(f.get("o"), lineOnly).bool("b"), "b | b is missing");
+        failsWith(() -> JsonFields.of(f.get("list").get(0), lineOnly).bool("t"),
+                "t | t must be true or false, found string 'x'");
     }
 
     @Test
