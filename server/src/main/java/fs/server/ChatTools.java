@@ -1,13 +1,12 @@
 package fs.server;
 
-import static fs.server.CompletionRequest.bool;
 import static fs.server.CompletionRequest.kind;
 import static fs.server.CompletionRequest.quoted;
-import static fs.server.CompletionRequest.string;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import fs.json.JsonFields;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -83,39 +82,38 @@ record ChatTools(List<Function> functions, Choice choice, boolean parallel) {
                         + "supported by this server: use 'tools' and 'tool_choice'");
             }
         }
-        List<Function> functions = functions(body.get("tools"));
+        JsonFields fields = JsonFields.of(body, CompletionRequest.API_ERRORS);
+        List<Function> functions = functions(fields);
         JsonNode choiceNode = body.get("tool_choice");
         boolean choiceGiven = choiceNode != null && !choiceNode.isNull();
         if (choiceGiven && functions.isEmpty()) {
             throw ApiException.invalid("tool_choice", "'tool_choice' is only allowed when 'tools' are given");
         }
-        Boolean parallel = bool(body, "parallel_tool_calls");
+        boolean parallel = fields.bool("parallel_tool_calls", true);
         if (functions.isEmpty()) return NONE;
-        Choice choice = choiceGiven ? choice(choiceNode, functions) : new Choice.Auto();
-        return new ChatTools(functions, choice, parallel == null || parallel);
+        Choice choice = choiceGiven ? choice(fields, functions) : new Choice.Auto();
+        return new ChatTools(functions, choice, parallel);
     }
 
-    private static List<Function> functions(JsonNode tools) {
-        if (tools == null || tools.isNull()) return List.of();
-        if (!tools.isArray()) throw ApiException.wrongType("tools", "an array", kind(tools));
+    private static List<Function> functions(JsonFields body) {
+        if (!body.has("tools")) return List.of();
         List<Function> functions = new ArrayList<>();
         Set<String> names = new HashSet<>();
-        for (int i = 0; i < tools.size(); i++) {
+        int count = body.array("tools").size();
+        for (int i = 0; i < count; i++) {
             String at = "tools[" + i + "]";
-            JsonNode tool = tools.get(i);
-            if (!tool.isObject()) throw ApiException.wrongType(at, "an object", kind(tool));
-            String type = string(tool, "type", at + ".type");
+            JsonFields tool = body.element("tools", i);
+            String type = tool.textOrNull("type");
             if (type == null) throw ApiException.invalid(at + ".type", "'" + at + ".type' is required");
             if (!type.equals("function")) {
                 throw ApiException.unsupported(at + ".type", "tools of type " + quoted(type)
                         + " are not supported by this server (only \"function\")");
             }
-            JsonNode function = tool.get("function");
-            if (function == null || function.isNull()) {
+            if (!tool.has("function")) {
                 throw ApiException.invalid(at + ".function", "'" + at + ".function' is required");
             }
-            if (!function.isObject()) throw ApiException.wrongType(at + ".function", "an object", kind(function));
-            String name = string(function, "name", at + ".function.name");
+            JsonFields function = tool.object("function");
+            String name = function.textOrNull("name");
             if (name == null) {
                 throw ApiException.invalid(at + ".function.name", "'" + at + ".function.name' is required");
             }
@@ -126,7 +124,7 @@ record ChatTools(List<Function> functions, Choice choice, boolean parallel) {
             if (!names.add(name)) {
                 throw ApiException.invalid(at + ".function.name", "two tools are named " + quoted(name));
             }
-            string(function, "description", at + ".function.description"); // checked: a string if given
+            function.textOrNull("description"); // checked: a string if given
             JsonNode parameters = function.get("parameters");
             if (parameters == null || parameters.isNull()) {
                 parameters = noParameters();
@@ -134,7 +132,7 @@ record ChatTools(List<Function> functions, Choice choice, boolean parallel) {
                 throw ApiException.wrongType(at + ".function.parameters", "an object (a JSON schema)",
                         kind(parameters));
             }
-            functions.add(new Function(name, parameters, tool, at));
+            functions.add(new Function(name, parameters, body.array("tools").get(i), at));
         }
         return List.copyOf(functions);
     }
@@ -147,7 +145,8 @@ record ChatTools(List<Function> functions, Choice choice, boolean parallel) {
         return schema;
     }
 
-    private static Choice choice(JsonNode node, List<Function> functions) {
+    private static Choice choice(JsonFields body, List<Function> functions) {
+        JsonNode node = body.get("tool_choice");
         if (node.isTextual()) {
             return switch (node.textValue()) {
                 case "auto" -> new Choice.Auto();
@@ -159,7 +158,8 @@ record ChatTools(List<Function> functions, Choice choice, boolean parallel) {
             };
         }
         if (!node.isObject()) throw ApiException.wrongType("tool_choice", "a string or an object", kind(node));
-        String type = string(node, "type", "tool_choice.type");
+        JsonFields choice = body.inner("tool_choice", node);
+        String type = choice.textOrNull("type");
         if (!"function".equals(type)) {
             throw ApiException.invalid("tool_choice.type", "'tool_choice.type' must be \"function\", got "
                     + quoted(type));
@@ -169,7 +169,7 @@ record ChatTools(List<Function> functions, Choice choice, boolean parallel) {
             throw ApiException.invalid("tool_choice.function", "'tool_choice.function' must be an object with the "
                     + "name of the function to call");
         }
-        String name = string(function, "name", "tool_choice.function.name");
+        String name = choice.inner("function", function).textOrNull("name");
         if (name == null) {
             throw ApiException.invalid("tool_choice.function.name", "'tool_choice.function.name' is required");
         }

@@ -7,6 +7,7 @@ import fs.chat.ChatMessage;
 import fs.chat.ToolCall;
 import fs.generate.SamplingParams;
 import fs.generate.TokenLogprobs;
+import fs.json.JsonFields;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -78,11 +79,25 @@ record CompletionRequest(
     private static final Map<String, String> CHAT_ROLES = Map.of("system", "system", "developer", "system",
             "user", "user", "assistant", "assistant", "tool", "tool");
 
+    /** A request's problems with its fields as OpenAI-shaped 400s that name the field. */
+    static final JsonFields.FieldErrors API_ERRORS = new JsonFields.FieldErrors() {
+        @Override
+        public RuntimeException invalid(String field, String line) {
+            return ApiException.invalid(field, line);
+        }
+
+        @Override
+        public RuntimeException mistyped(String field, String expected, JsonNode found) {
+            return ApiException.wrongType(field, expected, kind(found));
+        }
+    };
+
     /** Reads a chat completion request. */
     static CompletionRequest chat(JsonNode body) {
-        Prompt prompt = new Prompt.Chat(messages(body), enableThinking(body));
-        Boolean logprobs = bool(body, "logprobs");
-        Integer top = integer(body, "top_logprobs");
+        JsonFields fields = JsonFields.of(body, API_ERRORS);
+        Prompt prompt = new Prompt.Chat(messages(fields), enableThinking(fields));
+        Boolean logprobs = fields.boolOrNull("logprobs");
+        Integer top = fields.intOrNull("top_logprobs");
         if (top != null && !Boolean.TRUE.equals(logprobs)) {
             throw ApiException.invalid("top_logprobs", "'top_logprobs' needs 'logprobs': true");
         }
@@ -94,23 +109,24 @@ record CompletionRequest(
             throw ApiException.unsupported("tools", "'tools' cannot be combined with a constraint on the answer "
                     + "(response_format, grammar or json_schema) by this server");
         }
-        Integer maxCompletion = integer(body, "max_completion_tokens");
-        int maxTokens = maxCompletion != null ? positive("max_completion_tokens", maxCompletion) : maxTokens(body);
-        return common(body, prompt, maxTokens, topLogprobs, tools, format);
+        Integer maxCompletion = fields.intOrNull("max_completion_tokens");
+        int maxTokens = maxCompletion != null ? positive("max_completion_tokens", maxCompletion) : maxTokens(fields);
+        return common(fields, prompt, maxTokens, topLogprobs, tools, format);
     }
 
     /** Reads a (legacy) text completion request. */
     static CompletionRequest completion(JsonNode body) {
+        JsonFields fields = JsonFields.of(body, API_ERRORS);
         Prompt prompt = textPrompt(body);
-        Integer logprobs = integer(body, "logprobs"); // here the number of alternatives, not a boolean
+        Integer logprobs = fields.intOrNull("logprobs"); // here the number of alternatives, not a boolean
         int topLogprobs = logprobs != null ? topLogprobs("logprobs", logprobs) : -1;
-        Boolean echo = bool(body, "echo");
+        Boolean echo = fields.boolOrNull("echo");
         if (echo != null && echo) throw ApiException.unsupported("echo", "echo is not supported by this server");
         JsonNode suffix = body.get("suffix");
         if (suffix != null && !suffix.isNull()) {
             throw ApiException.unsupported("suffix", "suffix (insertion) is not supported by this server");
         }
-        Integer bestOf = integer(body, "best_of");
+        Integer bestOf = fields.intOrNull("best_of");
         if (bestOf != null && bestOf != 1) {
             throw ApiException.unsupported("best_of", "best_of must be 1: this server returns one completion");
         }
@@ -121,13 +137,13 @@ record CompletionRequest(
                         + "(/v1/chat/completions), not to text completions");
             }
         }
-        return common(body, prompt, maxTokens(body), topLogprobs, ChatTools.NONE, OutputFormat.read(body));
+        return common(fields, prompt, maxTokens(fields), topLogprobs, ChatTools.NONE, OutputFormat.read(body));
     }
 
-    private static CompletionRequest common(JsonNode body, Prompt prompt, int maxTokens, int topLogprobs,
+    private static CompletionRequest common(JsonFields body, Prompt prompt, int maxTokens, int topLogprobs,
             ChatTools tools, OutputFormat format) {
-        String model = string(body, "model", "model");
-        Integer n = integer(body, "n");
+        String model = body.textOrNull("model");
+        Integer n = body.intOrNull("n");
         if (n != null && n != 1) throw ApiException.unsupported("n", "n must be 1: this server returns one choice");
         Float presence = additivePenalty(body, "presence_penalty");
         Float frequency = additivePenalty(body, "frequency_penalty");
@@ -137,46 +153,38 @@ record CompletionRequest(
             throw ApiException.invalid("repeat_penalty", "repetition_penalty and repeat_penalty are the same setting "
                     + "and were given different values");
         }
-        Integer topK = integer(body, "top_k");
+        Integer topK = body.intOrNull("top_k");
         Sampling sampling = new Sampling(number(body, "temperature"), topK, number(body, "top_p"),
                 number(body, "min_p"), repetition != null ? repetition : repeat, presence, frequency,
-                longInteger(body, "seed"));
+                body.longOrNull("seed"));
 
-        Boolean stream = bool(body, "stream");
-        boolean includeUsage = false;
-        JsonNode options = body.get("stream_options");
-        if (options != null && !options.isNull()) {
-            if (!options.isObject()) throw ApiException.wrongType("stream_options", "an object", kind(options));
-            Boolean include = bool(options, "include_usage", "stream_options.include_usage");
-            includeUsage = include != null && include;
-        }
-        return new CompletionRequest(model, prompt, stream != null && stream, includeUsage, maxTokens, sampling,
-                topLogprobs, stopStrings(body), tools, format);
+        boolean stream = body.bool("stream", false);
+        boolean includeUsage = body.has("stream_options")
+                && body.object("stream_options").bool("include_usage", false);
+        return new CompletionRequest(model, prompt, stream, includeUsage, maxTokens, sampling,
+                topLogprobs, stopStrings(body.get("stop")), tools, format);
     }
 
-    private static List<ChatMessage> messages(JsonNode body) {
-        JsonNode messages = body.get("messages");
-        if (messages == null || messages.isNull()) throw ApiException.invalid("messages", "'messages' is required");
-        if (!messages.isArray()) throw ApiException.wrongType("messages", "an array", kind(messages));
-        if (messages.isEmpty()) throw ApiException.invalid("messages", "'messages' must hold at least one message");
+    private static List<ChatMessage> messages(JsonFields body) {
+        if (!body.has("messages")) throw ApiException.invalid("messages", "'messages' is required");
+        int count = body.array("messages").size();
+        if (count == 0) throw ApiException.invalid("messages", "'messages' must hold at least one message");
         List<ChatMessage> result = new ArrayList<>();
-        for (int i = 0; i < messages.size(); i++) {
-            String at = "messages[" + i + "]";
-            JsonNode message = messages.get(i);
-            if (!message.isObject()) throw ApiException.wrongType(at, "an object", kind(message));
-            String given = string(message, "role", at + ".role");
-            if (given == null) throw ApiException.invalid(at + ".role", "'" + at + ".role' is required");
+        for (int i = 0; i < count; i++) {
+            JsonFields message = body.element("messages", i);
+            String given = message.textOrNull("role");
+            if (given == null) {
+                throw ApiException.invalid(message.name("role"), "'" + message.name("role") + "' is required");
+            }
             String role = CHAT_ROLES.get(given);
             if (role == null) {
-                throw ApiException.unsupported(at + ".role", "role " + quoted(given) + " is not supported by this "
+                throw ApiException.unsupported(message.name("role"), "role " + quoted(given) + " is not supported by this "
                         + "server (system, developer, user, assistant or tool)");
             }
-            List<ToolCall> calls = role.equals("assistant") ? toolCalls(message.get("tool_calls"), at + ".tool_calls")
-                    : List.of();
-            String content = content(message.get("content"), at + ".content", role);
-            String reasoning = role.equals("assistant") ? string(message, "reasoning_content", at + ".reasoning_content")
-                    : null;
-            if (role.equals("tool")) string(message, "tool_call_id", at + ".tool_call_id"); // a string if given
+            List<ToolCall> calls = role.equals("assistant") ? toolCalls(message) : List.of();
+            String content = content(message, role);
+            String reasoning = role.equals("assistant") ? message.textOrNull("reasoning_content") : null;
+            if (role.equals("tool")) message.textOrNull("tool_call_id"); // a string if given
             result.add(new ChatMessage(role, content, reasoning, calls));
         }
         return result;
@@ -186,30 +194,30 @@ record CompletionRequest(
      * An assistant message's calls: OpenAI sends each one's arguments as a string holding JSON, which is read back
      * into JSON here so that the template writes it as the model wrote it.
      */
-    private static List<ToolCall> toolCalls(JsonNode calls, String at) {
-        if (calls == null || calls.isNull()) return List.of();
-        if (!calls.isArray()) throw ApiException.wrongType(at, "an array", kind(calls));
+    private static List<ToolCall> toolCalls(JsonFields message) {
+        if (!message.has("tool_calls")) return List.of();
         List<ToolCall> result = new ArrayList<>();
-        for (int j = 0; j < calls.size(); j++) {
-            String callAt = at + "[" + j + "]";
-            JsonNode call = calls.get(j);
-            if (!call.isObject()) throw ApiException.wrongType(callAt, "an object", kind(call));
-            String type = string(call, "type", callAt + ".type");
+        int count = message.array("tool_calls").size();
+        for (int j = 0; j < count; j++) {
+            JsonFields call = message.element("tool_calls", j);
+            String callAt = message.name("tool_calls[" + j + "]");
+            String type = call.textOrNull("type");
             if (type != null && !type.equals("function")) {
                 throw ApiException.unsupported(callAt + ".type", "tool calls of type " + quoted(type)
                         + " are not supported by this server (only \"function\")");
             }
-            string(call, "id", callAt + ".id"); // a string if given; the template does not show it
-            JsonNode function = call.get("function");
-            if (function == null || !function.isObject()) {
+            call.textOrNull("id"); // a string if given; the template does not show it
+            JsonNode functionNode = call.get("function");
+            if (functionNode == null || !functionNode.isObject()) {
                 throw ApiException.invalid(callAt + ".function", "'" + callAt + ".function' must be an object with "
                         + "the name and the arguments of the call");
             }
-            String name = string(function, "name", callAt + ".function.name");
+            JsonFields function = call.inner("function", functionNode);
+            String name = function.textOrNull("name");
             if (name == null) {
                 throw ApiException.invalid(callAt + ".function.name", "'" + callAt + ".function.name' is required");
             }
-            String arguments = string(function, "arguments", callAt + ".function.arguments");
+            String arguments = function.textOrNull("arguments");
             if (arguments == null) {
                 throw ApiException.invalid(callAt + ".function.arguments",
                         "'" + callAt + ".function.arguments' is required");
@@ -231,8 +239,10 @@ record CompletionRequest(
     }
 
     /** A message's content: a string, or an array of text parts (joined); null only for an assistant. */
-    private static String content(JsonNode content, String at, String role) {
-        if (content == null || content.isNull()) {
+    private static String content(JsonFields message, String role) {
+        JsonNode content = message.get("content");
+        String at = message.name("content");
+        if (!message.has("content")) {
             if (role.equals("assistant")) return "";
             throw ApiException.invalid(at, "'" + at + "' is required");
         }
@@ -240,26 +250,23 @@ record CompletionRequest(
         if (!content.isArray()) throw ApiException.wrongType(at, "a string or an array of parts", kind(content));
         StringBuilder text = new StringBuilder();
         for (int i = 0; i < content.size(); i++) {
-            JsonNode part = content.get(i);
+            JsonFields part = message.element("content", i);
             String partAt = at + "[" + i + "]";
-            if (!part.isObject()) throw ApiException.wrongType(partAt, "an object", kind(part));
-            String type = string(part, "type", partAt + ".type");
+            String type = part.textOrNull("type");
             if (!"text".equals(type)) {
                 throw ApiException.unsupported(partAt + ".type", "content parts of type " + quoted(type)
                         + " are not supported by this server (only \"text\": the model reads text only)");
             }
-            String partText = string(part, "text", partAt + ".text");
+            String partText = part.textOrNull("text");
             if (partText == null) throw ApiException.invalid(partAt + ".text", "'" + partAt + ".text' is required");
             text.append(partText);
         }
         return text.toString();
     }
 
-    private static Boolean enableThinking(JsonNode body) {
-        JsonNode kwargs = body.get("chat_template_kwargs");
-        if (kwargs == null || kwargs.isNull()) return null;
-        if (!kwargs.isObject()) throw ApiException.wrongType("chat_template_kwargs", "an object", kind(kwargs));
-        return bool(kwargs, "enable_thinking", "chat_template_kwargs.enable_thinking");
+    private static Boolean enableThinking(JsonFields body) {
+        return body.has("chat_template_kwargs") ? body.object("chat_template_kwargs").boolOrNull("enable_thinking")
+                : null;
     }
 
     private static Prompt textPrompt(JsonNode body) {
@@ -286,8 +293,8 @@ record CompletionRequest(
         return new Prompt.Tokens(ids);
     }
 
-    private static int maxTokens(JsonNode body) {
-        Integer max = integer(body, "max_tokens");
+    private static int maxTokens(JsonFields body) {
+        Integer max = body.intOrNull("max_tokens");
         return max != null ? positive("max_tokens", max) : -1;
     }
 
@@ -296,8 +303,7 @@ record CompletionRequest(
         return value;
     }
 
-    private static List<String> stopStrings(JsonNode body) {
-        JsonNode stop = body.get("stop");
+    private static List<String> stopStrings(JsonNode stop) {
         if (stop == null || stop.isNull()) return List.of();
         List<String> strings = new ArrayList<>();
         if (stop.isTextual()) {
@@ -319,7 +325,7 @@ record CompletionRequest(
     }
 
     /** OpenAI's presence or frequency penalty: a number in [-2, 2]; null when not given. */
-    private static Float additivePenalty(JsonNode body, String field) {
+    private static Float additivePenalty(JsonFields body, String field) {
         Float value = number(body, field);
         float max = SamplingParams.MAX_ADDITIVE_PENALTY;
         if (value != null && !(value >= -max && value <= max)) {
@@ -342,10 +348,6 @@ record CompletionRequest(
         return node.textValue();
     }
 
-    static Boolean bool(JsonNode object, String field) {
-        return bool(object, field, field);
-    }
-
     static Boolean bool(JsonNode object, String field, String param) {
         JsonNode node = object.get(field);
         if (node == null || node.isNull()) return null;
@@ -353,27 +355,10 @@ record CompletionRequest(
         return node.booleanValue();
     }
 
-    private static Float number(JsonNode object, String field) {
-        JsonNode node = object.get(field);
-        if (node == null || node.isNull()) return null;
-        if (!node.isNumber()) throw ApiException.wrongType(field, "a number", kind(node));
-        return node.floatValue();
-    }
-
-    private static Integer integer(JsonNode object, String field) {
-        JsonNode node = object.get(field);
-        if (node == null || node.isNull()) return null;
-        if (!node.isIntegralNumber()) throw ApiException.wrongType(field, "an integer", kind(node));
-        if (!node.canConvertToInt()) throw ApiException.invalid(field, "'" + field + "' is out of range: " + node);
-        return node.intValue();
-    }
-
-    private static Long longInteger(JsonNode object, String field) {
-        JsonNode node = object.get(field);
-        if (node == null || node.isNull()) return null;
-        if (!node.isIntegralNumber()) throw ApiException.wrongType(field, "an integer", kind(node));
-        if (!node.canConvertToLong()) throw ApiException.invalid(field, "'" + field + "' is out of range: " + node);
-        return node.longValue();
+    /** The field's number rounded to a float (beyond a float's range: infinite, for the range checks to refuse). */
+    private static Float number(JsonFields body, String field) {
+        Double value = body.numberOrNull(field);
+        return value != null ? value.floatValue() : null;
     }
 
     /** What a JSON value is, in OpenAI's words ("a string", "an object"). */
