@@ -341,20 +341,6 @@ record CompletionRequest(
         return value;
     }
 
-    static String string(JsonNode object, String field, String param) {
-        JsonNode node = object.get(field);
-        if (node == null || node.isNull()) return null;
-        if (!node.isTextual()) throw ApiException.wrongType(param, "a string", kind(node));
-        return node.textValue();
-    }
-
-    static Boolean bool(JsonNode object, String field, String param) {
-        JsonNode node = object.get(field);
-        if (node == null || node.isNull()) return null;
-        if (!node.isBoolean()) throw ApiException.wrongType(param, "a boolean", kind(node));
-        return node.booleanValue();
-    }
-
     /** The field's number rounded to a float (beyond a float's range: infinite, for the range checks to refuse). */
     private static Float number(JsonFields body, String field) {
         Double value = body.numberOrNull(field);

@@ -1,11 +1,10 @@
 package fs.server;
 
-import static fs.server.CompletionRequest.bool;
 import static fs.server.CompletionRequest.kind;
 import static fs.server.CompletionRequest.quoted;
-import static fs.server.CompletionRequest.string;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import fs.json.JsonFields;
 
 /**
  * What shape the answer must have, as a request asks for it: OpenAI's {@code response_format} ({@code text},
@@ -27,8 +26,9 @@ sealed interface OutputFormat {
 
     /** Reads the request's format fields; a second constraining one is refused, naming it. */
     static OutputFormat read(JsonNode body) {
-        OutputFormat format = responseFormat(body.get("response_format"));
-        String grammar = string(body, "grammar", "grammar");
+        JsonFields fields = JsonFields.of(body, CompletionRequest.API_ERRORS);
+        OutputFormat format = responseFormat(fields, body.get("response_format"));
+        String grammar = fields.textOrNull("grammar");
         if (grammar != null) format = only(format, new Gbnf(grammar, "grammar"), "grammar");
         JsonNode schema = body.get("json_schema");
         if (schema != null && !schema.isNull()) {
@@ -48,10 +48,11 @@ sealed interface OutputFormat {
         return next;
     }
 
-    private static OutputFormat responseFormat(JsonNode format) {
+    private static OutputFormat responseFormat(JsonFields body, JsonNode format) {
         if (format == null || format.isNull()) return new Text();
         if (!format.isObject()) throw ApiException.wrongType("response_format", "an object", kind(format));
-        String type = string(format, "type", "response_format.type");
+        JsonFields fields = body.inner("response_format", format);
+        String type = fields.textOrNull("type");
         if (type == null) throw ApiException.invalid("response_format.type", "'response_format.type' is required");
         return switch (type) {
             case "text" -> new Text();
@@ -73,12 +74,13 @@ sealed interface OutputFormat {
                 if (!spec.isObject()) {
                     throw ApiException.wrongType("response_format.json_schema", "an object", kind(spec));
                 }
-                if (string(spec, "name", "response_format.json_schema.name") == null) {
+                JsonFields specFields = fields.inner("json_schema", spec);
+                if (specFields.textOrNull("name") == null) {
                     throw ApiException.invalid("response_format.json_schema.name",
                             "'response_format.json_schema.name' is required");
                 }
-                string(spec, "description", "response_format.json_schema.description"); // a string if given
-                bool(spec, "strict", "response_format.json_schema.strict"); // the answer always follows the schema
+                specFields.textOrNull("description"); // a string if given
+                specFields.boolOrNull("strict"); // the answer always follows the schema
                 JsonNode schema = spec.get("schema");
                 if (schema == null || schema.isNull()) yield new JsonObject(); // OpenAI: no schema, any object
                 if (!schema.isObject()) {
