@@ -149,8 +149,7 @@ public final class Chat implements AutoCloseable {
                     .map(tool -> new AnswerGrammar.Function(tool.name(), tool.parametersSchema())).toList();
             return params.toolChoice() == ToolChoice.REQUIRED
                     ? model.constraint(AnswerGrammar.toolCalls(functions, true, thinkFirst))
-                    : model.constraintAfter("<tool_call>", AnswerGrammar.afterToolCallTag(functions, true),
-                            thinkFirst);
+                    : model.modelOpenedCalls(AnswerGrammar.afterToolCallTag(functions, true), thinkFirst);
         }
         if (params.responseSchema() == null) return null;
         return model.constraint(AnswerGrammar.json(Tool.schema(params.responseSchema(), "the response schema"),

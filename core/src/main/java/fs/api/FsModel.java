@@ -2,8 +2,8 @@ package fs.api;
 
 import fs.FsException;
 import fs.chat.ChatTemplate;
-import fs.chat.constraint.AfterThinking;
 import fs.chat.constraint.GrammarCache;
+import fs.chat.constraint.ModelOpenedCalls;
 import fs.engine.BackendChoice;
 import fs.engine.Engine;
 import fs.engine.LoadedModel;
@@ -20,7 +20,6 @@ import java.io.PrintWriter;
 import java.io.Writer;
 import java.util.List;
 import java.util.Objects;
-import java.util.OptionalInt;
 
 /**
  * A loaded model: its weights uploaded once to a backend, and one scheduler thread that owns that backend and runs
@@ -233,20 +232,9 @@ public final class FsModel implements AutoCloseable {
         return new GrammarConstraint(grammars.compiled(gbnf), TokenVocabulary.of(tokenizer), stopIds);
     }
 
-    /**
-     * A constraint that leaves one answer free until the model writes the token {@code trigger}, then holds what
-     * follows to {@code gbnf}'s grammar; with {@code thinking}, a think block the answer opens with is free too, a
-     * trigger in it starts nothing. Null when the vocabulary has no such token.
-     */
-    TokenConstraint constraintAfter(String trigger, String gbnf, boolean thinking) {
-        OptionalInt token = tokenizer.tokenId(trigger);
-        if (token.isEmpty()) return null;
-        TokenConstraint triggered = GrammarConstraint.triggered(grammars.compiled(gbnf), TokenVocabulary.of(tokenizer),
-                stopIds, token.getAsInt());
-        OptionalInt open = tokenizer.tokenId("<think>");
-        OptionalInt close = tokenizer.tokenId("</think>");
-        return thinking && open.isPresent() && close.isPresent()
-                ? new AfterThinking(triggered, open.getAsInt(), close.getAsInt()) : triggered;
+    /** {@link ModelOpenedCalls}: free until the model writes {@code <tool_call>}, then held to {@code gbnf}. */
+    TokenConstraint modelOpenedCalls(String gbnf, boolean thinking) {
+        return ModelOpenedCalls.of(grammars.compiled(gbnf), tokenizer, stopIds, thinking);
     }
 
     /**

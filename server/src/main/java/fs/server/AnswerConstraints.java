@@ -1,9 +1,9 @@
 package fs.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import fs.chat.constraint.AfterThinking;
 import fs.chat.constraint.AnswerGrammar;
 import fs.chat.constraint.GrammarCache;
+import fs.chat.constraint.ModelOpenedCalls;
 import fs.generate.TokenConstraint;
 import fs.grammar.Grammar;
 import fs.grammar.GrammarConstraint;
@@ -12,7 +12,6 @@ import fs.grammar.JsonSchemaGbnf;
 import fs.grammar.TokenVocabulary;
 import fs.tokenizer.Tokenizer;
 import java.util.List;
-import java.util.OptionalInt;
 
 /**
  * Turns what a request asks of its answer's shape into the constraint its tokens are sampled under: a JSON object,
@@ -72,19 +71,12 @@ final class AnswerConstraints {
         }
         List<AnswerGrammar.Function> functions =
                 callable.stream().map(f -> new AnswerGrammar.Function(f.name(), f.parameters())).toList();
-        TokenVocabulary vocabulary = TokenVocabulary.of(tokenizer);
         if (tools.choice() instanceof ChatTools.Choice.Auto) {
-            OptionalInt tag = tokenizer.tokenId("<tool_call>");
-            if (tag.isEmpty()) return null; // a vocabulary without the tag: the calls are looked for in free text
             Grammar rest = compiled(AnswerGrammar.afterToolCallTag(functions, tools.parallel()), "tools");
-            TokenConstraint calls = GrammarConstraint.triggered(rest, vocabulary, stopIds, tag.getAsInt());
-            OptionalInt open = tokenizer.tokenId("<think>");
-            OptionalInt close = tokenizer.tokenId("</think>");
-            return thinking && open.isPresent() && close.isPresent()
-                    ? new AfterThinking(calls, open.getAsInt(), close.getAsInt()) : calls;
+            return ModelOpenedCalls.of(rest, tokenizer, stopIds, thinking);
         }
         Grammar calls = compiled(AnswerGrammar.toolCalls(functions, tools.parallel(), thinking), "tools");
-        return new GrammarConstraint(calls, vocabulary, stopIds);
+        return new GrammarConstraint(calls, TokenVocabulary.of(tokenizer), stopIds);
     }
 
     private Grammar compiled(String gbnf, String param) {
