@@ -211,6 +211,23 @@ __kernel void add(__global float* x, __global const float* y, long length) {
     if (i < (size_t)length) x[i] += y[i];
 }
 
+// Row r of out is the weighted sum of its `used` slots' rows (slots r * used .. r * used + used - 1), in slot order,
+// starting from zero, each product rounded to float before it is added (no fma), as the CPU backend sums them, so that
+// both agree bit for bit; global size (width, rows).
+__kernel void sum_experts(__global const float* slots, __global const float* weights, __global float* out, int used,
+                          int width) {
+#pragma OPENCL FP_CONTRACT OFF
+    size_t i = get_global_id(0);
+    size_t r = get_global_id(1);
+    float sum = 0.0f;
+    for (int j = 0; j < used; j++) {
+        size_t s = r * used + j;
+        float product = weights[s] * slots[s * width + i];
+        sum += product;
+    }
+    out[r * width + i] = sum;
+}
+
 // One work-group: strided scan per work-item, then a local reduction that keeps the lowest index on ties.
 __kernel void argmax(__global const float* x, long offset, int length, __global int* result, __local float* values,
                      __local int* indices) {

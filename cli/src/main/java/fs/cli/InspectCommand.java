@@ -11,9 +11,10 @@ import fs.gguf.GgufTensor;
 import fs.hub.ModelResolver;
 import fs.hub.RemoteHeaders;
 import fs.model.ModelTensors;
-import fs.model.Qwen3Config;
-import fs.model.Qwen3TensorNames;
-import fs.model.Qwen3Weights;
+import fs.model.Architecture;
+import fs.model.ModelConfig;
+import fs.model.TensorNaming;
+import fs.model.ModelWeights;
 import fs.model.WeightCheck;
 import fs.quantize.ImportanceMatrix;
 import fs.safetensors.Checkpoint;
@@ -64,8 +65,8 @@ final class InspectCommand implements Callable<Integer> {
             }
         }
         try (ModelSource source = ModelSource.open(path)) {
-            Qwen3Config config = source.config();
-            WeightCheck check = Qwen3Weights.check(config, source.tensors());
+            ModelConfig config = source.config();
+            WeightCheck check = ModelWeights.check(config, source.tensors());
             Listing listing = switch (source) {
                 case HuggingFaceSource directory -> safetensorsListing(directory.checkpoint());
                 case GgufSource gguf -> ggufListing(gguf.file());
@@ -90,9 +91,9 @@ final class InspectCommand implements Callable<Integer> {
 
     /** A repo not completely in the cache: its config and the headers of its weights, read without the weights. */
     private int inspectRemote(RemoteHeaders remote) throws JsonProcessingException {
-        Qwen3Config config = Qwen3Config.read(remote.snapshot().resolve("config.json"));
-        ModelTensors tensors = new ModelTensors(remote.snapshot(), Qwen3TensorNames.HUGGING_FACE, remote.tensors());
-        WeightCheck check = Qwen3Weights.check(config, tensors);
+        ModelConfig config = ModelConfig.read(remote.snapshot().resolve("config.json"));
+        ModelTensors tensors = new ModelTensors(remote.snapshot(), TensorNaming.HUGGING_FACE, remote.tensors());
+        WeightCheck check = ModelWeights.check(config, tensors);
         List<String> notes = new ArrayList<>(check.notes());
         String output = tensors.names().output();
         if (config.tieWordEmbeddings() && tensors.find(output).isPresent()) {
@@ -110,7 +111,7 @@ final class InspectCommand implements Callable<Integer> {
     }
 
     /** Prints the notes on stderr and the report on stdout; the exit status. */
-    private int report(Subject subject, Qwen3Config config, Listing listing, WeightCheck check, List<String> notes)
+    private int report(Subject subject, ModelConfig config, Listing listing, WeightCheck check, List<String> notes)
             throws JsonProcessingException {
         PrintWriter err = spec.commandLine().getErr();
         for (String note : notes) err.println("fs: " + subject.model() + ": " + note);
@@ -190,7 +191,7 @@ final class InspectCommand implements Callable<Integer> {
         return new Listing(rows, file);
     }
 
-    private static void printText(PrintWriter out, Subject subject, Qwen3Config config, Listing listing,
+    private static void printText(PrintWriter out, Subject subject, ModelConfig config, Listing listing,
             WeightCheck check) {
         GgufFile gguf = listing.gguf();
         List<String[]> summary = new ArrayList<>();
@@ -200,13 +201,15 @@ final class InspectCommand implements Callable<Integer> {
             summary.add(new String[] {"format", "GGUF v" + gguf.version() + ", alignment " + gguf.alignment() + ", "
                     + gguf.metadata().values().size() + " metadata keys"});
         }
-        summary.add(new String[] {"architecture", gguf != null ? "qwen3" : "Qwen3ForCausalLM (qwen3)"});
+        Architecture architecture = config.architecture();
+        summary.add(new String[] {"architecture", gguf != null ? architecture.ggufName()
+                : architecture.huggingFaceClass() + " (" + architecture.modelType() + ")"});
         summary.addAll(List.of(
                 new String[] {"layers", String.valueOf(config.numHiddenLayers())},
                 new String[] {"hidden", String.valueOf(config.hiddenSize())},
                 new String[] {"heads", config.numAttentionHeads() + " query / " + config.numKeyValueHeads() + " kv"},
                 new String[] {"head_dim", String.valueOf(config.headDim())},
-                new String[] {"intermediate", String.valueOf(config.intermediateSize())},
+                new String[] {"intermediate", String.valueOf(config.largestFeedForwardWidth())},
                 new String[] {"vocab", String.valueOf(config.vocabSize())},
                 new String[] {"rope theta", plain(config.ropeTheta())},
                 new String[] {"rms eps", plain(config.rmsNormEps())},
@@ -251,7 +254,7 @@ final class InspectCommand implements Callable<Integer> {
                 : check.problemCount() + " problem(s): " + check.problemLine());
     }
 
-    private static ObjectNode toJson(Subject subject, Qwen3Config config, Listing listing, WeightCheck check,
+    private static ObjectNode toJson(Subject subject, ModelConfig config, Listing listing, WeightCheck check,
             List<String> notes) {
         GgufFile gguf = listing.gguf();
         ObjectNode root = JsonNodeFactory.instance.objectNode();
@@ -270,7 +273,7 @@ final class InspectCommand implements Callable<Integer> {
         configNode.put("num_attention_heads", config.numAttentionHeads());
         configNode.put("num_key_value_heads", config.numKeyValueHeads());
         configNode.put("head_dim", config.headDim());
-        configNode.put("intermediate_size", config.intermediateSize());
+        configNode.put("intermediate_size", config.largestFeedForwardWidth());
         configNode.put("vocab_size", config.vocabSize());
         configNode.put("rope_theta", config.ropeTheta());
         configNode.put("rms_norm_eps", config.rmsNormEps());

@@ -3,7 +3,7 @@ package fs.cli;
 import fs.gguf.GgufFile;
 import fs.gguf.GgufTensor;
 import fs.gguf.GgufValue;
-import fs.model.Qwen3Config;
+import fs.model.ModelConfig;
 import fs.source.GgufSource;
 import fs.source.HuggingFaceSource;
 import fs.source.ModelSource;
@@ -38,7 +38,7 @@ final class ModelDescription {
      * llama.cpp's size label of a Qwen3 model (its table of the released shapes, by layers and width); for another
      * shape, the label its converter writes as general.size_label from the parameter count: "9.4M", "596M", "2.0B".
      */
-    static String sizeLabel(Qwen3Config config, long parameters) {
+    static String sizeLabel(ModelConfig config, long parameters) {
         int hidden = config.hiddenSize();
         return switch (config.numHiddenLayers()) {
             case 28 -> hidden == 1024 ? "0.6B" : "1.7B";

@@ -6,9 +6,10 @@ import fs.format.RowQuantizer;
 import fs.format.RowQuantizers;
 import fs.gguf.GgufValue;
 import fs.hub.ModelResolver;
-import fs.model.Qwen3Config;
-import fs.model.Qwen3TensorNames;
-import fs.model.Qwen3Weights;
+import fs.model.ModelConfig;
+import fs.model.TensorNaming;
+import fs.model.ModelWeights;
+import fs.model.TensorRole;
 import fs.progress.Terminal;
 import fs.quantize.ImportanceMatrix;
 import fs.quantize.QuantizationMetadata;
@@ -83,8 +84,8 @@ final class QuantizeCommand implements Callable<Integer> {
         Path path = ModelResolver.resolve(model, err);
         checkOutput(path);
         try (ModelSource source = ModelSource.open(path)) {
-            Qwen3Config config = source.config();
-            Map<String, Tensor> tensors = ggufTensors(config, Qwen3Weights.bind(config, source.tensors()));
+            ModelConfig config = source.config();
+            Map<String, Tensor> tensors = ggufTensors(config, ModelWeights.bind(config, source.tensors()));
             QuantizationPlan plan =
                     QuantizationPlan.of(preset, config, List.copyOf(tensors.values()), importance != null);
             if (importance == null) {
@@ -130,17 +131,29 @@ final class QuantizeCommand implements Callable<Integer> {
     }
 
     /** The model's tensors by their GGUF names (llama.cpp's), whichever source they come from. */
-    private static Map<String, Tensor> ggufTensors(Qwen3Config config, Qwen3Weights weights) {
-        Qwen3TensorNames names = Qwen3TensorNames.GGUF;
+    private static Map<String, Tensor> ggufTensors(ModelConfig config, ModelWeights weights) {
+        TensorNaming names = TensorNaming.GGUF;
         Map<String, Tensor> tensors = new LinkedHashMap<>();
         put(tensors, names.embedding(), weights.embedTokens());
         for (int l = 0; l < weights.layers().size(); l++) {
-            Qwen3Weights.Layer layer = weights.layers().get(l);
-            List<Tensor> components = List.of(layer.inputLayernorm(), layer.qProj(), layer.kProj(), layer.vProj(),
-                    layer.oProj(), layer.qNorm(), layer.kNorm(), layer.postAttentionLayernorm(), layer.gateProj(),
-                    layer.upProj(), layer.downProj());
-            List<String> layerNames = names.layer(l);
-            for (int i = 0; i < components.size(); i++) put(tensors, layerNames.get(i), components.get(i));
+            ModelWeights.Layer layer = weights.layers().get(l);
+            ModelWeights.Attention a = layer.attention();
+            put(tensors, names.layer(l, TensorRole.ATTN_NORM), a.norm());
+            put(tensors, names.layer(l, TensorRole.Q), a.q());
+            put(tensors, names.layer(l, TensorRole.K), a.k());
+            put(tensors, names.layer(l, TensorRole.V), a.v());
+            put(tensors, names.layer(l, TensorRole.O), a.o());
+            put(tensors, names.layer(l, TensorRole.Q_NORM), a.qNorm());
+            put(tensors, names.layer(l, TensorRole.K_NORM), a.kNorm());
+            put(tensors, names.layer(l, TensorRole.FFN_NORM), layer.ffnNorm());
+            switch (layer.feedForward()) {
+                case ModelWeights.Dense d -> {
+                    put(tensors, names.layer(l, TensorRole.GATE), d.gate());
+                    put(tensors, names.layer(l, TensorRole.UP), d.up());
+                    put(tensors, names.layer(l, TensorRole.DOWN), d.down());
+                }
+                case ModelWeights.Experts e -> throw new FsException("quantizing a mixture of experts is not supported");
+            }
         }
         put(tensors, names.norm(), weights.norm());
         // tied: the embedding is the output projection, and llama.cpp, like fs, takes it when output.weight is absent

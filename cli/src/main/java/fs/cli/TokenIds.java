@@ -1,7 +1,7 @@
 package fs.cli;
 
 import fs.FsException;
-import fs.model.Qwen3Config;
+import fs.model.ModelConfig;
 import java.util.Arrays;
 import java.util.regex.Pattern;
 import picocli.CommandLine.ITypeConverter;
@@ -38,7 +38,7 @@ record TokenIds(int[] ids) {
     }
 
     /** Throws the user-facing error for an id outside {@code config}'s vocabulary, naming the option it came from. */
-    static void checkInVocabulary(Qwen3Config config, int[] ids, String option) {
+    static void checkInVocabulary(ModelConfig config, int[] ids, String option) {
         int vocab = config.vocabSize();
         for (int id : ids) {
             if (id < 0 || id >= vocab) {

@@ -12,10 +12,10 @@ import fs.backend.opencl.OpenCl;
 import fs.backend.opencl.OpenClBackend;
 import fs.hub.ModelResolver;
 import fs.model.Probe;
-import fs.model.Qwen3Config;
-import fs.model.Qwen3Model;
+import fs.model.ModelConfig;
+import fs.model.DecoderModel;
 import fs.model.SingleSequence;
-import fs.model.Qwen3Weights;
+import fs.model.ModelWeights;
 import fs.source.ModelSource;
 import fs.verify.CrossCheck;
 import fs.verify.NativeCheck;
@@ -94,7 +94,7 @@ final class VerifyCommand implements Callable<Integer> {
         CrossCheck.Report report;
         OpenCl.Device openClDevice;
         try (ModelSource source = ModelSource.open(ModelResolver.resolve(model, err))) {
-            Qwen3Config config = source.config();
+            ModelConfig config = source.config();
             int[] tokens = checkedTokens(source, config);
             openClDevice = switch (OpenCl.select(true, device)) {
                 case OpenCl.Selection.Selected selected -> selected.device();
@@ -108,9 +108,9 @@ final class VerifyCommand implements Callable<Integer> {
             // The oracle is the exact Vector API path whatever FS_CPU_KERNELS says.
             try (Backend oracleBackend = new VectorBackend(threadCount, CpuKernels.vectorApi());
                  Backend testedBackend = new OpenClBackend(openClDevice)) {
-                Qwen3Weights weights = Qwen3Weights.bind(config, source.tensors());
-                SingleSequence oracle = new SingleSequence(new Qwen3Model(config, weights, oracleBackend), shape);
-                SingleSequence tested = new SingleSequence(new Qwen3Model(config, weights, testedBackend), shape);
+                ModelWeights weights = ModelWeights.bind(config, source.tensors());
+                SingleSequence oracle = new SingleSequence(new DecoderModel(config, weights, oracleBackend), shape);
+                SingleSequence tested = new SingleSequence(new DecoderModel(config, weights, testedBackend), shape);
                 err.println("fs: verifying " + testedBackend.description() + " against " + oracleBackend.description()
                         + " on " + tokens.length + " tokens");
                 err.flush();
@@ -142,7 +142,7 @@ final class VerifyCommand implements Callable<Integer> {
         int agree = 0, positions;
         String isa;
         try (ModelSource source = ModelSource.open(ModelResolver.resolve(model, err))) {
-            Qwen3Config config = source.config();
+            ModelConfig config = source.config();
             int[] tokens = checkedTokens(source, config);
             if (source.tensors().tensors().stream().noneMatch(t -> NativeMatmulCheck.covers(t.dtype()))) {
                 throw new FsException(model + " has no matmul in a format the native kernels have");
@@ -152,14 +152,14 @@ final class VerifyCommand implements Callable<Integer> {
             int threadCount = threads != null ? threads : Runtime.getRuntime().availableProcessors();
             if (threadCount < 1) throw new FsException("--threads must be at least 1, got " + threadCount);
             SingleSequence.Shape shape = new SingleSequence.Shape(tokens.length, tokens.length, tokens.length);
-            Qwen3Weights weights = Qwen3Weights.bind(config, source.tensors());
+            ModelWeights weights = ModelWeights.bind(config, source.tensors());
             try (NativeCheck exact = new NativeCheck(new VectorBackend(threadCount, CpuKernels.vectorApi()), check);
                  Backend nativeBackend = new VectorBackend(threadCount, CpuKernels.nativeKernels(isa))) {
                 err.println("fs: verifying the native " + isa + " int8 matmuls against " + exact.description() + " on "
                         + tokens.length + " tokens");
                 err.flush();
-                SingleSequence oracle = new SingleSequence(new Qwen3Model(config, weights, exact), shape);
-                SingleSequence tested = new SingleSequence(new Qwen3Model(config, weights, nativeBackend), shape);
+                SingleSequence oracle = new SingleSequence(new DecoderModel(config, weights, exact), shape);
+                SingleSequence tested = new SingleSequence(new DecoderModel(config, weights, nativeBackend), shape);
                 oracle.forward(tokens, 0, exact);
                 tested.forward(tokens, 0, Probe.NONE);
                 positions = tokens.length;
@@ -209,7 +209,7 @@ final class VerifyCommand implements Callable<Integer> {
         return within ? 0 : 1;
     }
 
-    private int[] checkedTokens(ModelSource source, Qwen3Config config) {
+    private int[] checkedTokens(ModelSource source, ModelConfig config) {
         int[] tokens = tokens(source);
         for (int id : tokens) {
             if (id < 0 || id >= config.vocabSize()) {

@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import fs.engine.Engine;
 import fs.model.Golden;
-import fs.model.Qwen3Config;
+import fs.model.ModelConfig;
 import fs.source.ModelSource;
 import java.io.PrintWriter;
 import java.io.Writer;
@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Test;
 class EngineLoadingTest {
     private static final String MODEL = Golden.modelDir("tiny-tied").toString();
 
-    private static Qwen3Config config() {
+    private static ModelConfig config() {
         try (ModelSource source = Engine.open(MODEL, new PrintWriter(Writer.nullWriter()))) {
             return source.config();
         }

@@ -7,7 +7,7 @@ import fs.gguf.GgufFile;
 import fs.gguf.GgufWriter;
 import fs.gguf.QTied;
 import fs.model.Golden;
-import fs.model.Qwen3Config;
+import fs.model.ModelConfig;
 import fs.source.ModelSource;
 import fs.tensor.DType;
 import java.nio.file.Path;
@@ -101,10 +101,10 @@ class ModelDescriptionTest {
         }
     }
 
-    private static Qwen3Config config(int layers, int hidden) {
-        Qwen3Config tiny = Qwen3Config.read(Golden.modelDir("tiny-tied").resolve("config.json"));
-        return new Qwen3Config(hidden, layers, tiny.numAttentionHeads(), tiny.numKeyValueHeads(), tiny.headDim(),
-                tiny.intermediateSize(), tiny.vocabSize(), tiny.rmsNormEps(), tiny.ropeTheta(),
+    private static ModelConfig config(int layers, int hidden) {
+        ModelConfig tiny = ModelConfig.read(Golden.modelDir("tiny-tied").resolve("config.json"));
+        return new ModelConfig(tiny.architecture(), hidden, layers, tiny.numAttentionHeads(), tiny.numKeyValueHeads(),
+                tiny.headDim(), java.util.Collections.nCopies(layers, tiny.feedForward(0)), tiny.vocabSize(), tiny.rmsNormEps(), tiny.ropeTheta(),
                 tiny.ropeScaling(), tiny.maxPositionEmbeddings(), tiny.tieWordEmbeddings(), tiny.bosTokenId(),
                 tiny.eosTokenIds(), tiny.torchDtype());
     }

@@ -9,10 +9,10 @@ import fs.backend.cpu.VectorBackend;
 import fs.gguf.QTied;
 import fs.model.Golden;
 import fs.model.Probe;
-import fs.model.Qwen3Config;
-import fs.model.Qwen3Model;
+import fs.model.ModelConfig;
+import fs.model.DecoderModel;
 import fs.model.SingleSequence;
-import fs.model.Qwen3Weights;
+import fs.model.ModelWeights;
 import fs.source.ModelSource;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -61,8 +61,8 @@ class PerplexityCommandTest {
         try (ModelSource source = ModelSource.open(QTied.gguf("Q8_0"));
                 VectorBackend backend = new VectorBackend(2)) {
             int[] tokens = source.tokenizer().encode(text.substring(0, text.length() - 1));
-            Qwen3Config config = source.config();
-            SingleSequence model = new SingleSequence(new Qwen3Model(config, Qwen3Weights.bind(config, source.tensors()),
+            ModelConfig config = source.config();
+            SingleSequence model = new SingleSequence(new DecoderModel(config, ModelWeights.bind(config, source.tensors()),
                     backend), SingleSequence.Shape.forEveryPosition(64, 64));
             float[] logits = new float[config.vocabSize()];
             for (int w = 0; w < 3; w++) {

@@ -2,9 +2,10 @@ package fs.backend;
 
 import fs.tensor.DType;
 import fs.tensor.Tensor;
+import java.util.List;
 
 /**
- * The small set of ops the Qwen3 forward pass needs. The model calls only this interface; the Vector API backend
+ * The small set of ops the models' forward passes need. The model calls only this interface; the Vector API backend
  * (the CPU path and the oracle) and the OpenCL backend implement it.
  *
  * <p>Activations are float32 {@link Buffer}s owned by the backend (device memory for OpenCL), laid out row-major with
@@ -66,6 +67,21 @@ public interface Backend extends AutoCloseable {
      * softmax. {@code out} has the shape of q.
      */
     void attention(Buffer q, KvCache cache, int layer, Buffer out, RowPositions rows, int heads);
+
+    /**
+     * ggml's mul_mat_id, for mixtures of experts: for each slot s of {@code routing} (a row and one of its chosen
+     * experts), {@code out[s, n] = Σ_k x[in(s), k] · experts[expert(s)][n, k]}, where in(s) is the slot's row, or the
+     * slot itself when {@code xPerSlot} (x then has a row per slot, as the down projection's input has). Every expert
+     * weight has the same shape; the slots are computed grouped by expert, so that each chosen expert's matrix is read
+     * once for the batch.
+     */
+    void matmulExperts(Buffer x, boolean xPerSlot, List<Weight> experts, ExpertRouting routing, Buffer out);
+
+    /**
+     * {@code out[r, :] = Σ_j weight(s) · slots[s, :]} over row r's slots s = r·used + j, summed in slot order (ascending
+     * expert), starting from zero; rows of {@code width}.
+     */
+    void sumExperts(Buffer slots, ExpertRouting routing, Buffer out, int width);
 
     /** {@code out[i] = silu(gate[i]) · up[i]} for the first {@code length} elements; out may alias gate. */
     void siluMul(Buffer gate, Buffer up, Buffer out, long length);

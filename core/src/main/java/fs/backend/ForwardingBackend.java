@@ -2,6 +2,7 @@ package fs.backend;
 
 import fs.tensor.DType;
 import fs.tensor.Tensor;
+import java.util.List;
 
 /**
  * A backend that passes every op to another one: a subclass overrides the op it watches or changes (fs verify
@@ -37,6 +38,13 @@ public abstract class ForwardingBackend implements Backend {
         delegate.siluMul(gate, up, out, length);
     }
     @Override public void add(Buffer x, Buffer y, long length) { delegate.add(x, y, length); }
+    @Override public void matmulExperts(Buffer x, boolean xPerSlot, List<Weight> experts, ExpertRouting routing,
+            Buffer out) {
+        delegate.matmulExperts(x, xPerSlot, experts, routing, out);
+    }
+    @Override public void sumExperts(Buffer slots, ExpertRouting routing, Buffer out, int width) {
+        delegate.sumExperts(slots, routing, out, width);
+    }
     @Override public void copy(Buffer src, long srcOffset, Buffer dst, long dstOffset, long length) {
         delegate.copy(src, srcOffset, dst, dstOffset, length);
     }

@@ -7,9 +7,9 @@ import fs.backend.cpu.VectorBackend;
 import fs.backend.opencl.OpenCl;
 import fs.backend.opencl.OpenClBackend;
 import fs.hub.ModelResolver;
-import fs.model.Qwen3Config;
-import fs.model.Qwen3Model;
-import fs.model.Qwen3Weights;
+import fs.model.ModelConfig;
+import fs.model.DecoderModel;
+import fs.model.ModelWeights;
 import fs.source.ModelSource;
 import java.io.PrintWriter;
 import java.util.Objects;
@@ -59,7 +59,7 @@ public final class Engine {
     /** Allocates what the caller runs on a model (its KV cache and buffers), sized beforehand. */
     @FunctionalInterface
     public interface Allocation<S> {
-        S allocate(Qwen3Model model);
+        S allocate(DecoderModel model);
     }
 
     /**
@@ -72,7 +72,7 @@ public final class Engine {
     }
 
     /** min(the model's max_position_embeddings, 4096): the context length when none is given. */
-    public static int defaultContextLength(Qwen3Config config) {
+    public static int defaultContextLength(ModelConfig config) {
         return Math.min(config.maxPositionEmbeddings(), DEFAULT_CONTEXT);
     }
 
@@ -85,16 +85,16 @@ public final class Engine {
     public static <S> LoadedModel<S> load(ModelSource source, Options options, IntFunction<Allocation<S>> sizedFor) {
         Backend backend = null;
         try {
-            Qwen3Config config = source.config();
+            ModelConfig config = source.config();
             int contextLength = contextLength(config, options);
             Allocation<S> allocation = sizedFor.apply(contextLength);
-            Qwen3Weights weights = Qwen3Weights.bind(config, source.tensors());
+            ModelWeights weights = ModelWeights.bind(config, source.tensors());
             for (String note : weights.notes()) options.log().println("fs: " + source.path() + ": " + note);
             backend = createBackend(options);
-            Qwen3Model model;
+            DecoderModel model;
             S state;
             try {
-                model = new Qwen3Model(config, weights, backend);
+                model = new DecoderModel(config, weights, backend);
                 state = allocation.allocate(model);
             } catch (FsException e) {
                 // auto promises to run: a device that cannot hold the model (or build its kernels) means the CPU.
@@ -102,7 +102,7 @@ public final class Engine {
                 backend.close();
                 backend = null; // closed: if the CPU backend cannot be made either, there is nothing left to close
                 backend = onTheCpu(e.getMessage(), options);
-                model = new Qwen3Model(config, weights, backend);
+                model = new DecoderModel(config, weights, backend);
                 state = allocation.allocate(model);
             }
             options.log().flush();
@@ -114,7 +114,7 @@ public final class Engine {
         }
     }
 
-    private static int contextLength(Qwen3Config config, Options options) {
+    private static int contextLength(ModelConfig config, Options options) {
         if (options.contextLength() == null) return defaultContextLength(config);
         int context = options.contextLength();
         int max = config.maxPositionEmbeddings();

@@ -1,8 +1,8 @@
 package fs.engine;
 
 import fs.backend.Backend;
-import fs.model.Qwen3Config;
-import fs.model.Qwen3Model;
+import fs.model.ModelConfig;
+import fs.model.DecoderModel;
 import fs.source.ModelSource;
 
 /**
@@ -12,10 +12,10 @@ import fs.source.ModelSource;
  * Closing frees the backend and unmaps the source; the caller ends what runs in {@code state} first (a scheduler's
  * thread).
  */
-public record LoadedModel<S>(ModelSource source, Backend backend, Qwen3Model model, int contextLength, S state)
+public record LoadedModel<S>(ModelSource source, Backend backend, DecoderModel model, int contextLength, S state)
         implements AutoCloseable {
 
-    public Qwen3Config config() {
+    public ModelConfig config() {
         return model.config();
     }
 

@@ -5,7 +5,7 @@ import fs.backend.KvCache;
 import fs.model.Batch;
 import fs.model.ForwardBuffers;
 import fs.model.Probe;
-import fs.model.Qwen3Model;
+import fs.model.DecoderModel;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
@@ -66,7 +66,7 @@ public final class Scheduler implements AutoCloseable {
         void cancel();
     }
 
-    private final Qwen3Model model;
+    private final DecoderModel model;
     private final Config config;
     private final KvCache cache;
     private final ForwardBuffers buffers;
@@ -91,7 +91,7 @@ public final class Scheduler implements AutoCloseable {
      * Allocates the cache and buffers on the caller's thread (so that a device too small says so here), then starts
      * the scheduler's thread, which owns the model's backend until {@link #close}.
      */
-    public Scheduler(Qwen3Model model, Config config) {
+    public Scheduler(DecoderModel model, Config config) {
         this.model = model;
         this.config = config;
         this.cache = model.allocateCache(config.slots(), config.contextLength());

@@ -6,7 +6,7 @@ import fs.backend.Buffer;
 /**
  * The activations of one forward of up to {@link #batchRows} rows, and the logits of up to {@link #logitRows} of them,
  * on a model's backend. Whoever runs forwards owns one (a {@link SingleSequence}, the scheduler): a forward allocates
- * nothing. After {@link Qwen3Model#forward}, logits index i is the batch's {@code logitRow(i)}, readable until the next
+ * nothing. After {@link DecoderModel#forward}, logits index i is the batch's {@code logitRow(i)}, readable until the next
  * forward into these buffers. Not thread-safe: used by the thread that runs the backend.
  */
 public final class ForwardBuffers {
@@ -21,14 +21,17 @@ public final class ForwardBuffers {
     final Buffer k;      // [rows, kvHeads * headDim]
     final Buffer v;      // [rows, kvHeads * headDim]
     final Buffer att;    // attention output, [rows, heads * headDim]
-    final Buffer gate;   // [rows, intermediate]; silu(gate) * up is written over it
-    final Buffer up;     // [rows, intermediate]
+    final Buffer gate;   // [rows, feed-forward width], or [rows × experts used, expert width]; silu(gate) * up over it
+    final Buffer up;     // as gate
+    final Buffer routerLogits; // [rows, experts]; null without experts
+    final Buffer expertOut;    // each (row, chosen expert)'s output, [rows × experts used, hidden]; null without experts
+    private final float[] hostRouterLogits;
     final Buffer headIn; // the final-normed rows that get logits, [logitRows, hidden]
     final Buffer logits; // [logitRows, vocab]
     /** Logits rows written by the last forward. */
     int logitsInUse;
 
-    ForwardBuffers(Qwen3Config config, Backend backend, int batchRows, int logitRows) {
+    ForwardBuffers(ModelConfig config, Backend backend, int batchRows, int logitRows) {
         if (batchRows < 1) throw new IllegalArgumentException("batchRows must be at least 1: " + batchRows);
         if (logitRows < 1 || logitRows > batchRows) {
             throw new IllegalArgumentException("logitRows must be in 1.." + batchRows + ": " + logitRows);
@@ -44,10 +47,25 @@ public final class ForwardBuffers {
         k = backend.allocate(rows * config.kvDim());
         v = backend.allocate(rows * config.kvDim());
         att = backend.allocate(rows * config.queryDim());
-        gate = backend.allocate(rows * config.intermediateSize());
-        up = backend.allocate(rows * config.intermediateSize());
+        long ffnWidth = 0;
+        for (FeedForward f : config.kinds()) {
+            ffnWidth = Math.max(ffnWidth, f instanceof FeedForward.Experts e ? (long) e.used() * e.width() : f.width());
+        }
+        gate = backend.allocate(rows * ffnWidth);
+        up = backend.allocate(rows * ffnWidth);
+        int experts = config.largestExpertCount();
+        routerLogits = experts == 0 ? null : backend.allocate(rows * experts);
+        expertOut = experts == 0 ? null : backend.allocate(rows * config.mostExpertsUsed() * config.hiddenSize());
+        hostRouterLogits = new float[experts == 0 ? 0 : Math.toIntExact(rows * experts)];
         headIn = backend.allocate((long) logitRows * config.hiddenSize());
         logits = backend.allocate((long) logitRows * vocab);
+    }
+
+    /** The router logits of the last {@code rows} rows routed among {@code experts}, on the host (a wait for them). */
+    float[] readRouterLogits(int rows, int experts) {
+        float[] logits = rows * experts == hostRouterLogits.length ? hostRouterLogits : new float[rows * experts];
+        backend.read(routerLogits, 0, logits);
+        return logits;
     }
 
     /** The most rows a forward into these buffers may have. */

@@ -11,7 +11,7 @@ import java.util.Optional;
 /** Every tensor a model source stores, looked up by name: all that weight binding reads. */
 public final class ModelTensors {
     private final Path source;
-    private final Qwen3TensorNames names;
+    private final TensorNaming names;
     private final List<Tensor> tensors;
     private final Map<String, Tensor> byName;
 
@@ -19,7 +19,7 @@ public final class ModelTensors {
      * @param source  the directory or file, for messages
      * @param tensors in the order the source stores them
      */
-    public ModelTensors(Path source, Qwen3TensorNames names, List<Tensor> tensors) {
+    public ModelTensors(Path source, TensorNaming names, List<Tensor> tensors) {
         this.source = source;
         this.names = names;
         this.tensors = List.copyOf(tensors);
@@ -32,7 +32,7 @@ public final class ModelTensors {
         return source;
     }
 
-    public Qwen3TensorNames names() {
+    public TensorNaming names() {
         return names;
     }
 

@@ -1,6 +1,7 @@
 package fs.model;
 
 import fs.backend.Buffer;
+import fs.backend.ExpertRouting;
 
 /**
  * Sees the output of every op of a forward pass, for {@code fs verify}: {@code op} names it (e.g. "q_proj"),
@@ -11,4 +12,11 @@ public interface Probe {
     Probe NONE = (op, layer, output, length) -> {};
 
     void after(String op, int layer, Buffer output, long length);
+
+    /**
+     * Layer {@code layer}'s mixture of experts chose {@code routing} for the batch's rows: called after "router" and
+     * before the experts run, so that what follows ("expert_gate" … "expert_down", a row per slot in slot order) can
+     * be told apart by expert. Nothing by default.
+     */
+    default void routed(int layer, ExpertRouting routing) {}
 }

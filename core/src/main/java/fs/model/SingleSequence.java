@@ -6,7 +6,7 @@ import fs.backend.KvCache;
 import java.util.Arrays;
 
 /**
- * One sequence on a shared {@link Qwen3Model}: its own KV cache (one sequence slot) and forward buffers, and the
+ * One sequence on a shared {@link DecoderModel}: its own KV cache (one sequence slot) and forward buffers, and the
  * one-sequence forward that {@code fs run}, {@code fs chat}, {@code fs bench}, {@code fs logits}, {@code fs verify} and
  * the {@link Probe}-based tools use. It is the special case of a {@link Batch} whose rows are consecutive positions of
  * sequence 0. Logits are computed for the last {@link Shape#logitRows} rows of a forward only (one row for
@@ -47,24 +47,24 @@ public final class SingleSequence {
         void afterBatch(int firstPosition, int rows);
     }
 
-    private final Qwen3Model model;
+    private final DecoderModel model;
     private final Shape shape;
     private final KvCache cache;
     private final ForwardBuffers buffers;
 
     /** Allocates the cache and buffers of {@code shape} on the model's backend (they live as long as it). */
-    public SingleSequence(Qwen3Model model, Shape shape) {
+    public SingleSequence(DecoderModel model, Shape shape) {
         this.model = model;
         this.shape = shape;
         this.cache = model.allocateCache(1, shape.contextLength());
         this.buffers = model.allocateBuffers(shape.batchRows(), shape.logitRows());
     }
 
-    public Qwen3Model model() {
+    public DecoderModel model() {
         return model;
     }
 
-    public Qwen3Config config() {
+    public ModelConfig config() {
         return model.config();
     }
 
@@ -114,7 +114,7 @@ public final class SingleSequence {
      * The same for a context of {@code contextLength} positions of a {@code config} model held elsewhere (a
      * scheduler's slot).
      */
-    public static void checkFits(Qwen3Config config, int contextLength, int startPos, int count) {
+    public static void checkFits(ModelConfig config, int contextLength, int startPos, int count) {
         if (startPos < 0 || count < 0 || (long) startPos + count > contextLength) {
             throw new FsException("positions " + startPos + ".." + ((long) startPos + count - 1)
                     + " do not fit the context of " + contextLength + " tokens (raise --ctx, up to "

@@ -3,7 +3,7 @@ package fs.quantize;
 import fs.backend.Backend;
 import fs.backend.Buffer;
 import fs.model.Probe;
-import fs.model.Qwen3Config;
+import fs.model.ModelConfig;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -26,7 +26,7 @@ public final class ImportanceMatrixCollector implements Probe {
             "silu_mul", List.of("ffn_down.weight"));
 
     private final Backend backend;
-    private final Map<String, Integer> widths;
+    private final ModelConfig config;
     /** Per op and layer ("attn_norm 3"), the running sums and their row count. */
     private final Map<String, Accumulator> accumulators = new HashMap<>();
     private final Map<Long, float[]> scratch = new HashMap<>();
@@ -45,16 +45,21 @@ public final class ImportanceMatrixCollector implements Probe {
         }
     }
 
-    public ImportanceMatrixCollector(Backend backend, Qwen3Config config) {
+    public ImportanceMatrixCollector(Backend backend, ModelConfig config) {
         this.backend = backend;
-        this.widths = Map.of("attn_norm", config.hiddenSize(), "attention", config.queryDim(),
-                "ffn_norm", config.hiddenSize(), "silu_mul", config.intermediateSize());
+        this.config = config;
     }
 
     @Override
     public void after(String op, int layer, Buffer output, long length) {
-        Integer width = widths.get(op);
-        if (width == null || layer < 0) return;
+        if (layer < 0) return;
+        Integer width = switch (op) {
+            case "attn_norm", "ffn_norm" -> config.hiddenSize();
+            case "attention" -> config.queryDim();
+            case "silu_mul" -> config.feedForward(layer).width();
+            default -> null;
+        };
+        if (width == null) return;
         float[] values = scratch.computeIfAbsent(length, n -> new float[Math.toIntExact(n)]);
         backend.read(output, 0, values);
         Accumulator accumulator =

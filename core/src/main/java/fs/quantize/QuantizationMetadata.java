@@ -9,7 +9,7 @@ import fs.gguf.GgufFile;
 import fs.gguf.GgufValue;
 import fs.gguf.GgufValueType;
 import fs.json.JsonMessages;
-import fs.model.Qwen3Config;
+import fs.model.ModelConfig;
 import fs.model.RopeScaling;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -25,7 +25,6 @@ import java.util.Map;
  * tokenizer as tokenizer.ggml.* and the chat template), which fs's GGUF reader and llama.cpp both load.
  */
 public final class QuantizationMetadata {
-    static final String ARCHITECTURE = "qwen3";
     static final String FILE_TYPE = "general.file_type";
     static final String QUANTIZATION_VERSION = "general.quantization_version";
     /** ggml's GGML_QNT_VERSION: the block layouts of the quantized types, as llama-quantize stamps every file. */
@@ -72,27 +71,29 @@ public final class QuantizationMetadata {
     }
 
     /** The metadata of a Hugging Face Qwen3 directory, as convert_hf_to_gguf.py writes it. */
-    public static Map<String, GgufValue> fromHuggingFace(Path directory, Qwen3Config config, QuantizationType type) {
+    public static Map<String, GgufValue> fromHuggingFace(Path directory, ModelConfig config, QuantizationType type) {
         Map<String, GgufValue> metadata = new LinkedHashMap<>();
-        metadata.put("general.architecture", string(ARCHITECTURE));
+        String architecture = config.architecture().ggufName();
+        java.util.function.UnaryOperator<String> key = name -> architecture + "." + name;
+        metadata.put("general.architecture", string(architecture));
         metadata.put("general.type", string("model"));
         Path name = directory.toAbsolutePath().normalize().getFileName();
         if (name != null) metadata.put("general.name", string(name.toString()));
-        metadata.put(key("block_count"), uint32(config.numHiddenLayers()));
-        metadata.put(key("context_length"), uint32(config.maxPositionEmbeddings()));
-        metadata.put(key("embedding_length"), uint32(config.hiddenSize()));
-        metadata.put(key("feed_forward_length"), uint32(config.intermediateSize()));
-        metadata.put(key("attention.head_count"), uint32(config.numAttentionHeads()));
-        metadata.put(key("attention.head_count_kv"), uint32(config.numKeyValueHeads()));
-        metadata.put(key("rope.freq_base"), float32(config.ropeTheta()));
+        metadata.put(key.apply("block_count"), uint32(config.numHiddenLayers()));
+        metadata.put(key.apply("context_length"), uint32(config.maxPositionEmbeddings()));
+        metadata.put(key.apply("embedding_length"), uint32(config.hiddenSize()));
+        metadata.put(key.apply("feed_forward_length"), uint32(config.largestFeedForwardWidth()));
+        metadata.put(key.apply("attention.head_count"), uint32(config.numAttentionHeads()));
+        metadata.put(key.apply("attention.head_count_kv"), uint32(config.numKeyValueHeads()));
+        metadata.put(key.apply("rope.freq_base"), float32(config.ropeTheta()));
         if (config.ropeScaling() instanceof RopeScaling.Yarn yarn) {
-            metadata.put(key("rope.scaling.type"), string("yarn"));
-            metadata.put(key("rope.scaling.factor"), float32((float) yarn.factor()));
-            metadata.put(key("rope.scaling.original_context_length"), uint32(yarn.originalMaxPositionEmbeddings()));
+            metadata.put(key.apply("rope.scaling.type"), string("yarn"));
+            metadata.put(key.apply("rope.scaling.factor"), float32((float) yarn.factor()));
+            metadata.put(key.apply("rope.scaling.original_context_length"), uint32(yarn.originalMaxPositionEmbeddings()));
         }
-        metadata.put(key("attention.layer_norm_rms_epsilon"), float32(config.rmsNormEps()));
-        metadata.put(key("attention.key_length"), uint32(config.headDim()));
-        metadata.put(key("attention.value_length"), uint32(config.headDim()));
+        metadata.put(key.apply("attention.layer_norm_rms_epsilon"), float32(config.rmsNormEps()));
+        metadata.put(key.apply("attention.key_length"), uint32(config.headDim()));
+        metadata.put(key.apply("attention.value_length"), uint32(config.headDim()));
         stamp(metadata, type);
         tokenizer(directory, config.vocabSize(), metadata);
         return metadata;
@@ -232,10 +233,6 @@ public final class QuantizationMetadata {
         } catch (IOException e) {
             throw FsException.cannotRead(file, e);
         }
-    }
-
-    private static String key(String name) {
-        return ARCHITECTURE + "." + name;
     }
 
     private static GgufValue string(String value) {

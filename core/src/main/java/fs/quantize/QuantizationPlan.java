@@ -1,6 +1,6 @@
 package fs.quantize;
 
-import fs.model.Qwen3Config;
+import fs.model.ModelConfig;
 import fs.tensor.DType;
 import fs.tensor.Tensor;
 import java.util.ArrayList;
@@ -87,7 +87,7 @@ public record QuantizationPlan(QuantizationType type, List<Entry> tensors) {
      * with this config, in preset {@code type}; {@code withImportance} says whether an importance matrix will weigh
      * the quantization (llama.cpp's mix depends on it in one case).
      */
-    public static QuantizationPlan of(QuantizationType type, Qwen3Config config, List<Tensor> tensors,
+    public static QuantizationPlan of(QuantizationType type, ModelConfig config, List<Tensor> tensors,
             boolean withImportance) {
         boolean tied = tensors.stream().noneMatch(t -> t.name().equals(OUTPUT));
         Chooser chooser = new Chooser(type, config.numAttentionHeads() / config.numKeyValueHeads(),

@@ -6,9 +6,9 @@ import fs.gguf.GgufFile;
 import fs.gguf.GgufTensor;
 import fs.model.GenerationConfig;
 import fs.model.ModelTensors;
-import fs.model.Qwen3Config;
-import fs.model.Qwen3GgufConfig;
-import fs.model.Qwen3TensorNames;
+import fs.model.ModelConfig;
+import fs.model.GgufConfigReader;
+import fs.model.TensorNaming;
 import fs.tensor.DType;
 import fs.tensor.Tensor;
 import fs.tokenizer.GgufTokenizer;
@@ -35,11 +35,11 @@ public final class GgufSource implements ModelSource {
     private static final List<String> END_TOKENS = List.of("<|im_end|>", "<|endoftext|>");
 
     private final GgufFile file;
-    private final Qwen3Config config;
+    private final ModelConfig config;
     private final GenerationConfig generationConfig;
     private final ModelTensors tensors;
 
-    private GgufSource(GgufFile file, Qwen3Config config, GenerationConfig generationConfig, ModelTensors tensors) {
+    private GgufSource(GgufFile file, ModelConfig config, GenerationConfig generationConfig, ModelTensors tensors) {
         this.file = file;
         this.config = config;
         this.generationConfig = generationConfig;
@@ -49,7 +49,7 @@ public final class GgufSource implements ModelSource {
     static GgufSource open(Path path) {
         GgufFile file = GgufFile.open(path);
         try {
-            return new GgufSource(file, Qwen3GgufConfig.read(file), generationConfig(file), tensors(file));
+            return new GgufSource(file, GgufConfigReader.read(file), generationConfig(file), tensors(file));
         } catch (RuntimeException e) {
             file.close();
             throw e;
@@ -80,7 +80,7 @@ public final class GgufSource implements ModelSource {
         for (GgufTensor tensor : file.tensors()) {
             tensors.add(new Tensor(tensor.name(), tensor.type(), tensor.shape(), tensor.data()));
         }
-        return new ModelTensors(file.path(), Qwen3TensorNames.GGUF, tensors);
+        return new ModelTensors(file.path(), TensorNaming.GGUF, tensors);
     }
 
     /** The mapped file, for what only a GGUF has (its metadata, each tensor's ggml type). */
@@ -94,7 +94,7 @@ public final class GgufSource implements ModelSource {
     }
 
     @Override
-    public Qwen3Config config() {
+    public ModelConfig config() {
         return config;
     }
 

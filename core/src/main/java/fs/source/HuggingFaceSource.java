@@ -3,8 +3,8 @@ package fs.source;
 import fs.chat.ChatTemplate;
 import fs.model.GenerationConfig;
 import fs.model.ModelTensors;
-import fs.model.Qwen3Config;
-import fs.model.Qwen3TensorNames;
+import fs.model.ModelConfig;
+import fs.model.TensorNaming;
 import fs.safetensors.Checkpoint;
 import fs.tokenizer.Tokenizer;
 import java.nio.file.Path;
@@ -17,22 +17,22 @@ import java.util.Optional;
  */
 public final class HuggingFaceSource implements ModelSource {
     private final Path directory;
-    private final Qwen3Config config;
+    private final ModelConfig config;
     private final GenerationConfig generationConfig;
     private final Checkpoint checkpoint;
     private final ModelTensors tensors;
 
-    private HuggingFaceSource(Path directory, Qwen3Config config, GenerationConfig generationConfig,
+    private HuggingFaceSource(Path directory, ModelConfig config, GenerationConfig generationConfig,
             Checkpoint checkpoint) {
         this.directory = directory;
         this.config = config;
         this.generationConfig = generationConfig;
         this.checkpoint = checkpoint;
-        this.tensors = new ModelTensors(directory, Qwen3TensorNames.HUGGING_FACE, checkpoint.tensors());
+        this.tensors = new ModelTensors(directory, TensorNaming.HUGGING_FACE, checkpoint.tensors());
     }
 
     static HuggingFaceSource open(Path directory) {
-        Qwen3Config config = Qwen3Config.read(directory.resolve("config.json"));
+        ModelConfig config = ModelConfig.read(directory.resolve("config.json"));
         GenerationConfig generationConfig = GenerationConfig.read(directory, config.vocabSize());
         return new HuggingFaceSource(directory, config, generationConfig, Checkpoint.open(directory));
     }
@@ -43,7 +43,7 @@ public final class HuggingFaceSource implements ModelSource {
     }
 
     @Override
-    public Qwen3Config config() {
+    public ModelConfig config() {
         return config;
     }
 

@@ -3,7 +3,7 @@ package fs.source;
 import fs.chat.ChatTemplate;
 import fs.model.GenerationConfig;
 import fs.model.ModelTensors;
-import fs.model.Qwen3Config;
+import fs.model.ModelConfig;
 import fs.tokenizer.Tokenizer;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -33,7 +33,7 @@ public sealed interface ModelSource extends AutoCloseable permits HuggingFaceSou
     /** The directory or file, as given. */
     Path path();
 
-    Qwen3Config config();
+    ModelConfig config();
 
     /** Sampling defaults and extra end-of-sequence ids. */
     GenerationConfig generationConfig();

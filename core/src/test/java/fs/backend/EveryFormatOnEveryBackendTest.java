@@ -128,6 +128,87 @@ class EveryFormatOnEveryBackendTest {
         }
     }
 
+    /**
+     * ggml's mul_mat_id on every path and format: 4 experts of N = 37 rows; 5 rows choosing 2 each, so that experts
+     * are shared by several rows, held by one, and left unchosen; then one row (decode). The slots' outputs, computed
+     * grouped by expert, must be the oracle's slot-by-slot definition; so must the down projection's form (an input
+     * row per slot) and the weighted sum of the slots.
+     */
+    @ParameterizedTest(name = "{0} {1}")
+    @MethodSource("pathsAndFormats")
+    void theExpertMatmulIsTheOraclesWithinTestBackendOpsBound(Path path, DType type) {
+        Random random = new Random(100 + type.ordinal());
+        int n = 37, k = type.isQuantized() ? 512 : 83;
+        List<Tensor> experts = new java.util.ArrayList<>();
+        for (int e = 0; e < 4; e++) experts.add(quantized(type, n, k, random));
+        Backend backend = backend(path);
+        ExpertRouting[] routings = {
+            new ExpertRouting(5, 2, 4, new int[] {0, 2, 0, 2, 1, 2, 0, 1, 0, 2},
+                    new float[] {0.7f, 0.3f, 0.5f, 0.5f, 0.9f, 0.1f, 0.25f, 0.75f, 0.6f, 0.4f}),
+            new ExpertRouting(1, 2, 4, new int[] {1, 3}, new float[] {0.375f, 0.625f})};
+        for (ExpertRouting routing : routings) {
+            for (boolean perSlot : new boolean[] {false, true}) {
+                int inputRows = perSlot ? routing.slots() : routing.rows();
+                float[] x = new float[inputRows * k];
+                for (int i = 0; i < x.length; i++) x[i] = (float) random.nextGaussian();
+                float[] expected = expertMatmul(oracle, x, experts, routing, perSlot);
+                float[] actual = expertMatmul(backend, x, experts, routing, perSlot);
+                double nmse = nmse(actual, expected);
+                assertTrue(nmse <= NMSE, backend.description() + ", " + type + ", " + routing.rows() + " rows, "
+                        + (perSlot ? "an input per slot" : "an input per row") + ": NMSE " + nmse);
+            }
+        }
+    }
+
+    /** The weighted sum of each row's slots, on every backend, against the oracle's sum in double. */
+    @ParameterizedTest
+    @org.junit.jupiter.params.provider.EnumSource(Path.class)
+    void theExpertSumIsTheOracles(Path path) {
+        Random random = new Random(7);
+        int width = 83;
+        ExpertRouting routing = new ExpertRouting(3, 3, 5, new int[] {0, 1, 4, 1, 2, 3, 0, 3, 4},
+                new float[] {0.5f, 0.25f, 0.25f, 0.2f, 0.3f, 0.5f, 0.125f, 0.375f, 0.5f});
+        float[] slots = new float[routing.slots() * width];
+        for (int i = 0; i < slots.length; i++) slots[i] = (float) random.nextGaussian();
+        float[] expected = expertSum(oracle, slots, routing, width);
+        float[] actual = expertSum(backend(path), slots, routing, width);
+        for (int i = 0; i < expected.length; i++) {
+            assertEquals(expected[i], actual[i], 1e-6 * (1 + Math.abs(expected[i])), path + " element " + i);
+        }
+    }
+
+    private static float[] expertMatmul(Backend backend, float[] x, List<Tensor> experts, ExpertRouting routing,
+            boolean perSlot) {
+        int k = (int) experts.getFirst().dim(1);
+        Buffer in = input(backend, x, x.length / k, k);
+        Buffer out = backend.allocate((long) routing.slots() * experts.getFirst().dim(0));
+        backend.matmulExperts(in, perSlot, experts.stream().map(backend::upload).toList(), routing, out);
+        float[] result = new float[(int) out.length()];
+        backend.read(out, 0, result);
+        return result;
+    }
+
+    private static float[] expertSum(Backend backend, float[] slots, ExpertRouting routing, int width) {
+        Buffer in = input(backend, slots, routing.slots(), width);
+        Buffer out = backend.allocate((long) routing.rows() * width);
+        backend.sumExperts(in, routing, out, width);
+        float[] result = new float[(int) out.length()];
+        backend.read(out, 0, result);
+        return result;
+    }
+
+    /** {@code rows} × {@code k} floats in a buffer of the backend, through the embedding of an F32 table holding them. */
+    private static Buffer input(Backend backend, float[] x, int rows, int k) {
+        MemorySegment table = arena.allocate(4L * x.length, 4);
+        MemorySegment.copy(x, 0, table, ValueLayout.JAVA_FLOAT, 0, x.length);
+        Weight inputs = backend.upload(new Tensor("x", DType.F32, new long[] {rows, k}, table));
+        Buffer in = backend.allocate((long) rows * k);
+        int[] tokens = new int[rows];
+        Arrays.setAll(tokens, r -> r);
+        backend.embed(inputs, tokens, in);
+        return in;
+    }
+
     /** Gaussian weights written as {@code type} by its quantizer (with a flat importance: IQ2_XXS needs one). */
     private static Tensor quantized(DType type, int n, int k, Random random) {
         float[] values = new float[n * k];

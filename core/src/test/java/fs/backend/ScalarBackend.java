@@ -111,6 +111,38 @@ public final class ScalarBackend implements Backend {
         }
     }
 
+    /** Slot by slot, in slot order: the definition, with no grouping by expert. */
+    @Override
+    public void matmulExperts(Buffer x, boolean xPerSlot, java.util.List<Weight> experts, ExpertRouting routing,
+            Buffer out) {
+        float[] xs = data(x), o = data(out);
+        for (int s = 0; s < routing.slots(); s++) {
+            ScalarWeight weight = (ScalarWeight) experts.get(routing.expert(s));
+            int n = (int) weight.rows(), k = (int) weight.columns();
+            int row = xPerSlot ? s : s / routing.used();
+            for (int j = 0; j < n; j++) {
+                double sum = 0;
+                for (int i = 0; i < k; i++) sum += (double) xs[row * k + i] * weight.get(j, i);
+                o[s * n + j] = (float) sum;
+            }
+        }
+    }
+
+    @Override
+    public void sumExperts(Buffer slots, ExpertRouting routing, Buffer out, int width) {
+        float[] ss = data(slots), o = data(out);
+        for (int r = 0; r < routing.rows(); r++) {
+            for (int i = 0; i < width; i++) {
+                double sum = 0;
+                for (int j = 0; j < routing.used(); j++) {
+                    int s = r * routing.used() + j;
+                    sum += (double) routing.weight(s) * ss[s * width + i];
+                }
+                o[r * width + i] = (float) sum;
+            }
+        }
+    }
+
     @Override
     public void rope(Buffer x, RowPositions placed, int heads, Rope rope) {
         int rows = placed.rows();

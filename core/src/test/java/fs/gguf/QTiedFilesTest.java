@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import fs.model.Qwen3Config;
+import fs.model.ModelConfig;
 import fs.safetensors.SafetensorsFile;
 import fs.tensor.DType;
 import java.io.IOException;
@@ -24,7 +24,7 @@ class QTiedFilesTest {
 
     /** Every tensor of the checkpoint and its row-major shape, from config.json alone. */
     private static Map<String, long[]> expectedShapes() {
-        Qwen3Config c = Qwen3Config.read(QTied.dir().resolve("config.json"));
+        ModelConfig c = ModelConfig.read(QTied.dir().resolve("config.json"));
         Map<String, long[]> shapes = new LinkedHashMap<>();
         shapes.put("token_embd.weight", new long[] {c.vocabSize(), c.hiddenSize()});
         shapes.put("output_norm.weight", new long[] {c.hiddenSize()});
@@ -38,9 +38,9 @@ class QTiedFilesTest {
             shapes.put(b + "attn_q_norm.weight", new long[] {c.headDim()});
             shapes.put(b + "attn_k_norm.weight", new long[] {c.headDim()});
             shapes.put(b + "ffn_norm.weight", new long[] {c.hiddenSize()});
-            shapes.put(b + "ffn_gate.weight", new long[] {c.intermediateSize(), c.hiddenSize()});
-            shapes.put(b + "ffn_up.weight", new long[] {c.intermediateSize(), c.hiddenSize()});
-            shapes.put(b + "ffn_down.weight", new long[] {c.hiddenSize(), c.intermediateSize()});
+            shapes.put(b + "ffn_gate.weight", new long[] {c.feedForward(0).width(), c.hiddenSize()});
+            shapes.put(b + "ffn_up.weight", new long[] {c.feedForward(0).width(), c.hiddenSize()});
+            shapes.put(b + "ffn_down.weight", new long[] {c.hiddenSize(), c.feedForward(0).width()});
         }
         return shapes;
     }

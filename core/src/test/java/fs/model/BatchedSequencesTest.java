@@ -28,7 +28,7 @@ public abstract class BatchedSequencesTest {
      * How far a logit of a batched forward may be from the one-sequence run's: one row and many rows may sum in
      * different orders (see ModelGoldenTest's batching tolerance).
      */
-    protected abstract double batchingTolerance(Qwen3Config config, float logit);
+    protected abstract double batchingTolerance(ModelConfig config, float logit);
 
     /** What one sequence computed: the logits before each of its chosen tokens, and the tokens. */
     private record Run(float[][] logits, int[] tokens) {}
@@ -46,7 +46,7 @@ public abstract class BatchedSequencesTest {
         }
         try (TestModel test = TestModel.open(golden.modelDir(), createBackend(), 64, 64, 1)) {
             Run[] batched = batched(test.model(), prompts);
-            Qwen3Config config = test.model().config();
+            ModelConfig config = test.model().config();
             for (int s = 0; s < prompts.length; s++) {
                 assertArrayEquals(alone[s].tokens(), batched[s].tokens(), "greedy tokens of sequence " + s);
                 for (int step = 0; step < STEPS_TAKEN[s]; step++) {
@@ -62,7 +62,7 @@ public abstract class BatchedSequencesTest {
     }
 
     /** One sequence on its own cache: its prompt in one forward, then one forward per token. */
-    private static Run alone(Qwen3Model model, int[] prompt, int steps) {
+    private static Run alone(DecoderModel model, int[] prompt, int steps) {
         SingleSequence sequence = new SingleSequence(model, new SingleSequence.Shape(64, 64, 1));
         float[][] logits = new float[steps][model.config().vocabSize()];
         int[] tokens = new int[steps];
@@ -80,7 +80,7 @@ public abstract class BatchedSequencesTest {
      * row), then each step one forward of the next token of every sequence still decoding, in reverse order so that
      * rows do not follow sequence order.
      */
-    private static Run[] batched(Qwen3Model model, int[][] prompts) {
+    private static Run[] batched(DecoderModel model, int[][] prompts) {
         int n = prompts.length;
         KvCache cache = model.allocateCache(n, 64);
         ForwardBuffers buffers = model.allocateBuffers(64, n);

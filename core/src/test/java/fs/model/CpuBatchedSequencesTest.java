@@ -12,7 +12,7 @@ class CpuBatchedSequencesTest extends BatchedSequencesTest {
 
     /** As CpuModelGoldenTest's: one row and a batch sum each matmul output in different orders. */
     @Override
-    protected double batchingTolerance(Qwen3Config config, float logit) {
+    protected double batchingTolerance(ModelConfig config, float logit) {
         return CpuSummationBound.batchingTolerance(config, logit);
     }
 }

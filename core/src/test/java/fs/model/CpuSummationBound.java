@@ -20,8 +20,8 @@ final class CpuSummationBound {
 
     private CpuSummationBound() {}
 
-    static double batchingTolerance(Qwen3Config config, float logit) {
-        int k = Math.max(config.hiddenSize(), Math.max(config.intermediateSize(), config.queryDim()));
+    static double batchingTolerance(ModelConfig config, float logit) {
+        int k = Math.max(config.hiddenSize(), Math.max(config.largestFeedForwardWidth(), config.queryDim()));
         double depth = k + (double) k / LANES + Integer.numberOfTrailingZeros(LANES);
         return depth * UNIT_ROUNDOFF * (64 + Math.abs(logit));
     }

@@ -27,7 +27,7 @@ public abstract class ModelGoldenTest {
      * Batched and one-token forwards on the same backend agree to 1e-4. A backend whose one-row and many-row kernels
      * sum in different orders widens it by overriding, in proportion to the logit (a float's rounding is relative).
      */
-    protected double batchingTolerance(Qwen3Config config, float logit) {
+    protected double batchingTolerance(ModelConfig config, float logit) {
         return 1e-4;
     }
 
@@ -90,7 +90,7 @@ public abstract class ModelGoldenTest {
         // 60 tokens: full and partial batches of both sizes, at a fraction of the cost of the whole prompt.
         int[] prompt = Arrays.copyOf(golden.promptIds(), 60);
         float[][] oneByOne = sampledLogits(golden, prompt, 1);
-        Qwen3Config config = Qwen3Config.read(golden.modelDir().resolve("config.json"));
+        ModelConfig config = ModelConfig.read(golden.modelDir().resolve("config.json"));
         for (int batch : new int[] {40, 7}) {
             float[][] batched = sampledLogits(golden, prompt, batch);
             for (int position = 0; position < prompt.length; position++) {

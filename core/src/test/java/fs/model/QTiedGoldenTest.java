@@ -49,9 +49,9 @@ public abstract class QTiedGoldenTest {
     private record Run(ModelSource source, Backend backend, SingleSequence model) implements AutoCloseable {
         static Run open(String type, Backend backend, int batchRows, int logitRows) {
             ModelSource source = ModelSource.open(QTied.gguf(type));
-            Qwen3Config config = source.config();
+            ModelConfig config = source.config();
             SingleSequence model = new SingleSequence(
-                    new Qwen3Model(config, Qwen3Weights.bind(config, source.tensors()), backend),
+                    new DecoderModel(config, ModelWeights.bind(config, source.tensors()), backend),
                     new SingleSequence.Shape(64, batchRows, logitRows));
             return new Run(source, backend, model);
         }

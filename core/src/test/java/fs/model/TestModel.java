@@ -5,7 +5,7 @@ import fs.safetensors.Checkpoint;
 import java.nio.file.Path;
 
 /**
- * A checkpoint built into a {@link Qwen3Model} on a backend with one {@link SingleSequence} on it, for tests; closing
+ * A checkpoint built into a {@link DecoderModel} on a backend with one {@link SingleSequence} on it, for tests; closing
  * frees the backend and the mapping.
  */
 public record TestModel(Checkpoint checkpoint, Backend backend, SingleSequence sequence) implements AutoCloseable {
@@ -18,15 +18,15 @@ public record TestModel(Checkpoint checkpoint, Backend backend, SingleSequence s
     public static TestModel open(Path dir, Path configJson, Backend backend, int contextLength, int batchRows,
             int logitRows) {
         Checkpoint checkpoint = Checkpoint.open(dir);
-        Qwen3Config config = Qwen3Config.read(configJson);
-        Qwen3Model model = new Qwen3Model(config, Qwen3Weights.bind(config,
-                new ModelTensors(dir, Qwen3TensorNames.HUGGING_FACE, checkpoint.tensors())), backend);
+        ModelConfig config = ModelConfig.read(configJson);
+        DecoderModel model = new DecoderModel(config, ModelWeights.bind(config,
+                new ModelTensors(dir, TensorNaming.HUGGING_FACE, checkpoint.tensors())), backend);
         return new TestModel(checkpoint, backend,
                 new SingleSequence(model, new SingleSequence.Shape(contextLength, batchRows, logitRows)));
     }
 
     /** The loaded model, shared by every sequence run on it. */
-    public Qwen3Model model() {
+    public DecoderModel model() {
         return sequence.model();
     }
 

@@ -109,7 +109,7 @@ class ImportanceMatrixTest {
         assertTrue(error(imatrixHeader().tensor("a.in_sum2", DType.F32, new long[] {2}, f32(1, 2)))
                 .contains("a.in_sum2 has no a.counts"));
         assertTrue(error(imatrixHeader().tensor("a.in_sum2", DType.F32, new long[] {2}, f32(1, 2))
-                .tensor("a.counts", DType.F32, new long[] {2}, f32(3, 3))).contains("one per expert"));
+                .tensor("a.counts", DType.F32, new long[] {3}, f32(3, 3, 3))).contains("one per expert"));
         assertTrue(error(imatrixHeader().tensor("a.in_sum2", DType.F32, new long[] {2}, f32(1, Float.NaN))
                 .tensor("a.counts", DType.F32, new long[] {1}, f32(3))).contains("not a sum of squares"));
         assertTrue(error(imatrixHeader().tensor("a.in_sum2", DType.F16, new long[] {2}, new byte[4])

@@ -1,5 +1,7 @@
 package fs.quantize;
 
+import fs.model.FeedForward;
+import fs.model.Qwen3;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -7,8 +9,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import fs.gguf.GgufFile;
 import fs.gguf.GgufTensor;
 import fs.gguf.QTied;
-import fs.model.Qwen3Config;
-import fs.model.Qwen3GgufConfig;
+import fs.model.ModelConfig;
+import fs.model.GgufConfigReader;
 import fs.model.RopeScaling;
 import fs.tensor.DType;
 import fs.tensor.Tensor;
@@ -39,7 +41,7 @@ class QuantizationPlanTest {
         try (GgufFile source = GgufFile.open(QTied.gguf("BF16"));
                 GgufFile llama = GgufFile.open(QTied.gguf(type))) {
             boolean imatrix = type.equals("IQ2_XXS"); // llama.cpp made that one with an importance matrix
-            QuantizationPlan plan = QuantizationPlan.of(QuantizationType.parse(type), Qwen3GgufConfig.read(source),
+            QuantizationPlan plan = QuantizationPlan.of(QuantizationType.parse(type), GgufConfigReader.read(source),
                     tensors(source), imatrix);
             List<String> expected = llama.tensors().stream().map(t -> t.name() + " " + t.type()).toList();
             List<String> planned = plan.tensors().stream().map(e -> e.name() + " " + e.type()).toList();
@@ -54,7 +56,7 @@ class QuantizationPlanTest {
     @Test
     void bf16KeepsEveryMatrixInBf16AndTheNormsInF32() {
         try (GgufFile source = GgufFile.open(QTied.gguf("BF16"))) {
-            QuantizationPlan plan = QuantizationPlan.of(QuantizationType.BF16, Qwen3GgufConfig.read(source),
+            QuantizationPlan plan = QuantizationPlan.of(QuantizationType.BF16, GgufConfigReader.read(source),
                     tensors(source), false);
             Map<String, DType> expected = new TreeMap<>();
             for (GgufTensor t : source.tensors()) expected.put(t.name(), t.type());
@@ -86,7 +88,8 @@ class QuantizationPlanTest {
             String[] modelAndType = entry.getKey().split(" ");
             boolean a = modelAndType[0].equals("a");
             int layers = a ? 28 : 9, heads = a ? 4 : 8, headDim = a ? 64 : 32;
-            Qwen3Config config = new Qwen3Config(256, layers, heads, 2, headDim, 256, 8064, 1e-6f, 1e6f,
+            ModelConfig config = new ModelConfig(new Qwen3(), 256, layers, heads, 2, headDim,
+                    java.util.Collections.nCopies(layers, new FeedForward.Dense(256)), 8064, 1e-6f, 1e6f,
                     new RopeScaling.Plain(), 40960, true, 8000, List.of(8002), "bfloat16");
             QuantizationPlan plan = QuantizationPlan.of(QuantizationType.parse(modelAndType[1]), config,
                     qwen3Tensors(256, layers, heads, 2, headDim, 256), false);
@@ -96,8 +99,9 @@ class QuantizationPlanTest {
     }
 
     /** The trained checkpoint's shapes (../shared/trained: 4 layers, heads 4 × 64, 2 kv heads, tied). */
-    private static Qwen3Config trainedConfig(int hidden, int layers) {
-        return new Qwen3Config(hidden, layers, 4, 2, 64, 768, 8064, 1e-6f, 1e6f, new RopeScaling.Plain(), 40960, true,
+    private static ModelConfig trainedConfig(int hidden, int layers) {
+        return new ModelConfig(new Qwen3(), hidden, layers, 4, 2, 64,
+                java.util.Collections.nCopies(layers, new FeedForward.Dense(768)), 8064, 1e-6f, 1e6f, new RopeScaling.Plain(), 40960, true,
                 8000, List.of(8002), "bfloat16");
     }
 
@@ -144,7 +148,7 @@ class QuantizationPlanTest {
      */
     @Test
     void aFourLayerModelGetsLlamaCppsMix() {
-        Qwen3Config config = trainedConfig(256, 4);
+        ModelConfig config = trainedConfig(256, 4);
         List<Tensor> tensors = qwen3Tensors(256, 4, 64, 768);
         for (QuantizationType type : List.of(QuantizationType.Q4_K_M, QuantizationType.Q5_K_M)) {
             Map<String, DType> types = matrixTypes(QuantizationPlan.of(type, config, tensors, false));
@@ -168,7 +172,7 @@ class QuantizationPlanTest {
     /** Rows of 64 (models/tiny-tied) are no whole K-quant block: each type falls back, down to what fits. */
     @Test
     void rowsThatAreNotWholeBlocksFallBack() {
-        Qwen3Config config = trainedConfig(64, 2);
+        ModelConfig config = trainedConfig(64, 2);
         List<Tensor> tensors = qwen3Tensors(64, 2, 16, 128);
         Map<String, DType> q4km = matrixTypes(QuantizationPlan.of(QuantizationType.Q4_K_M, config, tensors, false));
         // llama.cpp: the tied embedding in Q8_0 (rows not whole Q4_K blocks), Q4_K → Q5_0 and Q6_K → Q8_0; fs has no
@@ -206,7 +210,7 @@ class QuantizationPlanTest {
     void anUntiedOutputTakesTheOutputsTypeAndTheEmbeddingThePresets() {
         List<Tensor> tensors = new ArrayList<>(qwen3Tensors(256, 1, 64, 768));
         tensors.add(tensor("output.weight", 8064, 256));
-        Qwen3Config config = trainedConfig(256, 1);
+        ModelConfig config = trainedConfig(256, 1);
         Map<String, DType> q4 = matrixTypes(QuantizationPlan.of(QuantizationType.Q4_0, config, tensors, false));
         assertEquals(DType.Q6_K, q4.get("output.weight"));
         assertEquals(DType.Q4_0, q4.get("token_embd.weight"));

@@ -13,7 +13,7 @@ import fs.format.RowQuantizers;
 import fs.gguf.GgufFile;
 import fs.gguf.GgufTensor;
 import fs.gguf.QTied;
-import fs.model.Qwen3GgufConfig;
+import fs.model.GgufConfigReader;
 import fs.tensor.DType;
 import fs.tensor.Tensor;
 import java.io.IOException;
@@ -81,7 +81,7 @@ class QuantizationRunTest {
         StringWriter log = new StringWriter();
         try (GgufFile source = GgufFile.open(QTied.gguf("BF16"))) {
             Map<String, Tensor> tensors = tensors(source);
-            QuantizationPlan plan = QuantizationPlan.of(QuantizationType.Q4_K_M, Qwen3GgufConfig.read(source),
+            QuantizationPlan plan = QuantizationPlan.of(QuantizationType.Q4_K_M, GgufConfigReader.read(source),
                     List.copyOf(tensors.values()), true);
             QuantizationRun.prepare(plan, tensors, quantizers(), imatrix)
                     .write(out, QuantizationMetadata.fromGguf(source, QuantizationType.Q4_K_M), 4, logged(plan, log));
@@ -150,7 +150,7 @@ class QuantizationRunTest {
         Path out = dir.resolve("q8.gguf");
         try (GgufFile source = GgufFile.open(QTied.gguf("BF16"))) {
             Map<String, Tensor> tensors = tensors(source);
-            QuantizationPlan plan = QuantizationPlan.of(QuantizationType.Q8_0, Qwen3GgufConfig.read(source),
+            QuantizationPlan plan = QuantizationPlan.of(QuantizationType.Q8_0, GgufConfigReader.read(source),
                     List.copyOf(tensors.values()), false);
             QuantizationRun.prepare(plan, tensors, type -> type == DType.Q8_0 ? Q8_0 : RowQuantizers.of(DType.F32), null)
                     .write(out, QuantizationMetadata.fromGguf(source, QuantizationType.Q8_0), 3,
@@ -165,7 +165,7 @@ class QuantizationRunTest {
         StringWriter log = new StringWriter();
         try (GgufFile source = GgufFile.open(QTied.gguf("BF16"))) {
             Map<String, Tensor> tensors = tensors(source);
-            QuantizationPlan plan = QuantizationPlan.of(QuantizationType.F16, Qwen3GgufConfig.read(source),
+            QuantizationPlan plan = QuantizationPlan.of(QuantizationType.F16, GgufConfigReader.read(source),
                     List.copyOf(tensors.values()), false);
             QuantizationRun.prepare(plan, tensors, quantizers(), null).write(dir.resolve("f16.gguf"),
                     QuantizationMetadata.fromGguf(source, QuantizationType.F16), 2,
@@ -183,7 +183,7 @@ class QuantizationRunTest {
         Path out = dir.resolve("out.gguf");
         try (GgufFile source = GgufFile.open(QTied.gguf("BF16"))) {
             Map<String, Tensor> tensors = tensors(source);
-            QuantizationPlan plan = QuantizationPlan.of(QuantizationType.Q8_0, Qwen3GgufConfig.read(source),
+            QuantizationPlan plan = QuantizationPlan.of(QuantizationType.Q8_0, GgufConfigReader.read(source),
                     List.copyOf(tensors.values()), false);
             RowQuantizer failing = (weights, rows, columns, importance, o, offset) -> {
                 throw new FsException("disk on fire");
@@ -205,14 +205,14 @@ class QuantizationRunTest {
         Path out = dir.resolve("out.gguf");
         try (GgufFile q8 = GgufFile.open(QTied.gguf("Q8_0"))) {
             Map<String, Tensor> tensors = tensors(q8);
-            QuantizationPlan plan = QuantizationPlan.of(QuantizationType.BF16, Qwen3GgufConfig.read(q8),
+            QuantizationPlan plan = QuantizationPlan.of(QuantizationType.BF16, GgufConfigReader.read(q8),
                     List.copyOf(tensors.values()), false);
             String message = assertThrows(FsException.class, () -> QuantizationRun.prepare(plan, tensors, quantizers(), null)).getMessage();
             assertTrue(message.contains("is stored as Q8_0") && message.contains("does not requantize"), message);
         }
         try (GgufFile source = GgufFile.open(QTied.gguf("BF16"))) {
             Map<String, Tensor> tensors = tensors(source);
-            QuantizationPlan plan = QuantizationPlan.of(QuantizationType.IQ2_XXS, Qwen3GgufConfig.read(source),
+            QuantizationPlan plan = QuantizationPlan.of(QuantizationType.IQ2_XXS, GgufConfigReader.read(source),
                     List.copyOf(tensors.values()), false);
             String message = assertThrows(FsException.class, () -> QuantizationRun.prepare(plan, tensors, quantizers(), null)).getMessage();
             assertTrue(message.contains("needs an importance matrix"), message);

@@ -9,10 +9,10 @@ import fs.backend.cpu.VectorBackend;
 import fs.chat.ChatMessage;
 import fs.model.Golden;
 import fs.model.Probe;
-import fs.model.Qwen3Config;
-import fs.model.Qwen3Model;
+import fs.model.ModelConfig;
+import fs.model.DecoderModel;
 import fs.model.SingleSequence;
-import fs.model.Qwen3Weights;
+import fs.model.ModelWeights;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Arrays;
@@ -38,13 +38,13 @@ class CheckpointAsGgufTest {
         int[] prompt = Arrays.copyOf(golden.promptIds(), 24);
         try (ModelSource fromDirectory = ModelSource.open(golden.modelDir());
              ModelSource fromGguf = ModelSource.open(gguf)) {
-            Qwen3Config config = fromGguf.config();
-            Qwen3Config expected = fromDirectory.config();
+            ModelConfig config = fromGguf.config();
+            ModelConfig expected = fromDirectory.config();
             assertEquals(List.of(expected.hiddenSize(), expected.numHiddenLayers(), expected.vocabSize(),
                     expected.headDim(), expected.tieWordEmbeddings()), List.of(config.hiddenSize(),
                     config.numHiddenLayers(), config.vocabSize(), config.headDim(), config.tieWordEmbeddings()));
 
-            Qwen3Weights weights = Qwen3Weights.bind(config, fromGguf.tensors());
+            ModelWeights weights = ModelWeights.bind(config, fromGguf.tensors());
             if (config.tieWordEmbeddings()) {
                 assertSame(weights.embedTokens(), weights.lmHead());
             } else {
@@ -63,10 +63,10 @@ class CheckpointAsGgufTest {
 
     /** Every logit of every prompt position, in one batch on the CPU. */
     private static float[] logits(ModelSource source, int[] prompt) {
-        Qwen3Config config = source.config();
+        ModelConfig config = source.config();
         try (VectorBackend backend = new VectorBackend(2)) {
             SingleSequence model = new SingleSequence(
-                    new Qwen3Model(config, Qwen3Weights.bind(config, source.tensors()), backend),
+                    new DecoderModel(config, ModelWeights.bind(config, source.tensors()), backend),
                     new SingleSequence.Shape(prompt.length, prompt.length, prompt.length));
             float[] all = new float[prompt.length * config.vocabSize()];
             float[] row = new float[config.vocabSize()];

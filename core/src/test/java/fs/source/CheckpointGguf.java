@@ -1,9 +1,10 @@
 package fs.source;
 
+import fs.model.TensorRole;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import fs.gguf.GgufWriter;
-import fs.model.Qwen3Config;
-import fs.model.Qwen3TensorNames;
+import fs.model.ModelConfig;
+import fs.model.TensorNaming;
 import fs.safetensors.Checkpoint;
 import fs.tensor.DType;
 import fs.tensor.Tensor;
@@ -26,13 +27,13 @@ final class CheckpointGguf {
     private CheckpointGguf() {}
 
     static Path write(Path checkpointDir, Path file) {
-        Qwen3Config config = Qwen3Config.read(checkpointDir.resolve("config.json"));
+        ModelConfig config = ModelConfig.read(checkpointDir.resolve("config.json"));
         GgufWriter writer = new GgufWriter();
         writer.string("general.architecture", "qwen3")
                 .u32("qwen3.block_count", config.numHiddenLayers())
                 .u32("qwen3.context_length", config.maxPositionEmbeddings())
                 .u32("qwen3.embedding_length", config.hiddenSize())
-                .u32("qwen3.feed_forward_length", config.intermediateSize())
+                .u32("qwen3.feed_forward_length", config.feedForward(0).width())
                 .u32("qwen3.attention.head_count", config.numAttentionHeads())
                 .u32("qwen3.attention.head_count_kv", config.numKeyValueHeads())
                 .u32("qwen3.attention.key_length", config.headDim())
@@ -46,15 +47,18 @@ final class CheckpointGguf {
                 .string("tokenizer.chat_template", chatTemplate(checkpointDir));
         try (Checkpoint checkpoint = Checkpoint.open(checkpointDir)) {
             List<String[]> names = new ArrayList<>();
-            names.add(new String[] {Qwen3TensorNames.HUGGING_FACE.embedding(), Qwen3TensorNames.GGUF.embedding()});
+            names.add(new String[] {TensorNaming.HUGGING_FACE.embedding(), TensorNaming.GGUF.embedding()});
             for (int layer = 0; layer < config.numHiddenLayers(); layer++) {
-                List<String> from = Qwen3TensorNames.HUGGING_FACE.layer(layer);
-                List<String> to = Qwen3TensorNames.GGUF.layer(layer);
-                for (int i = 0; i < from.size(); i++) names.add(new String[] {from.get(i), to.get(i)});
+                for (TensorRole role : List.of(TensorRole.ATTN_NORM, TensorRole.Q, TensorRole.K, TensorRole.V,
+                        TensorRole.O, TensorRole.Q_NORM, TensorRole.K_NORM, TensorRole.FFN_NORM, TensorRole.GATE,
+                        TensorRole.UP, TensorRole.DOWN)) {
+                    names.add(new String[] {TensorNaming.HUGGING_FACE.layer(layer, role),
+                            TensorNaming.GGUF.layer(layer, role)});
+                }
             }
-            names.add(new String[] {Qwen3TensorNames.HUGGING_FACE.norm(), Qwen3TensorNames.GGUF.norm()});
+            names.add(new String[] {TensorNaming.HUGGING_FACE.norm(), TensorNaming.GGUF.norm()});
             if (!config.tieWordEmbeddings()) {
-                names.add(new String[] {Qwen3TensorNames.HUGGING_FACE.output(), Qwen3TensorNames.GGUF.output()});
+                names.add(new String[] {TensorNaming.HUGGING_FACE.output(), TensorNaming.GGUF.output()});
             }
             for (String[] name : names) {
                 Tensor tensor = checkpoint.tensor(name[0]);

@@ -14,10 +14,10 @@ import fs.chat.ChatTemplate;
 import fs.gguf.GgufFile;
 import fs.gguf.QTied;
 import fs.model.GenerationConfig;
-import fs.model.Qwen3Config;
-import fs.model.Qwen3GgufConfig;
-import fs.model.Qwen3TensorNames;
-import fs.model.Qwen3Weights;
+import fs.model.ModelConfig;
+import fs.model.GgufConfigReader;
+import fs.model.TensorNaming;
+import fs.model.ModelWeights;
 import fs.tensor.DType;
 import fs.tensor.Tensor;
 import java.io.IOException;
@@ -38,9 +38,9 @@ class ModelSourceTest {
         try (ModelSource source = ModelSource.open(QTied.gguf("BF16"))) {
             assertInstanceOf(GgufSource.class, source);
             assertEquals(QTied.gguf("BF16"), source.path());
-            Qwen3Config config = source.config();
+            ModelConfig config = source.config();
             try (GgufFile file = GgufFile.open(QTied.gguf("BF16"))) {
-                assertEquals(Qwen3GgufConfig.read(file), config);
+                assertEquals(GgufConfigReader.read(file), config);
             }
             // Hugging Face's sampling defaults; generation ends at <|endoftext|> and <|im_end|>, as Qwen3's does.
             GenerationConfig defaults = GenerationConfig.defaults();
@@ -48,17 +48,17 @@ class ModelSourceTest {
                     defaults.topP(), defaults.minP(), defaults.repetitionPenalty(), List.of(8000, 8002)),
                     source.generationConfig());
 
-            assertEquals(Qwen3TensorNames.GGUF, source.tensors().names());
+            assertEquals(TensorNaming.GGUF, source.tensors().names());
             assertEquals(24, source.tensors().tensors().size());
             Tensor embedding = source.tensors().find("token_embd.weight").orElseThrow();
             assertEquals(DType.BF16, embedding.dtype());
             assertArrayEquals(new long[] {8064, 256}, embedding.shape());
             assertEquals(DType.F32, source.tensors().find("blk.1.attn_k_norm.weight").orElseThrow().dtype());
 
-            Qwen3Weights weights = Qwen3Weights.bind(config, source.tensors());
+            ModelWeights weights = ModelWeights.bind(config, source.tensors());
             assertSame(embedding, weights.embedTokens());
             assertSame(embedding, weights.lmHead(), "no output.weight: tied");
-            assertSame(source.tensors().find("blk.1.ffn_down.weight").orElseThrow(), weights.layers().get(1).downProj());
+            assertSame(source.tensors().find("blk.1.ffn_down.weight").orElseThrow(), ((ModelWeights.Dense) weights.layers().get(1).feedForward()).down());
             assertEquals(List.of(), weights.notes());
 
             // The same tokenizer and template as the Hugging Face files the GGUF was made from.
@@ -77,8 +77,8 @@ class ModelSourceTest {
         Path tiny = Path.of(System.getProperty("fs.repo"), "models", "tiny-tied");
         try (ModelSource source = ModelSource.open(tiny)) {
             assertInstanceOf(HuggingFaceSource.class, source);
-            assertEquals(Qwen3Config.read(tiny.resolve("config.json")), source.config());
-            assertEquals(Qwen3TensorNames.HUGGING_FACE, source.tensors().names());
+            assertEquals(ModelConfig.read(tiny.resolve("config.json")), source.config());
+            assertEquals(TensorNaming.HUGGING_FACE, source.tensors().names());
             assertTrue(source.tensors().find("model.embed_tokens.weight").isPresent());
             assertEquals(GenerationConfig.read(tiny, source.config().vocabSize()), source.generationConfig());
         }
@@ -93,7 +93,7 @@ class ModelSourceTest {
             assertEquals(DType.Q8_0, embedding.dtype());
             assertArrayEquals(new long[] {8064, 256}, embedding.shape());
             assertEquals(8064 * DType.Q8_0.rowBytes(256), embedding.byteSize());
-            Qwen3Weights weights = Qwen3Weights.bind(source.config(), source.tensors());
+            ModelWeights weights = ModelWeights.bind(source.config(), source.tensors());
             assertSame(embedding, weights.embedTokens());
         }
     }

@@ -10,6 +10,7 @@ import static fs.backend.cpu.MatmulKernels.LE;
 import fs.backend.Backend;
 import fs.backend.BackendChecks;
 import fs.backend.Buffer;
+import fs.backend.ExpertRouting;
 import fs.backend.KvCache;
 import fs.backend.Rope;
 import fs.backend.RowPositions;
@@ -19,6 +20,7 @@ import fs.tensor.Tensor;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import jdk.incubator.vector.FloatVector;
 
@@ -54,6 +56,8 @@ public final class VectorBackend implements Backend {
     private final float[] laneScratch = new float[MatmulKernels.LANES_SCRATCH];
     /** A weight row decoded to floats: rmsNorm's gamma, an embedding. */
     private float[] decodedRow = new float[0];
+    /** The expert matmul's gathered inputs and outputs; grown as needed (the backend runs on one thread). */
+    private final MemorySegment[] expertScratch = {MemorySegment.NULL, MemorySegment.NULL};
     private boolean closed;
 
     /**
@@ -193,8 +197,93 @@ public final class VectorBackend implements Backend {
         requireLength(x, rows * weight.columns(), "matmul input");
         requireLength(out, rows * weight.rows(), "matmul output");
         if (rows <= 0) return;
+        matmul(xs, weight, os, rows);
+    }
+
+    private void matmul(MemorySegment xs, CpuWeight weight, MemorySegment os, int rows) {
         if (nativeMatmul != null && nativeMatmul.covers(weight)) nativeMatmul.matmul(xs, weight, os, rows);
         else matmulTask.matmul(xs, weight, os, rows);
+    }
+
+    /**
+     * Per expert, one matmul over the slots that chose it: a single slot reads its input row and writes its output
+     * row in place; several are gathered into scratch rows first and scattered after, so the expert's matrix is read
+     * once for all of them.
+     */
+    @Override
+    public void matmulExperts(Buffer x, boolean xPerSlot, List<Weight> experts, ExpertRouting routing, Buffer out) {
+        if (experts.size() != routing.expertCount()) {
+            throw new IllegalArgumentException("a routing among " + routing.expertCount() + " experts given "
+                    + experts.size() + " expert weights");
+        }
+        CpuWeight first = weight(experts.getFirst());
+        long in = first.columns(), outWidth = first.rows();
+        MemorySegment xs = segment(x), os = segment(out);
+        requireLength(x, (xPerSlot ? routing.slots() : routing.rows()) * in, "expert matmul input");
+        requireLength(out, routing.slots() * outWidth, "expert matmul output");
+        long inBytes = in * Float.BYTES, outBytes = outWidth * Float.BYTES;
+        for (int e = 0; e < routing.expertCount(); e++) {
+            int start = routing.groupStart(e), n = routing.groupEnd(e) - start;
+            if (n == 0) continue;
+            CpuWeight w = weight(experts.get(e));
+            if (w.rows() != outWidth || w.columns() != in) {
+                throw new IllegalArgumentException("expert " + e + " is " + w.rows() + "x" + w.columns()
+                        + ", expert 0 " + outWidth + "x" + in);
+            }
+            if (n == 1) {
+                int slot = routing.groupedSlot(start);
+                long row = xPerSlot ? slot : slot / routing.used();
+                matmul(xs.asSlice(row * inBytes, inBytes), w, os.asSlice(slot * outBytes, outBytes), 1);
+                continue;
+            }
+            MemorySegment gathered = expertScratch(0, n * inBytes), result = expertScratch(1, n * outBytes);
+            for (int i = 0; i < n; i++) {
+                int slot = routing.groupedSlot(start + i);
+                long row = xPerSlot ? slot : slot / routing.used();
+                MemorySegment.copy(xs, row * inBytes, gathered, i * inBytes, inBytes);
+            }
+            matmul(gathered, w, result, n);
+            for (int i = 0; i < n; i++) {
+                MemorySegment.copy(result, i * outBytes, os, routing.groupedSlot(start + i) * outBytes, outBytes);
+            }
+        }
+    }
+
+    /** Scratch segment {@code which} of at least {@code bytes}, grown (never shrunk) on the backend's arena. */
+    private MemorySegment expertScratch(int which, long bytes) {
+        if (expertScratch[which].byteSize() < bytes) {
+            expertScratch[which] = arena.allocate(Math.max(bytes, 2 * expertScratch[which].byteSize()), 64);
+        }
+        return expertScratch[which].asSlice(0, bytes);
+    }
+
+    @Override
+    public void sumExperts(Buffer slots, ExpertRouting routing, Buffer out, int width) {
+        MemorySegment ss = segment(slots), os = segment(out);
+        requireLength(slots, (long) routing.slots() * width, "expert sum input");
+        requireLength(out, (long) routing.rows() * width, "expert sum output");
+        int used = routing.used();
+        int full = width - width % L;
+        for (int r = 0; r < routing.rows(); r++) {
+            long o = (long) r * width * Float.BYTES;
+            for (int i = 0; i < full; i += L) {
+                FloatVector sum = FloatVector.zero(F);
+                for (int j = 0; j < used; j++) {
+                    int slot = r * used + j;
+                    FloatVector y = FloatVector.fromMemorySegment(F, ss, ((long) slot * width + i) * Float.BYTES, LE);
+                    sum = sum.add(y.mul(routing.weight(slot))); // rounded product, then sum: as Hugging Face's
+                }
+                sum.intoMemorySegment(os, o + (long) i * Float.BYTES, LE);
+            }
+            for (int i = full; i < width; i++) {
+                float sum = 0;
+                for (int j = 0; j < used; j++) {
+                    int slot = r * used + j;
+                    sum += routing.weight(slot) * ss.getAtIndex(FLOAT, (long) slot * width + i);
+                }
+                os.setAtIndex(FLOAT, (long) r * width + i, sum);
+            }
+        }
     }
 
     @Override

@@ -35,6 +35,11 @@ final class DeviceMemory {
         reserved += bytes;
     }
 
+    /** Stops counting {@code bytes} of a buffer that was released. */
+    void release(long bytes) {
+        reserved -= bytes;
+    }
+
     long reserved() {
         return reserved;
     }

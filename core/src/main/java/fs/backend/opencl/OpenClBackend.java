@@ -9,6 +9,7 @@ import fs.HumanSize;
 import fs.backend.Backend;
 import fs.backend.BackendChecks;
 import fs.backend.Buffer;
+import fs.backend.ExpertRouting;
 import fs.backend.KvCache;
 import fs.backend.Rope;
 import fs.backend.RowPositions;
@@ -59,9 +60,14 @@ public final class OpenClBackend implements Backend {
     private final ClKernel siluMul;
     private final ClKernel add;
     private final ClKernel argmax;
+    private final ClKernel sumExperts;
     private final MemorySegment scratch;
     private ClBuffer tokens;
     private final PositionsUpload positions;
+    /** An expert sum's slot weights. */
+    private final FloatsUpload slotWeights;
+    /** An expert matmul's gathered input rows and its output rows before they are scattered to their slots. */
+    private ClBuffer expertInput, expertOutput;
     /** A block-format weight's prefill matmul. */
     private final PanelMatmul panels;
     private final ClBuffer argmaxResult;
@@ -85,6 +91,8 @@ public final class OpenClBackend implements Backend {
         ClStatus.check(status.get(ValueLayout.JAVA_INT, 0), "clCreateCommandQueue(" + device.name() + ")");
         this.kernels = new KernelCache(this.device, design);
         this.positions = new PositionsUpload(queue, length -> buffer("row positions", length));
+        this.slotWeights = new FloatsUpload(queue, "expert slot weights",
+                length -> buffer("expert slot weights", length));
         MemorySegment program = this.device.program("activations.cl", KernelConstants.OPTIONS);
         this.ropeKernel = kernels.kernel(program, design.kernel("rope"));
         this.storeKv = kernels.kernel(program, "store_kv");
@@ -92,6 +100,7 @@ public final class OpenClBackend implements Backend {
         this.siluMul = kernels.kernel(program, "silu_mul");
         this.add = kernels.kernel(program, "add");
         this.argmax = kernels.kernel(program, "argmax");
+        this.sumExperts = kernels.kernel(program, "sum_experts");
         this.launcher = switch (design) {
             case GPU -> new GpuLauncher(queue, groupSize(attention, argmax));
             case CPU -> new CpuLauncher(queue);
@@ -184,7 +193,7 @@ public final class OpenClBackend implements Backend {
         MemorySegment.copy(tokenIds, 0, ids, ValueLayout.JAVA_INT, 0, tokenIds.length);
         ClStatus.check(clEnqueueWriteBuffer(queue, tokens.handle(), CL_TRUE(), 0, (long) tokenIds.length * Integer.BYTES,
                 ids, 0, MemorySegment.NULL, MemorySegment.NULL), "clEnqueueWriteBuffer(token ids)");
-        positions.queueDrained();
+        queueDrained();
         if (isBlockFormat(t.dtype())) {
             kernels.blocks(t.dtype()).embed(queue, t, tokens, tokenIds.length, (int) t.columns(), o);
         } else {
@@ -303,6 +312,109 @@ public final class OpenClBackend implements Backend {
         add.arg(0, a).arg(1, b).arg(2, length).run(queue, length, 0);
     }
 
+    /**
+     * Per chosen expert, one {@link #matmul} over the slots that chose it: their input rows gathered into scratch (by
+     * buffer copies, a run of consecutive rows in one), the matmul into scratch, its rows copied to their slots. An
+     * expert whose input rows are already x's first rows reads x itself, and one whose slots are out's first rows
+     * writes out itself (a decode step's expert of slot 0, or the down projection's with one expert per row).
+     */
+    @Override
+    public void matmulExperts(Buffer x, boolean xPerSlot, List<Weight> experts, ExpertRouting routing, Buffer out) {
+        ClBuffer in = own(x), o = own(out);
+        if (experts.size() != routing.expertCount()) {
+            throw new IllegalArgumentException("a routing among " + routing.expertCount() + " experts given "
+                    + experts.size() + " expert weights");
+        }
+        List<ClWeight> weights = new ArrayList<>(experts.size());
+        for (Weight expert : experts) weights.add(own(expert));
+        ClWeight first = weights.getFirst();
+        for (int e = 1; e < weights.size(); e++) {
+            ClWeight w = weights.get(e);
+            if (w.rows() != first.rows() || w.columns() != first.columns()) {
+                throw new IllegalArgumentException("expert " + e + " is " + w.rows() + "x" + w.columns()
+                        + ", expert 0 " + first.rows() + "x" + first.columns());
+            }
+        }
+        int k = Math.toIntExact(first.columns()), n = Math.toIntExact(first.rows());
+        requireLength(in, (long) (xPerSlot ? routing.slots() : routing.rows()) * k, "expert matmul input");
+        requireLength(o, (long) routing.slots() * n, "expert matmul output");
+        int used = routing.used();
+        for (int e = 0; e < routing.expertCount(); e++) {
+            int start = routing.groupStart(e), count = routing.groupEnd(e) - start;
+            if (count == 0) continue;
+            boolean inPlace = true, outPlace = true;
+            for (int i = 0; i < count; i++) {
+                int slot = routing.groupedSlot(start + i);
+                inPlace &= (xPerSlot ? slot : slot / used) == i;
+                outPlace &= slot == i;
+            }
+            ClBuffer gathered = in;
+            if (!inPlace) {
+                gathered = expertInput = expertScratch(expertInput, (long) count * k, "expert matmul input rows");
+                copyRows(routing, start, count, k, true, xPerSlot, in, gathered);
+            }
+            ClBuffer result = outPlace ? o
+                    : (expertOutput = expertScratch(expertOutput, (long) count * n, "expert matmul output rows"));
+            matmul(gathered, weights.get(e), result, count);
+            if (!outPlace) copyRows(routing, start, count, n, false, true, result, o);
+        }
+    }
+
+    /**
+     * Copies the rows of width {@code width} of expert group {@code [start, start + count)} between the group's
+     * scratch (row i) and the slots' buffer (row of slot, or of its input row unless {@code perSlot}), a run of rows
+     * consecutive on both sides in one copy: gathers into {@code to} when {@code gather}, else scatters from
+     * {@code from}.
+     */
+    private void copyRows(ExpertRouting routing, int start, int count, int width, boolean gather, boolean perSlot,
+            ClBuffer from, ClBuffer to) {
+        int run = 0;
+        long runRow = 0;
+        for (int i = 0; i <= count; i++) {
+            long row = -1;
+            if (i < count) {
+                int slot = routing.groupedSlot(start + i);
+                row = perSlot ? slot : slot / routing.used();
+                if (run > 0 && row == runRow + run) {
+                    run++;
+                    continue;
+                }
+            }
+            if (run > 0) {
+                long scratchRow = i - run;
+                long fromRow = gather ? runRow : scratchRow, toRow = gather ? scratchRow : runRow;
+                copy(from, fromRow * width, to, toRow * width, (long) run * width);
+            }
+            runRow = row;
+            run = 1;
+        }
+    }
+
+    /** {@code current} if it holds {@code length} floats, else a larger one in its place (which is released). */
+    private ClBuffer expertScratch(ClBuffer current, long length, String what) {
+        if (current != null && current.length() >= length) return current;
+        long grown = Math.max(length, current == null ? 0 : 2 * current.length());
+        if (current != null) release(current);
+        return buffer(what, grown);
+    }
+
+    /**
+     * Each row's weighted sum of its slots in sum_experts (activations.cl), the slot weights written to the device for
+     * the call ({@link FloatsUpload}).
+     */
+    @Override
+    public void sumExperts(Buffer slots, ExpertRouting routing, Buffer out, int width) {
+        ClBuffer s = own(slots), o = own(out);
+        requireLength(s, (long) routing.slots() * width, "expert sum input");
+        requireLength(o, (long) routing.rows() * width, "expert sum output");
+        if (routing.rows() == 0 || width == 0) return;
+        float[] weights = new float[routing.slots()];
+        for (int slot = 0; slot < weights.length; slot++) weights[slot] = routing.weight(slot);
+        ClBuffer w = slotWeights.of(weights, weights.length);
+        sumExperts.arg(0, s).arg(1, w).arg(2, o).arg(3, routing.used()).arg(4, width)
+                .run(queue, width, routing.rows(), 0, 0);
+    }
+
     @Override
     public void copy(Buffer src, long srcOffset, Buffer dst, long dstOffset, long length) {
         ClBuffer from = own(src), to = own(dst);
@@ -323,7 +435,7 @@ public final class OpenClBackend implements Backend {
         MemorySegment host = staging.atLeast(bytes);
         ClStatus.check(clEnqueueReadBuffer(queue, from.handle(), CL_TRUE(), offset * Float.BYTES, bytes, host, 0,
                 MemorySegment.NULL, MemorySegment.NULL), "clEnqueueReadBuffer");
-        positions.queueDrained();
+        queueDrained();
         MemorySegment.copy(host, ValueLayout.JAVA_FLOAT, 0, dst, 0, dst.length);
     }
 
@@ -337,7 +449,7 @@ public final class OpenClBackend implements Backend {
                 .local(5, (long) group * Integer.BYTES).run(queue, group, group);
         ClStatus.check(clEnqueueReadBuffer(queue, argmaxResult.handle(), CL_TRUE(), 0, Integer.BYTES, scratch, 0,
                 MemorySegment.NULL, MemorySegment.NULL), "clEnqueueReadBuffer(argmax)");
-        positions.queueDrained();
+        queueDrained();
         return scratch.get(ValueLayout.JAVA_INT, 0);
     }
 
@@ -352,6 +464,7 @@ public final class OpenClBackend implements Backend {
         clReleaseCommandQueue(queue);
         staging.close();
         positions.close();
+        slotWeights.close();
         arena.close();
     }
 
@@ -377,6 +490,22 @@ public final class OpenClBackend implements Backend {
         }
         ropeFrequencies.add(new RopeFrequencies(rope, buffer));
         return buffer;
+    }
+
+    /** A blocking call on the queue has returned: the uploads it ran are done. */
+    private void queueDrained() {
+        positions.queueDrained();
+        slotWeights.queueDrained();
+    }
+
+    /**
+     * Releases a buffer of {@link #buffer} and its count against the device's memory; commands already enqueued on it
+     * still run (OpenCL frees it after them).
+     */
+    private void release(ClBuffer buffer) {
+        memObjects.remove(buffer.handle());
+        ClStatus.check(clReleaseMemObject(buffer.handle()), "clReleaseMemObject");
+        memory.release(Math.max(1, buffer.length()) * Float.BYTES);
     }
 
     /** A zero-filled float buffer, counted against the device's memory. */

@@ -9,9 +9,9 @@ import fs.backend.Backend;
 import fs.gguf.GgufFile;
 import fs.gguf.QTied;
 import fs.model.Probe;
-import fs.model.Qwen3Config;
-import fs.model.Qwen3Model;
-import fs.model.Qwen3Weights;
+import fs.model.ModelConfig;
+import fs.model.DecoderModel;
+import fs.model.ModelWeights;
 import fs.model.SingleSequence;
 import fs.source.ModelSource;
 import java.io.IOException;
@@ -89,9 +89,9 @@ class NativeQTiedGoldenTest {
     /** Per position, the logits at the golden's top ids, through {@code backend}. */
     private static List<Map<Integer, Double>> logits(String type, Backend backend, Golden golden) {
         try (ModelSource source = ModelSource.open(QTied.gguf(type)); backend) {
-            Qwen3Config config = source.config();
+            ModelConfig config = source.config();
             SingleSequence model = new SingleSequence(
-                    new Qwen3Model(config, Qwen3Weights.bind(config, source.tensors()), backend),
+                    new DecoderModel(config, ModelWeights.bind(config, source.tensors()), backend),
                     new SingleSequence.Shape(64, 16, 16));
             float[] row = new float[config.vocabSize()];
             List<Map<Integer, Double>> out = new ArrayList<>();
@@ -183,8 +183,8 @@ class NativeQTiedGoldenTest {
     }
 
     private static SingleSequence sequence(ModelSource source, Backend backend, int rows) {
-        Qwen3Config config = source.config();
-        return new SingleSequence(new Qwen3Model(config, Qwen3Weights.bind(config, source.tensors()), backend),
+        ModelConfig config = source.config();
+        return new SingleSequence(new DecoderModel(config, ModelWeights.bind(config, source.tensors()), backend),
                 new SingleSequence.Shape(64, rows, rows));
     }
 

@@ -1,7 +1,7 @@
 package fs.backend.opencl;
 
 import fs.backend.Backend;
-import fs.model.Qwen3Config;
+import fs.model.ModelConfig;
 import fs.model.ModelGoldenTest;
 
 /** The goldens through the GPU kernel design, forced on PoCL: CI has no GPU, so this is where that design runs whole. */
@@ -17,7 +17,7 @@ class OpenClGpuDesignModelGoldenTest extends ModelGoldenTest {
      * logit. Each path on its own still meets the float64 goldens' 1e-3.
      */
     @Override
-    protected double batchingTolerance(Qwen3Config config, float logit) {
+    protected double batchingTolerance(ModelConfig config, float logit) {
         return 1e-4 + 2e-5 * Math.abs(logit);
     }
 }

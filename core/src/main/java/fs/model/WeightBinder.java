@@ -11,40 +11,40 @@ import java.util.Optional;
 import java.util.Set;
 
 /**
- * Looks up every weight a Qwen3 forward pass reads, by the names its source uses, and checks its shape and dtype
+ * Looks up every weight a model's forward pass reads, by role ({@link TensorRole}) for each layer's feed-forward kind, by the names its source uses, and checks its shape and dtype
  * against the config, collecting every problem instead of stopping at the first, so one run tells the user everything
  * that is wrong. A tensor that no part of the model reads is a problem too: it means the config and the stored tensors
  * describe different models.
  */
-final class Qwen3WeightBinder {
+final class WeightBinder {
     private static final int MAX_NAMED_UNREAD = 10;
 
-    private final Qwen3Config config;
+    private final ModelConfig config;
     private final ModelTensors stored;
-    private final Qwen3TensorNames names;
+    private final TensorNaming names;
     private final List<String> problems = new ArrayList<>();
     private int problemCount;
     private final List<String> notes = new ArrayList<>();
     private final Set<String> read = new HashSet<>();
 
-    Qwen3WeightBinder(Qwen3Config config, ModelTensors stored) {
+    WeightBinder(ModelConfig config, ModelTensors stored) {
         this.config = config;
         this.stored = stored;
         this.names = stored.names();
     }
 
     /** The weights, complete only when {@link #check()} is ok afterwards. */
-    Qwen3Weights bind() {
+    ModelWeights bind() {
         long hidden = config.hiddenSize();
         long vocab = config.vocabSize();
         Tensor embedTokens = expect(names.embedding(), vocab, hidden);
-        List<Qwen3Weights.Layer> layers = new ArrayList<>();
+        List<ModelWeights.Layer> layers = new ArrayList<>();
         int layerCount = layersToBind();
-        for (int i = 0; i < layerCount; i++) layers.add(layer(names.layer(i)));
+        for (int i = 0; i < layerCount; i++) layers.add(layer(i));
         Tensor norm = expect(names.norm(), hidden);
         Tensor lmHead = config.tieWordEmbeddings() ? tiedHead(embedTokens) : expect(names.output(), vocab, hidden);
         reportUnread();
-        return new Qwen3Weights(embedTokens, layers, norm, lmHead, notes);
+        return new ModelWeights(embedTokens, layers, norm, lmHead, notes);
     }
 
     WeightCheck check() {
@@ -63,30 +63,66 @@ final class Qwen3WeightBinder {
         }
         int configured = config.numHiddenLayers();
         if (layersStored.size() != configured) {
-            problem(names.layerCountKey() + " is " + configured + " but the " + names.storage() + " stores "
+            problem(names.layerCountKey(config.architecture()) + " is " + configured + " but the " + names.storage() + " stores "
                     + layersStored.size() + (layersStored.size() == 1 ? " layer" : " layers"));
         }
         return Math.min(configured, layersStored.size());
     }
 
-    private Qwen3Weights.Layer layer(List<String> tensor) {
+    private ModelWeights.Layer layer(int l) {
         long hidden = config.hiddenSize();
         long queryDim = config.queryDim();
         long kvDim = config.kvDim();
-        long intermediate = config.intermediateSize();
         long headDim = config.headDim();
-        return new Qwen3Weights.Layer(
-                expect(tensor.get(0), hidden),
-                expect(tensor.get(1), queryDim, hidden),
-                expect(tensor.get(2), kvDim, hidden),
-                expect(tensor.get(3), kvDim, hidden),
-                expect(tensor.get(4), hidden, queryDim),
-                expect(tensor.get(5), headDim),
-                expect(tensor.get(6), headDim),
-                expect(tensor.get(7), hidden),
-                expect(tensor.get(8), intermediate, hidden),
-                expect(tensor.get(9), intermediate, hidden),
-                expect(tensor.get(10), hidden, intermediate));
+        ModelWeights.Attention attention = new ModelWeights.Attention(
+                expect(l, TensorRole.ATTN_NORM, hidden),
+                expect(l, TensorRole.Q, queryDim, hidden),
+                expect(l, TensorRole.K, kvDim, hidden),
+                expect(l, TensorRole.V, kvDim, hidden),
+                expect(l, TensorRole.O, hidden, queryDim),
+                expect(l, TensorRole.Q_NORM, headDim),
+                expect(l, TensorRole.K_NORM, headDim));
+        Tensor ffnNorm = expect(l, TensorRole.FFN_NORM, hidden);
+        ModelWeights.FeedForwardWeights feedForward = switch (config.feedForward(l)) {
+            case FeedForward.Dense dense -> new ModelWeights.Dense(
+                    expect(l, TensorRole.GATE, dense.width(), hidden),
+                    expect(l, TensorRole.UP, dense.width(), hidden),
+                    expect(l, TensorRole.DOWN, hidden, dense.width()));
+            case FeedForward.Experts experts -> new ModelWeights.Experts(
+                    expect(l, TensorRole.ROUTER, experts.count(), hidden),
+                    experts(l, TensorRole.EXPERT_GATE, experts.count(), experts.width(), hidden),
+                    experts(l, TensorRole.EXPERT_UP, experts.count(), experts.width(), hidden),
+                    experts(l, TensorRole.EXPERT_DOWN, experts.count(), hidden, experts.width()));
+        };
+        return new ModelWeights.Layer(attention, ffnNorm, feedForward);
+    }
+
+    private Tensor expect(int layer, TensorRole role, long... shape) {
+        return expect(names.layer(layer, role), shape);
+    }
+
+    /**
+     * Each expert's [rows, columns] matrix of {@code role}: its own tensor in a checkpoint, a slice of the layer's
+     * [count, rows, columns] stack in a GGUF file (in place, no copy). Null entries are experts that cannot be used.
+     */
+    private ModelWeights.ExpertMatrices experts(int layer, TensorRole role, int count, long rows, long columns) {
+        List<Tensor> matrices = new ArrayList<>();
+        if (!names.stacksExperts()) {
+            for (int e = 0; e < count; e++) matrices.add(expect(names.expert(layer, role, e), rows, columns));
+            return new ModelWeights.ExpertMatrices(null, matrices);
+        }
+        String name = names.layer(layer, role);
+        Tensor stack = expect(name, count, rows, columns);
+        for (int e = 0; e < count; e++) {
+            if (stack == null) {
+                matrices.add(null);
+                continue;
+            }
+            long bytes = stack.byteSize() / count;
+            matrices.add(new Tensor(name + "[" + e + "]", stack.dtype(), new long[] {rows, columns},
+                    stack.data().asSlice(e * bytes, bytes)));
+        }
+        return new ModelWeights.ExpertMatrices(stack, matrices);
     }
 
     /**
@@ -129,7 +165,7 @@ final class Qwen3WeightBinder {
         read.add(name);
         Optional<Tensor> found = stored.find(name);
         if (found.isEmpty()) {
-            boolean untiedHead = name.equals(names.output()) && names == Qwen3TensorNames.HUGGING_FACE;
+            boolean untiedHead = name.equals(names.output()) && names == TensorNaming.HUGGING_FACE;
             problem("missing " + name + (untiedHead ? " (tie_word_embeddings is false)" : ""));
             return null;
         }

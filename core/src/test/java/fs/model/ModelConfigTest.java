@@ -17,7 +17,7 @@ import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-class Qwen3ConfigTest {
+class ModelConfigTest {
     /** Qwen/Qwen3-0.6B's config.json as published (transformers 4.51). */
     private static final String QWEN3_0_6B = """
             {
@@ -66,7 +66,7 @@ class Qwen3ConfigTest {
     }
 
     private static void readFails(Path file, String... parts) {
-        FsException e = assertThrows(FsException.class, () -> Qwen3Config.read(file));
+        FsException e = assertThrows(FsException.class, () -> ModelConfig.read(file));
         assertTrue(e.getMessage().contains(file.toString()), "names the file: " + e.getMessage());
         assertFalse(e.getMessage().contains("\n"), "one line: " + e.getMessage());
         for (String part : parts) assertTrue(e.getMessage().contains(part), "'" + part + "' in: " + e.getMessage());
@@ -74,8 +74,9 @@ class Qwen3ConfigTest {
 
     @Test
     void readsQwen3_0_6B() throws IOException {
-        Qwen3Config config = Qwen3Config.read(write(QWEN3_0_6B));
-        assertEquals(new Qwen3Config(1024, 28, 16, 8, 128, 3072, 151936, 1e-6f, 1_000_000f, new RopeScaling.Plain(),
+        ModelConfig config = ModelConfig.read(write(QWEN3_0_6B));
+        assertEquals(new ModelConfig(new Qwen3(), 1024, 28, 16, 8, 128,
+                java.util.Collections.nCopies(28, new FeedForward.Dense(3072)), 151936, 1e-6f, 1_000_000f, new RopeScaling.Plain(),
                 40960, true, 151643, List.of(151645), "bfloat16"), config);
         assertEquals(2048, config.queryDim());
         assertEquals(1024, config.kvDim());
@@ -83,7 +84,7 @@ class Qwen3ConfigTest {
 
     @Test
     void defaultsKvHeadsHeadDimAndTying() throws IOException {
-        Qwen3Config config = Qwen3Config.read(edited(root -> {
+        ModelConfig config = ModelConfig.read(edited(root -> {
             root.remove("num_key_value_heads");
             root.remove("head_dim");
             root.remove("tie_word_embeddings");
@@ -95,7 +96,7 @@ class Qwen3ConfigTest {
 
     @Test
     void readsAListOfEosIdsAndTheTransformers5Layout() throws IOException {
-        Qwen3Config config = Qwen3Config.read(edited(root -> {
+        ModelConfig config = ModelConfig.read(edited(root -> {
             root.putArray("eos_token_id").add(151645).add(151643);
             root.remove("rope_theta");
             root.putObject("rope_parameters").put("rope_theta", 5e6).put("rope_type", "default");
@@ -150,7 +151,7 @@ class Qwen3ConfigTest {
     @Test
     void readsQwen3sDocumentedYarn() throws IOException {
         // As Qwen3's model cards document it for contexts beyond 32K; max_position_embeddings stays 40960.
-        Qwen3Config config = Qwen3Config.read(withRopeScaling("""
+        ModelConfig config = ModelConfig.read(withRopeScaling("""
                 {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}"""));
         // The factor is used as given, as transformers does since August 2025 (it used to take 40960 / 32768 = 1.25).
         RopeScaling.Yarn expected = new RopeScaling.Yarn(4, 32768, 32, 1, YARN_ATTENTION_FACTOR_4, true);
@@ -160,19 +161,19 @@ class Qwen3ConfigTest {
 
     @Test
     void readsEveryYarnFieldAndTheLegacyAndTransformers5Layouts() throws IOException {
-        Qwen3Config all = Qwen3Config.read(withRopeScaling("""
+        ModelConfig all = ModelConfig.read(withRopeScaling("""
                 {"type": "yarn", "factor": 8, "original_max_position_embeddings": 4096, "beta_fast": 16,
                  "beta_slow": 2.5, "attention_factor": 1.5, "mscale": 1, "mscale_all_dim": 1, "truncate": false}"""));
         assertEquals(new RopeScaling.Yarn(8, 4096, 16, 2.5, 1.5, false), all.ropeScaling());
 
         // No original_max_position_embeddings: transformers takes max_position_embeddings; nulls are defaults.
-        Qwen3Config deepSeekStyle = Qwen3Config.read(withRopeScaling("""
+        ModelConfig deepSeekStyle = ModelConfig.read(withRopeScaling("""
                 {"rope_type": "yarn", "type": "yarn", "factor": 40, "mscale": 0.707, "mscale_all_dim": 1.0,
                  "beta_fast": null, "attention_factor": null, "truncate": null}"""));
         assertEquals(new RopeScaling.Yarn(40, 40960, 32, 1, RopeScaling.Yarn.defaultAttentionFactor(40, 0.707, 1.0),
                 true), deepSeekStyle.ropeScaling());
 
-        Qwen3Config transformers5 = Qwen3Config.read(edited(root -> {
+        ModelConfig transformers5 = ModelConfig.read(edited(root -> {
             root.remove("rope_theta");
             root.remove("rope_scaling");
             root.putObject("rope_parameters").put("rope_type", "yarn").put("rope_theta", 5e6).put("factor", 2)
@@ -184,7 +185,7 @@ class Qwen3ConfigTest {
 
     @Test
     void aTopLevelOriginalMaxPositionEmbeddingsIsYarnsWhenRopeScalingHasNone() throws IOException {
-        Qwen3Config config = Qwen3Config.read(edited(root -> {
+        ModelConfig config = ModelConfig.read(edited(root -> {
             root.put("original_max_position_embeddings", 8192);
             root.putObject("rope_scaling").put("rope_type", "yarn").put("factor", 4);
         }));
@@ -199,12 +200,12 @@ class Qwen3ConfigTest {
     @Test
     void plainRopeComesFromNullAbsentEmptyAndDefaultRopeScaling() throws IOException {
         Rope plain = Rope.plain(128, 1e6);
-        assertEquals(plain, Qwen3Config.read(write(QWEN3_0_6B)).rope());
-        assertEquals(plain, Qwen3Config.read(edited(root -> root.remove("rope_scaling"))).rope());
-        assertEquals(plain, Qwen3Config.read(withRopeScaling("{}")).rope());
-        assertEquals(plain, Qwen3Config.read(withRopeScaling("""
+        assertEquals(plain, ModelConfig.read(write(QWEN3_0_6B)).rope());
+        assertEquals(plain, ModelConfig.read(edited(root -> root.remove("rope_scaling"))).rope());
+        assertEquals(plain, ModelConfig.read(withRopeScaling("{}")).rope());
+        assertEquals(plain, ModelConfig.read(withRopeScaling("""
                 {"rope_type": "default", "rope_theta": 1000000}""")).rope());
-        assertEquals(new RopeScaling.Plain(), Qwen3Config.read(withRopeScaling("""
+        assertEquals(new RopeScaling.Plain(), ModelConfig.read(withRopeScaling("""
                 {"type": "default"}""")).ropeScaling());
     }
 
@@ -282,7 +283,7 @@ class Qwen3ConfigTest {
                 "layer_types", "'sliding_attention'");
         readFails(edited(root -> root.put("attention_bias", "no")), "attention_bias", "true or false");
         // Their defaults, and Qwen3-0.6B's values, are what fs implements.
-        Qwen3Config.read(edited(root -> {
+        ModelConfig.read(edited(root -> {
             root.remove("hidden_act");
             root.remove("attention_bias");
             root.remove("use_sliding_window");
@@ -329,7 +330,7 @@ class Qwen3ConfigTest {
             {"{\"hidden_size\": [1, 2}", "'}' where ']' should close the array"},
         };
         for (String[] c : cases) {
-            FsException e = assertThrows(FsException.class, () -> Qwen3Config.read(write(c[0])));
+            FsException e = assertThrows(FsException.class, () -> ModelConfig.read(write(c[0])));
             String message = e.getMessage();
             for (int i = 1; i < c.length; i++) assertTrue(message.contains(c[i]), "'" + c[i] + "' in: " + message);
             for (String internal : List.of("`", "Constraints", "Feature", "OBJECT", "ARRAY", "marker", "java")) {
@@ -349,7 +350,7 @@ class Qwen3ConfigTest {
                 edited(root -> root.putArray("layer_types").add(odd)),
                 edited(root -> root.putObject("rope_scaling").put("rope_type", odd)),
                 edited(root -> root.putObject("rope_scaling").put("rope_type", "yarn").put(odd, 1)))) {
-            FsException e = assertThrows(FsException.class, () -> Qwen3Config.read(file));
+            FsException e = assertThrows(FsException.class, () -> ModelConfig.read(file));
             // Quoted as text, the line break as an escape; inside a list, as the list's JSON (with a backslash-n).
             assertTrue(e.getMessage().matches(".*qw\\\\(u000a|n)en3x+….*"), "the line break escaped: " + e.getMessage());
             assertTrue(e.getMessage().length() < file.toString().length() + 300, "short: " + e.getMessage());

@@ -24,7 +24,7 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-class Qwen3WeightsTest {
+class ModelWeightsTest {
     private static final ValueLayout.OfShort HALF = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
     @TempDir
@@ -35,34 +35,35 @@ class Qwen3WeightsTest {
     }
 
     private static ModelTensors tensors(Checkpoint checkpoint) {
-        return new ModelTensors(checkpoint.directory(), Qwen3TensorNames.HUGGING_FACE, checkpoint.tensors());
+        return new ModelTensors(checkpoint.directory(), TensorNaming.HUGGING_FACE, checkpoint.tensors());
     }
 
-    private static Qwen3Config config(Path model) {
-        return Qwen3Config.read(model.resolve("config.json"));
+    private static ModelConfig config(Path model) {
+        return ModelConfig.read(model.resolve("config.json"));
     }
 
     @Test
     void bindsEveryWeightOfATiedCheckpointWithoutLmHead() {
         Path model = TinyQwen3.writeTied(dir);
         try (Checkpoint checkpoint = Checkpoint.open(model)) {
-            Qwen3Weights weights = Qwen3Weights.bind(config(model), tensors(checkpoint));
+            ModelWeights weights = ModelWeights.bind(config(model), tensors(checkpoint));
             assertSame(checkpoint.tensor("model.embed_tokens.weight"), weights.embedTokens());
             assertSame(weights.embedTokens(), weights.lmHead());
             assertSame(checkpoint.tensor("model.norm.weight"), weights.norm());
             assertEquals(TinyQwen3.LAYERS, weights.layers().size());
-            Qwen3Weights.Layer last = weights.layers().get(TinyQwen3.LAYERS - 1);
+            ModelWeights.Layer last = weights.layers().get(TinyQwen3.LAYERS - 1);
             String p = "model.layers." + (TinyQwen3.LAYERS - 1) + ".";
-            List<Tensor> bound = List.of(last.inputLayernorm(), last.qProj(), last.kProj(), last.vProj(), last.oProj(),
-                    last.qNorm(), last.kNorm(), last.postAttentionLayernorm(), last.gateProj(), last.upProj(),
-                    last.downProj());
+            ModelWeights.Attention a = last.attention();
+            ModelWeights.Dense f = (ModelWeights.Dense) last.feedForward();
+            List<Tensor> bound = List.of(a.norm(), a.q(), a.k(), a.v(), a.o(), a.qNorm(), a.kNorm(), last.ffnNorm(),
+                    f.gate(), f.up(), f.down());
             List<String> names = List.of("input_layernorm", "self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj",
                     "self_attn.o_proj", "self_attn.q_norm", "self_attn.k_norm", "post_attention_layernorm",
                     "mlp.gate_proj", "mlp.up_proj", "mlp.down_proj");
             for (int i = 0; i < names.size(); i++) {
                 assertSame(checkpoint.tensor(p + names.get(i) + ".weight"), bound.get(i), names.get(i));
             }
-            assertEquals(new WeightCheck(List.of(), 0, List.of()), Qwen3Weights.check(config(model), tensors(checkpoint)));
+            assertEquals(new WeightCheck(List.of(), 0, List.of()), ModelWeights.check(config(model), tensors(checkpoint)));
             assertEquals(List.of(), weights.notes());
         }
     }
@@ -72,14 +73,14 @@ class Qwen3WeightsTest {
         Path model = TinyQwen3.write(dir, true, TinyQwen3.shapes());
         try (Checkpoint checkpoint = Checkpoint.open(model)) {
             assertEquals(1f, firstValue(checkpoint.tensor("lm_head.weight"))); // the first tensor TinyQwen3 writes
-            Qwen3Weights weights = Qwen3Weights.bind(config(model), tensors(checkpoint));
+            ModelWeights weights = ModelWeights.bind(config(model), tensors(checkpoint));
             assertSame(checkpoint.tensor("model.embed_tokens.weight"), weights.lmHead());
             assertEquals(2f, firstValue(weights.lmHead()));
             assertEquals(1, weights.notes().size(), weights.notes().toString());
             String note = weights.notes().getFirst();
             assertTrue(note.contains("lm_head.weight differs from model.embed_tokens.weight")
                     && note.contains("tie_word_embeddings is true"), note);
-            WeightCheck check = Qwen3Weights.check(config(model), tensors(checkpoint));
+            WeightCheck check = ModelWeights.check(config(model), tensors(checkpoint));
             assertTrue(check.ok(), check.problemLine());
             assertEquals(weights.notes(), check.notes());
         }
@@ -93,7 +94,7 @@ class Qwen3WeightsTest {
         TinyQwen3.write(dir, true, Map.of()); // config.json only
         writer.write(dir.resolve("model.safetensors"));
         try (Checkpoint checkpoint = Checkpoint.open(dir)) {
-            Qwen3Weights weights = Qwen3Weights.bind(config(dir), tensors(checkpoint));
+            ModelWeights weights = ModelWeights.bind(config(dir), tensors(checkpoint));
             assertSame(weights.embedTokens(), weights.lmHead());
             assertEquals(List.of(), weights.notes());
         }
@@ -103,12 +104,12 @@ class Qwen3WeightsTest {
     void bindsAnUntiedCheckpointAndRejectsOneWithoutLmHead() throws IOException {
         Path untied = TinyQwen3.write(dir.resolve("untied"), false, TinyQwen3.shapes());
         try (Checkpoint checkpoint = Checkpoint.open(untied)) {
-            assertSame(checkpoint.tensor("lm_head.weight"), Qwen3Weights.bind(config(untied), tensors(checkpoint)).lmHead());
+            assertSame(checkpoint.tensor("lm_head.weight"), ModelWeights.bind(config(untied), tensors(checkpoint)).lmHead());
         }
         Path headless = TinyQwen3.writeTied(dir.resolve("headless"));
         Files.writeString(headless.resolve("config.json"), TinyQwen3.configJson(false));
         try (Checkpoint checkpoint = Checkpoint.open(headless)) {
-            FsException e = assertThrows(FsException.class, () -> Qwen3Weights.bind(config(headless), tensors(checkpoint)));
+            FsException e = assertThrows(FsException.class, () -> ModelWeights.bind(config(headless), tensors(checkpoint)));
             assertTrue(e.getMessage().contains("missing lm_head.weight (tie_word_embeddings is false)"), e.getMessage());
         }
     }
@@ -122,7 +123,7 @@ class Qwen3WeightsTest {
         shapes.remove("model.norm.weight");
         Path model = TinyQwen3.write(dir, true, shapes);
         try (Checkpoint checkpoint = Checkpoint.open(model)) {
-            FsException e = assertThrows(FsException.class, () -> Qwen3Weights.bind(config(model), tensors(checkpoint)));
+            FsException e = assertThrows(FsException.class, () -> ModelWeights.bind(config(model), tensors(checkpoint)));
             String message = e.getMessage();
             assertFalse(message.contains("\n"), message);
             assertTrue(message.startsWith(model + ": weights do not match config.json (4 problems): "), message);
@@ -133,7 +134,7 @@ class Qwen3WeightsTest {
                     "missing model.norm.weight")) {
                 assertTrue(message.contains(problem), "'" + problem + "' in: " + message);
             }
-            assertEquals(4, Qwen3Weights.check(config(model), tensors(checkpoint)).problemCount());
+            assertEquals(4, ModelWeights.check(config(model), tensors(checkpoint)).problemCount());
         }
     }
 
@@ -143,7 +144,7 @@ class Qwen3WeightsTest {
         Files.writeString(model.resolve("config.json"),
                 TinyQwen3.configJson(true).replace("\"num_hidden_layers\": 2", "\"num_hidden_layers\": 1000000000"));
         try (Checkpoint checkpoint = Checkpoint.open(model)) {
-            FsException e = assertThrows(FsException.class, () -> Qwen3Weights.bind(config(model), tensors(checkpoint)));
+            FsException e = assertThrows(FsException.class, () -> ModelWeights.bind(config(model), tensors(checkpoint)));
             assertEquals(model + ": weights do not match config.json (1 problem): num_hidden_layers is 1000000000"
                     + " but the checkpoint stores 2 layers", e.getMessage());
         }
@@ -159,10 +160,10 @@ class Qwen3WeightsTest {
         long expected = TinyQwen3.shapes().keySet().stream().filter(name -> !name.equals("lm_head.weight")).count();
         assertTrue(expected > WeightCheck.MAX_LISTED, "the test needs more problems than are listed");
         try (Checkpoint checkpoint = Checkpoint.open(model)) {
-            WeightCheck check = Qwen3Weights.check(config(model), tensors(checkpoint));
+            WeightCheck check = ModelWeights.check(config(model), tensors(checkpoint));
             assertEquals(expected, check.problemCount());
             assertEquals(WeightCheck.MAX_LISTED, check.problems().size());
-            FsException e = assertThrows(FsException.class, () -> Qwen3Weights.bind(config(model), tensors(checkpoint)));
+            FsException e = assertThrows(FsException.class, () -> ModelWeights.bind(config(model), tensors(checkpoint)));
             assertTrue(e.getMessage().contains("(" + expected + " problems): "), e.getMessage());
             assertTrue(e.getMessage().endsWith("; and " + (expected - WeightCheck.MAX_LISTED) + " more"), e.getMessage());
         }
@@ -174,7 +175,7 @@ class Qwen3WeightsTest {
         Files.writeString(model.resolve("config.json"),
                 TinyQwen3.configJson(true).replace("\"num_hidden_layers\": 2", "\"num_hidden_layers\": 1"));
         try (Checkpoint checkpoint = Checkpoint.open(model)) {
-            FsException e = assertThrows(FsException.class, () -> Qwen3Weights.bind(config(model), tensors(checkpoint)));
+            FsException e = assertThrows(FsException.class, () -> ModelWeights.bind(config(model), tensors(checkpoint)));
             String message = e.getMessage();
             assertTrue(message.contains("(2 problems): num_hidden_layers is 1 but the checkpoint stores 2 layers; "
                     + "11 stored tensors are not part of this model: 'model.layers.1.input_layernorm.weight', "), message);
@@ -191,13 +192,13 @@ class Qwen3WeightsTest {
         shapes.put("model.layers.01.input_layernorm.weight", new long[] {TinyQwen3.HIDDEN});
         Path model = TinyQwen3.write(dir, true, shapes);
         try (Checkpoint checkpoint = Checkpoint.open(model)) {
-            FsException e = assertThrows(FsException.class, () -> Qwen3Weights.bind(config(model), tensors(checkpoint)));
+            FsException e = assertThrows(FsException.class, () -> ModelWeights.bind(config(model), tensors(checkpoint)));
             assertTrue(e.getMessage().endsWith("(1 problem): 3 stored tensors are not part of this model: 'foo.bar',"
                     + " '' (an empty name), 'model.layers.01.input_layernorm.weight'"), e.getMessage());
         }
         Path untied = TinyQwen3.write(dir.resolve("untied"), false, TinyQwen3.shapes());
         try (Checkpoint checkpoint = Checkpoint.open(untied)) {
-            assertTrue(Qwen3Weights.check(config(untied), tensors(checkpoint)).ok(), "an untied model reads lm_head.weight");
+            assertTrue(ModelWeights.check(config(untied), tensors(checkpoint)).ok(), "an untied model reads lm_head.weight");
         }
     }
 
@@ -211,7 +212,7 @@ class Qwen3WeightsTest {
         TinyQwen3.write(dir, false, Map.of()); // config.json only
         writer.write(dir.resolve("model.safetensors"));
         try (Checkpoint checkpoint = Checkpoint.open(dir)) {
-            assertEquals(List.of(), Qwen3Weights.check(config(dir), tensors(checkpoint)).problems());
+            assertEquals(List.of(), ModelWeights.check(config(dir), tensors(checkpoint)).problems());
         }
 
         SafetensorsWriter ints = new SafetensorsWriter();
@@ -221,21 +222,21 @@ class Qwen3WeightsTest {
         ints.write(dir.resolve("model.safetensors"));
         try (Checkpoint checkpoint = Checkpoint.open(dir)) {
             assertEquals(List.of("model.norm.weight is stored as I16, which fs does not read as a weight"),
-                    Qwen3Weights.check(config(dir), tensors(checkpoint)).problems());
+                    ModelWeights.check(config(dir), tensors(checkpoint)).problems());
         }
     }
 
     /** q-tied's BF16 GGUF tensors, with some left out and others added, under its own config. */
-    private static WeightCheck checkGguf(Qwen3Config config, List<String> leftOut, List<Tensor> added) {
+    private static WeightCheck checkGguf(ModelConfig config, List<String> leftOut, List<Tensor> added) {
         try (ModelSource source = ModelSource.open(QTied.gguf("BF16"))) {
             List<Tensor> tensors = new java.util.ArrayList<>(source.tensors().tensors());
             tensors.removeIf(tensor -> leftOut.contains(tensor.name()));
             tensors.addAll(added);
-            return Qwen3Weights.check(config, new ModelTensors(source.path(), Qwen3TensorNames.GGUF, tensors));
+            return ModelWeights.check(config, new ModelTensors(source.path(), TensorNaming.GGUF, tensors));
         }
     }
 
-    private static Qwen3Config qTiedConfig() {
+    private static ModelConfig qTiedConfig() {
         try (ModelSource source = ModelSource.open(QTied.gguf("BF16"))) {
             return source.config();
         }
@@ -243,7 +244,7 @@ class Qwen3WeightsTest {
 
     @Test
     void bindsGgufNamesWithTheSameChecks() {
-        Qwen3Config config = qTiedConfig();
+        ModelConfig config = qTiedConfig();
         assertTrue(checkGguf(config, List.of(), List.of()).ok());
 
         Tensor norm = new Tensor("blk.0.attn_norm.weight", DType.I32, new long[] {256}, MemorySegment.ofArray(new int[256]));
@@ -260,9 +261,10 @@ class Qwen3WeightsTest {
 
     @Test
     void aGgufBlockCountOtherThanTheStoredLayersIsOneProblem() {
-        Qwen3Config stored = qTiedConfig();
-        Qwen3Config threeLayers = new Qwen3Config(stored.hiddenSize(), 3, stored.numAttentionHeads(),
-                stored.numKeyValueHeads(), stored.headDim(), stored.intermediateSize(), stored.vocabSize(),
+        ModelConfig stored = qTiedConfig();
+        ModelConfig threeLayers = new ModelConfig(stored.architecture(), stored.hiddenSize(), 3,
+                stored.numAttentionHeads(), stored.numKeyValueHeads(), stored.headDim(),
+                java.util.Collections.nCopies(3, stored.feedForward(0)), stored.vocabSize(),
                 stored.rmsNormEps(), stored.ropeTheta(), stored.ropeScaling(), stored.maxPositionEmbeddings(),
                 stored.tieWordEmbeddings(), stored.bosTokenId(), stored.eosTokenIds(), stored.torchDtype());
         assertEquals(List.of("qwen3.block_count is 3 but the file stores 2 layers"),
@@ -284,7 +286,7 @@ class Qwen3WeightsTest {
         shapes.put("foo\nbar" + "x".repeat(2000), new long[] {3});
         Path model = TinyQwen3.write(dir, true, shapes);
         try (Checkpoint checkpoint = Checkpoint.open(model)) {
-            FsException e = assertThrows(FsException.class, () -> Qwen3Weights.bind(config(model), tensors(checkpoint)));
+            FsException e = assertThrows(FsException.class, () -> ModelWeights.bind(config(model), tensors(checkpoint)));
             assertTrue(e.getMessage().endsWith("1 stored tensor is not part of this model: 'foo\\u000abar"
                     + "x".repeat(53) + "…'"), e.getMessage());
         }

@@ -13,10 +13,12 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
-/** Reads a Hugging Face config.json of a Qwen3 model; every problem is one FsException naming the file and field. */
-final class Qwen3ConfigReader {
+/**
+ * Reads a Hugging Face config.json of any {@link Architecture}: model_type picks the architecture, which reads its own
+ * fields through this reader; every problem is one FsException naming the file and field.
+ */
+final class HuggingFaceConfigReader {
     private static final long MAX_CONFIG_BYTES = 10L * 1000 * 1000;
-    private static final String ARCHITECTURE = "Qwen3ForCausalLM";
     private static final List<String> DEFAULT_ROPE_KEYS = List.of("rope_type", "type", "rope_theta");
     private static final List<String> YARN_KEYS = List.of("rope_type", "type", "rope_theta", "factor",
             "original_max_position_embeddings", "beta_fast", "beta_slow", "attention_factor", "mscale", "mscale_all_dim",
@@ -26,18 +28,18 @@ final class Qwen3ConfigReader {
     private final JsonNode root;
     private final JsonFields fields;
 
-    private Qwen3ConfigReader(Path file, JsonNode root) {
+    private HuggingFaceConfigReader(Path file, JsonNode root) {
         this.file = file;
         this.root = root;
         this.fields = JsonFields.of(root, this::error);
     }
 
-    static Qwen3Config read(Path file) {
-        return new Qwen3ConfigReader(file, StrictJson.readObjectFile(file, MAX_CONFIG_BYTES)).config();
+    static ModelConfig read(Path file) {
+        return new HuggingFaceConfigReader(file, StrictJson.readObjectFile(file, MAX_CONFIG_BYTES)).config();
     }
 
-    private Qwen3Config config() {
-        checkModelType();
+    private ModelConfig config() {
+        Architecture architecture = architecture();
         checkImplementedMath();
         RopeScaling ropeScaling = ropeScaling();
         int hidden = fields.positiveInt("hidden_size");
@@ -53,7 +55,7 @@ final class Qwen3ConfigReader {
                     + heads + ")");
         }
         int layers = fields.positiveInt("num_hidden_layers");
-        int intermediate = fields.positiveInt("intermediate_size");
+        List<FeedForward> feedForward = architecture.feedForward(this, layers);
         int vocab = fields.positiveInt("vocab_size");
         float eps = fields.positiveFloat("rms_norm_eps");
         float theta = ropeTheta();
@@ -63,23 +65,59 @@ final class Qwen3ConfigReader {
         List<Integer> eos = eosTokenIds();
         String dtype = torchDtype();
         try {
-            return new Qwen3Config(hidden, layers, heads, kvHeads, headDim, intermediate, vocab, eps, theta, ropeScaling,
-                    maxPositions, tied, bos, eos, dtype);
+            return new ModelConfig(architecture, hidden, layers, heads, kvHeads, headDim, feedForward, vocab, eps, theta,
+                    ropeScaling, maxPositions, tied, bos, eos, dtype);
         } catch (IllegalArgumentException e) {
-            throw error(e.getMessage()); // what Qwen3Config checks across fields
+            throw error(e.getMessage()); // what ModelConfig checks across fields
         }
     }
 
-    private void checkModelType() {
+    /** model_type's architecture, which architectures (when present) must name by its class. */
+    private Architecture architecture() {
         String modelType = fields.text("model_type");
-        if (!modelType.equals("qwen3")) throw error("model_type is " + Quoted.quote(modelType) + ", expected 'qwen3'");
-        if (!has("architectures")) return;
+        Architecture architecture = Architecture.byModelType(modelType).orElseThrow(() -> error("model_type is "
+                + Quoted.quote(modelType) + ", expected one of " + Architecture.expected(Architecture::modelType)));
+        if (!has("architectures")) return architecture;
         JsonNode architectures = root.get("architectures");
         if (!architectures.isArray()) throw error("architectures must be a list of names, found " + kind(architectures));
-        for (JsonNode architecture : architectures) {
-            if (architecture.isTextual() && architecture.textValue().equals(ARCHITECTURE)) return;
+        for (JsonNode name : architectures) {
+            if (name.isTextual() && name.textValue().equals(architecture.huggingFaceClass())) return architecture;
         }
-        throw error("architectures is " + describe(architectures) + ", expected one to be '" + ARCHITECTURE + "'");
+        throw error("architectures is " + describe(architectures) + ", expected one to be '"
+                + architecture.huggingFaceClass() + "'");
+    }
+
+    int positiveInt(String field) {
+        return fields.positiveInt(field);
+    }
+
+    boolean bool(String field, boolean absent) {
+        return fields.bool(field, absent);
+    }
+
+    /** A list of layer indices (mlp_only_layers), each in 0..layers-1; empty when absent or null. */
+    java.util.Set<Integer> layerSet(String field, int layers) {
+        java.util.Set<Integer> set = new java.util.TreeSet<>();
+        if (!has(field)) return set;
+        JsonNode node = root.get(field);
+        if (!node.isArray()) throw error(field + " must be a list of layer indices, found " + describe(node));
+        for (JsonNode index : node) {
+            if (!index.isIntegralNumber() || !index.canConvertToInt() || index.intValue() < 0
+                    || index.intValue() >= layers) {
+                throw error(field + " has " + describe(index) + ", not a layer index in 0.." + (layers - 1));
+            }
+            set.add(index.intValue());
+        }
+        return set;
+    }
+
+    /** What the architecture builds from this file's fields, its IllegalArgumentException as this file's error. */
+    <T> T checked(java.util.function.Supplier<T> build) {
+        try {
+            return build.get();
+        } catch (IllegalArgumentException e) {
+            throw error(e.getMessage());
+        }
     }
 
     /**
@@ -256,7 +294,7 @@ final class Qwen3ConfigReader {
         throw error("torch_dtype is missing");
     }
 
-    private boolean has(String field) {
+    boolean has(String field) {
         return fields.has(field);
     }
 

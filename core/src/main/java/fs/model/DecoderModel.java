@@ -13,61 +13,67 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Qwen3 loaded on a {@link Backend}: its weights, uploaded once, and the forward pass, exactly as Hugging Face's
- * Qwen3ForCausalLM computes it. Immutable once built, and shared by everything that runs sequences on the model: the
- * KV caches ({@link #allocateCache}) and the buffers of a forward ({@link #allocateBuffers}) belong to whoever runs
- * them, so one loaded model serves one sequence ({@link SingleSequence}) or many (the scheduler) alike. The backend is
- * not thread-safe, so forwards on one model run on one thread at a time.
+ * A decoder-only transformer loaded on a {@link Backend}: its weights, uploaded once, and the forward pass, exactly as
+ * Hugging Face computes it for the model's {@link Architecture}: the embedding, then per layer an attention block and
+ * a feed-forward block (dense or a mixture of experts, as the config says for that layer), the final norm and the
+ * output projection. Immutable once built, and shared by everything that runs sequences on the model: the KV caches
+ * ({@link #allocateCache}) and the buffers of a forward ({@link #allocateBuffers}) belong to whoever runs them, so one
+ * loaded model serves one sequence ({@link SingleSequence}) or many (the scheduler) alike. The backend is not
+ * thread-safe, so forwards on one model run on one thread at a time.
  */
-public final class Qwen3Model {
+public final class DecoderModel {
 
-    private record LayerWeights(
-            Weight attnNorm, Weight qProj, Weight kProj, Weight vProj, Weight qNorm, Weight kNorm, Weight oProj,
-            Weight ffnNorm, Weight gateProj, Weight upProj, Weight downProj) {}
+    private record Layer(AttentionBlock attention, FeedForwardBlock feedForward) {}
 
-    private final Qwen3Config config;
+    private final ModelConfig config;
     private final Backend backend;
     /** Made once from the config: the backends keep their cos/sin tables per rope. */
     private final Rope rope;
 
     private final Weight embedTokens;
-    private final List<LayerWeights> layers;
+    private final List<Layer> layers;
     private final Weight finalNorm;
     private final Weight lmHead;
 
     /** Uploads the weights to {@code backend}; they live as long as the backend. */
-    public Qwen3Model(Qwen3Config config, Qwen3Weights weights, Backend backend) {
+    public DecoderModel(ModelConfig config, ModelWeights weights, Backend backend) {
         this.config = config;
         this.backend = backend;
         this.rope = config.rope();
 
         Map<Tensor, Weight> uploaded = new IdentityHashMap<>(); // a tied lm_head is the embedding table: upload it once
         embedTokens = upload(uploaded, weights.embedTokens());
-        List<LayerWeights> bound = new ArrayList<>();
-        for (Qwen3Weights.Layer layer : weights.layers()) {
-            bound.add(new LayerWeights(
-                    upload(uploaded, layer.inputLayernorm()),
-                    upload(uploaded, layer.qProj()),
-                    upload(uploaded, layer.kProj()),
-                    upload(uploaded, layer.vProj()),
-                    upload(uploaded, layer.qNorm()),
-                    upload(uploaded, layer.kNorm()),
-                    upload(uploaded, layer.oProj()),
-                    upload(uploaded, layer.postAttentionLayernorm()),
-                    upload(uploaded, layer.gateProj()),
-                    upload(uploaded, layer.upProj()),
-                    upload(uploaded, layer.downProj())));
+        List<Layer> bound = new ArrayList<>();
+        for (int l = 0; l < weights.layers().size(); l++) {
+            ModelWeights.Layer layer = weights.layers().get(l);
+            ModelWeights.Attention a = layer.attention();
+            AttentionBlock attention = new AttentionBlock(upload(uploaded, a.norm()), upload(uploaded, a.q()),
+                    upload(uploaded, a.k()), upload(uploaded, a.v()), upload(uploaded, a.o()),
+                    upload(uploaded, a.qNorm()), upload(uploaded, a.kNorm()));
+            Weight ffnNorm = upload(uploaded, layer.ffnNorm());
+            FeedForwardBlock feedForward = switch (layer.feedForward()) {
+                case ModelWeights.Dense d -> new DenseFeedForward(ffnNorm, upload(uploaded, d.gate()),
+                        upload(uploaded, d.up()), upload(uploaded, d.down()));
+                case ModelWeights.Experts e -> new ExpertFeedForward((FeedForward.Experts) config.feedForward(l),
+                        ffnNorm, upload(uploaded, e.router()), uploadAll(uploaded, e.gate().experts()),
+                        uploadAll(uploaded, e.up().experts()), uploadAll(uploaded, e.down().experts()));
+            };
+            bound.add(new Layer(attention, feedForward));
         }
         layers = List.copyOf(bound);
         finalNorm = upload(uploaded, weights.norm());
         lmHead = upload(uploaded, weights.lmHead());
     }
 
+    private List<Weight> uploadAll(Map<Tensor, Weight> uploaded, List<Tensor> tensors) {
+        return tensors.stream().map(t -> upload(uploaded, t)).toList();
+    }
+
     private Weight upload(Map<Tensor, Weight> uploaded, Tensor tensor) {
         return uploaded.computeIfAbsent(tensor, backend::upload);
     }
 
-    public Qwen3Config config() {
+    public ModelConfig config() {
         return config;
     }
 
@@ -109,59 +115,17 @@ public final class Qwen3Model {
         }
         ForwardBuffers b = buffers;
         int hidden = config.hiddenSize();
-        int heads = config.numAttentionHeads();
-        int kvHeads = config.numKeyValueHeads();
         float eps = config.rmsNormEps();
         long hiddenLength = (long) rows * hidden;
-        long qLength = (long) rows * config.queryDim();
-        long kvLength = (long) rows * config.kvDim();
-        long ffnLength = (long) rows * config.intermediateSize();
         b.logitsInUse = 0; // until this forward's logits are written
 
         backend.embed(embedTokens, batch.tokenArray(), b.x);
         probe.after("embed", -1, b.x, hiddenLength);
 
         for (int l = 0; l < layers.size(); l++) {
-            LayerWeights w = layers.get(l);
-
-            // Attention block: x += o_proj(attention(rope(norm(q)), rope(norm(k)), v)) of rmsnorm(x).
-            backend.rmsNorm(b.x, w.attnNorm(), b.xb, rows, eps);
-            probe.after("attn_norm", l, b.xb, hiddenLength);
-            backend.matmul(b.xb, w.qProj(), b.q, rows);
-            probe.after("q_proj", l, b.q, qLength);
-            backend.matmul(b.xb, w.kProj(), b.k, rows);
-            probe.after("k_proj", l, b.k, kvLength);
-            backend.matmul(b.xb, w.vProj(), b.v, rows);
-            probe.after("v_proj", l, b.v, kvLength);
-            backend.rmsNorm(b.q, w.qNorm(), b.q, rows * heads, eps); // per head: a row of the norm is one head
-            probe.after("q_norm", l, b.q, qLength);
-            backend.rmsNorm(b.k, w.kNorm(), b.k, rows * kvHeads, eps);
-            probe.after("k_norm", l, b.k, kvLength);
-            backend.rope(b.q, positions, heads, rope);
-            probe.after("rope_q", l, b.q, qLength);
-            backend.rope(b.k, positions, kvHeads, rope);
-            probe.after("rope_k", l, b.k, kvLength);
-            backend.storeKv(cache, l, b.k, b.v, positions);
-            backend.attention(b.q, cache, l, b.att, positions, heads);
-            probe.after("attention", l, b.att, qLength);
-            backend.matmul(b.att, w.oProj(), b.xb, rows);
-            probe.after("o_proj", l, b.xb, hiddenLength);
-            backend.add(b.x, b.xb, hiddenLength);
-            probe.after("attn_residual", l, b.x, hiddenLength);
-
-            // Feed-forward block (SwiGLU): x += down(silu(gate(h)) * up(h)) with h = rmsnorm(x).
-            backend.rmsNorm(b.x, w.ffnNorm(), b.xb, rows, eps);
-            probe.after("ffn_norm", l, b.xb, hiddenLength);
-            backend.matmul(b.xb, w.gateProj(), b.gate, rows);
-            probe.after("gate_proj", l, b.gate, ffnLength);
-            backend.matmul(b.xb, w.upProj(), b.up, rows);
-            probe.after("up_proj", l, b.up, ffnLength);
-            backend.siluMul(b.gate, b.up, b.gate, ffnLength);
-            probe.after("silu_mul", l, b.gate, ffnLength);
-            backend.matmul(b.gate, w.downProj(), b.xb, rows);
-            probe.after("down_proj", l, b.xb, hiddenLength);
-            backend.add(b.x, b.xb, hiddenLength);
-            probe.after("ffn_residual", l, b.x, hiddenLength);
+            Layer layer = layers.get(l);
+            layer.attention().forward(backend, config, rope, l, positions, cache, b, probe);
+            layer.feedForward().forward(backend, config, l, rows, b, probe);
         }
 
         backend.rmsNorm(b.x, finalNorm, b.xb, rows, eps);

@@ -10,33 +10,32 @@ import java.util.Arrays;
 import java.util.List;
 
 /**
- * Reads a {@link Qwen3Config} from the metadata of a GGUF file, the keys llama.cpp writes for architecture qwen3;
- * every missing or mistyped key is one FsException naming the file and the key. head_dim comes from
+ * Reads a {@link ModelConfig} from the metadata of a GGUF file, the keys llama.cpp writes under the name of its
+ * general.architecture ({@link Architecture#ggufName}), which reads its own keys through this reader; every missing
+ * or mistyped key is one FsException naming the file and the key. head_dim comes from
  * attention.key_length, not hidden / heads (Qwen3-0.6B: 1024 / 16 = 64, but its heads are 128 wide). A file with no
  * output.weight ties the output projection to the embedding. The vocabulary size is the embedding's row count.
  */
-public final class Qwen3GgufConfig {
-    private static final String ARCHITECTURE = "qwen3";
+public final class GgufConfigReader {
     private static final String EMBEDDING = "token_embd.weight";
 
     private final GgufFile file;
     private final GgufMetadata metadata;
+    private Architecture architecture;
 
-    private Qwen3GgufConfig(GgufFile file) {
+    private GgufConfigReader(GgufFile file) {
         this.file = file;
         this.metadata = file.metadata();
     }
 
-    public static Qwen3Config read(GgufFile file) {
-        return new Qwen3GgufConfig(file).config();
+    public static ModelConfig read(GgufFile file) {
+        return new GgufConfigReader(file).config();
     }
 
-    private Qwen3Config config() {
-        String architecture = metadata.string("general.architecture");
-        if (!architecture.equals(ARCHITECTURE)) {
-            throw metadata.error("general.architecture", "is " + Quoted.quote(architecture) + ", expected '"
-                    + ARCHITECTURE + "'");
-        }
+    private ModelConfig config() {
+        String name = metadata.string("general.architecture");
+        architecture = Architecture.byGgufName(name).orElseThrow(() -> metadata.error("general.architecture", "is "
+                + Quoted.quote(name) + ", expected one of " + Architecture.expected(Architecture::ggufName)));
         checkRopeScaling();
         int hidden = positive("embedding_length");
         int heads = positive("attention.head_count");
@@ -47,7 +46,7 @@ public final class Qwen3GgufConfig {
                     + ") differs from " + key("attention.key_length") + " (" + headDim + "); Qwen3 heads are square");
         }
         int layers = positive("block_count");
-        int feedForward = positive("feed_forward_length");
+        List<FeedForward> feedForward = architecture.feedForward(this, layers);
         int vocab = vocabSize(hidden);
         float eps = positiveFloat("attention.layer_norm_rms_epsilon");
         float theta = positiveFloat("rope.freq_base");
@@ -56,10 +55,10 @@ public final class Qwen3GgufConfig {
         int bos = metadata.nonNegativeInt("tokenizer.ggml.bos_token_id");
         int eos = metadata.nonNegativeInt("tokenizer.ggml.eos_token_id");
         try {
-            return new Qwen3Config(hidden, layers, heads, kvHeads, headDim, feedForward, vocab, eps, theta,
+            return new ModelConfig(architecture, hidden, layers, heads, kvHeads, headDim, feedForward, vocab, eps, theta,
                     new RopeScaling.Plain(), context, tied, bos, List.of(eos), "gguf");
         } catch (IllegalArgumentException e) {
-            throw new FsException(file.path() + ": " + e.getMessage()); // what Qwen3Config checks across fields
+            throw new FsException(file.path() + ": " + e.getMessage()); // what ModelConfig checks across fields
         }
     }
 
@@ -93,7 +92,17 @@ public final class Qwen3GgufConfig {
         return (int) shape[0];
     }
 
-    private int positive(String name) {
+    /** What the architecture builds from this file's keys, its IllegalArgumentException as this file's error. */
+    <T> T checked(java.util.function.Supplier<T> build) {
+        try {
+            return build.get();
+        } catch (IllegalArgumentException e) {
+            throw new FsException(file.path() + ": " + e.getMessage());
+        }
+    }
+
+    /** The architecture's key {@code name} (under its prefix), a positive integer. */
+    int positive(String name) {
         int value = metadata.nonNegativeInt(key(name));
         if (value == 0) throw metadata.error(key(name), "must be positive, found 0");
         return value;
@@ -107,7 +116,7 @@ public final class Qwen3GgufConfig {
         return value;
     }
 
-    private static String key(String name) {
-        return ARCHITECTURE + "." + name;
+    private String key(String name) {
+        return architecture.ggufName() + "." + name;
     }
 }

@@ -21,7 +21,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.FieldSource;
 import org.junit.jupiter.api.io.TempDir;
 
-class Qwen3GgufConfigTest {
+class GgufConfigReaderTest {
     private static final List<String> TYPES = QTied.TYPES;
 
     @TempDir
@@ -30,14 +30,14 @@ class Qwen3GgufConfigTest {
     @ParameterizedTest
     @FieldSource("TYPES")
     void theMetadataOfEveryQTiedFileGivesTheCheckpointsConfigJson(String fileType) {
-        Qwen3Config json = Qwen3Config.read(QTied.dir().resolve("config.json"));
-        Qwen3Config expected = new Qwen3Config(json.hiddenSize(), json.numHiddenLayers(), json.numAttentionHeads(),
-                json.numKeyValueHeads(), json.headDim(), json.intermediateSize(), json.vocabSize(), json.rmsNormEps(),
+        ModelConfig json = ModelConfig.read(QTied.dir().resolve("config.json"));
+        ModelConfig expected = new ModelConfig(json.architecture(), json.hiddenSize(), json.numHiddenLayers(),
+                json.numAttentionHeads(), json.numKeyValueHeads(), json.headDim(), json.feedForward(), json.vocabSize(), json.rmsNormEps(),
                 json.ropeTheta(), json.ropeScaling(), json.maxPositionEmbeddings(), json.tieWordEmbeddings(),
                 json.bosTokenId(),
                 json.eosTokenIds(), "gguf");
         try (GgufFile gguf = GgufFile.open(QTied.gguf(fileType))) {
-            assertEquals(expected, Qwen3GgufConfig.read(gguf));
+            assertEquals(expected, GgufConfigReader.read(gguf));
         }
     }
 
@@ -69,16 +69,16 @@ class Qwen3GgufConfigTest {
         return writer.write(dir.resolve(name));
     }
 
-    private static Qwen3Config read(Path file) {
+    private static ModelConfig read(Path file) {
         try (GgufFile gguf = GgufFile.open(file)) {
-            return Qwen3GgufConfig.read(gguf);
+            return GgufConfigReader.read(gguf);
         }
     }
 
     @Test
     void headDimIsTheKeyLengthNotHiddenOverHeadsAndOutputWeightUnties() {
         // Qwen3-0.6B's shape: 1024 / 16 = 64, but its heads are 128 wide.
-        Qwen3Config tied = read(write("wide-heads.gguf", keys(1024, 16, 128), 1024, false));
+        ModelConfig tied = read(write("wide-heads.gguf", keys(1024, 16, 128), 1024, false));
         assertEquals(128, tied.headDim());
         assertEquals(2048, tied.queryDim());
         assertEquals(2, tied.numHiddenLayers());
@@ -109,7 +109,7 @@ class Qwen3GgufConfigTest {
         }
     }
 
-    /** Qwen3Config checks these for every format: a GGUF gets the line a config.json gets, not an engine failure. */
+    /** ModelConfig checks these for every format: a GGUF gets the line a config.json gets, not an engine failure. */
     @Test
     void shapesAndIdsTheEngineCannotRunAreOneLineAsFromConfigJson() {
         Map<String, Consumer<GgufWriter>> keys = keys(16, 4, 8);

@@ -6,17 +6,20 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * The fields of a Qwen3 config.json that the engine uses. {@code headDim} is hidden / heads when config.json has
- * none; {@code eosTokenIds} holds every id that ends generation (config.json's eos_token_id, one id or a list);
+ * The hyperparameters of a model, as its {@link Architecture} read them from config.json or GGUF metadata: what
+ * everything above the model layer (engine, scheduler, commands) sizes itself by. {@code headDim} is hidden / heads
+ * when config.json has none; {@code feedForward} says per layer whether its feed-forward is dense or a mixture of
+ * experts; {@code eosTokenIds} holds every id that ends generation (config.json's eos_token_id, one id or a list);
  * {@code ropeScaling} is rope_scaling (or rope_parameters): plain RoPE or YaRN.
  */
-public record Qwen3Config(
+public record ModelConfig(
+        Architecture architecture,
         int hiddenSize,
         int numHiddenLayers,
         int numAttentionHeads,
         int numKeyValueHeads,
         int headDim,
-        int intermediateSize,
+        List<FeedForward> feedForward,
         int vocabSize,
         float rmsNormEps,
         float ropeTheta,
@@ -32,9 +35,15 @@ public record Qwen3Config(
      * cannot run, or a token id outside the embedding table (read from outside it; a stop id there could never be
      * generated). Each is an IllegalArgumentException whose message the readers give as the file's one line.
      */
-    public Qwen3Config {
+    public ModelConfig {
+        Objects.requireNonNull(architecture, "architecture");
         Objects.requireNonNull(ropeScaling, "ropeScaling");
         eosTokenIds = List.copyOf(eosTokenIds);
+        feedForward = feedForward instanceof LayerList<FeedForward> ? feedForward : List.copyOf(feedForward);
+        if (feedForward.size() != numHiddenLayers) {
+            throw new IllegalArgumentException(numHiddenLayers + " layers but " + feedForward.size()
+                    + " feed-forward blocks");
+        }
         if (numKeyValueHeads <= 0 || numAttentionHeads % numKeyValueHeads != 0) {
             throw new IllegalArgumentException("the attention heads (" + numAttentionHeads + ") are not a multiple of"
                     + " the key-value heads (" + numKeyValueHeads + ")");
@@ -60,11 +69,39 @@ public record Qwen3Config(
     }
 
     /**
-     * Reads a Hugging Face config.json. A missing or malformed field, or a model that is not a Qwen3ForCausalLM, is
-     * one FsException naming the file and the field.
+     * Reads a Hugging Face config.json. A missing or malformed field, or a model of no architecture fs runs, is one
+     * FsException naming the file and the field.
      */
-    public static Qwen3Config read(Path configJson) {
-        return Qwen3ConfigReader.read(configJson);
+    public static ModelConfig read(Path configJson) {
+        return HuggingFaceConfigReader.read(configJson);
+    }
+
+    /** Layer {@code layer}'s feed-forward block. */
+    public FeedForward feedForward(int layer) {
+        return feedForward.get(layer);
+    }
+
+    /** The widest activation between a feed-forward's up and down projections, over every layer. */
+    public int largestFeedForwardWidth() {
+        return kinds().stream().mapToInt(FeedForward::width).max().orElse(1);
+    }
+
+    /** The widest router (most experts) over the layers; 0 for a model without experts. */
+    public int largestExpertCount() {
+        return kinds().stream().mapToInt(f -> f instanceof FeedForward.Experts e ? e.count() : 0).max().orElse(0);
+    }
+
+    /** The most experts a token runs in one layer; 0 for a model without experts. */
+    public int mostExpertsUsed() {
+        return kinds().stream().mapToInt(f -> f instanceof FeedForward.Experts e ? e.used() : 0).max().orElse(0);
+    }
+
+    /** The distinct feed-forward blocks of the layers (a model has one or two kinds, however many layers). */
+    public java.util.Set<FeedForward> kinds() {
+        java.util.Set<FeedForward> kinds = new java.util.LinkedHashSet<>();
+        // Architectures repeat one or two blocks; a config's layer count may be absurd (the weights refuse it later).
+        for (int l = 0; l < Math.min(feedForward.size(), 1 << 16); l++) kinds.add(feedForward.get(l));
+        return kinds;
     }
 
     /** Width of the concatenated query heads (may differ from hiddenSize in Qwen3). */

@@ -1,0 +1,69 @@
+package fs.model;
+
+import fs.FsException;
+import fs.tensor.Tensor;
+import java.util.List;
+
+/**
+ * Every weight of a model, bound by name (as its source names them) and checked against the config. {@code lmHead}
+ * is the embedding table itself when the embeddings are tied, as in Hugging Face, even if the file stores an
+ * lm_head.weight. {@code notes} are what binding chose that the user should hear about (see {@link WeightCheck}).
+ * Matrices are [out, in] as PyTorch's Linear stores them; none is copied (an expert's matrix of a GGUF stack is a
+ * slice of it).
+ */
+public record ModelWeights(Tensor embedTokens, List<Layer> layers, Tensor norm, Tensor lmHead, List<String> notes) {
+
+    public ModelWeights {
+        layers = List.copyOf(layers);
+        notes = List.copyOf(notes);
+    }
+
+    /**
+     * Binds every weight by name, checking shapes and dtypes against {@code config} before anything runs: all
+     * missing, mismatched or unused tensors are reported at once, in one FsException.
+     */
+    public static ModelWeights bind(ModelConfig config, ModelTensors tensors) {
+        WeightBinder binder = new WeightBinder(config, tensors);
+        ModelWeights weights = binder.bind();
+        WeightCheck check = binder.check();
+        if (!check.ok()) {
+            throw new FsException(tensors.source() + ": weights do not match " + tensors.names().configName() + " ("
+                    + check.problemCount() + (check.problemCount() == 1 ? " problem): " : " problems): ")
+                    + check.problemLine());
+        }
+        return weights;
+    }
+
+    /** What {@link #bind} would reject or note; ok when it would succeed. */
+    public static WeightCheck check(ModelConfig config, ModelTensors tensors) {
+        WeightBinder binder = new WeightBinder(config, tensors);
+        binder.bind();
+        return binder.check();
+    }
+
+    /** The weights of one decoder layer: attention, the feed-forward's norm, and the feed-forward. */
+    public record Layer(Attention attention, Tensor ffnNorm, FeedForwardWeights feedForward) {}
+
+    /** The attention block's weights: its input norm, the projections and the per-head q and k norms. */
+    public record Attention(Tensor norm, Tensor q, Tensor k, Tensor v, Tensor o, Tensor qNorm, Tensor kNorm) {}
+
+    /** A feed-forward block's weights, of the kind {@link FeedForward} says. */
+    public sealed interface FeedForwardWeights {}
+
+    /** A dense SwiGLU's three matrices. */
+    public record Dense(Tensor gate, Tensor up, Tensor down) implements FeedForwardWeights {}
+
+    /** The router ([experts, hidden]) and the experts' three matrices. */
+    public record Experts(Tensor router, ExpertMatrices gate, ExpertMatrices up, ExpertMatrices down)
+            implements FeedForwardWeights {}
+
+    /**
+     * One matrix of every expert, expert e at index e: each its own tensor (a Hugging Face checkpoint; {@code stack}
+     * null), or each a slice of the [experts, out, in] {@code stack} a GGUF file stores.
+     */
+    public record ExpertMatrices(Tensor stack, List<Tensor> experts) {
+        public ExpertMatrices {
+            experts = java.util.Collections.unmodifiableList(new java.util.ArrayList<>(experts)); // nulls: unusable
+        }
+    }
+}
