@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""Reads checkpoint directories back without the writer's code and checks they are what a Qwen3 loader expects:
+"""Reads checkpoint directories back without the writer's code and checks they are what a Qwen3 (or Qwen3-MoE) loader
+expects:
 safetensors framing (u64 LE header length, header a multiple of 8 bytes padded with spaces, offsets contiguous and
 covering the file), every tensor name and shape config.json implies, the shard index, and, where there is a golden,
 that last_logits.f32 agrees with golden.json.
@@ -43,9 +44,20 @@ def expected_shapes(c):
             p + "input_layernorm.weight": [h], p + "post_attention_layernorm.weight": [h],
             p + "self_attn.q_proj.weight": [q, h], p + "self_attn.k_proj.weight": [kv, h],
             p + "self_attn.v_proj.weight": [kv, h], p + "self_attn.o_proj.weight": [h, q],
-            p + "self_attn.q_norm.weight": [hd], p + "self_attn.k_norm.weight": [hd],
-            p + "mlp.gate_proj.weight": [inter, h], p + "mlp.up_proj.weight": [inter, h],
-            p + "mlp.down_proj.weight": [h, inter]})
+            p + "self_attn.q_norm.weight": [hd], p + "self_attn.k_norm.weight": [hd]})
+        experts = c.get("num_experts") or 0
+        sparse = (experts > 0 and i not in (c.get("mlp_only_layers") or [])
+                  and (i + 1) % (c.get("decoder_sparse_step") or 1) == 0)
+        if sparse:  # Qwen3-MoE: router plus per-expert SwiGLU of moe_intermediate_size
+            width = c["moe_intermediate_size"]
+            shapes[p + "mlp.gate.weight"] = [experts, h]
+            for e in range(experts):
+                x = f"{p}mlp.experts.{e}."
+                shapes.update({x + "gate_proj.weight": [width, h], x + "up_proj.weight": [width, h],
+                               x + "down_proj.weight": [h, width]})
+        else:
+            shapes.update({p + "mlp.gate_proj.weight": [inter, h], p + "mlp.up_proj.weight": [inter, h],
+                           p + "mlp.down_proj.weight": [h, inter]})
     return shapes
 
 

@@ -1,9 +1,9 @@
 #!/usr/bin/python3
-"""Writes synthetic Qwen3 checkpoints laid out exactly like a Hugging Face one: config.json, generation_config.json,
+"""Writes synthetic Qwen3 (and Qwen3-MoE: preset tiny-moe) checkpoints laid out exactly like a Hugging Face one: config.json, generation_config.json,
 bf16 model.safetensors (or shards plus model.safetensors.index.json), and the real Qwen3 tokenizer files.
 
     python3 tools/reference/make_checkpoint.py --preset tiny-tied models/tiny-tied
-    python3 tools/reference/make_checkpoint.py --all models            # the three committed test checkpoints
+    python3 tools/reference/make_checkpoint.py --all models            # the committed test checkpoints
     python3 tools/reference/make_checkpoint.py --full models/full      # Qwen3-0.6B-shaped, random, ~1.2 GB
 
 Weights are seeded random bf16. Scales keep activations O(1) (projections ~ N(0, 1/fan_in), norm weights ~ 1) and
@@ -33,6 +33,15 @@ PRESETS = {
     "tiny-tied-head-sharded": dict(hidden=32, layers=3, heads=8, kv_heads=2, head_dim=8, intermediate=64,
                                    lm_head="copy", shards=2, seed=1),
 }
+# Qwen3-MoE (Qwen3MoeForCausalLM): experts / top_k / moe_intermediate as Qwen3MoeConfig's num_experts /
+# num_experts_per_tok / moe_intermediate_size; layers in mlp_only keep a dense MLP of `intermediate`. The seed was
+# picked so that make_goldens.py also finds every routing decision at least 1e-3 (router logit) from a tie.
+MOE_PRESETS = {
+    "tiny-moe": dict(hidden=64, layers=3, heads=4, kv_heads=2, head_dim=16, intermediate=96,
+                     experts=8, top_k=3, moe_intermediate=32, sparse_step=1, mlp_only=[1], norm_topk=True,
+                     lm_head="absent", shards=2, seed=15),
+}
+PRESETS.update(MOE_PRESETS)
 FULL = dict(hidden=1024, layers=28, heads=16, kv_heads=8, head_dim=128, intermediate=3072,
             lm_head="absent", shards=1, seed=0)
 
@@ -42,6 +51,9 @@ FULL = dict(hidden=1024, layers=28, heads=16, kv_heads=8, head_dim=128, intermed
 ROW_SCALE_SIGMA = 1.0
 TYPICAL_LOGIT = 2.0
 TIED_ROW_STD = 0.005
+# Router rows ~ N(0, ROUTER_LOGIT_STD^2 / hidden): router logits of a normed hidden state spread ~ N(0, 2^2), so the
+# k-th and (k+1)-th expert are usually far apart and the choice does not hinge on rounding.
+ROUTER_LOGIT_STD = 2.0
 
 
 # ---------------------------------------------------------------------------------------------------------- safetensors
@@ -110,6 +122,12 @@ def random_tensor(shape, seed, scale=1.0, offset=0.0, row_scales=None):
     return LazyTensor(shape, chunks)
 
 
+def is_moe_layer(spec, layer):
+    """Qwen3MoeDecoderLayer's rule (see qwen3_reference.is_moe_layer), on a preset."""
+    return (spec.get("experts", 0) > 0 and layer not in spec.get("mlp_only", [])
+            and (layer + 1) % spec.get("sparse_step", 1) == 0)
+
+
 def make_weights(spec):
     """name -> LazyTensor for a Qwen3ForCausalLM with the shapes in spec."""
     h, inter, hd = spec["hidden"], spec["intermediate"], spec["head_dim"]
@@ -139,9 +157,18 @@ def make_weights(spec):
         norm(p + "self_attn.q_norm.weight", hd)
         norm(p + "self_attn.k_norm.weight", hd)
         norm(p + "post_attention_layernorm.weight", h)
-        linear(p + "mlp.gate_proj.weight", inter, h)
-        linear(p + "mlp.up_proj.weight", inter, h)
-        linear(p + "mlp.down_proj.weight", h, inter)
+        if is_moe_layer(spec, i):
+            w[p + "mlp.gate.weight"] = random_tensor([spec["experts"], h], next(seeds),
+                                                     scale=ROUTER_LOGIT_STD * h ** -0.5)
+            for e in range(spec["experts"]):
+                x = f"{p}mlp.experts.{e}."
+                linear(x + "gate_proj.weight", spec["moe_intermediate"], h)
+                linear(x + "up_proj.weight", spec["moe_intermediate"], h)
+                linear(x + "down_proj.weight", h, spec["moe_intermediate"])
+        else:
+            linear(p + "mlp.gate_proj.weight", inter, h)
+            linear(p + "mlp.up_proj.weight", inter, h)
+            linear(p + "mlp.down_proj.weight", h, inter)
     # hidden after the final norm has entries ~ this scale, so a logit (a dot product with an output row) has
     # standard deviation ~ TYPICAL_LOGIT before the row's log-normal factor
     final_scale = TYPICAL_LOGIT / (output_row_std * h ** 0.5)
@@ -156,6 +183,8 @@ def make_weights(spec):
 # ---------------------------------------------------------------------------------------------------------- files
 
 def config_json(spec):
+    if spec.get("experts"):
+        return moe_config_json(spec)
     return {
         "architectures": ["Qwen3ForCausalLM"],
         "attention_bias": False,
@@ -176,6 +205,46 @@ def config_json(spec):
         "rms_norm_eps": 1e-06,
         "rope_scaling": None,
         "rope_theta": 1000000,
+        "sliding_window": None,
+        "tie_word_embeddings": spec["lm_head"] != "own",
+        "torch_dtype": "bfloat16",
+        "transformers_version": "4.51.0",
+        "use_cache": True,
+        "use_sliding_window": False,
+        "vocab_size": VOCAB,
+    }
+
+
+def moe_config_json(spec):
+    """Every field of the real Qwen3-30B-A3B config.json, in its order; only the shapes differ."""
+    return {
+        "architectures": ["Qwen3MoeForCausalLM"],
+        "attention_bias": False,
+        "attention_dropout": 0.0,
+        "bos_token_id": 151643,
+        "decoder_sparse_step": spec["sparse_step"],
+        "eos_token_id": 151645,
+        "head_dim": spec["head_dim"],
+        "hidden_act": "silu",
+        "hidden_size": spec["hidden"],
+        "initializer_range": 0.02,
+        "intermediate_size": spec["intermediate"],
+        "max_position_embeddings": 40960,
+        "max_window_layers": spec["layers"],
+        "mlp_only_layers": list(spec["mlp_only"]),
+        "model_type": "qwen3_moe",
+        "moe_intermediate_size": spec["moe_intermediate"],
+        "norm_topk_prob": spec["norm_topk"],
+        "num_attention_heads": spec["heads"],
+        "num_experts": spec["experts"],
+        "num_experts_per_tok": spec["top_k"],
+        "num_hidden_layers": spec["layers"],
+        "num_key_value_heads": spec["kv_heads"],
+        "output_router_logits": False,
+        "rms_norm_eps": 1e-06,
+        "rope_scaling": None,
+        "rope_theta": 1000000.0,
+        "router_aux_loss_coef": 0.001,
         "sliding_window": None,
         "tie_word_embeddings": spec["lm_head"] != "own",
         "torch_dtype": "bfloat16",

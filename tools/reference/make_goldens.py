@@ -9,7 +9,9 @@ Hugging Face tokenizer), joined where the joins cannot change the tokenization: 
 newlines). The ids are checked by decoding them with tokenizer.json back to prompt_text.
 
 Fails (exit 1) when some position's top-6 logits are closer than MIN_GAP, or a greedy step's top-2 are: then the
-engine's top-5 ids could legitimately differ from ours, and the checkpoint needs another seed.
+engine's top-5 ids could legitimately differ from ours, and the checkpoint needs another seed. For a Qwen3-MoE
+checkpoint also when some routing decision (prompt, greedy decode) has its k-th and (k+1)-th router logits closer than
+MIN_ROUTER_GAP (golden.json then records min_router_gap).
 """
 import json
 import os
@@ -19,10 +21,12 @@ import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from qwen3_reference import Qwen3Reference, load_checkpoint  # noqa: E402
+from qwen3_reference import Qwen3Reference, load_checkpoint, router_gap  # noqa: E402
 
 TESTS = "/work/shared/qwen3/tests"
 MIN_GAP = 1e-2
+# MoE: smallest allowed k-th minus (k+1)-th router logit (log of the probability ratio) at any MoE layer and position
+MIN_ROUTER_GAP = 1e-3
 PROBE_COUNT = 32
 PROBE_SEED = 20250101
 GREEDY_STEPS = 16
@@ -97,6 +101,7 @@ def make_golden(directory):
 
     config, weights = load_checkpoint(directory)
     model = Qwen3Reference(config, weights)
+    model.router_log = []
     logits = model.logits(ids)
     probe_ids = sorted(np.random.default_rng(PROBE_SEED).choice(config["vocab_size"], PROBE_COUNT, replace=False)
                        .tolist())
@@ -112,6 +117,8 @@ def make_golden(directory):
     greedy_logits = model.logits(greedy_ids + generated)[len(greedy_ids) - 1:-1]
     assert greedy_logits.argmax(dim=-1).tolist() == generated, "greedy via KV cache disagrees with full sequence"
     min_greedy_gap = min(float(top_gaps(row, 2)[0]) for row in greedy_logits)
+    # every routing decision of the prompt, the greedy decode (KV cache) and its full-sequence check
+    min_router_gap = min((float(router_gap(r, model.top_k).min()) for _, r in model.router_log), default=None)
 
     golden = {
         "checkpoint": name,
@@ -124,6 +131,8 @@ def make_golden(directory):
                    "min_top2_gap": min_greedy_gap},
         "min_top6_gap": min_gap,
     }
+    if min_router_gap is not None:
+        golden["min_router_gap"] = min_router_gap
     out = os.path.join(directory, "golden")
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, "golden.json"), "w") as f:
@@ -134,8 +143,9 @@ def make_golden(directory):
     print(f"{name}: {len(ids)} positions, min top-6 gap {min_gap:.4f}, greedy min top-2 gap {min_greedy_gap:.4f}, "
           f"distinct top-1 ids {len({p['top_ids'][0] for p in positions})}, "
           f"max |logit| per position median {float(mags.median()):.1f} max {float(mags.max()):.1f}, "
-          f"generated {generated}")
-    return min_gap >= MIN_GAP and min_greedy_gap >= MIN_GAP
+          f"generated {generated}" + ("" if min_router_gap is None else f", min router gap {min_router_gap:.4f}"))
+    return (min_gap >= MIN_GAP and min_greedy_gap >= MIN_GAP
+            and (min_router_gap is None or min_router_gap >= MIN_ROUTER_GAP))
 
 
 def main(argv):

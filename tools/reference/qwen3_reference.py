@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""Float64 reference forward pass of a Qwen3 causal LM (the math of Hugging Face's modeling_qwen3), written
+"""Float64 reference forward pass of a Qwen3 causal LM (the math of Hugging Face's modeling_qwen3), and of a Qwen3-MoE
+one (modeling_qwen3_moe: the same attention, a routed mixture of SwiGLU experts in place of the MLP), written
 independently so the Java engine can be judged against it.
 
 It reads a checkpoint directory (config.json plus model.safetensors, or shards listed in
@@ -133,6 +134,37 @@ def rope_parameters(config, head_dim):
     return inv_freq, float(attention)
 
 
+def is_moe_layer(config, layer):
+    """Hugging Face's Qwen3MoeDecoderLayer rule: sparse unless listed in mlp_only_layers, with experts, every
+    decoder_sparse_step-th layer (counting from 1). A dense Qwen3 config has no num_experts: every layer dense."""
+    experts = config.get("num_experts") or 0
+    step = config.get("decoder_sparse_step") or 1
+    return layer not in (config.get("mlp_only_layers") or []) and experts > 0 and (layer + 1) % step == 0
+
+
+def route(router_logits, top_k, normalize):
+    """(chosen expert ids [n, top_k] ascending, their weights [n, top_k]) as Qwen3MoeSparseMoeBlock computes them:
+    softmax over all experts, the top_k largest probabilities, divided by their sum when normalize (norm_topk_prob).
+
+    Ties: an exactly equal probability goes to the lower expert index (a stable descending sort). torch.topk on CPU
+    (1.13) does not promise that (it returned [6, 5, 4] for eight equal values), so Hugging Face's choice on an exact
+    tie is unspecified; the goldens keep every k-th/(k+1)-th gap far from a tie instead of relying on this rule."""
+    p = torch.softmax(router_logits, dim=-1)
+    order = torch.sort(p, dim=-1, descending=True, stable=True).indices[:, :top_k]
+    chosen = order.sort(dim=-1).values
+    weights = p.gather(-1, chosen)
+    if normalize:
+        weights = weights / weights.sum(dim=-1, keepdim=True)
+    return chosen, weights
+
+
+def router_gap(router_logits, top_k):
+    """Per row: log(p_k / p_(k+1)) = logit_k - logit_(k+1), the k-th largest router logit minus the next one (how far
+    the expert choice is from a tie; the relative probability gap is 1 - exp(-gap))."""
+    top = torch.sort(router_logits, dim=-1, descending=True).values
+    return top[:, top_k - 1] - top[:, top_k]
+
+
 class Qwen3Reference:
     def __init__(self, config, weights):
         self.c = config
@@ -147,6 +179,30 @@ class Qwen3Reference:
         else:  # tied: the output projection is the embedding, whether or not the file also carries a copy
             self.lm_head = weights["model.embed_tokens.weight"]
         self.inv_freq, self.attention_factor = rope_parameters(config, self.head_dim)
+        self.moe_layers = [layer for layer in range(self.layers) if is_moe_layer(config, layer)]
+        self.top_k = config.get("num_experts_per_tok")
+        self.normalize_top_k = config.get("norm_topk_prob", False)  # Qwen3MoeConfig's default
+        self.router_log = None  # a list to record (layer, router logits [n, experts]) of every MoE call into
+
+    def feed_forward(self, layer, h):
+        """The MLP of layer `layer` on h = post-attention-normed x: dense SwiGLU, or the routed experts."""
+        p = f"model.layers.{layer}.mlp."
+        if layer not in self.moe_layers:
+            gate = h @ self.w[p + "gate_proj.weight"].T
+            up = h @ self.w[p + "up_proj.weight"].T
+            return (torch.nn.functional.silu(gate) * up) @ self.w[p + "down_proj.weight"].T
+        router_logits = h @ self.w[p + "gate.weight"].T
+        if self.router_log is not None:
+            self.router_log.append((layer, router_logits))
+        chosen, weights = route(router_logits, self.top_k, self.normalize_top_k)
+        out = torch.zeros_like(h)
+        for row in range(h.shape[0]):
+            for expert, weight in zip(chosen[row].tolist(), weights[row]):  # ascending expert index
+                e = f"{p}experts.{expert}."
+                gate = h[row] @ self.w[e + "gate_proj.weight"].T
+                up = h[row] @ self.w[e + "up_proj.weight"].T
+                out[row] += weight * ((torch.nn.functional.silu(gate) * up) @ self.w[e + "down_proj.weight"].T)
+        return out
 
     def rope(self, x, positions):
         """x: [heads, seq, head_dim]; dims i and i + head_dim/2 rotate together by angle pos * inv_freq[i], and cos
@@ -189,9 +245,7 @@ class Qwen3Reference:
             attended = attended.transpose(0, 1).reshape(n, self.heads * self.head_dim)
             x = x + attended @ self.w[p + "self_attn.o_proj.weight"].T
             h = rms_norm(x, self.w[p + "post_attention_layernorm.weight"], self.eps)
-            gate = h @ self.w[p + "mlp.gate_proj.weight"].T
-            up = h @ self.w[p + "mlp.up_proj.weight"].T
-            x = x + (torch.nn.functional.silu(gate) * up) @ self.w[p + "mlp.down_proj.weight"].T
+            x = x + self.feed_forward(layer, h)
         x = rms_norm(x, self.w["model.norm.weight"], self.eps)
         return x @ self.lm_head.T
 
@@ -222,7 +276,7 @@ def self_test():
     repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     ids = [151644, 872, 198, 9707, 151645, 198, 151644, 77091, 198, 785, 3974, 13876, 38835, 34208, 916, 279, 15678]
     ok = True
-    for name in ("tiny-tied", "tiny-untied", "tiny-tied-head-sharded", "tiny-tied-yarn"):
+    for name in ("tiny-tied", "tiny-untied", "tiny-tied-head-sharded", "tiny-tied-yarn", "tiny-moe"):
         model = Qwen3Reference(*load_checkpoint(os.path.join(repo, "models", name)))
         full = model.logits(ids)
         step = model.logits_incremental(ids)
@@ -251,8 +305,52 @@ def self_test():
     unit_ok = float((unit / plain - 1).abs().max()) < 1e-15 and attention == 1.0
     ok &= unit_ok
     print(f"yarn of factor 1 is plain rope: {'ok' if unit_ok else 'FAIL'}")
+    ok &= moe_self_test(repo)
     print("self-test", "passed" if ok else "FAILED")
     return 0 if ok else 1
+
+
+def moe_self_test(repo):
+    """The routed feed-forward against a second, vectorized formulation, and the tie rule."""
+    ok = True
+    config, weights = load_checkpoint(os.path.join(repo, "models", "tiny-moe"))
+    model = Qwen3Reference(config, weights)
+    layers_ok = model.moe_layers == [0, 2]  # mlp_only_layers [1]
+    ok &= layers_ok
+    print(f"tiny-moe: MoE layers {model.moe_layers} {'ok' if layers_ok else 'FAIL'}")
+    g = torch.Generator().manual_seed(1)
+    h = torch.randn(7, config["hidden_size"], generator=g)
+    experts = config["num_experts"]
+
+    def all_experts(layer):  # [experts, n, hidden]: every expert's SwiGLU output for every row
+        e = [f"model.layers.{layer}.mlp.experts.{i}." for i in range(experts)]
+        gate = torch.stack([h @ weights[x + "gate_proj.weight"].T for x in e])
+        up = torch.stack([h @ weights[x + "up_proj.weight"].T for x in e])
+        down = torch.stack([weights[x + "down_proj.weight"] for x in e])
+        return torch.einsum("enf,ehf->enh", torch.nn.functional.silu(gate) * up, down)
+
+    outputs = all_experts(0)
+    p = torch.softmax(h @ weights["model.layers.0.mlp.gate.weight"].T, dim=-1)  # [n, experts]
+    kth = p.sort(dim=-1, descending=True).values[:, config["num_experts_per_tok"] - 1:config["num_experts_per_tok"]]
+    mask = (p >= kth).to(torch.float64)  # no ties in random data: exactly top_k ones per row
+    w = p * mask / (p * mask).sum(dim=-1, keepdim=True)
+    expected = torch.einsum("ne,enh->nh", w, outputs)
+    diff = float((model.feed_forward(0, h) - expected).abs().max())
+    moe_ok = diff <= 1e-12 * float(expected.abs().max()) and int(mask.sum()) == 7 * config["num_experts_per_tok"]
+    ok &= moe_ok
+    print(f"tiny-moe: routed experts vs dense-weighted formulation {diff:.3e} {'ok' if moe_ok else 'FAIL'}")
+    # all experts chosen and normalized: the plain softmax mixture
+    model.top_k = experts
+    diff = float((model.feed_forward(0, h) - torch.einsum("ne,enh->nh", p, outputs)).abs().max())
+    model.top_k = config["num_experts_per_tok"]
+    mix_ok = diff <= 1e-12 * float(outputs.abs().max())
+    ok &= mix_ok
+    print(f"tiny-moe: top_k = num_experts is the softmax mixture {diff:.3e} {'ok' if mix_ok else 'FAIL'}")
+    chosen, w = route(torch.tensor([[0.0] * 8, [1.0, 3, 3, 2, 3, 0, 3, 0]]), 3, True)
+    tie_ok = chosen.tolist() == [[0, 1, 2], [1, 2, 4]] and float((w - 1 / 3).abs().max()) < 1e-15
+    ok &= tie_ok
+    print(f"routing ties go to the lower expert index: {'ok' if tie_ok else 'FAIL'}")
+    return ok
 
 
 def main(argv):

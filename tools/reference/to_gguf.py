@@ -1,6 +1,7 @@
 #!/usr/bin/python3
-"""Converts a Hugging Face Qwen3 checkpoint directory to a bf16 GGUF file that llama.cpp loads as architecture qwen3,
-so llama.cpp can be benchmarked on exactly the weights fs runs.
+"""Converts a Hugging Face Qwen3 checkpoint directory to a bf16 GGUF file that llama.cpp loads as architecture qwen3
+(a Qwen3MoeForCausalLM one, model_type qwen3_moe, as qwen3moe), so llama.cpp can be benchmarked on exactly the
+weights fs runs.
 
     /usr/bin/python3 tools/reference/to_gguf.py models/full /tmp/full-bf16.gguf
 
@@ -8,6 +9,14 @@ Reads config.json, tokenizer.json, tokenizer_config.json (its chat_template beco
 generation_config.json (optional) and model.safetensors or model.safetensors.index.json with its shards. Matrices keep their bf16 bytes (a Hugging Face [out, in] row-major
 matrix is byte for byte a ggml tensor with dims [in, out]); 1-D norm weights become F32, as llama.cpp's own converter
 writes them. A tied checkpoint gets no output.weight: llama.cpp then reuses token_embd.weight.
+
+Qwen3-MoE, as llama.cpp's convert_hf_to_gguf.py (Qwen3MoeModel) writes it: qwen3moe.expert_count (num_experts),
+expert_used_count (num_experts_per_tok), expert_feed_forward_length (moe_intermediate_size), feed_forward_length
+(intermediate_size); per layer the router blk.N.ffn_gate_inp.weight (F32, ggml dims [hidden, experts]) and the experts
+stacked expert-major into 3-D tensors blk.N.ffn_{gate,up,down}_exps.weight (bf16, ggml dims [in, out, experts], i.e.
+the Hugging Face [out, in] matrices of experts 0, 1, ... one after another). llama.cpp's qwen3moe has no dense layers
+and always renormalizes the chosen experts' weights, so a checkpoint with mlp_only_layers, decoder_sparse_step > 1 or
+norm_topk_prob false is refused.
 
 GGUF v3 layout: "GGUF", u32 version, u64 tensor count, u64 metadata count, the metadata key/values, the tensor infos
 (name, u32 n_dims, u64 dims fastest-varying first, u32 ggml type, u64 offset into the data section), zero padding to
@@ -56,6 +65,12 @@ LAYER_TENSORS = {
     "mlp.up_proj.weight": "ffn_up.weight",
     "mlp.down_proj.weight": "ffn_down.weight",
 }
+
+
+# Hugging Face name -> GGUF name, per MoE layer (the router; the experts are stacked, see tensor_plan)
+MOE_ROUTER = ("mlp.gate.weight", "ffn_gate_inp.weight")
+MOE_EXPERTS = (("gate_proj", "ffn_gate_exps.weight"), ("up_proj", "ffn_up_exps.weight"),
+               ("down_proj", "ffn_down_exps.weight"))
 
 
 def fail(message):
@@ -198,7 +213,8 @@ def metadata(directory, config):
     tokenizer_config = load_json(directory, "tokenizer_config.json")
     generation = load_json(directory, "generation_config.json", required=False)
 
-    a = "qwen3"
+    moe = is_moe(config)
+    a = "qwen3moe" if moe else "qwen3"
     kvs = [
         gguf_kv("general.architecture", GGUF_STRING, a),
         gguf_kv("general.name", GGUF_STRING, os.path.basename(os.path.normpath(directory))),
@@ -215,6 +231,14 @@ def metadata(directory, config):
         gguf_kv(f"{a}.attention.layer_norm_rms_epsilon", GGUF_F32, config["rms_norm_eps"]),
         gguf_kv(f"{a}.rope.freq_base", GGUF_F32, float(config.get("rope_theta", 10000.0))),
         gguf_kv(f"{a}.rope.dimension_count", GGUF_U32, head_dim),
+    ]
+    if moe:
+        kvs += [
+            gguf_kv(f"{a}.expert_count", GGUF_U32, config["num_experts"]),
+            gguf_kv(f"{a}.expert_used_count", GGUF_U32, config["num_experts_per_tok"]),
+            gguf_kv(f"{a}.expert_feed_forward_length", GGUF_U32, config["moe_intermediate_size"]),
+        ]
+    kvs += [
         gguf_kv("tokenizer.ggml.model", GGUF_STRING, "gpt2"),
         gguf_kv("tokenizer.ggml.pre", GGUF_STRING, "qwen2"),
         gguf_kv("tokenizer.ggml.tokens", GGUF_ARRAY, tokens, GGUF_STRING),
@@ -238,25 +262,69 @@ def metadata(directory, config):
     return kvs
 
 
+def is_moe(config):
+    """True for a Qwen3-MoE checkpoint; fails on one llama.cpp's qwen3moe cannot represent."""
+    if config.get("model_type") != "qwen3_moe":
+        return False
+    experts = config.get("num_experts") or 0
+    step = config.get("decoder_sparse_step") or 1
+    dense = [i for i in range(config["num_hidden_layers"])
+             if i in (config.get("mlp_only_layers") or []) or experts <= 0 or (i + 1) % step != 0]
+    if dense:
+        fail(f"config.json: layers {dense} have a dense MLP (mlp_only_layers / decoder_sparse_step / num_experts); "
+             "llama.cpp's qwen3moe has only MoE layers")
+    if not config.get("norm_topk_prob", False):
+        fail("config.json: norm_topk_prob false; llama.cpp's qwen3moe always renormalizes the chosen experts' weights")
+    return True
+
+
 def tensor_plan(tensors, config):
-    """[(gguf name, hf name, ggml type)] in llama.cpp's usual order; fails on missing or unexpected tensors."""
+    """[(gguf name, hf name or tuple of hf names stacked along a new leading dim, ggml type)] in llama.cpp's usual
+    order; fails on missing or unexpected tensors."""
+    moe = is_moe(config)
     plan = [("token_embd.weight", "model.embed_tokens.weight", GGML_BF16)]
     for layer in range(config["num_hidden_layers"]):
         for hf, gg in LAYER_TENSORS.items():
             hf_name = f"model.layers.{layer}.{hf}"
+            if moe and hf.startswith("mlp."):
+                continue
             plan.append((f"blk.{layer}.{gg}", hf_name, GGML_F32 if gg.endswith("norm.weight") else GGML_BF16))
+        if moe:
+            # the router stays F32, as llama.cpp's converter and llama-quantize keep it
+            plan.append((f"blk.{layer}.{MOE_ROUTER[1]}", f"model.layers.{layer}.{MOE_ROUTER[0]}", GGML_F32))
+            for hf, gg in MOE_EXPERTS:
+                names = tuple(f"model.layers.{layer}.mlp.experts.{e}.{hf}.weight"
+                              for e in range(config["num_experts"]))
+                plan.append((f"blk.{layer}.{gg}", names, GGML_BF16))
     plan.append(("output_norm.weight", "model.norm.weight", GGML_F32))
     tied = config.get("tie_word_embeddings", False)
     if not tied:
         plan.append(("output.weight", "lm_head.weight", GGML_BF16))
-    missing = [hf for _, hf, _ in plan if hf not in tensors]
+    sources = [n for _, hf, _ in plan for n in (hf if isinstance(hf, tuple) else (hf,))]
+    missing = [n for n in sources if n not in tensors]
     if missing:
         fail(f"checkpoint lacks {len(missing)} tensors, first {missing[0]}")
-    known = {hf for _, hf, _ in plan} | ({"lm_head.weight"} if tied else set())
+    for _, hf, _ in plan:
+        if isinstance(hf, tuple) and len({tuple(tensors[n].entries[n]["shape"]) for n in hf}) != 1:
+            fail(f"experts {hf[0]} ... differ in shape")
+    known = set(sources) | ({"lm_head.weight"} if tied else set())
     unexpected = sorted(set(tensors) - known)
     if unexpected:
         fail(f"checkpoint has {len(unexpected)} tensors this converter does not map, first {unexpected[0]}")
     return plan
+
+
+def source_shape(tensors, hf):
+    """The Hugging Face (numpy-order) shape of one planned tensor; a stack gets a leading expert dim."""
+    if isinstance(hf, tuple):
+        return [len(hf)] + list(tensors[hf[0]].entries[hf[0]]["shape"])
+    return list(tensors[hf].entries[hf]["shape"])
+
+
+def source_array(tensors, hf):
+    if isinstance(hf, tuple):
+        return np.stack([tensors[n].array(n) for n in hf])
+    return tensors[hf].array(hf)
 
 
 def tensor_bytes(array, ggml_type):
@@ -272,15 +340,15 @@ def padding(n):
 
 def convert(directory, out_path):
     config = load_json(directory, "config.json")
-    if config.get("model_type") != "qwen3":
-        fail(f"{directory}/config.json: model_type {config.get('model_type')!r}, expected 'qwen3'")
+    if config.get("model_type") not in ("qwen3", "qwen3_moe"):
+        fail(f"{directory}/config.json: model_type {config.get('model_type')!r}, expected 'qwen3' or 'qwen3_moe'")
     tensors = open_checkpoint(directory)
     plan = tensor_plan(tensors, config)
     kvs = metadata(directory, config)
 
     infos, offset = [], 0
     for gguf_name, hf_name, ggml_type in plan:
-        shape = tensors[hf_name].entries[hf_name]["shape"]
+        shape = source_shape(tensors, hf_name)
         size = 2 * int(np.prod(shape)) * (2 if ggml_type == GGML_F32 else 1)
         dims = list(reversed(shape))
         infos.append(gguf_string(gguf_name) + struct.pack("<I", len(dims)) + struct.pack(f"<{len(dims)}Q", *dims)
@@ -293,7 +361,7 @@ def convert(directory, out_path):
     with open(tmp, "wb") as f:
         f.write(head)
         for gguf_name, hf_name, ggml_type in plan:
-            data = tensor_bytes(tensors[hf_name].array(hf_name), ggml_type)
+            data = tensor_bytes(source_array(tensors, hf_name), ggml_type)
             f.write(data)
             f.write(padding(len(data)))
         total = f.tell()

@@ -25,7 +25,9 @@ final class ImportanceMatrixReport {
                     + file.metadata().values().size() + " metadata keys"},
             {"type", "importance matrix (general.type 'imatrix'), for fs quantize --imatrix or llama-quantize "
                     + "--imatrix"},
-            {"entries", matrix.tensors().size() + " matrices (a NAME.in_sum2 and a NAME.counts tensor each)"},
+            {"entries", matrix.tensors().size() + " matrices (a NAME.in_sum2 and a NAME.counts tensor each"
+                    + (matrix.tensors().values().stream().anyMatch(sums -> sums.matrices() > 1)
+                            ? "; an expert stack's per expert)" : ")")},
             {"chunks", matrix.chunkCount() + " of " + matrix.chunkSize() + " tokens"},
             {"datasets", matrix.datasets().isEmpty() ? "none recorded"
                     : matrix.datasets().stream().map(Quoted::quote).collect(Collectors.joining(", "))}};
@@ -35,12 +37,29 @@ final class ImportanceMatrixReport {
         out.println();
         int width = matrix.tensors().keySet().stream().mapToInt(String::length).max().orElse(0);
         width = Math.max(width, "MATRIX".length());
-        String format = "%-" + width + "s  %7s  %10s%n";
-        out.printf(Locale.ROOT, format, "MATRIX", "COLUMNS", "TOKENS");
+        boolean experts = matrix.tensors().values().stream().anyMatch(sums -> sums.matrices() > 1);
+        if (!experts) {
+            String format = "%-" + width + "s  %7s  %10s%n";
+            out.printf(Locale.ROOT, format, "MATRIX", "COLUMNS", "TOKENS");
+            for (Map.Entry<String, ImportanceMatrix.Sums> entry : matrix.tensors().entrySet()) {
+                ImportanceMatrix.Sums sums = entry.getValue();
+                out.printf(Locale.ROOT, format, entry.getKey(), sums.columns(), sums.count());
+            }
+            return;
+        }
+        // a mixture of experts: an expert stack's rows are per expert, each the tokens that chose it
+        String format = "%-" + width + "s  %7s  %7s  %10s  %s%n";
+        out.printf(Locale.ROOT, format, "MATRIX", "COLUMNS", "EXPERTS", "ROWS", "ROWS PER EXPERT");
         for (Map.Entry<String, ImportanceMatrix.Sums> entry : matrix.tensors().entrySet()) {
             ImportanceMatrix.Sums sums = entry.getValue();
-            out.printf(Locale.ROOT, format, entry.getKey(), sums.sumOfSquares().length, sums.count());
+            out.printf(Locale.ROOT, format, entry.getKey(), sums.columns(), sums.matrices() > 1 ? sums.matrices() : "-",
+                    sums.count(), sums.matrices() > 1 ? perExpert(sums.counts()) : "");
         }
+    }
+
+    /** "449 322 0 …": each expert's rows; an expert that saw none is one llama-quantize weighs uniformly. */
+    private static String perExpert(long[] counts) {
+        return java.util.Arrays.stream(counts).mapToObj(String::valueOf).collect(Collectors.joining(" "));
     }
 
     static ObjectNode json(String model, GgufFile file, ImportanceMatrix matrix) {
@@ -62,8 +81,14 @@ final class ImportanceMatrixReport {
         for (Map.Entry<String, ImportanceMatrix.Sums> entry : matrix.tensors().entrySet()) {
             ObjectNode node = matrices.addObject();
             node.put("name", entry.getKey());
-            node.put("columns", entry.getValue().sumOfSquares().length);
-            node.put("count", entry.getValue().count());
+            ImportanceMatrix.Sums sums = entry.getValue();
+            node.put("columns", sums.columns());
+            node.put("count", sums.count());
+            if (sums.matrices() > 1) { // an expert stack: llama-imatrix's count per expert
+                node.put("experts", sums.matrices());
+                ArrayNode counts = node.putArray("expert_counts");
+                for (long count : sums.counts()) counts.add(count);
+            }
         }
         return root;
     }

@@ -10,11 +10,13 @@ import fs.gguf.GgufFile;
 import fs.gguf.GgufTensor;
 import fs.hub.ModelResolver;
 import fs.hub.RemoteHeaders;
-import fs.model.ModelTensors;
 import fs.model.Architecture;
+import fs.model.FeedForward;
 import fs.model.ModelConfig;
-import fs.model.TensorNaming;
+import fs.model.ModelTensors;
 import fs.model.ModelWeights;
+import fs.model.ParameterCount;
+import fs.model.TensorNaming;
 import fs.model.WeightCheck;
 import fs.quantize.ImportanceMatrix;
 import fs.safetensors.Checkpoint;
@@ -209,7 +211,20 @@ final class InspectCommand implements Callable<Integer> {
                 new String[] {"hidden", String.valueOf(config.hiddenSize())},
                 new String[] {"heads", config.numAttentionHeads() + " query / " + config.numKeyValueHeads() + " kv"},
                 new String[] {"head_dim", String.valueOf(config.headDim())},
-                new String[] {"intermediate", String.valueOf(config.largestFeedForwardWidth())},
+                new String[] {"intermediate", String.valueOf(config.largestFeedForwardWidth())}));
+        experts(config).ifPresent(experts -> summary.add(new String[] {"experts", experts.count() + " per layer, "
+                + experts.used() + " used per token, each of width " + experts.width()
+                + (experts.normalizeTopK() ? "" : " (chosen weights not renormalized)")}));
+        List<Integer> dense = denseLayers(config);
+        if (!dense.isEmpty()) summary.add(new String[] {"dense layers", dense + " (a dense feed-forward of width "
+                + denseWidth(config) + ")"});
+        ParameterCount counted = ParameterCount.of(config);
+        if (counted.sparse()) {
+            summary.add(new String[] {"parameters", String.format(Locale.ROOT, "%,d (%s), %,d (%s) active per token",
+                    counted.total(), ParameterCount.label(counted.total()), counted.active(),
+                    ParameterCount.label(counted.active()))});
+        }
+        summary.addAll(List.of(
                 new String[] {"vocab", String.valueOf(config.vocabSize())},
                 new String[] {"rope theta", plain(config.ropeTheta())},
                 new String[] {"rms eps", plain(config.rmsNormEps())},
@@ -254,6 +269,27 @@ final class InspectCommand implements Callable<Integer> {
                 : check.problemCount() + " problem(s): " + check.problemLine());
     }
 
+    /** The model's mixture of experts (every sparse layer has the same), if it has one. */
+    private static Optional<FeedForward.Experts> experts(ModelConfig config) {
+        return config.feedForward().stream().filter(f -> f instanceof FeedForward.Experts)
+                .map(f -> (FeedForward.Experts) f).findFirst();
+    }
+
+    /** The layers with a dense feed-forward in a mixture of experts (Hugging Face's mlp_only_layers); none in a dense model. */
+    private static List<Integer> denseLayers(ModelConfig config) {
+        if (experts(config).isEmpty()) return List.of();
+        List<Integer> dense = new ArrayList<>();
+        for (int l = 0; l < config.numHiddenLayers(); l++) {
+            if (config.feedForward(l) instanceof FeedForward.Dense) dense.add(l);
+        }
+        return dense;
+    }
+
+    private static int denseWidth(ModelConfig config) {
+        return config.feedForward().stream().filter(f -> f instanceof FeedForward.Dense)
+                .mapToInt(FeedForward::width).max().orElse(0);
+    }
+
     private static ObjectNode toJson(Subject subject, ModelConfig config, Listing listing, WeightCheck check,
             List<String> notes) {
         GgufFile gguf = listing.gguf();
@@ -266,8 +302,8 @@ final class InspectCommand implements Callable<Integer> {
         root.put("format", gguf != null ? "gguf" : "safetensors");
 
         ObjectNode configNode = root.putObject("config");
-        configNode.put("architecture", "Qwen3ForCausalLM");
-        configNode.put("model_type", "qwen3");
+        configNode.put("architecture", config.architecture().huggingFaceClass());
+        configNode.put("model_type", config.architecture().modelType());
         configNode.put("num_hidden_layers", config.numHiddenLayers());
         configNode.put("hidden_size", config.hiddenSize());
         configNode.put("num_attention_heads", config.numAttentionHeads());
@@ -283,6 +319,19 @@ final class InspectCommand implements Callable<Integer> {
         configNode.put("bos_token_id", config.bosTokenId());
         ArrayNode eos = configNode.putArray("eos_token_id");
         config.eosTokenIds().forEach(eos::add);
+        experts(config).ifPresent(experts -> {
+            // config.json's names for the mixture of experts
+            configNode.put("num_experts", experts.count());
+            configNode.put("num_experts_per_tok", experts.used());
+            configNode.put("moe_intermediate_size", experts.width());
+            configNode.put("norm_topk_prob", experts.normalizeTopK());
+            ArrayNode dense = configNode.putArray("dense_layers"); // mlp_only_layers and decoder_sparse_step's
+            denseLayers(config).forEach(dense::add);
+        });
+        ParameterCount counted = ParameterCount.of(config);
+        ObjectNode parameters = root.putObject("parameters");
+        parameters.put("total", counted.total());
+        parameters.put("active_per_token", counted.active());
 
         if (gguf != null) {
             ObjectNode header = root.putObject("gguf");

@@ -24,9 +24,10 @@ final class ModelDescription {
 
     private ModelDescription() {}
 
-    /** "qwen3 0.6B Q4_K - Medium" for the model {@code source} holds. */
+    /** "qwen3 0.6B Q4_K - Medium", "qwen3moe 30B.A3B Q4_K - Medium" for the model {@code source} holds. */
     static String of(ModelSource source) {
-        return "qwen3 " + sizeLabel(source.config(), parameters(source)) + " " + fileType(source);
+        return source.config().architecture().ggufName() + " " + sizeLabel(source.config(), parameters(source)) + " "
+                + fileType(source);
     }
 
     /** Elements of every stored tensor, as llama_model_n_params counts them. */
@@ -35,11 +36,19 @@ final class ModelDescription {
     }
 
     /**
-     * llama.cpp's size label of a Qwen3 model (its table of the released shapes, by layers and width); for another
-     * shape, the label its converter writes as general.size_label from the parameter count: "9.4M", "596M", "2.0B".
+     * llama.cpp's size label of a Qwen3 or Qwen3-MoE model (its table of the released shapes, by layers and width);
+     * for another shape, the label its converter writes as general.size_label from the parameter count: "9.4M",
+     * "596M", "2.0B".
      */
     static String sizeLabel(ModelConfig config, long parameters) {
         int hidden = config.hiddenSize();
+        if (config.largestExpertCount() > 0) { // llama.cpp's qwen3moe types, by layers
+            return switch (config.numHiddenLayers()) {
+                case 48 -> "30B.A3B";
+                case 94 -> "235B.A22B";
+                default -> countLabel(parameters);
+            };
+        }
         return switch (config.numHiddenLayers()) {
             case 28 -> hidden == 1024 ? "0.6B" : "1.7B";
             case 36 -> hidden == 2560 ? "4B" : "8B";

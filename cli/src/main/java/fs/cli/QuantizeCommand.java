@@ -6,9 +6,10 @@ import fs.format.RowQuantizer;
 import fs.format.RowQuantizers;
 import fs.gguf.GgufValue;
 import fs.hub.ModelResolver;
+import fs.model.FeedForward;
 import fs.model.ModelConfig;
-import fs.model.TensorNaming;
 import fs.model.ModelWeights;
+import fs.model.TensorNaming;
 import fs.model.TensorRole;
 import fs.progress.Terminal;
 import fs.quantize.ImportanceMatrix;
@@ -24,13 +25,16 @@ import fs.tensor.DType;
 import fs.tensor.Tensor;
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.stream.Collectors;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -85,9 +89,11 @@ final class QuantizeCommand implements Callable<Integer> {
         checkOutput(path);
         try (ModelSource source = ModelSource.open(path)) {
             ModelConfig config = source.config();
-            Map<String, Tensor> tensors = ggufTensors(config, ModelWeights.bind(config, source.tensors()));
-            QuantizationPlan plan =
-                    QuantizationPlan.of(preset, config, List.copyOf(tensors.values()), importance != null);
+            checkWritable(config);
+            Map<String, List<Tensor>> tensors = ggufTensors(config, ModelWeights.bind(config, source.tensors()));
+            List<Tensor> planned = new ArrayList<>();
+            tensors.forEach((name, parts) -> planned.add(parts.size() == 1 ? parts.getFirst() : stacked(name, parts)));
+            QuantizationPlan plan = QuantizationPlan.of(preset, config, planned, importance != null);
             if (importance == null) {
                 plan.firstNeedingImportance().ifPresent(entry -> {
                     throw new FsException("--type " + preset + " needs an importance matrix (--imatrix FILE, made by "
@@ -101,9 +107,9 @@ final class QuantizeCommand implements Callable<Integer> {
                         QuantizationMetadata.fromHuggingFace(directory.path(), config, preset);
             };
             if (importance != null) QuantizationMetadata.recordImportance(metadata, imatrix, importance);
-            QuantizationRun run = QuantizationRun.prepare(plan, tensors, RowQuantizers::of, importance);
-            long sourceBytes = tensors.values().stream().mapToLong(t -> t.data().byteSize()).sum();
-            long weights = tensors.values().stream().mapToLong(Tensor::elementCount).sum();
+            QuantizationRun run = QuantizationRun.prepareParts(plan, tensors, RowQuantizers::of, importance);
+            long sourceBytes = tensors.values().stream().flatMap(List::stream).mapToLong(t -> t.data().byteSize()).sum();
+            long weights = tensors.values().stream().flatMap(List::stream).mapToLong(Tensor::elementCount).sum();
             err.printf(Locale.ROOT, "fs: quantizing %s to %s as %s: %d tensors, %s -> %s (%.2f bits per weight), "
                     + "%d threads%n", path, output, preset, plan.tensors().size(), HumanSize.of(sourceBytes),
                     HumanSize.of(plan.bytes()), 8.0 * plan.bytes() / weights, threads);
@@ -130,10 +136,39 @@ final class QuantizeCommand implements Callable<Integer> {
         }
     }
 
-    /** The model's tensors by their GGUF names (llama.cpp's), whichever source they come from. */
-    private static Map<String, Tensor> ggufTensors(ModelConfig config, ModelWeights weights) {
+    /**
+     * What llama.cpp's qwen3moe cannot hold, refused before anything is written: it has no dense feed-forward layers
+     * (Hugging Face's mlp_only_layers, decoder_sparse_step) and always renormalizes the chosen experts' weights.
+     */
+    private static void checkWritable(ModelConfig config) {
+        List<FeedForward> blocks = config.feedForward();
+        if (blocks.stream().noneMatch(f -> f instanceof FeedForward.Experts)) return;
+        List<Integer> dense = new ArrayList<>();
+        for (int l = 0; l < blocks.size(); l++) if (blocks.get(l) instanceof FeedForward.Dense) dense.add(l);
+        if (!dense.isEmpty()) {
+            throw new FsException("cannot write this mixture of experts as llama.cpp's "
+                    + config.architecture().ggufName() + ": layer" + (dense.size() == 1 ? " " : "s ")
+                    + dense.stream().map(String::valueOf).collect(Collectors.joining(", ")) + (dense.size() == 1
+                    ? " has" : " have") + " a dense feed-forward (mlp_only_layers / decoder_sparse_step), which "
+                    + config.architecture().ggufName() + " has no place for");
+        }
+        boolean normalized = blocks.stream()
+                .allMatch(f -> !(f instanceof FeedForward.Experts e) || e.normalizeTopK());
+        if (!normalized) {
+            throw new FsException("cannot write this mixture of experts as llama.cpp's "
+                    + config.architecture().ggufName() + ": norm_topk_prob is false, and "
+                    + config.architecture().ggufName() + " always renormalizes the chosen experts' weights");
+        }
+    }
+
+    /**
+     * The model's tensors by their GGUF names (llama.cpp's), whichever source they come from, each as the tensors
+     * its rows are read from in turn: itself, or for an expert stack of a Hugging Face checkpoint each expert's
+     * matrix, stacked as convert_hf_to_gguf.py stacks them (expert-major, [experts, out, in]).
+     */
+    private static Map<String, List<Tensor>> ggufTensors(ModelConfig config, ModelWeights weights) {
         TensorNaming names = TensorNaming.GGUF;
-        Map<String, Tensor> tensors = new LinkedHashMap<>();
+        Map<String, List<Tensor>> tensors = new LinkedHashMap<>();
         put(tensors, names.embedding(), weights.embedTokens());
         for (int l = 0; l < weights.layers().size(); l++) {
             ModelWeights.Layer layer = weights.layers().get(l);
@@ -152,7 +187,12 @@ final class QuantizeCommand implements Callable<Integer> {
                     put(tensors, names.layer(l, TensorRole.UP), d.up());
                     put(tensors, names.layer(l, TensorRole.DOWN), d.down());
                 }
-                case ModelWeights.Experts e -> throw new FsException("quantizing a mixture of experts is not supported");
+                case ModelWeights.Experts e -> {
+                    put(tensors, names.layer(l, TensorRole.ROUTER), e.router());
+                    stack(tensors, names.layer(l, TensorRole.EXPERT_GATE), e.gate());
+                    stack(tensors, names.layer(l, TensorRole.EXPERT_UP), e.up());
+                    stack(tensors, names.layer(l, TensorRole.EXPERT_DOWN), e.down());
+                }
             }
         }
         put(tensors, names.norm(), weights.norm());
@@ -161,7 +201,23 @@ final class QuantizeCommand implements Callable<Integer> {
         return tensors;
     }
 
-    private static void put(Map<String, Tensor> tensors, String name, Tensor tensor) {
-        tensors.put(name, new Tensor(name, tensor.dtype(), tensor.shape(), tensor.data()));
+    /** The experts' matrices as GGUF's one [experts, out, in] stack: the GGUF file's own, or each expert's in turn. */
+    private static void stack(Map<String, List<Tensor>> tensors, String name, ModelWeights.ExpertMatrices matrices) {
+        if (matrices.stack() != null) {
+            put(tensors, name, matrices.stack());
+            return;
+        }
+        tensors.put(name, List.copyOf(matrices.experts()));
+    }
+
+    /** The stack the parts make, for the plan (its name, type and shape; its rows are read from the parts). */
+    private static Tensor stacked(String name, List<Tensor> parts) {
+        long[] matrix = parts.getFirst().shape();
+        return new Tensor(name, parts.getFirst().dtype(), new long[] {parts.size(), matrix[0], matrix[1]},
+                MemorySegment.NULL);
+    }
+
+    private static void put(Map<String, List<Tensor>> tensors, String name, Tensor tensor) {
+        tensors.put(name, List.of(new Tensor(name, tensor.dtype(), tensor.shape(), tensor.data())));
     }
 }

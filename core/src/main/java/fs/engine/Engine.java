@@ -1,15 +1,17 @@
 package fs.engine;
 
 import fs.FsException;
+import fs.HumanSize;
 import fs.backend.Backend;
 import fs.backend.cpu.CpuKernels;
 import fs.backend.cpu.VectorBackend;
 import fs.backend.opencl.OpenCl;
 import fs.backend.opencl.OpenClBackend;
 import fs.hub.ModelResolver;
-import fs.model.ModelConfig;
 import fs.model.DecoderModel;
+import fs.model.ModelConfig;
 import fs.model.ModelWeights;
+import fs.model.ParameterCount;
 import fs.source.ModelSource;
 import java.io.PrintWriter;
 import java.util.Objects;
@@ -90,6 +92,13 @@ public final class Engine {
             Allocation<S> allocation = sizedFor.apply(contextLength);
             ModelWeights weights = ModelWeights.bind(config, source.tensors());
             for (String note : weights.notes()) options.log().println("fs: " + source.path() + ": " + note);
+            ParameterCount parameters = ParameterCount.of(config);
+            if (parameters.sparse()) { // a mixture of experts: what it is, and what a token of it costs
+                options.log().println("fs: " + config.architecture().displayName() + ", "
+                        + ParameterCount.label(parameters.total()) + " parameters ("
+                        + ParameterCount.label(parameters.active()) + " active per token), "
+                        + HumanSize.of(weights.bytes()) + " of weights mapped");
+            }
             backend = createBackend(options);
             DecoderModel model;
             S state;

@@ -1,8 +1,8 @@
 package fs.engine;
 
 import fs.backend.Backend;
-import fs.model.ModelConfig;
 import fs.model.DecoderModel;
+import fs.model.ModelConfig;
 import fs.source.ModelSource;
 
 /**

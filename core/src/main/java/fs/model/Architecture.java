@@ -12,10 +12,10 @@ import java.util.Optional;
  * <p>Adding an architecture: a class here and its entry in {@link #ALL}; new tensor roles in {@link TensorRole}, new
  * feed-forward kinds in {@link FeedForward} with their block. Nothing above the model layer names an architecture.
  */
-public sealed interface Architecture permits Qwen3 {
+public sealed interface Architecture permits Qwen3, Qwen3Moe {
 
     /** Every architecture fs runs. */
-    List<Architecture> ALL = List.of(new Qwen3());
+    List<Architecture> ALL = List.of(new Qwen3(), new Qwen3Moe());
 
     /** What users call it: "Qwen3", "Qwen3-MoE". */
     String displayName();

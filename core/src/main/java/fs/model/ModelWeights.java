@@ -41,6 +41,29 @@ public record ModelWeights(Tensor embedTokens, List<Layer> layers, Tensor norm, 
         return binder.check();
     }
 
+    /** The bytes of every weight the model reads, each once (a tied output projection is the embedding). */
+    public long bytes() {
+        java.util.Set<Tensor> seen = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+        List<Tensor> all = new java.util.ArrayList<>(List.of(embedTokens, norm, lmHead));
+        for (Layer layer : layers) {
+            Attention a = layer.attention();
+            all.addAll(List.of(a.norm(), a.q(), a.k(), a.v(), a.o(), a.qNorm(), a.kNorm(), layer.ffnNorm()));
+            switch (layer.feedForward()) {
+                case Dense d -> all.addAll(List.of(d.gate(), d.up(), d.down()));
+                case Experts e -> {
+                    all.add(e.router());
+                    for (ExpertMatrices m : List.of(e.gate(), e.up(), e.down())) {
+                        if (m.stack() != null) all.add(m.stack());
+                        else all.addAll(m.experts());
+                    }
+                }
+            }
+        }
+        long bytes = 0;
+        for (Tensor tensor : all) if (seen.add(tensor)) bytes += tensor.data().byteSize();
+        return bytes;
+    }
+
     /** The weights of one decoder layer: attention, the feed-forward's norm, and the feed-forward. */
     public record Layer(Attention attention, Tensor ffnNorm, FeedForwardWeights feedForward) {}
 

@@ -30,8 +30,9 @@ import java.util.TreeMap;
  * how much each column's weights matter. Stored in llama.cpp's imatrix GGUF layout (tools/imatrix/imatrix.cpp):
  * general.type "imatrix", imatrix.datasets (the texts' names), imatrix.chunk_count and imatrix.chunk_size (windows
  * of how many tokens), and per matrix NAME two F32 tensors, NAME.in_sum2 (one sum per column) and NAME.counts (one
- * count: a dense model has one matrix per name), sorted by name. Only dense models' files are read (a mixture of
- * experts has one count per expert).
+ * count), sorted by name. A mixture of experts' stack (blk.N.ffn_*_exps.weight) has one entry per expert, as
+ * llama-imatrix stores it: NAME.in_sum2 [experts, columns] (ggml's [columns, experts]), expert e's sums over the
+ * activations that expert saw, and NAME.counts [experts, 1], how many rows each expert saw (the tokens that chose it).
  *
  * @param tensors per matrix name, in name order
  */
@@ -45,11 +46,24 @@ public record ImportanceMatrix(SortedMap<String, Sums> tensors, List<String> dat
     static final String COUNTS = ".counts";
     private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
-    /** One matrix's column sums of squared activations, over {@code count} rows. */
-    public record Sums(float[] sumOfSquares, long count) {
+    /**
+     * One entry's column sums of squared activations: for each of {@code counts.length} matrices (one, or an expert
+     * stack's experts) its columns' sums in turn, over {@code counts[m]} rows.
+     */
+    public record Sums(float[] sumOfSquares, long[] counts) {
         public Sums {
             sumOfSquares = sumOfSquares.clone();
-            if (count < 0) throw new IllegalArgumentException("negative count " + count);
+            counts = counts.clone();
+            if (counts.length == 0 || sumOfSquares.length % counts.length != 0) {
+                throw new IllegalArgumentException(sumOfSquares.length + " sums are not " + counts.length
+                        + " matrices' columns");
+            }
+            for (long count : counts) if (count < 0) throw new IllegalArgumentException("negative count " + count);
+        }
+
+        /** One matrix's sums over {@code count} rows. */
+        public Sums(float[] sumOfSquares, long count) {
+            this(sumOfSquares, new long[] {count});
         }
 
         @Override
@@ -58,18 +72,42 @@ public record ImportanceMatrix(SortedMap<String, Sums> tensors, List<String> dat
         }
 
         @Override
+        public long[] counts() {
+            return counts.clone();
+        }
+
+        /** The matrices: 1, or the experts of a stack. */
+        public int matrices() {
+            return counts.length;
+        }
+
+        /** Columns of each matrix. */
+        public int columns() {
+            return sumOfSquares.length / counts.length;
+        }
+
+        /** The rows summed over every matrix: a dense matrix's tokens, a stack's tokens × experts used. */
+        public long count() {
+            long total = 0;
+            for (long count : counts) total += count;
+            return total;
+        }
+
+        @Override
         public boolean equals(Object other) {
-            return other instanceof Sums that && count == that.count && Arrays.equals(sumOfSquares, that.sumOfSquares);
+            return other instanceof Sums that && Arrays.equals(counts, that.counts)
+                    && Arrays.equals(sumOfSquares, that.sumOfSquares);
         }
 
         @Override
         public int hashCode() {
-            return 31 * Arrays.hashCode(sumOfSquares) + Long.hashCode(count);
+            return 31 * Arrays.hashCode(sumOfSquares) + Arrays.hashCode(counts);
         }
 
         @Override
         public String toString() {
-            return "Sums[" + sumOfSquares.length + " columns, count " + count + "]";
+            return "Sums[" + columns() + " columns" + (counts.length > 1 ? " × " + counts.length + " experts" : "")
+                    + ", count " + (counts.length > 1 ? Arrays.toString(counts) : counts[0]) + "]";
         }
     }
 
@@ -80,14 +118,18 @@ public record ImportanceMatrix(SortedMap<String, Sums> tensors, List<String> dat
 
     /**
      * The mean squared activation of each column of matrix {@code name}, as llama-quantize takes it from the file
-     * (sum / count; every column 1 when nothing was counted); empty when the matrix has no entry.
+     * (sum / count, per expert for a stack, each expert's columns in turn; every column 1 where nothing was
+     * counted); empty when the matrix has no entry.
      */
     public Optional<float[]> importance(String name) {
         Sums sums = tensors.get(name);
         if (sums == null) return Optional.empty();
         float[] mean = sums.sumOfSquares();
-        float count = sums.count();
-        for (int i = 0; i < mean.length; i++) mean[i] = count > 0 ? mean[i] / count : 1;
+        int columns = sums.columns();
+        for (int m = 0; m < sums.matrices(); m++) {
+            float count = sums.counts[m];
+            for (int i = m * columns; i < (m + 1) * columns; i++) mean[i] = count > 0 ? mean[i] / count : 1;
+        }
         return Optional.of(mean);
     }
 
@@ -128,7 +170,9 @@ public record ImportanceMatrix(SortedMap<String, Sums> tensors, List<String> dat
                 String name = entry.getKey();
                 GgufTensor count = counts.remove(name);
                 if (count == null) throw new FsException(path + ": " + name + SUMS + " has no " + name + COUNTS);
-                tensors.put(name, new Sums(columnSums(path, entry.getValue()), count(path, count, entry.getValue())));
+                float[] columnSums = columnSums(path, entry.getValue());
+                long[] counted = counts(path, count, columnSums.length);
+                tensors.put(name, new Sums(columnSums, counted));
             }
             if (!counts.isEmpty()) {
                 String name = counts.keySet().iterator().next();
@@ -150,18 +194,23 @@ public record ImportanceMatrix(SortedMap<String, Sums> tensors, List<String> dat
         return values;
     }
 
-    private static long count(Path path, GgufTensor counts, GgufTensor sums) {
+    /** One count per matrix: one, or one per expert of a stack, whose sums are then that many rows of columns. */
+    private static long[] counts(Path path, GgufTensor counts, int sums) {
         checkF32(path, counts);
-        if (counts.data().byteSize() != Float.BYTES) {
-            throw new FsException(path + ": " + counts.name() + " holds " + counts.data().byteSize() / Float.BYTES
-                    + " counts, one per expert of a mixture of experts; fs reads dense models' importance matrices"
-                    + " (one count per matrix)");
+        float[] values = counts.data().toArray(F32);
+        if (values.length == 0 || sums % values.length != 0) {
+            throw new FsException(path + ": " + counts.name() + " holds " + values.length + " counts for " + sums
+                    + " sums: not one count per matrix (one, or one per expert)");
         }
-        float count = counts.data().get(F32, 0);
-        if (!Float.isFinite(count) || count < 0) {
-            throw new FsException(path + ": " + counts.name() + " is " + count + ", not a count of tokens");
+        long[] result = new long[values.length];
+        for (int i = 0; i < values.length; i++) {
+            float count = values[i];
+            if (!Float.isFinite(count) || count < 0) {
+                throw new FsException(path + ": " + counts.name() + " holds " + count + ", not a count of tokens");
+            }
+            result[i] = Math.round((double) count); // llama.cpp stores the count as a float and rounds it back
         }
-        return Math.round((double) count); // llama.cpp stores the count as a float and rounds it back
+        return result;
     }
 
     private static void checkF32(Path path, GgufTensor tensor) {
@@ -181,14 +230,20 @@ public record ImportanceMatrix(SortedMap<String, Sums> tensors, List<String> dat
         metadata.put(CHUNK_SIZE, new GgufValue(GgufValueType.UINT32, (long) chunkSize));
         List<GgufFileWriter.TensorInfo> infos = new ArrayList<>();
         for (Map.Entry<String, Sums> entry : tensors.entrySet()) {
-            infos.add(new GgufFileWriter.TensorInfo(entry.getKey() + SUMS, DType.F32,
-                    new long[] {entry.getValue().sumOfSquares.length}));
-            infos.add(new GgufFileWriter.TensorInfo(entry.getKey() + COUNTS, DType.F32, new long[] {1}));
+            Sums sums = entry.getValue();
+            // ggml's ne [columns, matrices] and [1, matrices], trailing ones dropped as gguf stores them
+            boolean stack = sums.matrices() > 1;
+            infos.add(new GgufFileWriter.TensorInfo(entry.getKey() + SUMS, DType.F32, stack
+                    ? new long[] {sums.matrices(), sums.columns()} : new long[] {sums.columns()}));
+            infos.add(new GgufFileWriter.TensorInfo(entry.getKey() + COUNTS, DType.F32, stack
+                    ? new long[] {sums.matrices(), 1} : new long[] {1}));
         }
         try (GgufFileWriter writer = GgufFileWriter.create(path, metadata, infos)) {
             for (Sums sums : tensors.values()) {
                 writer.write(floats(sums.sumOfSquares));
-                writer.write(floats(new float[] {sums.count}));
+                float[] counts = new float[sums.matrices()];
+                for (int m = 0; m < counts.length; m++) counts[m] = sums.counts[m];
+                writer.write(floats(counts));
             }
             writer.finish();
         }

@@ -9,6 +9,7 @@ import fs.gguf.GgufFile;
 import fs.gguf.GgufValue;
 import fs.gguf.GgufValueType;
 import fs.json.JsonMessages;
+import fs.model.FeedForward;
 import fs.model.ModelConfig;
 import fs.model.RopeScaling;
 import java.io.IOException;
@@ -21,8 +22,9 @@ import java.util.Map;
 /**
  * The metadata of the file {@code fs quantize} writes. From a GGUF file: its own, as llama-quantize copies it, with
  * general.file_type and general.quantization_version set. From a Hugging Face directory: what llama.cpp's
- * convert_hf_to_gguf.py writes for a Qwen3 model (general.architecture qwen3, the qwen3.* hyperparameters, the
- * tokenizer as tokenizer.ggml.* and the chat template), which fs's GGUF reader and llama.cpp both load.
+ * convert_hf_to_gguf.py writes for a Qwen3 or Qwen3-MoE model (general.architecture qwen3 or qwen3moe, its
+ * hyperparameters under that prefix, the tokenizer as tokenizer.ggml.* and the chat template), which fs's GGUF reader
+ * and llama.cpp both load.
  */
 public final class QuantizationMetadata {
     static final String FILE_TYPE = "general.file_type";
@@ -70,7 +72,11 @@ public final class QuantizationMetadata {
         return metadata;
     }
 
-    /** The metadata of a Hugging Face Qwen3 directory, as convert_hf_to_gguf.py writes it. */
+    /**
+     * The metadata of a Hugging Face directory, as convert_hf_to_gguf.py writes it for the model's architecture. A
+     * mixture of experts gets its expert keys, and feed_forward_length from config.json's intermediate_size as
+     * convert writes it though no qwen3moe layer is dense (fs quantize refuses a checkpoint with dense layers).
+     */
     public static Map<String, GgufValue> fromHuggingFace(Path directory, ModelConfig config, QuantizationType type) {
         Map<String, GgufValue> metadata = new LinkedHashMap<>();
         String architecture = config.architecture().ggufName();
@@ -82,7 +88,14 @@ public final class QuantizationMetadata {
         metadata.put(key.apply("block_count"), uint32(config.numHiddenLayers()));
         metadata.put(key.apply("context_length"), uint32(config.maxPositionEmbeddings()));
         metadata.put(key.apply("embedding_length"), uint32(config.hiddenSize()));
-        metadata.put(key.apply("feed_forward_length"), uint32(config.largestFeedForwardWidth()));
+        config.feedForward().stream().filter(f -> f instanceof FeedForward.Dense).findFirst()
+                .ifPresentOrElse(dense -> metadata.put(key.apply("feed_forward_length"), uint32(dense.width())),
+                        () -> { // every layer sparse: convert_hf_to_gguf.py still writes intermediate_size
+                            JsonNode width = json(directory.resolve("config.json")).path("intermediate_size");
+                            if (width.canConvertToLong() && width.asLong() > 0) {
+                                metadata.put(key.apply("feed_forward_length"), uint32(width.asLong()));
+                            }
+                        });
         metadata.put(key.apply("attention.head_count"), uint32(config.numAttentionHeads()));
         metadata.put(key.apply("attention.head_count_kv"), uint32(config.numKeyValueHeads()));
         metadata.put(key.apply("rope.freq_base"), float32(config.ropeTheta()));
@@ -94,6 +107,12 @@ public final class QuantizationMetadata {
         metadata.put(key.apply("attention.layer_norm_rms_epsilon"), float32(config.rmsNormEps()));
         metadata.put(key.apply("attention.key_length"), uint32(config.headDim()));
         metadata.put(key.apply("attention.value_length"), uint32(config.headDim()));
+        config.feedForward().stream().filter(f -> f instanceof FeedForward.Experts).findFirst().ifPresent(f -> {
+            FeedForward.Experts experts = (FeedForward.Experts) f;
+            metadata.put(key.apply("expert_count"), uint32(experts.count()));
+            metadata.put(key.apply("expert_used_count"), uint32(experts.used()));
+            metadata.put(key.apply("expert_feed_forward_length"), uint32(experts.width()));
+        });
         stamp(metadata, type);
         tokenizer(directory, config.vocabSize(), metadata);
         return metadata;

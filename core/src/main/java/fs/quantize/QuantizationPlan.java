@@ -28,9 +28,17 @@ import java.util.regex.Pattern;
  * Q2_K and Q3_K to Q4_0, Q6_K to Q8_0, and to F16 when even that does not fit;</li>
  * <li>everything else (the norms, any vector) is F32.</li>
  * </ul>
- * Where llama.cpp picks a type fs does not write (Q4_K's fallback Q5_0, Q5_K's Q5_1, IQ2_XXS's IQ4_NL, and Q4_1 for
+ * A mixture of experts (Qwen3-MoE, llama.cpp's qwen3moe) adds llama.cpp's rules for its tensors: the router
+ * (ffn_gate_inp) is never quantized and stays F32 (as convert_hf_to_gguf.py writes it); the experts' stacks
+ * (ffn_gate_exps, ffn_up_exps, ffn_down_exps, [experts, out, in]) are matrices like any other, ffn_down_exps taking
+ * ffn_down's rules by its layer; IQ2_XXS puts attn_v in Q4_K when there are four or more experts; and a model of
+ * exactly eight experts (llama.cpp's n_expert == 8, meant for Mixtral) gets attn_v and attn_k in Q8_0 (IQ2_XXS:
+ * attn_k in Q4_K) and attn_output in Q5_K for Q2_K, Q4_K_S, Q4_K_M and IQ2_XXS.
+ *
+ * <p>Where llama.cpp picks a type fs does not write (Q4_K's fallback Q5_0, Q5_K's Q5_1, IQ2_XXS's IQ4_NL, and Q4_1 for
  * the first eighth of ffn_down in Q4_0 with an importance matrix), fs writes Q8_0: never less precise than
- * llama.cpp's choice. The F16 and BF16 presets put every matrix in their type, as llama.cpp does.
+ * llama.cpp's choice. The F16 and BF16 presets put every matrix in their type, as llama.cpp does (the router stays
+ * F32).
  */
 public record QuantizationPlan(QuantizationType type, List<Entry> tensors) {
     private static final Pattern LAYER = Pattern.compile("blk\\.(\\d+)\\..*");
@@ -77,6 +85,8 @@ public record QuantizationPlan(QuantizationType type, List<Entry> tensors) {
 
     static final String EMBEDDING = "token_embd.weight";
     static final String OUTPUT = "output.weight";
+    /** A mixture of experts' router, which llama.cpp never quantizes (tensor_allows_quantization). */
+    static final String ROUTER = "ffn_gate_inp.weight";
 
     public QuantizationPlan {
         tensors = List.copyOf(tensors);
@@ -91,7 +101,7 @@ public record QuantizationPlan(QuantizationType type, List<Entry> tensors) {
             boolean withImportance) {
         boolean tied = tensors.stream().noneMatch(t -> t.name().equals(OUTPUT));
         Chooser chooser = new Chooser(type, config.numAttentionHeads() / config.numKeyValueHeads(),
-                config.numHiddenLayers(), tied, withImportance);
+                config.numHiddenLayers(), config.largestExpertCount(), tied, withImportance);
         List<Tensor> ordered = new ArrayList<>(tensors);
         ordered.sort(Comparator.comparingInt((Tensor t) -> layer(t.name())).thenComparing(Tensor::name));
         List<Entry> entries = new ArrayList<>();
@@ -118,10 +128,12 @@ public record QuantizationPlan(QuantizationType type, List<Entry> tensors) {
     }
 
     /** llama_tensor_get_type's decisions for one model and preset. */
-    private record Chooser(QuantizationType preset, int gqa, int layers, boolean tied, boolean withImportance) {
+    private record Chooser(QuantizationType preset, int gqa, int layers, int experts, boolean tied,
+            boolean withImportance) {
         DType choose(Tensor tensor) {
             String name = tensor.name();
-            boolean matrix = tensor.rank() >= 2 && name.endsWith("weight") && !name.contains("_norm.weight");
+            boolean matrix = tensor.rank() >= 2 && name.endsWith("weight") && !name.contains("_norm.weight")
+                    && !name.contains(ROUTER);
             if (!matrix) return DType.F32;
             DType base = preset.defaultType();
             if (!preset.isQuantized()) return base;
@@ -138,14 +150,20 @@ public record QuantizationPlan(QuantizationType type, List<Entry> tensors) {
             }
             if (name.equals(EMBEDDING)) return preset == QuantizationType.IQ2_XXS ? DType.Q2_K : base;
             boolean attnV = name.contains("attn_v.weight");
-            boolean ffnDown = name.contains("ffn_down");
+            boolean attnK = name.contains("attn_k.weight");
+            boolean ffnDown = name.contains("ffn_down"); // ffn_down_exps too: llama.cpp's FFN_DOWN category
             boolean attnOutput = name.contains("attn_output.weight");
+            // llama.cpp's rules for "the 8-expert model" (n_expert == 8), whatever the architecture
+            boolean eightExperts = experts == 8;
             if (preset == QuantizationType.IQ2_XXS) {
-                if (attnV) return gqa >= 4 ? DType.Q4_K : DType.Q2_K;
+                if (attnV) return gqa >= 4 || experts >= 4 ? DType.Q4_K : DType.Q2_K;
+                if (attnK && eightExperts) return DType.Q4_K;
                 if (ffnDown && layer < layers / 8) return DType.Q2_K;
+                if (attnOutput && eightExperts) return DType.Q5_K;
                 return base;
             }
             if (attnV) {
+                if (eightExperts) return DType.Q8_0; // "bumping this to Q8_0 trades just ~128MB"
                 return switch (preset) {
                     case Q2_K -> gqa >= 4 ? DType.Q4_K : DType.Q3_K;
                     case Q4_K_M, Q5_K_M -> useMoreBits(layer, layers) ? DType.Q6_K : base;
@@ -153,6 +171,7 @@ public record QuantizationPlan(QuantizationType type, List<Entry> tensors) {
                     default -> base;
                 };
             }
+            if (attnK) return eightExperts ? DType.Q8_0 : base;
             if (ffnDown) {
                 return switch (preset) {
                     case Q2_K -> DType.Q3_K;
@@ -160,6 +179,12 @@ public record QuantizationPlan(QuantizationType type, List<Entry> tensors) {
                     case Q4_K_S -> layer < layers / 8 ? DType.Q5_K : base;
                     // llama.cpp's Q4_1, which fs does not write
                     case Q4_0 -> withImportance && layer < layers / 8 ? DType.Q8_0 : base;
+                    default -> base;
+                };
+            }
+            if (attnOutput && eightExperts) {
+                return switch (preset) {
+                    case Q2_K, Q4_K_S, Q4_K_M -> DType.Q5_K;
                     default -> base;
                 };
             }

@@ -28,18 +28,24 @@ import java.util.function.Function;
  * cut into pieces of at most {@link #PIECE_ELEMENTS} weights (whole rows) that {@code threads} threads quantize
  * while the calling thread writes the finished ones in order; at most two pieces per thread are in flight, so memory
  * stays bounded whatever the model's size, and the output is written once, streaming.
+ *
+ * <p>A mixture of experts' stack ([experts, out, in]) is quantized row by row like any matrix, each expert with its
+ * own importance (llama-quantize's per-expert imatrix slice); a piece never spans two experts. Its rows come from the
+ * GGUF stack itself or, from a Hugging Face checkpoint, from each expert's [out, in] matrix in turn, the stack
+ * convert_hf_to_gguf.py writes, without a copy of it ({@link #prepareParts}).
  */
 public final class QuantizationRun {
     /** Weights per piece of work: 4 MB of floats, small next to any machine, large next to a row. */
     static final int PIECE_ELEMENTS = 1 << 20;
 
     private final QuantizationPlan plan;
-    private final List<Tensor> sources;
+    /** Per plan entry, its rows' sources in order: one tensor, or one per expert of a stack. */
+    private final List<List<Tensor>> sources;
     private final Map<DType, RowQuantizer> quantizers;
-    /** Per plan entry, the importance of its columns, or null. */
+    /** Per plan entry, the importance of its columns (of each expert's in turn, for a stack), or null. */
     private final List<float[]> importance;
 
-    private QuantizationRun(QuantizationPlan plan, List<Tensor> sources, Map<DType, RowQuantizer> quantizers,
+    private QuantizationRun(QuantizationPlan plan, List<List<Tensor>> sources, Map<DType, RowQuantizer> quantizers,
             List<float[]> importance) {
         this.plan = plan;
         this.sources = sources;
@@ -57,19 +63,32 @@ public final class QuantizationRun {
      */
     public static QuantizationRun prepare(QuantizationPlan plan, Map<String, Tensor> sources,
             Function<DType, RowQuantizer> quantizerOf, ImportanceMatrix importance) {
-        List<Tensor> ordered = new ArrayList<>();
+        Map<String, List<Tensor>> parts = new java.util.LinkedHashMap<>();
+        sources.forEach((name, tensor) -> parts.put(name, List.of(tensor)));
+        return prepareParts(plan, parts, quantizerOf, importance);
+    }
+
+    /**
+     * As {@link #prepare}, each tensor's rows read from its {@code parts} in turn: one tensor of the entry's shape, or
+     * (a Hugging Face mixture of experts) each expert's [out, in] matrix of an [experts, out, in] entry, in expert
+     * order, all in one dtype.
+     */
+    public static QuantizationRun prepareParts(QuantizationPlan plan, Map<String, List<Tensor>> sources,
+            Function<DType, RowQuantizer> quantizerOf, ImportanceMatrix importance) {
+        List<List<Tensor>> ordered = new ArrayList<>();
         Map<DType, RowQuantizer> quantizers = new EnumMap<>(DType.class);
         List<float[]> weighting = new ArrayList<>();
         for (QuantizationPlan.Entry entry : plan.tensors()) {
-            Tensor source = sources.get(entry.name());
-            if (source == null || !Arrays.equals(source.shape(), entry.shape())) {
+            List<Tensor> parts = sources.get(entry.name());
+            if (parts == null || !fits(parts, entry)) {
                 throw new IllegalArgumentException("no source of shape " + Arrays.toString(entry.shape()) + " for "
                         + entry.name());
             }
-            ordered.add(source);
-            boolean converted = source.dtype() != entry.type();
-            if (converted && !isPlain(source.dtype())) {
-                throw new FsException(entry.name() + " is stored as " + source.dtype() + ": fs quantize converts F32, "
+            ordered.add(List.copyOf(parts));
+            DType stored = parts.getFirst().dtype();
+            boolean converted = stored != entry.type();
+            if (converted && !isPlain(stored)) {
+                throw new FsException(entry.name() + " is stored as " + stored + ": fs quantize converts F32, "
                         + "F16 and BF16 weights, it does not requantize (that would compound two roundings)");
             }
             if (converted) quantizers.computeIfAbsent(entry.type(), quantizerOf);
@@ -78,17 +97,40 @@ public final class QuantizationRun {
         return new QuantizationRun(plan, ordered, quantizers, weighting);
     }
 
+    /** One tensor of the entry's shape, or one [out, in] matrix per expert of an [experts, out, in] entry. */
+    private static boolean fits(List<Tensor> parts, QuantizationPlan.Entry entry) {
+        long[] shape = entry.shape();
+        if (parts.size() == 1) return Arrays.equals(parts.getFirst().shape(), shape);
+        if (shape.length != 3 || parts.size() != shape[0]) return false;
+        DType dtype = parts.getFirst().dtype();
+        for (Tensor part : parts) {
+            if (part.dtype() != dtype || !Arrays.equals(part.shape(), new long[] {shape[1], shape[2]})) return false;
+        }
+        return true;
+    }
+
+    /** The matrices an entry holds: an [experts, out, in] stack's experts, else 1. */
+    static long matrices(QuantizationPlan.Entry entry) {
+        long[] shape = entry.shape();
+        return shape.length == 3 ? shape[0] : 1;
+    }
+
     private static boolean isPlain(DType type) {
         return type == DType.F32 || type == DType.F16 || type == DType.BF16;
     }
 
-    /** What llama-quantize does with the matrix: a wrong width is an error (the embedding's is ignored). */
+    /**
+     * What llama-quantize does with the matrix: a wrong width is an error (the embedding's is ignored); a stack of
+     * experts needs one importance per column of each expert (llama-imatrix's per-expert entry).
+     */
     private static float[] importance(QuantizationPlan.Entry entry, ImportanceMatrix matrix) {
         float[] columns = matrix == null ? null : matrix.importance(entry.name()).orElse(null);
-        if (columns != null && columns.length != entry.columns()) {
+        long matrices = matrices(entry);
+        if (columns != null && columns.length != entry.columns() * matrices) {
             if (entry.name().equals(QuantizationPlan.EMBEDDING)) return null;
-            throw new FsException("the importance matrix has " + columns.length + " columns for " + entry.name()
-                    + ", which has " + entry.columns() + ": it was made for another model");
+            throw new FsException("the importance matrix has " + columns.length + " values for " + entry.name()
+                    + ", which needs " + entry.columns() + (matrices > 1 ? " for each of its " + matrices + " experts"
+                    : "") + ": it was made for another model");
         }
         if (columns == null && entry.needsImportance()) {
             throw new FsException(matrix == null
@@ -152,18 +194,31 @@ public final class QuantizationRun {
     /** The bytes of one piece in its planned type: the source's own when it is already in it, else quantized. */
     private MemorySegment run(Piece piece) {
         QuantizationPlan.Entry entry = plan.tensors().get(piece.entry());
-        Tensor source = sources.get(piece.entry());
+        List<Tensor> parts = sources.get(piece.entry());
+        long partRows = entry.rows() / parts.size();
+        Tensor source = parts.get(Math.toIntExact(piece.firstRow() / partRows));
         int columns = Math.toIntExact(entry.columns());
         long sourceRowBytes = source.dtype().rowBytes(columns);
-        MemorySegment rows = source.data().asSlice(piece.firstRow() * sourceRowBytes, piece.rows() * sourceRowBytes);
+        MemorySegment rows = source.data().asSlice(piece.firstRow() % partRows * sourceRowBytes,
+                piece.rows() * sourceRowBytes);
         if (source.dtype() == entry.type()) return rows;
         float[] weights = new float[piece.rows() * columns];
         ReferenceDequantizer.decode(source.dtype(), rows, weights);
         MemorySegment quantized =
                 MemorySegment.ofArray(new byte[Math.toIntExact(piece.rows() * entry.type().rowBytes(columns))]);
         RowQuantizer quantizer = quantizers.get(entry.type());
-        quantizer.quantize(weights, piece.rows(), columns, importance.get(piece.entry()), quantized, 0);
+        quantizer.quantize(weights, piece.rows(), columns, importance(piece, entry), quantized, 0);
         return quantized;
+    }
+
+    /** The importance of the piece's matrix (its expert's slice of a stack's), or null. */
+    private float[] importance(Piece piece, QuantizationPlan.Entry entry) {
+        float[] all = importance.get(piece.entry());
+        long matrices = matrices(entry);
+        if (all == null || matrices == 1) return all;
+        int columns = Math.toIntExact(entry.columns());
+        int expert = Math.toIntExact(piece.firstRow() / (entry.rows() / matrices));
+        return Arrays.copyOfRange(all, expert * columns, (expert + 1) * columns);
     }
 
     /** The pieces of every tensor, in plan order; a tensor with no rows is none. */
@@ -183,7 +238,10 @@ public final class QuantizationRun {
         Piece next() {
             QuantizationPlan.Entry current = plan.tensors().get(entry);
             long rowsLeft = current.rows() - row;
-            int rows = (int) Math.min(rowsLeft, Math.max(1, PIECE_ELEMENTS / current.columns()));
+            long matrixRows = current.rows() / Math.max(matrices(current), sources.get(entry).size());
+            long rowsLeftInMatrix = matrixRows - row % matrixRows; // a piece stays within one expert
+            int rows = (int) Math.min(Math.min(rowsLeft, rowsLeftInMatrix),
+                    Math.max(1, PIECE_ELEMENTS / current.columns()));
             Piece piece = new Piece(entry, row, rows, rows == rowsLeft);
             row += rows;
             return piece;

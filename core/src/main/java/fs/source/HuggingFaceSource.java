@@ -2,8 +2,8 @@ package fs.source;
 
 import fs.chat.ChatTemplate;
 import fs.model.GenerationConfig;
-import fs.model.ModelTensors;
 import fs.model.ModelConfig;
+import fs.model.ModelTensors;
 import fs.model.TensorNaming;
 import fs.safetensors.Checkpoint;
 import fs.tokenizer.Tokenizer;

@@ -2,8 +2,8 @@ package fs.source;
 
 import fs.chat.ChatTemplate;
 import fs.model.GenerationConfig;
-import fs.model.ModelTensors;
 import fs.model.ModelConfig;
+import fs.model.ModelTensors;
 import fs.tokenizer.Tokenizer;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -17,9 +17,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.FieldSource;
-import org.junit.jupiter.api.io.TempDir;
 
 class GgufConfigReaderTest {
     private static final List<String> TYPES = QTied.TYPES;

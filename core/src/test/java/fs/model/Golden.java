@@ -32,7 +32,7 @@ public record Golden(
      * YaRN in its config.json.
      */
     public static final List<String> CHECKPOINTS =
-            List.of("tiny-tied", "tiny-untied", "tiny-tied-head-sharded", "tiny-tied-yarn");
+            List.of("tiny-tied", "tiny-untied", "tiny-tied-head-sharded", "tiny-tied-yarn", "tiny-moe");
 
     public static Path modelDir(String checkpoint) {
         return Path.of(System.getProperty("fs.repo"), "models", checkpoint);

@@ -134,7 +134,9 @@ class ModelConfigTest {
 
     @Test
     void rejectsOtherModels() throws IOException {
-        readFails(edited(root -> root.put("model_type", "llama")), "model_type is 'llama'", "'qwen3'");
+        readFails(edited(root -> root.put("model_type", "llama")), "model_type is 'llama'", "'qwen3', 'qwen3_moe'");
+        // each architecture by its own class: a dense config cannot call itself the MoE's, nor the other way round
+        readFails(edited(root -> root.put("model_type", "qwen3_moe")), "architectures", "Qwen3MoeForCausalLM");
         readFails(edited(root -> root.putArray("architectures").add("Qwen3ForSequenceClassification")),
                 "architectures", "Qwen3ForCausalLM");
         readFails(edited(root -> root.put("architectures", "Qwen3ForCausalLM")), "architectures must be a list");

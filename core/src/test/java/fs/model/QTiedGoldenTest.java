@@ -33,9 +33,14 @@ public abstract class QTiedGoldenTest {
     /** A fresh backend; the test closes it. */
     protected abstract Backend createBackend();
 
+    /** The directory of the files and their goldens: q-tied, or another model laid out as it is (q-moe). */
+    protected java.nio.file.Path dir() {
+        return QTied.dir();
+    }
+
     private record QTiedGolden(int[] tokens, List<JsonNode> positions, int[] greedy) {
-        static QTiedGolden load(String type) throws IOException {
-            JsonNode root = new ObjectMapper().readTree(QTied.dir().resolve("golden-" + type + ".json").toFile());
+        static QTiedGolden load(java.nio.file.Path dir, String type) throws IOException {
+            JsonNode root = new ObjectMapper().readTree(dir.resolve("golden-" + type + ".json").toFile());
             return new QTiedGolden(ints(root.get("tokens")), List.copyOf(root.get("positions").valueStream().toList()),
                     ints(root.get("greedy")));
         }
@@ -47,8 +52,8 @@ public abstract class QTiedGoldenTest {
 
     /** The model of one GGUF file on a fresh backend, closed with it. */
     private record Run(ModelSource source, Backend backend, SingleSequence model) implements AutoCloseable {
-        static Run open(String type, Backend backend, int batchRows, int logitRows) {
-            ModelSource source = ModelSource.open(QTied.gguf(type));
+        static Run open(java.nio.file.Path dir, String type, Backend backend, int batchRows, int logitRows) {
+            ModelSource source = ModelSource.open(dir.resolve("model-" + type + ".gguf"));
             ModelConfig config = source.config();
             SingleSequence model = new SingleSequence(
                     new DecoderModel(config, ModelWeights.bind(config, source.tensors()), backend),
@@ -69,8 +74,8 @@ public abstract class QTiedGoldenTest {
     @ParameterizedTest
     @MethodSource("types")
     void everyPositionMatchesTheExactGolden(String type) throws IOException {
-        QTiedGolden golden = QTiedGolden.load(type);
-        try (Run run = Run.open(type, createBackend(), 16, 16)) {
+        QTiedGolden golden = QTiedGolden.load(dir(), type);
+        try (Run run = Run.open(dir(), type, createBackend(), 16, 16)) {
             SingleSequence model = run.model();
             float[] logits = new float[model.config().vocabSize()];
             int[] checked = {0};
@@ -95,8 +100,8 @@ public abstract class QTiedGoldenTest {
     @ParameterizedTest
     @MethodSource("types")
     void theGreedyContinuationIsTheGoldens(String type) throws IOException {
-        QTiedGolden golden = QTiedGolden.load(type);
-        try (Run run = Run.open(type, createBackend(), 16, 1)) {
+        QTiedGolden golden = QTiedGolden.load(dir(), type);
+        try (Run run = Run.open(dir(), type, createBackend(), 16, 1)) {
             // No stop ids: the golden's 8 tokens are argmaxes, whatever they are.
             Generator generator = new Generator(run.model(), new int[0], SamplingParams.greedy());
             assertArrayEquals(golden.greedy(), generator.generate(golden.tokens(), golden.greedy().length, id -> {}).ids(),

@@ -7,19 +7,19 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 
 import fs.backend.cpu.VectorBackend;
 import fs.chat.ChatMessage;
-import fs.model.Golden;
-import fs.model.Probe;
-import fs.model.ModelConfig;
 import fs.model.DecoderModel;
-import fs.model.SingleSequence;
+import fs.model.Golden;
+import fs.model.ModelConfig;
 import fs.model.ModelWeights;
+import fs.model.Probe;
+import fs.model.SingleSequence;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A committed checkpoint and the GGUF file to_gguf.py makes of it are one model: the same config, tokenizer and

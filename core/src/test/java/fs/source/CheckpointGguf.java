@@ -1,10 +1,10 @@
 package fs.source;
 
-import fs.model.TensorRole;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import fs.gguf.GgufWriter;
 import fs.model.ModelConfig;
 import fs.model.TensorNaming;
+import fs.model.TensorRole;
 import fs.safetensors.Checkpoint;
 import fs.tensor.DType;
 import fs.tensor.Tensor;

@@ -1,8 +1,8 @@
 package fs.backend.opencl;
 
 import fs.backend.Backend;
-import fs.model.ModelConfig;
 import fs.model.BatchedSequencesTest;
+import fs.model.ModelConfig;
 
 /** Batched sequences on the OpenCL backend's CPU kernel design (PoCL in CI). */
 class OpenClBatchedSequencesTest extends BatchedSequencesTest {

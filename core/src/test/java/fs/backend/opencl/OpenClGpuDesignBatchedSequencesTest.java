@@ -1,8 +1,8 @@
 package fs.backend.opencl;
 
 import fs.backend.Backend;
-import fs.model.ModelConfig;
 import fs.model.BatchedSequencesTest;
+import fs.model.ModelConfig;
 
 /** Batched sequences through the GPU kernel design, forced on PoCL. */
 class OpenClGpuDesignBatchedSequencesTest extends BatchedSequencesTest {
