@@ -2,6 +2,7 @@ package fs.model;
 
 import java.util.List;
 import java.util.Optional;
+import java.util.function.Function;
 
 /**
  * A model architecture fs runs, as one unit: the names it is registered by (config.json's model_type and
@@ -44,7 +45,7 @@ public sealed interface Architecture permits Qwen3, Qwen3Moe {
     }
 
     /** "'qwen3', 'qwen3moe'": what a name was expected to be, for messages. */
-    static String expected(java.util.function.Function<Architecture, String> name) {
+    static String expected(Function<Architecture, String> name) {
         return String.join(", ", ALL.stream().map(a -> "'" + name.apply(a) + "'").toList());
     }
 }

@@ -8,6 +8,7 @@ import fs.gguf.GgufTensor;
 import fs.gguf.GgufValueType;
 import java.util.Arrays;
 import java.util.List;
+import java.util.function.Supplier;
 
 /**
  * Reads a {@link ModelConfig} from the metadata of a GGUF file, the keys llama.cpp writes under the name of its
@@ -93,7 +94,7 @@ public final class GgufConfigReader {
     }
 
     /** What the architecture builds from this file's keys, its IllegalArgumentException as this file's error. */
-    <T> T checked(java.util.function.Supplier<T> build) {
+    <T> T checked(Supplier<T> build) {
         try {
             return build.get();
         } catch (IllegalArgumentException e) {

@@ -12,6 +12,9 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.function.Supplier;
 
 /**
  * Reads a Hugging Face config.json of any {@link Architecture}: model_type picks the architecture, which reads its own
@@ -96,8 +99,8 @@ final class HuggingFaceConfigReader {
     }
 
     /** A list of layer indices (mlp_only_layers), each in 0..layers-1; empty when absent or null. */
-    java.util.Set<Integer> layerSet(String field, int layers) {
-        java.util.Set<Integer> set = new java.util.TreeSet<>();
+    Set<Integer> layerSet(String field, int layers) {
+        Set<Integer> set = new TreeSet<>();
         if (!has(field)) return set;
         JsonNode node = root.get(field);
         if (!node.isArray()) throw error(field + " must be a list of layer indices, found " + describe(node));
@@ -112,7 +115,7 @@ final class HuggingFaceConfigReader {
     }
 
     /** What the architecture builds from this file's fields, its IllegalArgumentException as this file's error. */
-    <T> T checked(java.util.function.Supplier<T> build) {
+    <T> T checked(Supplier<T> build) {
         try {
             return build.get();
         } catch (IllegalArgumentException e) {

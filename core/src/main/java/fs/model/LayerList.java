@@ -1,6 +1,7 @@
 package fs.model;
 
 import java.util.AbstractList;
+import java.util.Objects;
 import java.util.function.IntFunction;
 
 /**
@@ -20,7 +21,7 @@ final class LayerList<T> extends AbstractList<T> {
 
     @Override
     public T get(int layer) {
-        java.util.Objects.checkIndex(layer, layers);
+        Objects.checkIndex(layer, layers);
         return perLayer.apply(layer);
     }
 

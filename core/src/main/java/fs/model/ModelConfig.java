@@ -2,8 +2,10 @@ package fs.model;
 
 import fs.backend.Rope;
 import java.nio.file.Path;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Objects;
+import java.util.Set;
 
 /**
  * The hyperparameters of a model, as its {@link Architecture} read them from config.json or GGUF metadata: what
@@ -97,8 +99,8 @@ public record ModelConfig(
     }
 
     /** The distinct feed-forward blocks of the layers (a model has one or two kinds, however many layers). */
-    public java.util.Set<FeedForward> kinds() {
-        java.util.Set<FeedForward> kinds = new java.util.LinkedHashSet<>();
+    public Set<FeedForward> kinds() {
+        Set<FeedForward> kinds = new LinkedHashSet<>();
         // Architectures repeat one or two blocks; a config's layer count may be absurd (the weights refuse it later).
         for (int l = 0; l < Math.min(feedForward.size(), 1 << 16); l++) kinds.add(feedForward.get(l));
         return kinds;

@@ -2,7 +2,11 @@ package fs.model;
 
 import fs.FsException;
 import fs.tensor.Tensor;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Set;
 
 /**
  * Every weight of a model, bound by name (as its source names them) and checked against the config. {@code lmHead}
@@ -43,8 +47,8 @@ public record ModelWeights(Tensor embedTokens, List<Layer> layers, Tensor norm, 
 
     /** The bytes of every weight the model reads, each once (a tied output projection is the embedding). */
     public long bytes() {
-        java.util.Set<Tensor> seen = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
-        List<Tensor> all = new java.util.ArrayList<>(List.of(embedTokens, norm, lmHead));
+        Set<Tensor> seen = Collections.newSetFromMap(new IdentityHashMap<>());
+        List<Tensor> all = new ArrayList<>(List.of(embedTokens, norm, lmHead));
         for (Layer layer : layers) {
             Attention a = layer.attention();
             all.addAll(List.of(a.norm(), a.q(), a.k(), a.v(), a.o(), a.qNorm(), a.kNorm(), layer.ffnNorm()));
@@ -86,7 +90,7 @@ public record ModelWeights(Tensor embedTokens, List<Layer> layers, Tensor norm, 
      */
     public record ExpertMatrices(Tensor stack, List<Tensor> experts) {
         public ExpertMatrices {
-            experts = java.util.Collections.unmodifiableList(new java.util.ArrayList<>(experts)); // nulls: unusable
+            experts = Collections.unmodifiableList(new ArrayList<>(experts)); // nulls: unusable
         }
     }
 }

@@ -1,14 +1,17 @@
 package fs.model;
 
 import fs.backend.ExpertRouting;
+import java.util.Arrays;
 
 /**
  * Hugging Face's Qwen3-MoE routing, for each row of router logits: softmax over every expert, the {@code used} most
  * probable, renormalized to sum to one when asked. Probabilities are computed in double and the weights given as
  * float (Hugging Face computes them in float32; the difference is far below what the experts' outputs carry).
  *
- * <p>Ties: of two experts with equal probability the lower index ranks first, as llama.cpp's stable argsort and
- * torch.topk on the CPU order them (tools/reference/README.md shows torch's on exact ties).
+ * <p>Ties: of two experts with equal probability the lower index ranks first. Neither torch.topk on the CPU nor
+ * llama.cpp's top_k (std::partial_sort) orders exact ties in a defined way (torch 1.13 returned experts 6, 5, 4 of
+ * eight equal probabilities: tools/reference/README.md), so fs and its float64 reference take this deterministic rule,
+ * and the goldens keep every routing decision clear of a tie.
  */
 final class Router {
     private Router() {}
@@ -26,7 +29,7 @@ final class Router {
             double sum = 0;
             for (int e = 0; e < count; e++) sum += p[e] = Math.exp(logits[base + e] - max);
             for (int e = 0; e < count; e++) p[e] /= sum;
-            java.util.Arrays.fill(taken, false);
+            Arrays.fill(taken, false);
             double chosenSum = 0;
             for (int j = 0; j < used; j++) {
                 int best = -1;
