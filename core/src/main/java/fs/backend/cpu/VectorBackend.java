@@ -38,6 +38,11 @@ import jdk.incubator.vector.FloatVector;
  * (see {@link MatmulKernels}), so a prompt row and the same row decoded alone differ by rounding.
  */
 public final class VectorBackend implements Backend {
+    /**
+     * {@code -Dfs.cpu.experts=each}: the native expert matmul one expert at a time, as before
+     * {@link NativeExpertMatmul} (same floats; for measuring the difference).
+     */
+    private final boolean expertsOneByOne = "each".equals(System.getProperty("fs.cpu.experts"));
     /** Elements per unit of element-wise work. */
     private static final int ELEMENTWISE_UNIT = 1 << 14;
 
@@ -47,6 +52,8 @@ public final class VectorBackend implements Backend {
     private final MatmulTask matmulTask;
     /** The native matmul of the formats it has, or null when the Vector API runs every matmul. */
     private final NativeMatmul nativeMatmul;
+    /** The native matmul of a call's experts at once, with {@link #nativeMatmul}; else null. */
+    private final NativeExpertMatmul nativeExperts;
     private final NativeFloatOps nativeFloatOps; // null: the Java kernels
     /** Why native kernels that were asked for are not running, or null. */
     private final String nativeUnavailable;
@@ -73,6 +80,8 @@ public final class VectorBackend implements Backend {
         pool = new WorkerPool(threads);
         matmulTask = new MatmulTask(pool, arena);
         nativeMatmul = kernels.nativeKernels() == null ? null : new NativeMatmul(pool, kernels.nativeKernels());
+        nativeExperts = kernels.nativeKernels() == null ? null
+                : new NativeExpertMatmul(pool, kernels.nativeKernels(), arena);
         nativeFloatOps = kernels.nativeKernels() == null ? null : kernels.nativeKernels().floatOps();
         siluMulTask.nativeOps = nativeFloatOps;
         nativeUnavailable = kernels.unavailable();
@@ -206,7 +215,9 @@ public final class VectorBackend implements Backend {
     }
 
     /**
-     * Per expert, one matmul over the slots that chose it: a single slot reads its input row and writes its output
+     * With native kernels for the experts' format (all of one dtype), all experts at once
+     * ({@link NativeExpertMatmul}: the same floats as one native matmul per expert). Otherwise per expert, one
+     * matmul over the slots that chose it: a single slot reads its input row and writes its output
      * row in place; several are gathered into scratch rows first and scattered after, so the expert's matrix is read
      * once for all of them.
      */
@@ -221,6 +232,22 @@ public final class VectorBackend implements Backend {
         MemorySegment xs = segment(x), os = segment(out);
         requireLength(x, (xPerSlot ? routing.slots() : routing.rows()) * in, "expert matmul input");
         requireLength(out, routing.slots() * outWidth, "expert matmul output");
+        if (nativeExperts != null && !expertsOneByOne && nativeMatmul.covers(first)) {
+            CpuWeight[] ws = new CpuWeight[experts.size()];
+            boolean same = true;
+            for (int e = 0; e < ws.length; e++) {
+                ws[e] = weight(experts.get(e));
+                if (ws[e].rows() != outWidth || ws[e].columns() != in) {
+                    throw new IllegalArgumentException("expert " + e + " is " + ws[e].rows() + "x" + ws[e].columns()
+                            + ", expert 0 " + outWidth + "x" + in);
+                }
+                same &= ws[e].dtype() == first.dtype();
+            }
+            if (same) {
+                if (routing.slots() > 0) nativeExperts.matmul(xs, xPerSlot, ws, routing, os);
+                return;
+            }
+        }
         long inBytes = in * Float.BYTES, outBytes = outWidth * Float.BYTES;
         for (int e = 0; e < routing.expertCount(); e++) {
             int start = routing.groupStart(e), n = routing.groupEnd(e) - start;
