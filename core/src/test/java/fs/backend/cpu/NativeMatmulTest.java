@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import fs.FsException;
 import fs.backend.Buffer;
+import fs.backend.ExpertRouting;
 import fs.backend.Weight;
 import fs.backend.cpu.NativeKernels.Activations;
 import fs.tensor.DType;
@@ -22,6 +23,8 @@ import java.net.URI;
 import java.net.URL;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.jar.JarEntry;
@@ -91,6 +94,52 @@ class NativeMatmulTest {
                 try (VectorBackend backend = new VectorBackend(threads, CpuKernels.nativeKernels(null))) {
                     assertArrayEquals(expected, matmul(backend, tensor, x, rows), type + ", " + rows + " rows, "
                             + threads + " threads");
+                }
+            }
+        }
+    }
+
+    /**
+     * The expert matmul (all of a call's experts in one hand-off, each input row quantized once) gives every slot the
+     * kernels' floats of its own row and expert, whatever the grouping, the threads and where the input comes from:
+     * 4 experts, 7 rows choosing 2 each (experts shared, one held alone, one unchosen) and a single row.
+     */
+    @ParameterizedTest
+    @FieldSource("fs.backend.cpu.NativeKernelsTest#FORMATS")
+    void everyExpertSlotGetsTheKernelsFloats(DType type) {
+        SplittableRandom random = new SplittableRandom(100 + type.ordinal());
+        Tensor[] experts = new Tensor[4];
+        for (int e = 0; e < experts.length; e++) experts[e] = randomTensor(type, random);
+        ExpertRouting[] routings = {
+            new ExpertRouting(7, 2, 4, new int[] {0, 1, 0, 1, 1, 3, 0, 1, 0, 3, 1, 3, 0, 1},
+                    new float[14]),
+            new ExpertRouting(1, 2, 4, new int[] {1, 2}, new float[2])};
+        Activations format = Activations.of(type);
+        for (ExpertRouting routing : routings) {
+            for (boolean perSlot : new boolean[] {false, true}) {
+                int inputRows = perSlot ? routing.slots() : routing.rows();
+                float[] x = gaussian(random, inputRows * K);
+                byte[] act = Int8Reference.quantize(format, x);
+                float[] expected = new float[routing.slots() * N];
+                for (int s = 0; s < routing.slots(); s++) {
+                    int row = perSlot ? s : s / routing.used();
+                    Tensor w = experts[routing.expert(s)];
+                    for (int i = 0; i < N; i++) {
+                        expected[s * N + i] = Int8Reference.dot(type, w.data(), i * type.rowBytes(K), act,
+                                row * format.rowBytes(K), K);
+                    }
+                }
+                for (int threads : new int[] {1, 3}) {
+                    try (VectorBackend backend = new VectorBackend(threads, CpuKernels.nativeKernels(null))) {
+                        List<Weight> weights = Arrays.stream(experts).map(backend::upload).toList();
+                        Buffer in = backend.allocate(x.length), out = backend.allocate((long) routing.slots() * N);
+                        MemorySegment.copy(x, 0, ((CpuBuffer) in).segment(), ValueLayout.JAVA_FLOAT, 0, x.length);
+                        backend.matmulExperts(in, perSlot, weights, routing, out);
+                        float[] result = new float[routing.slots() * N];
+                        backend.read(out, 0, result);
+                        assertArrayEquals(expected, result, type + ", " + routing.rows() + " rows, "
+                                + (perSlot ? "a row per slot, " : "a row per token, ") + threads + " threads");
+                    }
                 }
             }
         }
