@@ -2,27 +2,17 @@ package fs.backend.cpu;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import fs.backend.Backend;
 import fs.backend.Buffer;
 import fs.backend.ExpertRouting;
 import fs.backend.ForwardingBackend;
 import fs.backend.Weight;
 import fs.backend.cpu.NativeKernels.Activations;
-import fs.model.DecoderModel;
-import fs.model.ModelConfig;
-import fs.model.ModelWeights;
-import fs.model.Probe;
-import fs.model.SingleSequence;
-import fs.source.ModelSource;
 import fs.tensor.DType;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -54,78 +44,9 @@ class NativeQMoeGoldenTest {
     static Stream<Arguments> files() {
         Stream<Arguments> moe = Stream.of("BF16", "Q8_0", "Q6_K", "Q5_K_M", "Q4_K_M", "Q4_0", "Q2_K", "IQ2_XXS")
                 .map(type -> Arguments.of("q-moe", type));
-        Stream<Arguments> heldout = Stream.of("Q4_K_M", "Q2_K", "IQ2_XXS").map(type -> Arguments.of("q-moe-heldout", type));
+        Stream<Arguments> heldout =
+                Stream.of("Q4_K_M", "Q2_K", "IQ2_XXS").map(type -> Arguments.of("q-moe-heldout", type));
         return Stream.concat(moe, heldout);
-    }
-
-    private record Golden(int[] tokens, List<Map<Integer, Double>> positions, int[] greedy) {
-        static Golden load(Path file) throws IOException {
-            JsonNode root = new ObjectMapper().readTree(file.toFile());
-            List<Map<Integer, Double>> positions = new ArrayList<>();
-            for (JsonNode position : root.get("positions")) {
-                Map<Integer, Double> top = new HashMap<>();
-                for (int i = 0; i < position.get("top_ids").size(); i++) {
-                    top.put(position.get("top_ids").get(i).intValue(), position.get("top_logits").get(i).doubleValue());
-                }
-                positions.add(top);
-            }
-            return new Golden(ints(root.get("tokens")), positions, ints(root.get("greedy")));
-        }
-
-        private static int[] ints(JsonNode array) {
-            return array.valueStream().mapToInt(JsonNode::intValue).toArray();
-        }
-
-        /** The largest and the RMS |logit − golden| over the golden's top ids that {@code logits} (and {@code only}) has. */
-        double[] distance(List<Map<Integer, Double>> logits, List<Map<Integer, Double>> only) {
-            double worst = 0, squares = 0;
-            int count = 0;
-            for (int p = 0; p < positions.size(); p++) {
-                for (Map.Entry<Integer, Double> e : positions.get(p).entrySet()) {
-                    Double logit = logits.get(p).get(e.getKey());
-                    if (logit == null || only != null && !only.get(p).containsKey(e.getKey())) continue;
-                    double d = Math.abs(logit - e.getValue());
-                    worst = Math.max(worst, d);
-                    squares += d * d;
-                    count++;
-                }
-            }
-            return new double[] {worst, Math.sqrt(squares / Math.max(count, 1))};
-        }
-
-        /** Positions whose top-1 id differs from the golden's. */
-        int top1Differences(List<Map<Integer, Double>> logits) {
-            int n = 0;
-            for (int p = 0; p < positions.size(); p++) {
-                if (!argmax(logits.get(p)).equals(argmax(positions.get(p)))) n++;
-            }
-            return n;
-        }
-
-        private static Integer argmax(Map<Integer, Double> top) {
-            return top.entrySet().stream().max(Map.Entry.comparingByValue()).orElseThrow().getKey();
-        }
-    }
-
-    /** Per position, the logits at the golden's top ids, through {@code backend}. */
-    private static List<Map<Integer, Double>> logits(Path gguf, Backend backend, Golden golden) {
-        try (ModelSource source = ModelSource.open(gguf); backend) {
-            ModelConfig config = source.config();
-            SingleSequence model = new SingleSequence(
-                    new DecoderModel(config, ModelWeights.bind(config, source.tensors()), backend),
-                    new SingleSequence.Shape(64, 16, 16));
-            float[] row = new float[config.vocabSize()];
-            List<Map<Integer, Double>> out = new ArrayList<>();
-            model.forwardInBatches(golden.tokens(), 0, Probe.NONE, (first, rows) -> {
-                for (int r = 0; r < rows; r++) {
-                    model.readLogits(r, row);
-                    Map<Integer, Double> at = new HashMap<>();
-                    for (int id : golden.positions().get(first + r).keySet()) at.put(id, (double) row[id]);
-                    out.add(at);
-                }
-            });
-            return out;
-        }
     }
 
     private static Backend nativeBackend() {
@@ -134,7 +55,7 @@ class NativeQMoeGoldenTest {
         return new VectorBackend(2, kernels);
     }
 
-    /** {@link Int8ActivationsBackend} with the expert matmuls' inputs rounded to int8 too (per row, as the dense ones). */
+    /** {@link Int8ActivationsBackend} with the expert matmuls' inputs rounded to int8 too (per row, as dense ones). */
     private static final class Int8ExpertsBackend extends ForwardingBackend {
         private Buffer rounded;
 
@@ -167,10 +88,10 @@ class NativeQMoeGoldenTest {
     @MethodSource("files")
     void nativeIsNoFurtherFromTheExactGoldenThanLlamaCpp(String model, String type) throws IOException {
         Path dir = REPO.resolve("models").resolve(model), gguf = dir.resolve("model-" + type + ".gguf");
-        Golden golden = Golden.load(dir.resolve("golden-" + type + ".json"));
-        List<Map<Integer, Double>> nativeLogits = logits(gguf, nativeBackend(), golden);
-        List<Map<Integer, Double>> int8Logits = logits(gguf, new Int8ExpertsBackend(), golden);
-        List<Map<Integer, Double>> llama = Golden.load(dir.resolve("llama-" + type + ".json")).positions();
+        TopLogitsGolden golden = TopLogitsGolden.load(dir.resolve("golden-" + type + ".json"));
+        List<Map<Integer, Double>> nativeLogits = golden.logits(gguf, nativeBackend());
+        List<Map<Integer, Double>> int8Logits = golden.logits(gguf, new Int8ExpertsBackend());
+        List<Map<Integer, Double>> llama = TopLogitsGolden.load(dir.resolve("llama-" + type + ".json")).positions();
         double[] n = golden.distance(nativeLogits, llama), i = golden.distance(int8Logits, llama);
         double[] l = golden.distance(llama, null), all = golden.distance(nativeLogits, null);
         System.out.printf(Locale.ROOT, "native %s %s: |logit - exact golden| max %.4f, rms %.4f (all top-5 ids: %.4f,"

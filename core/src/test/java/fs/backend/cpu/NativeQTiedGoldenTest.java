@@ -3,8 +3,6 @@ package fs.backend.cpu;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import fs.backend.Backend;
 import fs.gguf.GgufFile;
 import fs.gguf.QTied;
@@ -15,9 +13,7 @@ import fs.model.Probe;
 import fs.model.SingleSequence;
 import fs.source.ModelSource;
 import java.io.IOException;
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -40,71 +36,11 @@ import org.junit.jupiter.params.provider.MethodSource;
 class NativeQTiedGoldenTest {
     private static final double EXACT_TOLERANCE = 1e-3;
 
-    private record Golden(int[] tokens, List<Map<Integer, Double>> positions, int[] greedy) {
-        static Golden load(String name) throws IOException {
-            JsonNode root = new ObjectMapper().readTree(QTied.dir().resolve(name).toFile());
-            List<Map<Integer, Double>> positions = new ArrayList<>();
-            for (JsonNode position : root.get("positions")) {
-                Map<Integer, Double> top = new HashMap<>();
-                for (int i = 0; i < position.get("top_ids").size(); i++) {
-                    top.put(position.get("top_ids").get(i).intValue(), position.get("top_logits").get(i).doubleValue());
-                }
-                positions.add(top);
-            }
-            return new Golden(ints(root.get("tokens")), positions, ints(root.get("greedy")));
-        }
-
-        private static int[] ints(JsonNode array) {
-            return array.valueStream().mapToInt(JsonNode::intValue).toArray();
-        }
-
-        /**
-         * The largest and the RMS |logit − golden| at every position, over the golden's top ids that {@code logits}
-         * has and, when {@code only} is not null, that {@code only} has too.
-         */
-        double[] distance(List<Map<Integer, Double>> logits, List<Map<Integer, Double>> only) {
-            double worst = 0, squares = 0;
-            int count = 0;
-            for (int p = 0; p < positions.size(); p++) {
-                for (Map.Entry<Integer, Double> e : positions.get(p).entrySet()) {
-                    Double logit = logits.get(p).get(e.getKey());
-                    if (logit == null || only != null && !only.get(p).containsKey(e.getKey())) continue;
-                    double d = Math.abs(logit - e.getValue());
-                    worst = Math.max(worst, d);
-                    squares += d * d;
-                    count++;
-                }
-            }
-            return new double[] {worst, Math.sqrt(squares / count)};
-        }
-    }
-
     /** How many tokens the two sequences share before their first difference. */
     private static int commonPrefix(int[] a, int[] b) {
         int n = 0;
         while (n < a.length && n < b.length && a[n] == b[n]) n++;
         return n;
-    }
-
-    /** Per position, the logits at the golden's top ids, through {@code backend}. */
-    private static List<Map<Integer, Double>> logits(String type, Backend backend, Golden golden) {
-        try (ModelSource source = ModelSource.open(QTied.gguf(type)); backend) {
-            ModelConfig config = source.config();
-            SingleSequence model = new SingleSequence(
-                    new DecoderModel(config, ModelWeights.bind(config, source.tensors()), backend),
-                    new SingleSequence.Shape(64, 16, 16));
-            float[] row = new float[config.vocabSize()];
-            List<Map<Integer, Double>> out = new ArrayList<>();
-            model.forwardInBatches(golden.tokens(), 0, Probe.NONE, (first, rows) -> {
-                for (int r = 0; r < rows; r++) {
-                    model.readLogits(r, row);
-                    Map<Integer, Double> at = new HashMap<>();
-                    for (int id : golden.positions().get(first + r).keySet()) at.put(id, (double) row[id]);
-                    out.add(at);
-                }
-            });
-            return out;
-        }
     }
 
     private static Backend nativeBackend() {
@@ -116,10 +52,11 @@ class NativeQTiedGoldenTest {
     @ParameterizedTest
     @FieldSource("fs.gguf.QTied#TYPES")
     void theLogitsAreAsFarFromTheExactGoldenAsInt8ActivationsTakeThem(String type) throws IOException {
-        Golden golden = Golden.load("golden-" + type + ".json");
-        List<Map<Integer, Double>> nativeLogits = logits(type, nativeBackend(), golden);
-        List<Map<Integer, Double>> int8Logits = logits(type, new Int8ActivationsBackend(), golden);
-        List<Map<Integer, Double>> llama = Golden.load("llama-" + type + ".json").positions();
+        TopLogitsGolden golden = TopLogitsGolden.load(QTied.dir().resolve("golden-" + type + ".json"));
+        List<Map<Integer, Double>> nativeLogits = golden.logits(QTied.gguf(type), nativeBackend());
+        List<Map<Integer, Double>> int8Logits = golden.logits(QTied.gguf(type), new Int8ActivationsBackend());
+        List<Map<Integer, Double>> llama =
+                TopLogitsGolden.load(QTied.dir().resolve("llama-" + type + ".json")).positions();
         double nativeDistance = golden.distance(nativeLogits, null)[0];
         double tolerance = 2 * golden.distance(int8Logits, null)[0] + EXACT_TOLERANCE;
         double[] n = golden.distance(nativeLogits, llama), i = golden.distance(int8Logits, llama);
@@ -151,7 +88,7 @@ class NativeQTiedGoldenTest {
     @ParameterizedTest
     @MethodSource("nativeFiles")
     void aTokenDecodedAloneGetsTheLogitsOfABatchBitForBit(String type) throws IOException {
-        Golden golden = Golden.load("golden-" + type + ".json");
+        TopLogitsGolden golden = TopLogitsGolden.load(QTied.dir().resolve("golden-" + type + ".json"));
         int prompt = golden.tokens().length, steps = golden.greedy().length;
         int[] tokens = Arrays.copyOf(golden.tokens(), prompt + steps);
         float[][] decoded = new float[steps][];
@@ -176,7 +113,7 @@ class NativeQTiedGoldenTest {
             }
         }
         int[] ids = Arrays.copyOfRange(tokens, prompt, prompt + steps);
-        int[] llama = Golden.load("llama-" + type + ".json").greedy();
+        int[] llama = TopLogitsGolden.load(QTied.dir().resolve("llama-" + type + ".json")).greedy();
         System.out.printf(Locale.ROOT, "native q-tied %s: greedy keeps %d of the golden's %d tokens (llama.cpp: %d),"
                 + " %d of llama.cpp's%n", type, commonPrefix(golden.greedy(), ids), steps,
                 commonPrefix(golden.greedy(), llama), commonPrefix(llama, ids));
