@@ -34,7 +34,9 @@ import picocli.CommandLine.Spec;
 /**
  * Speed as llama-bench measures it: pp (one batched forward of p prompt tokens into an empty cache) and tg (n
  * single-token forwards from an empty cache), each after a warm-up run, repeated r times; mean ± sample stddev of
- * tokens per second. Like llama-bench, -p and -n take comma-separated lists, one test per value.
+ * tokens per second. Like llama-bench, -p and -n take comma-separated lists, one test per value, and -d runs every
+ * test again after each listed depth: that many random tokens already in the cache (filled untimed), the test's
+ * positions after them.
  *
  * <p>With {@code --parallel}, it measures continuous batching instead: for each listed N, N concurrent greedy streams
  * of n tokens through the {@link Scheduler}, each from its own random prompt of {@link #PARALLEL_PROMPT} tokens (all
@@ -46,7 +48,7 @@ import picocli.CommandLine.Spec;
 // and their own options say more.
 @Command(name = "bench", mixinStandardHelpOptions = true,
         customSynopsis = {
-            "fs bench [MODEL] [-p N[,N...]] [-n N[,N...]] [-r N] [OPTIONS]",
+            "fs bench [MODEL] [-p N[,N...]] [-n N[,N...]] [-d N[,N...]] [-r N] [OPTIONS]",
             "       fs bench [MODEL] --parallel N[,N...] [-n N[,N...]] [-r N] [OPTIONS]"},
         description = "Measures prompt processing and generation speed.")
 final class BenchCommand implements Callable<Integer> {
@@ -63,6 +65,11 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = {"-n", "--n-gen"}, paramLabel = "N", defaultValue = "64", split = ",",
             description = "Generated tokens of the tg tests, one test per value; 0 skips it (default: ${DEFAULT-VALUE}).")
     int[] genTokens;
+
+    @Option(names = {"-d", "--n-depth"}, paramLabel = "N", defaultValue = "0", split = ",",
+            description = "Positions already in the KV cache before each test, one run of the tests per value, as "
+                    + "llama-bench's (\"pp512 @ d4096\"); the cache is filled untimed (default: ${DEFAULT-VALUE}).")
+    int[] depths;
 
     @Option(names = {"-r", "--repetitions"}, paramLabel = "N", defaultValue = "3",
             description = "Repetitions of each test (default: ${DEFAULT-VALUE}).")
@@ -82,10 +89,13 @@ final class BenchCommand implements Callable<Integer> {
     /** More concurrent streams than this is a typo: each one is a KV cache slot. */
     static final int MAX_PARALLEL = 256;
 
-    /** One test's timings: {@code nPrompt} tokens in one forward, or {@code nGen} one-token forwards. */
-    private record Result(int nPrompt, int nGen, long[] samplesNs) {
+    /**
+     * One test's timings: {@code nPrompt} tokens in one forward, or {@code nGen} one-token forwards, after
+     * {@code depth} positions in the cache.
+     */
+    private record Result(int nPrompt, int nGen, int depth, long[] samplesNs) {
         String name() {
-            return nPrompt > 0 ? "pp" + nPrompt : "tg" + nGen;
+            return (nPrompt > 0 ? "pp" + nPrompt : "tg" + nGen) + (depth > 0 ? " @ d" + depth : "");
         }
 
         double[] samplesTs() {
@@ -104,34 +114,47 @@ final class BenchCommand implements Callable<Integer> {
                     + joined(genTokens));
         }
         if (repetitions < 1) throw new FsException("-r must be at least 1, got " + repetitions);
+        if (Arrays.stream(depths).anyMatch(d -> d < 0)) throw new FsException("-d must be ≥ 0, got " + joined(depths));
+        int mostDepth = Arrays.stream(depths).max().orElse(0);
         PrintWriter err = spec.commandLine().getErr();
-        if (parallel != null) return callParallel(mostGen, err);
-        // Each pp test is one forward of all its tokens, as llama-bench's (up to its 512-token micro-batch).
+        if (parallel != null) {
+            if (mostDepth > 0) throw new FsException("-d does not apply to --parallel (its streams start empty)");
+            return callParallel(mostGen, err);
+        }
+        // Each pp test is one forward of all its tokens, as llama-bench's (up to its 512-token micro-batch); a depth is
+        // filled in forwards of up to 512 tokens.
+        int batchRows = Math.max(1, Math.max(mostPrompt, Math.min(mostDepth, 512)));
         try (LoadedModel<SingleSequence> loaded = modelOptions.load(
-                context -> new SingleSequence.Shape(context, Math.max(1, Math.min(mostPrompt, context)), 1), err)) {
+                context -> new SingleSequence.Shape(context, Math.min(batchRows, context), 1), err)) {
             SingleSequence model = loaded.state();
-            model.checkFits(0, Math.max(mostPrompt, mostGen));
+            model.checkFits(0, mostDepth + Math.max(mostPrompt, mostGen));
             Random random = new Random(42);
             int vocab = model.config().vocabSize();
             List<Result> results = new ArrayList<>();
             String started = Instant.now().toString();
-            for (int n : promptTokens) {
-                if (n == 0) continue;
-                int[] prompt = random.ints(n, 0, vocab).toArray();
-                results.add(measure(n, 0, () -> {
-                    model.forward(prompt, 0, Probe.NONE);
-                    model.argmax(0); // waits for the device
-                }));
-            }
-            for (int n : genTokens) {
-                if (n == 0) continue;
-                int[] oneToken = {random.nextInt(vocab)};
-                results.add(measure(0, n, () -> {
-                    for (int position = 0; position < n; position++) {
-                        model.forward(oneToken, position, Probe.NONE);
-                        oneToken[0] = model.argmax(0);
-                    }
-                }));
+            for (int depth : depths) {
+                // The tests write positions depth.. only, so the cache is filled once for all of them.
+                if (depth > 0) {
+                    model.forwardInBatches(random.ints(depth, 0, vocab).toArray(), 0, Probe.NONE, (first, rows) -> {});
+                }
+                for (int n : promptTokens) {
+                    if (n == 0) continue;
+                    int[] prompt = random.ints(n, 0, vocab).toArray();
+                    results.add(measure(n, 0, depth, () -> {
+                        model.forward(prompt, depth, Probe.NONE);
+                        model.argmax(0); // waits for the device
+                    }));
+                }
+                for (int n : genTokens) {
+                    if (n == 0) continue;
+                    int[] oneToken = {random.nextInt(vocab)};
+                    results.add(measure(0, n, depth, () -> {
+                        for (int position = depth; position < depth + n; position++) {
+                            model.forward(oneToken, position, Probe.NONE);
+                            oneToken[0] = model.argmax(0);
+                        }
+                    }));
+                }
             }
             PrintWriter out = spec.commandLine().getOut();
             out.print(json ? json(loaded, results, started) : table(loaded, results));
@@ -281,7 +304,7 @@ final class BenchCommand implements Callable<Integer> {
         return Arrays.stream(values).mapToObj(Integer::toString).collect(Collectors.joining(","));
     }
 
-    private Result measure(int nPrompt, int nGen, Runnable test) {
+    private Result measure(int nPrompt, int nGen, int depth, Runnable test) {
         test.run(); // warm-up: JIT compilation, first-touch of the weights
         long[] samples = new long[repetitions];
         for (int i = 0; i < repetitions; i++) {
@@ -289,7 +312,7 @@ final class BenchCommand implements Callable<Integer> {
             test.run();
             samples[i] = System.nanoTime() - start;
         }
-        return new Result(nPrompt, nGen, samples);
+        return new Result(nPrompt, nGen, depth, samples);
     }
 
     private String table(LoadedModel<SingleSequence> loaded, List<Result> results) {
@@ -330,6 +353,7 @@ final class BenchCommand implements Callable<Integer> {
             o.put("n_ctx", loaded.state().shape().contextLength());
             o.put("n_prompt", r.nPrompt());
             o.put("n_gen", r.nGen());
+            o.put("n_depth", r.depth());
             o.put("test_time", started);
             o.put("avg_ns", Math.round(mean(ns)));
             o.put("stddev_ns", Math.round(stddev(ns)));

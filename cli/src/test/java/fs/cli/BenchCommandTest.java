@@ -61,9 +61,41 @@ class BenchCommandTest {
         CliRun run = CliRun.of("bench", "--help");
         assertEquals(0, run.exitCode(), run.err());
         String[] lines = run.out().split(System.lineSeparator());
-        assertEquals("Usage: fs bench [MODEL] [-p N[,N...]] [-n N[,N...]] [-r N] [OPTIONS]", lines[0]);
+        assertEquals("Usage: fs bench [MODEL] [-p N[,N...]] [-n N[,N...]] [-d N[,N...]] [-r N] [OPTIONS]", lines[0]);
         assertEquals("       fs bench [MODEL] --parallel N[,N...] [-n N[,N...]] [-r N] [OPTIONS]", lines[1]);
         assertTrue(run.out().contains("  -p, --n-prompt=N[,N...]"), run.out());
+    }
+
+    /**
+     * llama-bench's -d: each test again after each depth, named "pp4 @ d32" and with n_depth in the JSON; a depth is
+     * filled before its tests, and the tests at a depth are slower than at none only through attention, so what is
+     * asserted is the shape of the report and that a depth past the context is the user's error in one line.
+     */
+    @Test
+    void eachDepthRunsTheTestsAgainAfterThatManyPositions() throws IOException {
+        CliRun run = CliRun.of("bench", model, "-p", "4", "-n", "2", "-d", "0,32", "-r", "1", "-t", "1", "--json");
+        assertEquals(0, run.exitCode(), run.err());
+        JsonNode tests = new ObjectMapper().readTree(run.out());
+        assertEquals(4, tests.size(), run.out());
+        int[][] expected = {{4, 0, 0}, {0, 2, 0}, {4, 0, 32}, {0, 2, 32}};
+        for (int i = 0; i < expected.length; i++) {
+            JsonNode test = tests.get(i);
+            assertEquals(expected[i][0], test.get("n_prompt").intValue(), run.out());
+            assertEquals(expected[i][1], test.get("n_gen").intValue(), run.out());
+            assertEquals(expected[i][2], test.get("n_depth").intValue(), run.out());
+            assertTrue(test.get("avg_ts").doubleValue() > 0);
+        }
+        CliRun table = CliRun.of("bench", model, "-p", "4", "-n", "0", "-d", "32", "-r", "1", "-t", "1");
+        assertEquals(0, table.exitCode(), table.err());
+        assertTrue(table.out().contains("| pp4 @ d32 |") || table.out().contains(" pp4 @ d32 |"), table.out());
+
+        CliRun tooDeep = CliRun.of("bench", model, "-p", "4", "-n", "0", "-d", "100", "--ctx", "64", "-r", "1");
+        assertEquals(1, tooDeep.exitCode(), tooDeep.out());
+        String last = tooDeep.err().strip().lines().reduce((a, b) -> b).orElseThrow();
+        assertTrue(last.contains("positions 0..103 do not fit the context of 64 tokens"), tooDeep.err());
+        assertTrue(!tooDeep.err().contains("\tat "), tooDeep.err());
+        CliRun negative = CliRun.of("bench", model, "-d", "-1");
+        assertTrue(negative.exitCode() != 0 && negative.err().contains("-d must be"), negative.err());
     }
 
     @Test
