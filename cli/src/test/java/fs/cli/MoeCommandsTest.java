@@ -4,28 +4,17 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.PrintWriter;
-import java.io.StringWriter;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
-import sun.misc.Signal;
 
 /**
  * Every command that runs a model, on a Qwen3-MoE (models/q-moe: 8 experts, 3 per token, GGUF files as llama.cpp's
@@ -154,74 +143,6 @@ class MoeCommandsTest {
     }
 
     // ---- fs serve ------------------------------------------------------------------------------------------------
-
-    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
-    private static final Pattern LISTENING = Pattern.compile("fs: listening on http://127\\.0\\.0\\.1:(\\d+) ");
-
-    /** fs serve on a thread of its own until {@link #close} stops it as Ctrl-C does (ServeCommandTest's way). */
-    private static final class LiveServe implements AutoCloseable {
-        private final StringWriter err = new StringWriter();
-        private final Thread thread;
-        private final int port;
-        private int exit = -1;
-
-        LiveServe(String... args) throws InterruptedException {
-            String[] command = new String[args.length + 1];
-            command[0] = "serve";
-            System.arraycopy(args, 0, command, 1, args.length);
-            thread = Thread.ofPlatform().daemon().start(() ->
-                    exit = Main.execute(new PrintWriter(new StringWriter()), new PrintWriter(err, true), command));
-            long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
-            while (!err.toString().contains("fs: ready")) {
-                if (!thread.isAlive() || System.nanoTime() > deadline) fail("fs serve did not get ready: " + err);
-                Thread.sleep(20);
-            }
-            Matcher listening = LISTENING.matcher(err.toString());
-            assertTrue(listening.find(), err.toString());
-            port = Integer.parseInt(listening.group(1));
-        }
-
-        /** A streamed chat completion of {@code question} at temperature 0, sent now: its content, put together. */
-        CompletableFuture<String> streamedChat(String question) {
-            String body = "{\"messages\":[{\"role\":\"user\",\"content\":" + JSON.valueToTree(question)
-                    + "}],\"max_tokens\":8,\"temperature\":0,\"stream\":true}";
-            HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/v1/chat/completions"))
-                    .timeout(Duration.ofSeconds(60)).header("Content-Type", "application/json")
-                    .POST(HttpRequest.BodyPublishers.ofString(body)).build();
-            return HTTP.sendAsync(request, HttpResponse.BodyHandlers.ofLines()).thenApply(response -> {
-                assertEquals(200, response.statusCode());
-                StringBuilder content = new StringBuilder();
-                boolean[] done = {false};
-                response.body().forEach(line -> {
-                    if (!line.startsWith("data: ")) return;
-                    String data = line.substring(6);
-                    if (data.equals("[DONE]")) {
-                        done[0] = true;
-                        return;
-                    }
-                    try {
-                        JsonNode delta = JSON.readTree(data).get("choices").get(0).get("delta");
-                        if (delta != null && delta.hasNonNull("content")) content.append(delta.get("content").textValue());
-                    } catch (IOException e) {
-                        throw new AssertionError(data, e);
-                    }
-                });
-                assertTrue(done[0], "the stream ends with [DONE]");
-                return content.toString();
-            });
-        }
-
-        String log() {
-            return err.toString();
-        }
-
-        @Override
-        public void close() throws InterruptedException {
-            Signal.raise(new Signal("INT"));
-            thread.join(Duration.ofSeconds(30));
-            assertEquals(0, exit, err.toString());
-        }
-    }
 
     @Test
     void serveAnswersTwoConcurrentStreamedChatsAsItAnswersThemInTurn() throws Exception {

@@ -3,7 +3,6 @@ package fs.cli;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -14,16 +13,10 @@ import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.io.Writer;
 import java.net.ServerSocket;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
-import sun.misc.Signal;
 
 /**
  * fs serve's refusals, each one line and the CLI's exit status, before any model is loaded or while it loads; and a
@@ -32,78 +25,7 @@ import sun.misc.Signal;
 class ServeCommandTest {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final Path MODEL = Golden.modelDir("tiny-tied");
-    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
 
-    /** fs serve running on a thread of its own until {@link #close} stops it as Ctrl-C does (its SIGINT handler). */
-    private static final class LiveServe implements AutoCloseable {
-        private static final Pattern LISTENING = Pattern.compile("fs: listening on http://127\\.0\\.0\\.1:(\\d+) ");
-        private final StringWriter err = new StringWriter();
-        private final Thread thread;
-        private final int port;
-        private int exit = -1;
-
-        LiveServe(String... args) throws InterruptedException {
-            String[] command = new String[args.length + 1];
-            command[0] = "serve";
-            System.arraycopy(args, 0, command, 1, args.length);
-            thread = Thread.ofPlatform().daemon().start(() ->
-                    exit = Main.execute(new PrintWriter(new StringWriter()), new PrintWriter(err, true), command));
-            long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
-            // "ready" comes once the signal handlers are in place: only then may close() raise SIGINT
-            while (!err.toString().contains("fs: ready")) {
-                if (!thread.isAlive() || System.nanoTime() > deadline) fail("fs serve did not get ready: " + err);
-                Thread.sleep(20);
-            }
-            Matcher listening = LISTENING.matcher(err.toString());
-            assertTrue(listening.find(), err.toString());
-            port = Integer.parseInt(listening.group(1));
-        }
-
-        HttpResponse<String> get(String path) throws Exception {
-            return HTTP.send(HttpRequest.newBuilder(uri(path)).timeout(Duration.ofSeconds(60)).build(),
-                    HttpResponse.BodyHandlers.ofString());
-        }
-
-        HttpResponse<String> post(String path, String body) throws Exception {
-            return HTTP.send(HttpRequest.newBuilder(uri(path)).timeout(Duration.ofSeconds(60))
-                    .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body))
-                    .build(), HttpResponse.BodyHandlers.ofString());
-        }
-
-        /** The text of a completion of "Hello" with the request's own {@code fields} besides the prompt. */
-        String complete(String fields) throws Exception {
-            HttpResponse<String> response =
-                    post("/v1/completions", "{\"prompt\":\"Hello\",\"max_tokens\":6" + fields + "}");
-            assertEquals(200, response.statusCode(), response.body());
-            return JSON.readTree(response.body()).get("choices").get(0).get("text").textValue();
-        }
-
-        /** One raw HTTP/1.1 GET with the given Host (and Origin, unless null): the whole response as text. */
-        String rawGet(String path, String host, String origin) throws Exception {
-            try (java.net.Socket socket = new java.net.Socket("127.0.0.1", port)) {
-                socket.setSoTimeout(60_000);
-                String request = "GET " + path + " HTTP/1.1\r\nHost: " + host + "\r\n"
-                        + (origin != null ? "Origin: " + origin + "\r\n" : "") + "Connection: close\r\n\r\n";
-                socket.getOutputStream().write(request.getBytes(java.nio.charset.StandardCharsets.US_ASCII));
-                return new String(socket.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
-            }
-        }
-
-        String log() {
-            return err.toString();
-        }
-
-        private URI uri(String path) {
-            return URI.create("http://127.0.0.1:" + port + path);
-        }
-
-        @Override
-        public void close() throws InterruptedException {
-            Signal.raise(new Signal("INT"));
-            thread.join(Duration.ofSeconds(30));
-            assertEquals(0, exit, err.toString());
-        }
-    }
 
     private record Run(int exit, String err) {}
 
@@ -172,7 +94,7 @@ class ServeCommandTest {
         }
         try (LiveServe live = new LiveServe(MODEL.toString(), "--port", "0", "-t", "2", "--backend", "cpu",
                 "--parallel", "2")) {
-            assertTrue(live.err.toString().contains(", context " + context + ", on "), live.err.toString());
+            assertTrue(live.log().contains(", context " + context + ", on "), live.log());
             int share = context / 2;
             HttpResponse<String> refused = live.post("/v1/completions",
                     "{\"prompt\":\"Hello\",\"max_tokens\":" + share + "}");
