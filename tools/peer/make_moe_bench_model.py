@@ -20,7 +20,7 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(REPO, "tools", "reference"))
-from make_checkpoint import LazyTensor, bf16_bytes, write_safetensors  # noqa: E402
+from make_checkpoint import LazyTensor, attention_weights, bf16_bytes, write_safetensors  # noqa: E402
 from make_moe_ggufs import (Q_TIED, HEAVY_FRACTION, HEAVY_FACTOR, OUTLIER_EVERY, OUTLIER_FACTOR,  # noqa: E402
                             EMBEDDING_STD, ROUTER_LOGIT_STD, config_json)
 
@@ -70,14 +70,7 @@ def make_weights(spec):
     normal("model.embed_tokens.weight", vocab, h, EMBEDDING_STD)
     for i in range(spec["layers"]):
         p = f"model.layers.{i}."
-        norm(p + "input_layernorm.weight", h)
-        linear(p + "self_attn.q_proj.weight", q_dim, h)
-        linear(p + "self_attn.k_proj.weight", kv_dim, h)
-        linear(p + "self_attn.v_proj.weight", kv_dim, h)
-        linear(p + "self_attn.o_proj.weight", h, q_dim)
-        norm(p + "self_attn.q_norm.weight", hd)
-        norm(p + "self_attn.k_norm.weight", hd)
-        norm(p + "post_attention_layernorm.weight", h)
+        attention_weights(p, h, q_dim, kv_dim, hd, norm, linear)
         normal(p + "mlp.gate.weight", spec["experts"], h, ROUTER_LOGIT_STD * h ** -0.5)
         for e in range(spec["experts"]):
             x = f"{p}mlp.experts.{e}."

@@ -128,6 +128,19 @@ def is_moe_layer(spec, layer):
             and (layer + 1) % spec.get("sparse_step", 1) == 0)
 
 
+def attention_weights(p, h, q_dim, kv_dim, hd, norm, linear):
+    """A Qwen3 layer's attention weights and both its norms, under prefix p, in the order every generator draws them
+    (the seeds follow that order, so it fixes the weights)."""
+    norm(p + "input_layernorm.weight", h)
+    linear(p + "self_attn.q_proj.weight", q_dim, h)
+    linear(p + "self_attn.k_proj.weight", kv_dim, h)
+    linear(p + "self_attn.v_proj.weight", kv_dim, h)
+    linear(p + "self_attn.o_proj.weight", h, q_dim)
+    norm(p + "self_attn.q_norm.weight", hd)
+    norm(p + "self_attn.k_norm.weight", hd)
+    norm(p + "post_attention_layernorm.weight", h)
+
+
 def make_weights(spec):
     """name -> LazyTensor for a Qwen3ForCausalLM with the shapes in spec."""
     h, inter, hd = spec["hidden"], spec["intermediate"], spec["head_dim"]
@@ -149,14 +162,7 @@ def make_weights(spec):
                                                    row_scales=row_scales if tied else None)
     for i in range(spec["layers"]):
         p = f"model.layers.{i}."
-        norm(p + "input_layernorm.weight", h)
-        linear(p + "self_attn.q_proj.weight", q_dim, h)
-        linear(p + "self_attn.k_proj.weight", kv_dim, h)
-        linear(p + "self_attn.v_proj.weight", kv_dim, h)
-        linear(p + "self_attn.o_proj.weight", h, q_dim)
-        norm(p + "self_attn.q_norm.weight", hd)
-        norm(p + "self_attn.k_norm.weight", hd)
-        norm(p + "post_attention_layernorm.weight", h)
+        attention_weights(p, h, q_dim, kv_dim, hd, norm, linear)
         if is_moe_layer(spec, i):
             w[p + "mlp.gate.weight"] = random_tensor([spec["experts"], h], next(seeds),
                                                      scale=ROUTER_LOGIT_STD * h ** -0.5)

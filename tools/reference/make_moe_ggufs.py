@@ -39,7 +39,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.environ.get("GGUF_PY", "/root/peers/llama.cpp/gguf-py"))
-from make_checkpoint import LazyTensor, bf16_bytes, write_safetensors  # noqa: E402
+from make_checkpoint import LazyTensor, attention_weights, bf16_bytes, write_safetensors  # noqa: E402
 from qwen3_reference import Qwen3Reference, load_checkpoint, router_gap  # noqa: E402
 
 LLAMA_BIN = os.environ.get("LLAMA_BIN", "/root/peers/llama.cpp/build/bin")
@@ -100,14 +100,7 @@ def make_weights(spec):
     w["model.embed_tokens.weight"] = eager(torch.randn(vocab, h, generator=gen()) * EMBEDDING_STD)
     for i in range(spec["layers"]):
         p = f"model.layers.{i}."
-        norm(p + "input_layernorm.weight", h)
-        linear(p + "self_attn.q_proj.weight", q_dim, h)
-        linear(p + "self_attn.k_proj.weight", kv_dim, h)
-        linear(p + "self_attn.v_proj.weight", kv_dim, h)
-        linear(p + "self_attn.o_proj.weight", h, q_dim)
-        norm(p + "self_attn.q_norm.weight", hd)
-        norm(p + "self_attn.k_norm.weight", hd)
-        norm(p + "post_attention_layernorm.weight", h)
+        attention_weights(p, h, q_dim, kv_dim, hd, norm, linear)
         w[p + "mlp.gate.weight"] = eager(torch.randn(spec["experts"], h, generator=gen()) * ROUTER_LOGIT_STD * h ** -0.5)
         for e in range(spec["experts"]):
             x = f"{p}mlp.experts.{e}."
