@@ -4,11 +4,19 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import fs.backend.cpu.CpuKernels;
+import fs.backend.cpu.VectorBackend;
 import fs.gguf.GgufFile;
 import fs.gguf.GgufTensor;
+import fs.model.DecoderModel;
+import fs.model.ModelConfig;
+import fs.model.ModelWeights;
+import fs.model.Probe;
+import fs.model.SingleSequence;
 import fs.model.TensorNaming;
 import fs.model.TensorRole;
 import fs.safetensors.SafetensorsWriter;
+import fs.source.ModelSource;
 import fs.tensor.DType;
 import java.io.IOException;
 import java.lang.foreign.ValueLayout;
@@ -112,6 +120,38 @@ class MoeQuantizeCommandTest {
         assertTrue(run.err().contains("qwen3moe"), run.err());
         try (Stream<Path> files = Files.list(dir)) {
             assertEquals(List.of(), files.toList());
+        }
+    }
+
+    /**
+     * One model in its two forms: q-moe's Hugging Face copy (per-expert tensors, config.json) and its GGUF (expert
+     * stacks, qwen3moe metadata) give the same logits, bit for bit, on the exact path: the same weights read through
+     * either source's names and config.
+     */
+    @Test
+    void theCheckpointAndTheGgufOfOneModelGiveTheSameLogits() throws IOException {
+        Path checkpoint = huggingFaceCopyOfQMoe();
+        int[] tokens = {1351, 3424, 5650, 3424, 5201, 2304, 3924, 6908};
+        float[][] fromCheckpoint = logits(checkpoint, tokens), fromGguf = logits(Path.of(BF16), tokens);
+        for (int position = 0; position < tokens.length; position++) {
+            assertArrayEquals(fromGguf[position], fromCheckpoint[position], "position " + position);
+        }
+    }
+
+    /** Every position's logits of {@code tokens} on the model at {@code path}, one token at a time (Vector API). */
+    private static float[][] logits(Path path, int[] tokens) {
+        try (ModelSource source = ModelSource.open(path);
+                VectorBackend backend = new VectorBackend(2, CpuKernels.vectorApi())) {
+            ModelConfig config = source.config();
+            SingleSequence model = new SingleSequence(
+                    new DecoderModel(config, ModelWeights.bind(config, source.tensors()), backend),
+                    new SingleSequence.Shape(16, 1, 1));
+            float[][] logits = new float[tokens.length][config.vocabSize()];
+            for (int i = 0; i < tokens.length; i++) {
+                model.forward(new int[] {tokens[i]}, i, Probe.NONE);
+                model.readLogits(0, logits[i]);
+            }
+            return logits;
         }
     }
 
