@@ -25,7 +25,8 @@ public final class ForwardBuffers {
     final Buffer up;     // as gate
     final Buffer routerLogits; // [rows, experts]; null without experts
     final Buffer expertOut;    // each (row, chosen expert)'s output, [rows × experts used, hidden]; null without experts
-    private final float[] hostRouterLogits;
+    /** The host copy of the last forward's router logits, reused while the batch's rows stay the same (decode). */
+    private float[] hostRouterLogits = new float[0];
     final Buffer headIn; // the final-normed rows that get logits, [logitRows, hidden]
     final Buffer logits; // [logitRows, vocab]
     /** Logits rows written by the last forward. */
@@ -56,16 +57,15 @@ public final class ForwardBuffers {
         int experts = config.largestExpertCount();
         routerLogits = experts == 0 ? null : backend.allocate(rows * experts);
         expertOut = experts == 0 ? null : backend.allocate(rows * config.mostExpertsUsed() * config.hiddenSize());
-        hostRouterLogits = new float[experts == 0 ? 0 : Math.toIntExact(rows * experts)];
         headIn = backend.allocate((long) logitRows * config.hiddenSize());
         logits = backend.allocate((long) logitRows * vocab);
     }
 
     /** The router logits of the last {@code rows} rows routed among {@code experts}, on the host (a wait for them). */
     float[] readRouterLogits(int rows, int experts) {
-        float[] logits = rows * experts == hostRouterLogits.length ? hostRouterLogits : new float[rows * experts];
-        backend.read(routerLogits, 0, logits);
-        return logits;
+        if (hostRouterLogits.length != rows * experts) hostRouterLogits = new float[rows * experts];
+        backend.read(routerLogits, 0, hostRouterLogits);
+        return hostRouterLogits;
     }
 
     /** The most rows a forward into these buffers may have. */
