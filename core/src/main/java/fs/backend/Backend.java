@@ -3,6 +3,7 @@ package fs.backend;
 import fs.tensor.DType;
 import fs.tensor.Tensor;
 import java.util.List;
+import java.util.Set;
 
 /**
  * The small set of ops the models' forward passes need. The model calls only this interface; the Vector API backend
@@ -32,9 +33,20 @@ public interface Backend extends AutoCloseable {
 
     /**
      * A KV cache of {@code sequences} sequence slots, each {@code contextLength} positions × {@code kvHeads} ×
-     * {@code headDim} for each of {@code layers} layers. Sequences never see each other's positions.
+     * {@code headDim} for each of {@code layers} layers, its keys and values stored in {@code types}. Sequences
+     * never see each other's positions. A type outside {@link #kvCacheTypes()}, or q8_0 with a head that is not
+     * whole blocks, is an FsException naming what is available.
      */
-    KvCache allocateKvCache(int layers, int sequences, int contextLength, int kvHeads, int headDim);
+    KvCache allocateKvCache(int layers, int sequences, int contextLength, int kvHeads, int headDim,
+                            KvCacheTypes types);
+
+    /** {@link #allocateKvCache(int, int, int, int, int, KvCacheTypes)} of float32 keys and values. */
+    default KvCache allocateKvCache(int layers, int sequences, int contextLength, int kvHeads, int headDim) {
+        return allocateKvCache(layers, sequences, contextLength, kvHeads, headDim, KvCacheTypes.F32);
+    }
+
+    /** The types this backend stores keys and values in (and attends over); a cache of another is refused. */
+    Set<KvCacheType> kvCacheTypes();
 
     /** {@code out[r, :] = table[tokens[r], :]} for each of the {@code tokens.length} rows. */
     void embed(Weight table, int[] tokens, Buffer out);

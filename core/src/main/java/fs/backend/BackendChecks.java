@@ -4,7 +4,9 @@ import fs.FsException;
 import fs.tensor.DType;
 import fs.tensor.Tensor;
 import java.util.Arrays;
+import java.util.Set;
 import java.util.function.Predicate;
+import java.util.stream.Collectors;
 
 /**
  * The argument checks every {@link Backend} makes before it touches memory, worded once so that a caller gets the same
@@ -49,6 +51,21 @@ public final class BackendChecks {
             throw new IllegalArgumentException("bad kv cache shape: layers " + layers + ", sequences " + sequences
                     + ", context " + contextLength + ", kv heads " + kvHeads + ", head dim " + headDim);
         }
+    }
+
+    /**
+     * The types of a cache a backend named {@code backend} is asked for: each among {@code available}, and whole
+     * blocks of a head of {@code headDim}; otherwise one line (an FsException) naming what is available.
+     */
+    public static void checkKvCacheTypes(KvCacheTypes types, int headDim, Set<KvCacheType> available,
+                                         String backend) {
+        for (KvCacheType type : new KvCacheType[] {types.keys(), types.values()}) {
+            if (!available.contains(type)) {
+                throw new FsException("the " + backend + " backend has no " + type + " KV cache; it has "
+                        + available.stream().map(KvCacheType::label).collect(Collectors.joining(", ")));
+            }
+        }
+        types.checkedFor(headDim);
     }
 
     /** {@code op}'s layer, and every row's position and sequence, lie inside {@code cache}. */

@@ -3,6 +3,7 @@ package fs.backend;
 import fs.tensor.DType;
 import fs.tensor.Tensor;
 import java.util.List;
+import java.util.Set;
 
 /**
  * A backend that passes every op to another one: a subclass overrides the op it watches or changes (fs verify
@@ -19,9 +20,11 @@ public abstract class ForwardingBackend implements Backend {
     @Override public boolean supports(DType dtype) { return delegate.supports(dtype); }
     @Override public Weight upload(Tensor tensor) { return delegate.upload(tensor); }
     @Override public Buffer allocate(long length) { return delegate.allocate(length); }
-    @Override public KvCache allocateKvCache(int layers, int sequences, int contextLength, int kvHeads, int headDim) {
-        return delegate.allocateKvCache(layers, sequences, contextLength, kvHeads, headDim);
+    @Override public KvCache allocateKvCache(int layers, int sequences, int contextLength, int kvHeads, int headDim,
+                                             KvCacheTypes types) {
+        return delegate.allocateKvCache(layers, sequences, contextLength, kvHeads, headDim, types);
     }
+    @Override public Set<KvCacheType> kvCacheTypes() { return delegate.kvCacheTypes(); }
     @Override public void embed(Weight table, int[] tokens, Buffer out) { delegate.embed(table, tokens, out); }
     @Override public void rmsNorm(Buffer x, Weight gamma, Buffer out, int rows, float eps) {
         delegate.rmsNorm(x, gamma, out, rows, eps);

@@ -14,4 +14,7 @@ public interface KvCache {
     int kvHeads();
 
     int headDim();
+
+    /** What the keys and the values are stored as. */
+    KvCacheTypes types();
 }

@@ -3,6 +3,7 @@ package fs.model;
 import fs.FsException;
 import fs.backend.Backend;
 import fs.backend.KvCache;
+import fs.backend.KvCacheTypes;
 import fs.backend.Rope;
 import fs.backend.RowPositions;
 import fs.backend.Weight;
@@ -81,11 +82,19 @@ public final class DecoderModel {
         return backend;
     }
 
-    /** A KV cache of {@code sequences} slots of {@code contextLength} positions each, for this model's layers. */
+    /** A float32 KV cache of {@code sequences} slots of {@code contextLength} positions each. */
     public KvCache allocateCache(int sequences, int contextLength) {
+        return allocateCache(sequences, contextLength, KvCacheTypes.F32);
+    }
+
+    /**
+     * A KV cache of {@code sequences} slots of {@code contextLength} positions each, for this model's layers, its keys
+     * and values stored as {@code types}.
+     */
+    public KvCache allocateCache(int sequences, int contextLength, KvCacheTypes types) {
         if (contextLength < 1) throw new FsException("the context length must be at least 1, got " + contextLength);
-        return backend.allocateKvCache(
-                config.numHiddenLayers(), sequences, contextLength, config.numKeyValueHeads(), config.headDim());
+        return backend.allocateKvCache(config.numHiddenLayers(), sequences, contextLength,
+                config.numKeyValueHeads(), config.headDim(), types);
     }
 
     /** Buffers for forwards of up to {@code batchRows} rows, {@code logitRows} of them with logits (1..batchRows). */

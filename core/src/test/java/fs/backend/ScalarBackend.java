@@ -4,6 +4,8 @@ import fs.FsException;
 import fs.format.ReferenceDequantizer;
 import fs.tensor.DType;
 import fs.tensor.Tensor;
+import java.util.EnumSet;
+import java.util.Set;
 
 /**
  * The oracle: every op as the plain loop its definition says, with sums and transcendental functions in double and
@@ -28,6 +30,11 @@ public final class ScalarBackend implements Backend {
     /** keys[layer][sequence * contextLength + position][kvHead][d], values likewise. */
     private record ScalarKvCache(int layers, int sequences, int contextLength, int kvHeads, int headDim,
                                  float[][][][] keys, float[][][][] values) implements KvCache {
+        @Override
+        public KvCacheTypes types() {
+            return KvCacheTypes.F32;
+        }
+
         int slot(RowPositions rows, int r) {
             return rows.sequence(r) * contextLength + rows.position(r);
         }
@@ -64,10 +71,17 @@ public final class ScalarBackend implements Backend {
     }
 
     @Override
-    public KvCache allocateKvCache(int layers, int sequences, int contextLength, int kvHeads, int headDim) {
+    public KvCache allocateKvCache(int layers, int sequences, int contextLength, int kvHeads, int headDim,
+                                   KvCacheTypes types) {
+        BackendChecks.checkKvCacheTypes(types, headDim, kvCacheTypes(), "scalar");
         int slots = Math.multiplyExact(sequences, contextLength);
         return new ScalarKvCache(layers, sequences, contextLength, kvHeads, headDim,
                 new float[layers][slots][kvHeads][headDim], new float[layers][slots][kvHeads][headDim]);
+    }
+
+    @Override
+    public Set<KvCacheType> kvCacheTypes() {
+        return EnumSet.of(KvCacheType.F32);
     }
 
     private static float[] data(Buffer b) {

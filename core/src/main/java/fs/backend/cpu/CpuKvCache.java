@@ -1,6 +1,7 @@
 package fs.backend.cpu;
 
 import fs.backend.KvCache;
+import fs.backend.KvCacheTypes;
 import java.lang.foreign.MemorySegment;
 
 /**
@@ -13,7 +14,7 @@ import java.lang.foreign.MemorySegment;
  * wide). A (sequence, kvHead) pair is one stream of positions, laid out as a kv head was before sequences existed.
  */
 record CpuKvCache(VectorBackend owner, int layers, int sequences, int contextLength, int kvHeads, int headDim,
-                  MemorySegment[] keys, MemorySegment[] values) implements KvCache {
+                  KvCacheTypes types, MemorySegment[] keys, MemorySegment[] values) implements KvCache {
 
     /** Positions per key block: one vector of floats. */
     static final int KEY_BLOCK = MatmulKernels.L;

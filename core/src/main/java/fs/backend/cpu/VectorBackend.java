@@ -12,6 +12,8 @@ import fs.backend.BackendChecks;
 import fs.backend.Buffer;
 import fs.backend.ExpertRouting;
 import fs.backend.KvCache;
+import fs.backend.KvCacheType;
+import fs.backend.KvCacheTypes;
 import fs.backend.Rope;
 import fs.backend.RowPositions;
 import fs.backend.Weight;
@@ -19,9 +21,11 @@ import fs.tensor.DType;
 import fs.tensor.Tensor;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import jdk.incubator.vector.FloatVector;
 
 /**
@@ -121,9 +125,11 @@ public final class VectorBackend implements Backend {
     }
 
     @Override
-    public KvCache allocateKvCache(int layers, int sequences, int contextLength, int kvHeads, int headDim) {
+    public KvCache allocateKvCache(int layers, int sequences, int contextLength, int kvHeads, int headDim,
+                                   KvCacheTypes types) {
         checkOpen();
         BackendChecks.checkKvCacheShape(layers, sequences, contextLength, kvHeads, headDim);
+        BackendChecks.checkKvCacheTypes(types, headDim, kvCacheTypes(), "cpu");
         long valueBytes = (long) sequences * contextLength * kvHeads * headDim * Float.BYTES;
         long keyBytes = CpuKvCache.keyBytes(sequences, contextLength, kvHeads, headDim);
         MemorySegment[] keys = new MemorySegment[layers];
@@ -132,7 +138,12 @@ public final class VectorBackend implements Backend {
             keys[l] = LazyZeroMemory.allocate(keyBytes, arena);
             values[l] = LazyZeroMemory.allocate(valueBytes, arena);
         }
-        return new CpuKvCache(this, layers, sequences, contextLength, kvHeads, headDim, keys, values);
+        return new CpuKvCache(this, layers, sequences, contextLength, kvHeads, headDim, types, keys, values);
+    }
+
+    @Override
+    public Set<KvCacheType> kvCacheTypes() {
+        return EnumSet.of(KvCacheType.F32);
     }
 
     @Override

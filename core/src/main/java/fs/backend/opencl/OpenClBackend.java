@@ -11,6 +11,8 @@ import fs.backend.BackendChecks;
 import fs.backend.Buffer;
 import fs.backend.ExpertRouting;
 import fs.backend.KvCache;
+import fs.backend.KvCacheType;
+import fs.backend.KvCacheTypes;
 import fs.backend.Rope;
 import fs.backend.RowPositions;
 import fs.backend.Weight;
@@ -42,7 +44,8 @@ public final class OpenClBackend implements Backend {
     private record RopeFrequencies(Rope rope, ClBuffer inverse) {}
 
     /** Per layer, keys and values laid out [sequence][position][kvHead × headDim]. */
-    record ClKvCache(int layers, int sequences, int contextLength, int kvHeads, int headDim, List<ClBuffer> keys,
+    record ClKvCache(int layers, int sequences, int contextLength, int kvHeads, int headDim, KvCacheTypes types,
+            List<ClBuffer> keys,
             List<ClBuffer> values, OpenClBackend owner) implements KvCache {}
 
     private final DeviceContext device;
@@ -163,9 +166,11 @@ public final class OpenClBackend implements Backend {
     }
 
     @Override
-    public KvCache allocateKvCache(int layers, int sequences, int contextLength, int kvHeads, int headDim) {
+    public KvCache allocateKvCache(int layers, int sequences, int contextLength, int kvHeads, int headDim,
+                                   KvCacheTypes types) {
         checkOpen();
         BackendChecks.checkKvCacheShape(layers, sequences, contextLength, kvHeads, headDim);
+        BackendChecks.checkKvCacheTypes(types, headDim, kvCacheTypes(), "opencl");
         long length = (long) sequences * contextLength * kvHeads * headDim;
         String shape = sequences == 1 ? "--ctx " + contextLength : sequences + " sequences of " + contextLength;
         List<ClBuffer> keys = new ArrayList<>();
@@ -174,8 +179,13 @@ public final class OpenClBackend implements Backend {
             keys.add(buffer("KV cache (keys of layer " + layer + ", " + shape + ")", length));
             values.add(buffer("KV cache (values of layer " + layer + ", " + shape + ")", length));
         }
-        return new ClKvCache(layers, sequences, contextLength, kvHeads, headDim, List.copyOf(keys), List.copyOf(values),
-                this);
+        return new ClKvCache(layers, sequences, contextLength, kvHeads, headDim, types, List.copyOf(keys),
+                List.copyOf(values), this);
+    }
+
+    @Override
+    public Set<KvCacheType> kvCacheTypes() {
+        return EnumSet.of(KvCacheType.F32);
     }
 
     @Override
