@@ -14,6 +14,9 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+#if defined(__F16C__) || defined(__AVX512F__)
+#include <immintrin.h> /* the f16 cache rows convert with vcvtph2ps, which the compiler does not infer */
+#endif
 
 #include "fscpu.h"
 
@@ -163,6 +166,120 @@ FS_API void FS_EXPORT(fs_attention)(const float *restrict q, const float *restri
 /* A key row into its block: dimension d of the position goes kb floats after dimension d - 1 (CpuKvCache's layout). */
 FS_API void FS_EXPORT(fs_store_key)(const float *restrict k, float *restrict dst, int head_dim, int kb) {
     for (int d = 0; d < head_dim; d++) dst[(int64_t) d * kb] = k[d];
+}
+
+/* An IEEE half as a float: the bits moved into place and the exponent rebiased by a multiply by 2^112, which also
+ * makes a subnormal half normal, exactly; infinities and NaNs keep their top exponent. */
+static inline float half_to_float(uint16_t h) {
+    uint32_t bits = h & 0x7fffu, u = bits << 13;
+    float f;
+    memcpy(&f, &u, 4);
+    f *= 0x1p112f;
+    memcpy(&u, &f, 4);
+    if (bits >= 0x7c00u) u = (bits << 13) | 0x7f800000u;
+    u |= (uint32_t) (h & 0x8000u) << 16;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+/* Row p of a kv head's rows stored as type (fs.backend.KvCacheType's order: 0 f32, 1 f16, 2 bf16, 3 q8_0), as
+ * head_dim floats. */
+static inline void load_row(int type, const uint8_t *restrict rows, int64_t p, int head_dim, float *restrict out) {
+    switch (type) {
+    case 0: memcpy(out, rows + p * head_dim * 4, (size_t) head_dim * 4); break;
+    case 1: {
+        const uint8_t *h = rows + p * head_dim * 2;
+        int i = 0;
+#if defined(__AVX512F__)
+        for (; i + 16 <= head_dim; i += 16) {
+            _mm512_storeu_ps(out + i, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) (h + 2 * i))));
+        }
+#elif defined(__F16C__)
+        for (; i + 8 <= head_dim; i += 8) {
+            _mm256_storeu_ps(out + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (h + 2 * i))));
+        }
+#endif
+        for (; i < head_dim; i++) out[i] = half_to_float((uint16_t) (h[2 * i] | h[2 * i + 1] << 8));
+        break;
+    }
+    case 2: {
+        const uint8_t *h = rows + p * head_dim * 2;
+        for (int i = 0; i < head_dim; i++) {
+            uint32_t u = (uint32_t) (h[2 * i] | h[2 * i + 1] << 8) << 16;
+            memcpy(out + i, &u, 4);
+        }
+        break;
+    }
+    default: {
+        int blocks = head_dim / 32;
+        const uint8_t *b = rows + p * blocks * 34;
+        for (int k = 0; k < blocks; k++, b += 34) {
+            float d = half_to_float((uint16_t) (b[0] | b[1] << 8));
+            const int8_t *qs = (const int8_t *) (b + 2);
+            for (int j = 0; j < 32; j++) out[k * 32 + j] = qs[j] * d;
+        }
+    }
+    }
+}
+
+/* q·k over n floats: 16 lanes of FMAs, summed as sumLanes, then the tail in order. */
+static inline float dot_lanes(const float *restrict q, const float *restrict k, int n) {
+    int full = n - n % LANES;
+    float acc[LANES] = {0};
+    for (int d = 0; d < full; d += LANES) {
+        for (int l = 0; l < LANES; l++) acc[l] = fmaf(q[d + l], k[d + l], acc[l]);
+    }
+    float sum = sum_lanes(acc);
+    for (int d = full; d < n; d++) sum = fmaf(q[d], k[d], sum);
+    return sum;
+}
+
+/*
+ * fs.backend.cpu.ChunkedAttention's chunk: nq queries (q, head_dim floats each) of one kv head, query i seeing
+ * positions below seen[i], over positions from..to-1 of the kv head's rows of keys and values (stored as k_type and
+ * v_type). Per query: m = the largest scale · q·k, l = Σ e^(score − m), o = Σ e^(score − m) · value, all in position
+ * order; a query that sees none of the chunk gets m = -inf, l = 0, o = 0. s is scratch of nq · s_stride floats. Each
+ * key and value row is dequantized once for all the queries.
+ */
+FS_API void FS_EXPORT(fs_attention_chunk)(const float *restrict q, int nq, const int *restrict seen,
+                                          const uint8_t *restrict keys, const uint8_t *restrict values, int k_type,
+                                          int v_type, int head_dim, int from, int to, float scale,
+                                          float *restrict s, int s_stride, float *restrict m, float *restrict l,
+                                          float *restrict o) {
+    float row[512] __attribute__((aligned(64)));
+    for (int p = from; p < to; p++) {
+        load_row(k_type, keys, p, head_dim, row);
+        for (int i = 0; i < nq; i++) {
+            if (p < seen[i]) s[(int64_t) i * s_stride + p - from] = dot_lanes(q + (int64_t) i * head_dim, row, head_dim) * scale;
+        }
+    }
+    for (int i = 0; i < nq; i++) {
+        int n = (to < seen[i] ? to : seen[i]) - from;
+        float *si = s + (int64_t) i * s_stride, *oi = o + (int64_t) i * head_dim;
+        for (int e = 0; e < head_dim; e++) oi[e] = 0.0f;
+        if (n <= 0) {
+            m[i] = -INFINITY;
+            l[i] = 0.0f;
+            continue;
+        }
+        float max = -INFINITY;
+        for (int j = 0; j < n; j++) max = fmaxf(max, si[j]);
+        float sum = 0.0f;
+        for (int j = 0; j < n; j++) {
+            si[j] = fast_exp(si[j] - max);
+            sum += si[j];
+        }
+        m[i] = max;
+        l[i] = sum;
+    }
+    for (int p = from; p < to; p++) {
+        load_row(v_type, values, p, head_dim, row);
+        for (int i = 0; i < nq; i++) {
+            if (p >= seen[i]) continue;
+            float w = s[(int64_t) i * s_stride + p - from], *oi = o + (int64_t) i * head_dim;
+            for (int e = 0; e < head_dim; e++) oi[e] = fmaf(row[e], w, oi[e]);
+        }
+    }
 }
 
 /* The index of the first largest of count floats (count ≥ 1): the maximum in one pass, its first place in another. */

@@ -63,6 +63,7 @@ FS_API int fs_block_bytes(const char *format);
  * positions ([block][dimension][position in block]), values [position][dimension]; softmax of scale · q·k; out =
  * the weighted values; s is scratch of seen rounded up to kb floats. fs_store_key_V: one key row (head_dim floats)
  * into its block, dimension d at dst[d * kb]; fs_argmax_V: the index of the first largest of count floats.
+ * fs_attention_chunk_V: a chunk of attention over a cache of typed rows (float_ops.c says what it computes).
  */
 #define FS_DECLARE_FLOAT_OPS(V)                                                                                      \
     FS_API void fs_rms_norm_##V(const float *x, const float *gamma, float *out, int rows, int width, float eps);      \
@@ -72,6 +73,9 @@ FS_API int fs_block_bytes(const char *format);
     FS_API void fs_attention_##V(const float *q, const float *keys, const float *values, int head_dim, int kb,         \
                                  int seen, float scale, float *s, float *out);                                   \
     FS_API void fs_store_key_##V(const float *k, float *dst, int head_dim, int kb);                                   \
+    FS_API void fs_attention_chunk_##V(const float *q, int nq, const int *seen, const uint8_t *keys,                  \
+                                       const uint8_t *values, int k_type, int v_type, int head_dim, int from, int to, \
+                                       float scale, float *s, int s_stride, float *m, float *l, float *o);            \
     FS_API int64_t fs_argmax_##V(const float *x, int64_t count);
 
 #define FS_DECLARE_MATMUL(F, V)                                                                                      \

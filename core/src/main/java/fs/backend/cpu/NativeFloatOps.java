@@ -6,6 +6,7 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import fs.FsException;
+import fs.backend.KvCacheType;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
@@ -30,6 +31,7 @@ final class NativeFloatOps {
     private final MethodHandle add;
     private final MethodHandle attention;
     private final MethodHandle storeKey;
+    private final MethodHandle attentionChunk;
     private final MethodHandle argmax;
 
     NativeFloatOps(SymbolLookup library, String isa) {
@@ -42,6 +44,9 @@ final class NativeFloatOps {
         attention = handle(library, "fs_attention_" + isa, FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, ADDRESS,
                 JAVA_INT, JAVA_INT, JAVA_INT, JAVA_FLOAT, ADDRESS, ADDRESS));
         storeKey = handle(library, "fs_store_key_" + isa, FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, JAVA_INT, JAVA_INT));
+        attentionChunk = handle(library, "fs_attention_chunk_" + isa, FunctionDescriptor.ofVoid(ADDRESS, JAVA_INT,
+                ADDRESS, ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_FLOAT, ADDRESS,
+                JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
         argmax = handle(library, "fs_argmax_" + isa, FunctionDescriptor.of(JAVA_LONG, ADDRESS, JAVA_LONG));
     }
 
@@ -132,6 +137,32 @@ final class NativeFloatOps {
             storeKey.invokeExact(k, dst, headDim, keyBlock);
         } catch (Throwable e) {
             throw new IllegalStateException("native storeKey failed", e);
+        }
+    }
+
+    /**
+     * {@link ChunkedAttention}'s chunk: {@code count} queries of {@code headDim} floats at {@code q}, query i seeing
+     * positions below {@code seen[i]}, over positions {@code from} until {@code to} of one kv head's rows at
+     * {@code keys} and {@code values} (of their types); query i's partial m, l to {@code m[at + i]}, {@code l[at + i]}
+     * and o to {@code o[(at + i)·headDim..]}. {@code scores} is scratch of count rows of {@link ChunkedAttention#CHUNK}.
+     */
+    void attentionChunk(float[] q, int count, int[] seen, MemorySegment keys, MemorySegment values,
+                        KvCacheType keyType, KvCacheType valueType, int headDim, int from, int to, float scale,
+                        float[] scores, float[] m, float[] l, float[] o, int at) {
+        int stride = ChunkedAttention.CHUNK;
+        require(count >= 1 && headDim > 0 && headDim <= ChunkedAttention.MOST_HEAD_DIM && keyType.fits(headDim)
+                && valueType.fits(headDim) && from >= 0 && to - from <= stride && q.length >= count * headDim
+                && seen.length >= count && keys.byteSize() >= to * keyType.rowBytes(headDim)
+                && values.byteSize() >= to * valueType.rowBytes(headDim) && scores.length >= count * stride
+                && at >= 0 && m.length >= at + count && l.length >= at + count
+                && o.length >= (long) (at + count) * headDim, "attentionChunk");
+        try {
+            attentionChunk.invokeExact(MemorySegment.ofArray(q), count, MemorySegment.ofArray(seen), keys, values,
+                    keyType.ordinal(), valueType.ordinal(), headDim, from, to, scale, MemorySegment.ofArray(scores),
+                    stride, MemorySegment.ofArray(m).asSlice(4L * at), MemorySegment.ofArray(l).asSlice(4L * at),
+                    MemorySegment.ofArray(o).asSlice(4L * at * headDim));
+        } catch (Throwable e) {
+            throw new IllegalStateException("native attentionChunk failed", e);
         }
     }
 

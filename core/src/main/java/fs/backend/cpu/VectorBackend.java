@@ -62,6 +62,7 @@ public final class VectorBackend implements Backend {
     /** Why native kernels that were asked for are not running, or null. */
     private final String nativeUnavailable;
     private final CpuAttention cpuAttention;
+    private final ChunkedAttention chunkedAttention;
     private final SiluMulTask siluMulTask = new SiluMulTask();
     /** Where rmsNorm spills its accumulator to sum the lanes (it runs on the calling thread). */
     private final float[] laneScratch = new float[MatmulKernels.LANES_SCRATCH];
@@ -90,6 +91,7 @@ public final class VectorBackend implements Backend {
         siluMulTask.nativeOps = nativeFloatOps;
         nativeUnavailable = kernels.unavailable();
         cpuAttention = new CpuAttention(pool, nativeFloatOps);
+        chunkedAttention = new ChunkedAttention(pool, nativeFloatOps);
     }
 
     @Override
@@ -130,8 +132,11 @@ public final class VectorBackend implements Backend {
         checkOpen();
         BackendChecks.checkKvCacheShape(layers, sequences, contextLength, kvHeads, headDim);
         BackendChecks.checkKvCacheTypes(types, headDim, kvCacheTypes(), "cpu");
-        long valueBytes = (long) sequences * contextLength * kvHeads * headDim * Float.BYTES;
-        long keyBytes = CpuKvCache.keyBytes(sequences, contextLength, kvHeads, headDim);
+        long rows = (long) sequences * contextLength * kvHeads;
+        boolean float32 = types.equals(KvCacheTypes.F32);
+        long valueBytes = rows * types.values().rowBytes(headDim);
+        long keyBytes = float32 ? CpuKvCache.keyBytes(sequences, contextLength, kvHeads, headDim)
+                : rows * types.keys().rowBytes(headDim);
         MemorySegment[] keys = new MemorySegment[layers];
         MemorySegment[] values = new MemorySegment[layers];
         for (int l = 0; l < layers; l++) {
@@ -143,7 +148,7 @@ public final class VectorBackend implements Backend {
 
     @Override
     public Set<KvCacheType> kvCacheTypes() {
-        return EnumSet.of(KvCacheType.F32);
+        return EnumSet.allOf(KvCacheType.class);
     }
 
     @Override
@@ -373,6 +378,10 @@ public final class VectorBackend implements Backend {
         requireLength(k, (long) rows * kvHeads * headDim, "storeKv keys");
         requireLength(v, (long) rows * kvHeads * headDim, "storeKv values");
         BackendChecks.checkPositions(cache, layer, placed, "storeKv");
+        if (!cache.float32()) {
+            storeRows(cache, layer, ks, vs, placed);
+            return;
+        }
         long headBytes = (long) headDim * Float.BYTES;
         MemorySegment keys = cache.keys()[layer];
         long dimensionStride = (long) CpuKvCache.KEY_BLOCK * Float.BYTES;
@@ -392,6 +401,27 @@ public final class VectorBackend implements Backend {
         }
     }
 
+    /** storeKv into a cache of typed rows: each kv head's key and value converted to its type. */
+    private static void storeRows(CpuKvCache cache, int layer, MemorySegment ks, MemorySegment vs,
+                                  RowPositions placed) {
+        int kvHeads = cache.kvHeads(), headDim = cache.headDim();
+        KvCacheType keyType = cache.types().keys(), valueType = cache.types().values();
+        long keyRow = keyType.rowBytes(headDim), valueRow = valueType.rowBytes(headDim);
+        float[] row = new float[headDim];
+        for (int r = 0; r < placed.rows(); r++) {
+            int position = placed.position(r), sequence = placed.sequence(r);
+            for (int h = 0; h < kvHeads; h++) {
+                long src = ((long) r * kvHeads + h) * headDim * Float.BYTES;
+                MemorySegment.copy(ks, FLOAT, src, row, 0, headDim);
+                KvRows.store(keyType, row, 0, headDim, cache.keys()[layer],
+                        cache.rowOffset(sequence, h, position, keyRow));
+                MemorySegment.copy(vs, FLOAT, src, row, 0, headDim);
+                KvRows.store(valueType, row, 0, headDim, cache.values()[layer],
+                        cache.rowOffset(sequence, h, position, valueRow));
+            }
+        }
+    }
+
     @Override
     public void attention(Buffer q, KvCache kvCache, int layer, Buffer out, RowPositions placed, int heads) {
         CpuKvCache cache = cache(kvCache);
@@ -401,7 +431,11 @@ public final class VectorBackend implements Backend {
         requireLength(out, (long) rows * heads * headDim, "attention output");
         BackendChecks.checkPositions(cache, layer, placed, "attention");
         BackendChecks.checkHeads(heads, cache);
-        cpuAttention.attention(segment(q), cache, layer, segment(out), placed, heads);
+        if (cache.float32()) {
+            cpuAttention.attention(segment(q), cache, layer, segment(out), placed, heads);
+        } else {
+            chunkedAttention.attention(segment(q), cache, layer, segment(out), placed, heads);
+        }
     }
 
     @Override

@@ -1,0 +1,72 @@
+package fs.backend.cpu;
+
+import fs.backend.KvCacheType;
+import fs.format.RowQuantizers;
+import fs.tensor.DType;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+
+/**
+ * One kv head's row of keys or values as a {@link KvCacheType} stores it, written from floats and read back as
+ * floats. The roundings are ggml's, so a cache holds what llama.cpp's holds: f16 to nearest even, bf16 to nearest
+ * even (a NaN kept quiet), q8_0 as quantize_row_q8_0_ref (fs.format's Q8_0 quantizer).
+ */
+final class KvRows {
+    private static final ValueLayout.OfShort SHORT = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final int Q8_0_BLOCK = DType.Q8_0.blockElements(), Q8_0_BYTES = DType.Q8_0.blockBytes();
+
+    private KvRows() {}
+
+    /** Stores x[at..at + n) as {@code type} at byte {@code offset} of {@code dst}. */
+    static void store(KvCacheType type, float[] x, int at, int n, MemorySegment dst, long offset) {
+        switch (type) {
+            case F32 -> MemorySegment.copy(x, at, dst, MatmulKernels.FLOAT, offset, n);
+            case F16 -> {
+                for (int i = 0; i < n; i++) dst.set(SHORT, offset + 2L * i, Float.floatToFloat16(x[at + i]));
+            }
+            case BF16 -> {
+                for (int i = 0; i < n; i++) dst.set(SHORT, offset + 2L * i, bf16(x[at + i]));
+            }
+            case Q8_0 -> {
+                float[] row = at == 0 && x.length == n ? x : java.util.Arrays.copyOfRange(x, at, at + n);
+                RowQuantizers.of(DType.Q8_0).quantize(row, 1, n, null, dst, offset);
+            }
+        }
+    }
+
+    /**
+     * Reads the row of n elements at byte {@code offset} of {@code src} into out[0..n); {@code bits} is scratch of n
+     * shorts, {@code bytes} of a q8_0 row's bytes.
+     */
+    static void load(KvCacheType type, MemorySegment src, long offset, int n, float[] out, short[] bits,
+                     byte[] bytes) {
+        switch (type) {
+            case F32 -> MemorySegment.copy(src, MatmulKernels.FLOAT, offset, out, 0, n);
+            case F16 -> {
+                MemorySegment.copy(src, SHORT, offset, bits, 0, n);
+                for (int i = 0; i < n; i++) out[i] = Float.float16ToFloat(bits[i]);
+            }
+            case BF16 -> {
+                MemorySegment.copy(src, SHORT, offset, bits, 0, n);
+                for (int i = 0; i < n; i++) out[i] = Float.intBitsToFloat(bits[i] << 16);
+            }
+            case Q8_0 -> {
+                int blocks = n / Q8_0_BLOCK;
+                MemorySegment.copy(src, ValueLayout.JAVA_BYTE, offset, bytes, 0, blocks * Q8_0_BYTES);
+                for (int b = 0; b < blocks; b++) {
+                    int o = b * Q8_0_BYTES;
+                    float d = Float.float16ToFloat((short) ((bytes[o] & 0xff) | bytes[o + 1] << 8));
+                    for (int j = 0; j < Q8_0_BLOCK; j++) out[b * Q8_0_BLOCK + j] = bytes[o + 2 + j] * d;
+                }
+            }
+        }
+    }
+
+    /** ggml's fp32_to_bf16: the top half of the float rounded to nearest even; a NaN stays a quiet NaN. */
+    static short bf16(float x) {
+        int u = Float.floatToRawIntBits(x);
+        if ((u & 0x7fffffff) > 0x7f800000) return (short) ((u >>> 16) | 64);
+        return (short) ((u + (0x7fff + ((u >>> 16) & 1))) >>> 16);
+    }
+}
