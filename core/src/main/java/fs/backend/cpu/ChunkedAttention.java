@@ -6,6 +6,7 @@ import static fs.backend.cpu.MatmulKernels.L;
 
 import fs.backend.KvCacheType;
 import fs.backend.RowPositions;
+import fs.tensor.DType;
 import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
 import jdk.incubator.vector.FloatVector;
@@ -120,7 +121,7 @@ final class ChunkedAttention implements WorkerPool.Task {
                 foldO[w] = new float[TILE * headDim];
                 row[w] = new float[headDim];
                 bits[w] = new short[headDim];
-                bytes[w] = new byte[(int) KvCacheType.Q8_0.rowBytes(headDim) + 64];
+                bytes[w] = new byte[(headDim + 31) / 32 * DType.Q8_0.blockBytes()]; // a q8_0 row's, if any
             }
         }
         if (byChunk && partialO.length < (long) units * TILE * headDim) {
