@@ -1,5 +1,6 @@
 package fs.backend.opencl;
 
+import fs.backend.KvCacheTypes;
 import fs.tensor.DType;
 
 /**
@@ -32,6 +33,16 @@ final class KernelConstants {
     /** Options of blocks.cl for {@code type}: its block geometry from its descriptor, which its header checks. */
     static String blockFormatOptions(DType type) {
         return OPTIONS + define("BLOCK_ELEMENTS", type.blockElements()) + define("BLOCK_BYTES", type.blockBytes());
+    }
+
+    /**
+     * Options of kv_cache.cl for a cache of {@code types}: the types of its keys and values (their labels, which name
+     * the kernels' loads), and q8_0's block geometry from its descriptor, which the file checks.
+     */
+    static String kvCacheOptions(KvCacheTypes types) {
+        return OPTIONS + " -D K_TYPE=" + types.keys().label() + " -D V_TYPE=" + types.values().label()
+                + define("Q8_0_BLOCK_ELEMENTS", DType.Q8_0.blockElements())
+                + define("Q8_0_BLOCK_BYTES", DType.Q8_0.blockBytes());
     }
 
     private static String define(String name, int value) {

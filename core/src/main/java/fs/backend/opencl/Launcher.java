@@ -3,7 +3,8 @@ package fs.backend.opencl;
 /**
  * How one {@link KernelDesign} runs the ops whose kernels differ between designs. Such an op has a kernel per design,
  * named for it ({@link KernelDesign#kernel}); the launcher sets all its arguments and chooses its sizes. The ops with
- * one kernel for every design (embed, store_kv, silu_mul, add, argmax) are launched by OpenClBackend itself.
+ * one kernel for every design (embed, {@code store_<type>}, silu_mul, add, argmax) are launched by OpenClBackend
+ * itself.
  */
 sealed interface Launcher permits GpuLauncher, CpuLauncher {
     /** Work-items of argmax's single work-group. */

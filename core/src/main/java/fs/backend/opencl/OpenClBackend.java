@@ -28,8 +28,8 @@ import java.util.Set;
 
 /**
  * The Qwen3 ops on one OpenCL device. Weights are uploaded once in their stored dtype, block formats as their blocks
- * (weights.cl reads F32, F16 and BF16, blocks.cl the block formats); activations and the KV cache stay on the device,
- * and only {@link #read} and {@link #argmax} wait for the queue. Not thread-safe: one thread drives a backend.
+ * (weights.cl reads F32, F16 and BF16, blocks.cl the block formats); activations and the KV cache (in any
+ * {@link KvCacheType}, kv_cache.cl) stay on the device, and only {@link #read} and {@link #argmax} wait for the queue. Not thread-safe: one thread drives a backend.
  */
 public final class OpenClBackend implements Backend {
     /** Work-group size of the GPU design's reductions (a power of two, capped by what the device allows). */
@@ -43,10 +43,16 @@ public final class OpenClBackend implements Backend {
     /** A rope's inverse frequencies, rounded to float, uploaded once. */
     private record RopeFrequencies(Rope rope, ClBuffer inverse) {}
 
-    /** Per layer, keys and values laid out [sequence][position][kvHead × headDim]. */
+    /** A device buffer of bytes: a KV cache layer's keys or values in their type. */
+    record ClBytes(MemorySegment handle, long bytes) implements ClMemory {}
+
+    /**
+     * Per layer, keys and values laid out [sequence][position][kvHead][headDim elements as their type], and the
+     * kernels built for the types.
+     */
     record ClKvCache(int layers, int sequences, int contextLength, int kvHeads, int headDim, KvCacheTypes types,
-            List<ClBuffer> keys,
-            List<ClBuffer> values, OpenClBackend owner) implements KvCache {}
+            List<ClBytes> keys, List<ClBytes> values, KernelCache.KvCacheKernels kernels, OpenClBackend owner)
+            implements KvCache {}
 
     private final DeviceContext device;
     private final KernelDesign design;
@@ -58,8 +64,6 @@ public final class OpenClBackend implements Backend {
     private final KernelCache kernels;
     private final List<RopeFrequencies> ropeFrequencies = new ArrayList<>();
     private final ClKernel ropeKernel;
-    private final ClKernel storeKv;
-    private final ClKernel attention;
     private final ClKernel siluMul;
     private final ClKernel add;
     private final ClKernel argmax;
@@ -98,14 +102,12 @@ public final class OpenClBackend implements Backend {
                 length -> buffer("expert slot weights", length));
         MemorySegment program = this.device.program("activations.cl", KernelConstants.OPTIONS);
         this.ropeKernel = kernels.kernel(program, design.kernel("rope"));
-        this.storeKv = kernels.kernel(program, "store_kv");
-        this.attention = kernels.kernel(program, design.kernel("attention"));
         this.siluMul = kernels.kernel(program, "silu_mul");
         this.add = kernels.kernel(program, "add");
         this.argmax = kernels.kernel(program, "argmax");
         this.sumExperts = kernels.kernel(program, "sum_experts");
         this.launcher = switch (design) {
-            case GPU -> new GpuLauncher(queue, groupSize(attention, argmax));
+            case GPU -> new GpuLauncher(queue, groupSize(kernels.kvCache(KvCacheTypes.F32).attention(), argmax));
             case CPU -> new CpuLauncher(queue);
         };
         this.panels = new PanelMatmul(queue, launcher, length -> buffer("prefill panel scratch", length));
@@ -171,21 +173,41 @@ public final class OpenClBackend implements Backend {
         checkOpen();
         BackendChecks.checkKvCacheShape(layers, sequences, contextLength, kvHeads, headDim);
         BackendChecks.checkKvCacheTypes(types, headDim, kvCacheTypes(), "opencl");
-        long length = (long) sequences * contextLength * kvHeads * headDim;
+        KernelCache.KvCacheKernels kvKernels = kvCacheKernels(types);
+        long headRows = (long) sequences * contextLength * kvHeads;
         String shape = sequences == 1 ? "--ctx " + contextLength : sequences + " sequences of " + contextLength;
-        List<ClBuffer> keys = new ArrayList<>();
-        List<ClBuffer> values = new ArrayList<>();
+        List<ClBytes> keys = new ArrayList<>();
+        List<ClBytes> values = new ArrayList<>();
         for (int layer = 0; layer < layers; layer++) {
-            keys.add(buffer("KV cache (keys of layer " + layer + ", " + shape + ")", length));
-            values.add(buffer("KV cache (values of layer " + layer + ", " + shape + ")", length));
+            keys.add(bytes("KV cache (keys of layer " + layer + " as " + types.keys() + ", " + shape + ")",
+                    headRows * types.keys().rowBytes(headDim)));
+            values.add(bytes("KV cache (values of layer " + layer + " as " + types.values() + ", " + shape + ")",
+                    headRows * types.values().rowBytes(headDim)));
         }
         return new ClKvCache(layers, sequences, contextLength, kvHeads, headDim, types, List.copyOf(keys),
-                List.copyOf(values), this);
+                List.copyOf(values), kvKernels, this);
+    }
+
+    /**
+     * The kernels for a cache of {@code types}, built with the first cache of them. The GPU design's work-group size
+     * was chosen for the f32 attention kernel; another build of it must run in groups as large.
+     */
+    private KernelCache.KvCacheKernels kvCacheKernels(KvCacheTypes types) {
+        KernelCache.KvCacheKernels built = kernels.kvCache(types);
+        if (launcher instanceof GpuLauncher gpu) {
+            long largest = built.attention().maxWorkGroupSize(device.deviceId);
+            if (largest < gpu.group()) {
+                throw new FsException(device.device.name() + " runs attention over a " + types + " KV cache in "
+                        + "work-groups of at most " + largest + ", fewer than the " + gpu.group()
+                        + " of the f32 one; use an f32 KV cache or --backend cpu");
+            }
+        }
+        return built;
     }
 
     @Override
     public Set<KvCacheType> kvCacheTypes() {
-        return EnumSet.of(KvCacheType.F32);
+        return EnumSet.allOf(KvCacheType.class);
     }
 
     @Override
@@ -279,9 +301,21 @@ public final class OpenClBackend implements Backend {
         requireLength(keys, length, "storeKv keys");
         requireLength(values, length, "storeKv values");
         if (rows == 0) return;
-        storeKv.arg(0, keys).arg(1, values).arg(2, c.keys().get(layer)).arg(3, c.values().get(layer))
-                .arg(4, positions.of(placed)).arg(5, kvDim).arg(6, c.contextLength()).arg(7, Math.toIntExact(length))
-                .run(queue, length, 0);
+        ClBuffer rowPositions = positions.of(placed);
+        store(c.kernels().storeKeys(), c.types().keys(), keys, c.keys().get(layer), rowPositions, kvDim,
+                c.contextLength(), rows);
+        store(c.kernels().storeValues(), c.types().values(), values, c.values().get(layer), rowPositions, kvDim,
+                c.contextLength(), rows);
+    }
+
+    /**
+     * {@code store_<type>}: work-item (i, r) stores element i of row r, or block i for a type stored in blocks (a
+     * block is a head's share of a row only: q8_0 heads are whole blocks).
+     */
+    private void store(ClKernel kernel, KvCacheType type, ClBuffer rows, ClBytes cache, ClBuffer rowPositions,
+            int kvDim, int contextLength, int count) {
+        kernel.arg(0, rows).arg(1, cache).arg(2, rowPositions).arg(3, kvDim).arg(4, contextLength)
+                .run(queue, kvDim / type.storage().blockElements(), count, 0, 0);
     }
 
     @Override
@@ -299,7 +333,7 @@ public final class OpenClBackend implements Backend {
         }
         if (rows == 0) return;
         float scale = (float) (1.0 / Math.sqrt(headDim));
-        launcher.attention(attention, queries, c.keys().get(layer), c.values().get(layer), o, positions.of(placed), rows,
+        launcher.attention(c.kernels().attention(), queries, c.keys().get(layer), c.values().get(layer), o, positions.of(placed), rows,
                 heads, c.kvHeads(), headDim, c.contextLength(), scale);
     }
 
@@ -520,13 +554,23 @@ public final class OpenClBackend implements Backend {
 
     /** A zero-filled float buffer, counted against the device's memory. */
     private ClBuffer buffer(String what, long length) {
-        long bytes = Math.max(1, length) * Float.BYTES;
+        return new ClBuffer(zeroFilled(what, Math.max(1, length) * Float.BYTES), length, this);
+    }
+
+    /** A zero-filled buffer of {@code bytes}, counted against the device's memory. */
+    private ClBytes bytes(String what, long bytes) {
+        return new ClBytes(zeroFilled(what, bytes), bytes);
+    }
+
+    private MemorySegment zeroFilled(String what, long bytes) {
         memory.reserve(what, bytes);
         MemorySegment handle = createBuffer(CL_MEM_READ_WRITE(), bytes, MemorySegment.NULL, what);
+        // filled a float at a time, or a byte at a time where the size is not whole floats (a q8_0 cache's may not be)
+        long pattern = bytes % Float.BYTES == 0 ? Float.BYTES : 1;
         scratch.set(ValueLayout.JAVA_FLOAT, 0, 0f);
-        ClStatus.check(clEnqueueFillBuffer(queue, handle, scratch, Float.BYTES, 0, bytes, 0, MemorySegment.NULL,
+        ClStatus.check(clEnqueueFillBuffer(queue, handle, scratch, pattern, 0, bytes, 0, MemorySegment.NULL,
                 MemorySegment.NULL), "clEnqueueFillBuffer(" + what + ")");
-        return new ClBuffer(handle, length, this);
+        return handle;
     }
 
     private MemorySegment createBuffer(long flags, long bytes, MemorySegment host, String what) {

@@ -12,7 +12,7 @@ import org.junit.jupiter.api.Test;
 class ClProgramTest {
     @Test
     void kernelFilesGetTheirSharedHeaderInlined() {
-        for (String file : new String[] {"weights.cl", "activations.cl", "blocks.cl"}) {
+        for (String file : new String[] {"weights.cl", "kv_cache.cl", "blocks.cl"}) {
             String source = ClProgram.source(file);
             assertFalse(source.lines().anyMatch(line -> line.strip().startsWith("#include")), file);
             assertEquals(1, source.split("static float local_sum\\(", -1).length - 1, file);
