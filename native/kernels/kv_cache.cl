@@ -191,7 +191,9 @@ __kernel void attention_gpu(__global const float* q, __global const uchar* k_cac
                 int d = lane + j * lanes;
                 if (d >= head_dim) break;
                 float a = acc[j] * correction;
-                for (int t = slice; t < count; t += slices) a += probs[t] * load_v(vb + (size_t)t * v_position_bytes, d);
+                for (int t = slice; t < count; t += slices) {
+                    a += probs[t] * load_v(vb + (size_t)t * v_position_bytes, d);
+                }
                 acc[j] = a;
             }
         }

@@ -29,7 +29,8 @@ import java.util.Set;
 /**
  * The Qwen3 ops on one OpenCL device. Weights are uploaded once in their stored dtype, block formats as their blocks
  * (weights.cl reads F32, F16 and BF16, blocks.cl the block formats); activations and the KV cache (in any
- * {@link KvCacheType}, kv_cache.cl) stay on the device, and only {@link #read} and {@link #argmax} wait for the queue. Not thread-safe: one thread drives a backend.
+ * {@link KvCacheType}, kv_cache.cl) stay on the device, and only {@link #read} and {@link #argmax} wait for the queue.
+ * Not thread-safe: one thread drives a backend.
  */
 public final class OpenClBackend implements Backend {
     /** Work-group size of the GPU design's reductions (a power of two, capped by what the device allows). */
@@ -333,8 +334,8 @@ public final class OpenClBackend implements Backend {
         }
         if (rows == 0) return;
         float scale = (float) (1.0 / Math.sqrt(headDim));
-        launcher.attention(c.kernels().attention(), queries, c.keys().get(layer), c.values().get(layer), o, positions.of(placed), rows,
-                heads, c.kvHeads(), headDim, c.contextLength(), scale);
+        launcher.attention(c.kernels().attention(), queries, c.keys().get(layer), c.values().get(layer), o,
+                positions.of(placed), rows, heads, c.kvHeads(), headDim, c.contextLength(), scale);
     }
 
     @Override
