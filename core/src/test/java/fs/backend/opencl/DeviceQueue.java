@@ -69,6 +69,16 @@ final class DeviceQueue implements AutoCloseable {
         }
     }
 
+    /** The first {@code length} bytes of {@code buffer}, once the queue has run everything before. */
+    byte[] readBytes(ClMemory buffer, long length) {
+        try (Arena staging = Arena.ofConfined()) {
+            MemorySegment host = staging.allocate(length);
+            ClStatus.check(clEnqueueReadBuffer(queue, buffer.handle(), CL_TRUE(), 0, length, host, 0,
+                    MemorySegment.NULL, MemorySegment.NULL), "clEnqueueReadBuffer");
+            return host.toArray(ValueLayout.JAVA_BYTE);
+        }
+    }
+
     private ClMemory create(long flags, long bytes, MemorySegment host) {
         try (Arena call = Arena.ofConfined()) {
             MemorySegment status = call.allocate(ValueLayout.JAVA_INT);
