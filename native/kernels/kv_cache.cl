@@ -54,15 +54,27 @@ static float8 load8_bf16(__global const uchar* row, int c) {
     return as_float8(convert_uint8(vload8(c, (__global const ushort*)row)) << 16);
 }
 
+// A q8_0 block's scale as a float, exactly as vload_half gives it, but cheaper where vload_half converts in software
+// (PoCL): a half's magnitude bits moved to a float's places, its exponent rebiased (by 127 - 15, or to all ones for an
+// infinity or NaN); a subnormal half as its integer times 2^-24, which no flushing of subnormal floats can touch.
+static float q8_0_scale(__global const uchar* block) {
+    uint bits = ((__global const ushort*)block)[0];
+    uint magnitude = bits & 0x7fff;
+    float value = magnitude >= 0x7c00 ? as_float((magnitude << 13) + 0x70000000)
+            : magnitude >= 0x0400 ? as_float((magnitude << 13) + 0x38000000)
+            : (float)magnitude * 0x1p-24f;
+    return as_float(as_uint(value) | (bits & 0x8000) << 16);
+}
+
 static float load_q8_0(__global const uchar* row, int d) {
     __global const uchar* block = row + (size_t)(d / Q8_0_BLOCK_ELEMENTS) * Q8_0_BLOCK_BYTES;
-    float scale = vload_half(0, (__global const half*)block);
+    float scale = q8_0_scale(block);
     return (float)((__global const char*)(block + 2))[d % Q8_0_BLOCK_ELEMENTS] * scale;
 }
 
 static float8 load8_q8_0(__global const uchar* row, int c) {
     __global const uchar* block = row + (size_t)(c / (Q8_0_BLOCK_ELEMENTS / 8)) * Q8_0_BLOCK_BYTES;
-    float scale = vload_half(0, (__global const half*)block);
+    float scale = q8_0_scale(block);
     return convert_float8(vload8(c % (Q8_0_BLOCK_ELEMENTS / 8), (__global const char*)(block + 2))) * scale;
 }
 
