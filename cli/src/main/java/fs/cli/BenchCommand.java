@@ -5,6 +5,8 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import fs.FsException;
 import fs.HumanSize;
+import fs.backend.KvCacheType;
+import fs.backend.KvCacheTypes;
 import fs.engine.LoadedModel;
 import fs.model.Probe;
 import fs.generate.GenerationStats;
@@ -18,6 +20,7 @@ import java.io.PrintWriter;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
 import java.util.Random;
@@ -36,7 +39,8 @@ import picocli.CommandLine.Spec;
  * single-token forwards from an empty cache), each after a warm-up run, repeated r times; mean ± sample stddev of
  * tokens per second. Like llama-bench, -p and -n take comma-separated lists, one test per value, and -d runs every
  * test again after each listed depth: that many random tokens already in the cache (filled untimed), the test's
- * positions after them.
+ * positions after them. -ctk and -ctv take lists too: every test runs on a cache of each key type with each value type,
+ * the model loaded afresh for each, and the output says which (type_k, type_v).
  *
  * <p>With {@code --parallel}, it measures continuous batching instead: for each listed N, N concurrent greedy streams
  * of n tokens through the {@link Scheduler}, each from its own random prompt of {@link #PARALLEL_PROMPT} tokens (all
@@ -89,11 +93,20 @@ final class BenchCommand implements Callable<Integer> {
     /** More concurrent streams than this is a typo: each one is a KV cache slot. */
     static final int MAX_PARALLEL = 256;
 
+    /** What every row says of the model and where it ran, taken while the model is loaded. */
+    private record Setup(String filename, String model, long bytes, long parameters, String backend) {
+        static Setup of(LoadedModel<?> loaded) {
+            return new Setup(loaded.source().path().toString(), ModelDescription.of(loaded.source()),
+                    modelBytes(loaded), ModelDescription.parameters(loaded.source()), loaded.backend().description());
+        }
+    }
+
     /**
      * One test's timings: {@code nPrompt} tokens in one forward, or {@code nGen} one-token forwards, after
-     * {@code depth} positions in the cache.
+     * {@code depth} positions in a cache of {@code cacheTypes} sized {@code batchRows} × {@code contextLength}.
      */
-    private record Result(int nPrompt, int nGen, int depth, long[] samplesNs) {
+    private record Result(KvCacheTypes cacheTypes, int batchRows, int contextLength, int nPrompt, int nGen, int depth,
+                          long[] samplesNs) {
         String name() {
             return (nPrompt > 0 ? "pp" + nPrompt : "tg" + nGen) + (depth > 0 ? " @ d" + depth : "");
         }
@@ -124,47 +137,66 @@ final class BenchCommand implements Callable<Integer> {
         // Each pp test is one forward of all its tokens, as llama-bench's (up to its 512-token micro-batch); a depth is
         // filled in forwards of up to 512 tokens.
         int batchRows = Math.max(1, Math.max(mostPrompt, Math.min(mostDepth, 512)));
-        try (LoadedModel<SingleSequence> loaded = modelOptions.load(
-                context -> new SingleSequence.Shape(context, Math.min(batchRows, context), 1), err)) {
-            SingleSequence model = loaded.state();
-            model.checkFits(0, mostDepth + Math.max(mostPrompt, mostGen));
-            Random random = new Random(42);
-            int vocab = model.config().vocabSize();
-            List<Result> results = new ArrayList<>();
-            String started = Instant.now().toString();
-            for (int depth : depths) {
-                // The tests write positions depth.. only, so the cache is filled once for all of them.
-                if (depth > 0) {
-                    model.forwardInBatches(random.ints(depth, 0, vocab).toArray(), 0, Probe.NONE, (first, rows) -> {});
-                }
-                for (int n : promptTokens) {
-                    if (n == 0) continue;
-                    int[] prompt = random.ints(n, 0, vocab).toArray();
-                    results.add(measure(n, 0, depth, () -> {
-                        model.forward(prompt, depth, Probe.NONE);
-                        model.argmax(0); // waits for the device
-                    }));
-                }
-                for (int n : genTokens) {
-                    if (n == 0) continue;
-                    int[] oneToken = {random.nextInt(vocab)};
-                    results.add(measure(0, n, depth, () -> {
-                        for (int position = depth; position < depth + n; position++) {
-                            model.forward(oneToken, position, Probe.NONE);
-                            oneToken[0] = model.argmax(0);
-                        }
-                    }));
+        List<Result> results = new ArrayList<>();
+        String started = Instant.now().toString();
+        Setup setup = null;
+        for (KvCacheType keys : orDefault(modelOptions.cacheTypesK())) {
+            for (KvCacheType values : orDefault(modelOptions.cacheTypesV())) {
+                try (LoadedModel<SingleSequence> loaded = modelOptions.load(keys, values,
+                        context -> new SingleSequence.Shape(context, Math.min(batchRows, context), 1), err)) {
+                    setup = Setup.of(loaded);
+                    run(loaded.state(), mostDepth + Math.max(mostPrompt, mostGen), results);
                 }
             }
-            PrintWriter out = spec.commandLine().getOut();
-            out.print(json ? json(loaded, results, started) : table(loaded, results));
-            out.flush();
         }
+        PrintWriter out = spec.commandLine().getOut();
+        out.print(json ? json(setup, results, started) : table(setup, results));
+        out.flush();
         return 0;
     }
 
-    /** One --parallel test: N streams of nGen tokens; per repetition the aggregate and mean per-stream speeds. */
-    private record ParallelResult(int streams, int nGen, double[] aggregateTs, double[] streamTs) {
+    /** Each -ctk or -ctv type given; the default alone (null) when none is. */
+    private static List<KvCacheType> orDefault(List<KvCacheType> types) {
+        return types != null ? types : Collections.singletonList(null);
+    }
+
+    /** Every test at every depth on {@code model}, whose context must hold {@code positions}. */
+    private void run(SingleSequence model, int positions, List<Result> results) {
+        model.checkFits(0, positions);
+        Random random = new Random(42); // the same tokens on each cache type
+        int vocab = model.config().vocabSize();
+        for (int depth : depths) {
+            // The tests write positions depth.. only, so the cache is filled once for all of them.
+            if (depth > 0) {
+                model.forwardInBatches(random.ints(depth, 0, vocab).toArray(), 0, Probe.NONE, (first, rows) -> {});
+            }
+            for (int n : promptTokens) {
+                if (n == 0) continue;
+                int[] prompt = random.ints(n, 0, vocab).toArray();
+                results.add(measure(model, n, 0, depth, () -> {
+                    model.forward(prompt, depth, Probe.NONE);
+                    model.argmax(0); // waits for the device
+                }));
+            }
+            for (int n : genTokens) {
+                if (n == 0) continue;
+                int[] oneToken = {random.nextInt(vocab)};
+                results.add(measure(model, 0, n, depth, () -> {
+                    for (int position = depth; position < depth + n; position++) {
+                        model.forward(oneToken, position, Probe.NONE);
+                        oneToken[0] = model.argmax(0);
+                    }
+                }));
+            }
+        }
+    }
+
+    /**
+     * One --parallel test: N streams of nGen tokens on a cache of {@code cacheTypes}; per repetition the aggregate and
+     * mean per-stream speeds.
+     */
+    private record ParallelResult(KvCacheTypes cacheTypes, int streams, int nGen, double[] aggregateTs,
+                                  double[] streamTs) {
         String name() {
             return "tg" + nGen;
         }
@@ -179,35 +211,46 @@ final class BenchCommand implements Callable<Integer> {
         // One scheduler, one cache, for every test: a test of N streams uses N of its slots, each sized no larger
         // than a stream needs.
         int most = Arrays.stream(parallel).max().orElseThrow();
-        try (LoadedModel<Scheduler> loaded = modelOptions.loadWith(context -> {
-            Scheduler.Config slots = new Scheduler.Config(most, Math.min(context, needed), most * PARALLEL_PROMPT, 0);
-            return model -> new Scheduler(model, slots);
-        }, err); Scheduler scheduler = loaded.state()) {
-            SingleSequence.checkFits(loaded.config(), loaded.contextLength(), 0, needed);
-            Random random = new Random(42);
-            List<ParallelResult> results = new ArrayList<>();
-            String started = Instant.now().toString();
-            int vocab = loaded.config().vocabSize();
-            for (int n : genTokens) {
-                if (n == 0) continue;
-                // Warm-up (JIT compilation, first-touch of the weights) of every stream count before any is
-                // measured: one stream and several run different kernels, compiled at different times.
-                for (int streams : parallel) runStreams(scheduler, streams, n, vocab, random);
-                for (int streams : parallel) {
-                    double[] aggregate = new double[repetitions], perStream = new double[repetitions];
-                    for (int i = 0; i < repetitions; i++) {
-                        double[] speeds = runStreams(scheduler, streams, n, vocab, random);
-                        aggregate[i] = speeds[0];
-                        perStream[i] = speeds[1];
-                    }
-                    results.add(new ParallelResult(streams, n, aggregate, perStream));
+        List<ParallelResult> results = new ArrayList<>();
+        String started = Instant.now().toString();
+        Setup setup = null;
+        for (KvCacheType keys : orDefault(modelOptions.cacheTypesK())) {
+            for (KvCacheType values : orDefault(modelOptions.cacheTypesV())) {
+                try (LoadedModel<Scheduler> loaded = modelOptions.loadWith(keys, values, context -> {
+                    Scheduler.Config slots =
+                            new Scheduler.Config(most, Math.min(context, needed), most * PARALLEL_PROMPT, 0);
+                    return (model, cacheTypes) -> new Scheduler(model, slots, cacheTypes);
+                }, err); Scheduler scheduler = loaded.state()) {
+                    SingleSequence.checkFits(loaded.config(), loaded.contextLength(), 0, needed);
+                    setup = Setup.of(loaded);
+                    runParallel(scheduler, loaded.config().vocabSize(), results);
                 }
             }
-            PrintWriter out = spec.commandLine().getOut();
-            out.print(json ? parallelJson(loaded, results, started) : parallelTable(loaded, results));
-            out.flush();
         }
+        PrintWriter out = spec.commandLine().getOut();
+        out.print(json ? parallelJson(setup, results, started) : parallelTable(setup, results));
+        out.flush();
         return 0;
+    }
+
+    /** Every --parallel stream count for every -n on {@code scheduler}. */
+    private void runParallel(Scheduler scheduler, int vocab, List<ParallelResult> results) {
+        Random random = new Random(42); // the same prompts on each cache type
+        for (int n : genTokens) {
+            if (n == 0) continue;
+            // Warm-up (JIT compilation, first-touch of the weights) of every stream count before any is
+            // measured: one stream and several run different kernels, compiled at different times.
+            for (int streams : parallel) runStreams(scheduler, streams, n, vocab, random);
+            for (int streams : parallel) {
+                double[] aggregate = new double[repetitions], perStream = new double[repetitions];
+                for (int i = 0; i < repetitions; i++) {
+                    double[] speeds = runStreams(scheduler, streams, n, vocab, random);
+                    aggregate[i] = speeds[0];
+                    perStream[i] = speeds[1];
+                }
+                results.add(new ParallelResult(scheduler.cacheTypes(), streams, n, aggregate, perStream));
+            }
+        }
     }
 
     /**
@@ -256,34 +299,37 @@ final class BenchCommand implements Callable<Integer> {
         return new double[] {to == from ? 0 : steps / ((to - from) / 1e9), perStream};
     }
 
-    private String parallelTable(LoadedModel<Scheduler> loaded, List<ParallelResult> results) {
-        String model = ModelDescription.of(loaded.source());
-        String backend = loaded.backend().description();
-        int modelWidth = Math.max(30, model.length());
-        int backendWidth = Math.max(10, backend.length());
-        String format = "| %-" + modelWidth + "s | %-" + backendWidth + "s | %7s | %7s | %6s | %20s | %20s |%n";
+    private String parallelTable(Setup setup, List<ParallelResult> results) {
+        int modelWidth = Math.max(30, setup.model().length());
+        int backendWidth = Math.max(10, setup.backend().length());
+        String format = "| %-" + modelWidth + "s | %-" + backendWidth
+                + "s | %7s | %-6s | %-6s | %7s | %6s | %20s | %20s |%n";
         StringBuilder s = new StringBuilder();
-        s.append(String.format(Locale.ROOT, format, "model", "backend", "threads", "streams", "test", "aggregate t/s",
-                "per-stream t/s"));
+        s.append(String.format(Locale.ROOT, format, "model", "backend", "threads", "type_k", "type_v", "streams",
+                "test", "aggregate t/s", "per-stream t/s"));
         s.append("| ").append("-".repeat(modelWidth)).append(" | ").append("-".repeat(backendWidth))
-                .append(" | ------: | ------: | -----: | -------------------: | -------------------: |\n");
+                .append(" | ------: | :----- | :----- | ------: | -----: | -------------------: ")
+                .append("| -------------------: |\n");
         for (ParallelResult r : results) {
-            s.append(String.format(Locale.ROOT, format, model, backend, modelOptions.threadCount(), r.streams(), r.name(),
+            s.append(String.format(Locale.ROOT, format, setup.model(), setup.backend(), modelOptions.threadCount(),
+                    r.cacheTypes().keys(), r.cacheTypes().values(), r.streams(), r.name(),
                     String.format(Locale.ROOT, "%.2f ± %.2f", mean(r.aggregateTs()), stddev(r.aggregateTs())),
                     String.format(Locale.ROOT, "%.2f ± %.2f", mean(r.streamTs()), stddev(r.streamTs()))));
         }
         return s.toString();
     }
 
-    private String parallelJson(LoadedModel<Scheduler> loaded, List<ParallelResult> results, String started) {
+    private String parallelJson(Setup setup, List<ParallelResult> results, String started) {
         ObjectMapper mapper = new ObjectMapper();
         ArrayNode array = mapper.createArrayNode();
         for (ParallelResult r : results) {
             ObjectNode o = array.addObject();
-            o.put("model_filename", loaded.source().path().toString());
-            o.put("model_type", ModelDescription.of(loaded.source()));
-            o.put("backends", loaded.backend().description());
+            o.put("model_filename", setup.filename());
+            o.put("model_type", setup.model());
+            o.put("backends", setup.backend());
             o.put("n_threads", modelOptions.threadCount());
+            o.put("type_k", r.cacheTypes().keys().label());
+            o.put("type_v", r.cacheTypes().values().label());
             o.put("n_parallel", r.streams());
             o.put("n_prompt", PARALLEL_PROMPT);
             o.put("n_gen", r.nGen());
@@ -304,7 +350,7 @@ final class BenchCommand implements Callable<Integer> {
         return Arrays.stream(values).mapToObj(Integer::toString).collect(Collectors.joining(","));
     }
 
-    private Result measure(int nPrompt, int nGen, int depth, Runnable test) {
+    private Result measure(SingleSequence model, int nPrompt, int nGen, int depth, Runnable test) {
         test.run(); // warm-up: JIT compilation, first-touch of the weights
         long[] samples = new long[repetitions];
         for (int i = 0; i < repetitions; i++) {
@@ -312,30 +358,32 @@ final class BenchCommand implements Callable<Integer> {
             test.run();
             samples[i] = System.nanoTime() - start;
         }
-        return new Result(nPrompt, nGen, depth, samples);
+        return new Result(model.cacheTypes(), model.shape().batchRows(), model.shape().contextLength(), nPrompt, nGen,
+                depth, samples);
     }
 
-    private String table(LoadedModel<SingleSequence> loaded, List<Result> results) {
-        String model = ModelDescription.of(loaded.source());
-        String backend = loaded.backend().description();
-        int modelWidth = Math.max(30, model.length());
-        int backendWidth = Math.max(10, backend.length());
-        String format = "| %-" + modelWidth + "s | %10s | %10s | %-" + backendWidth + "s | %7s | %13s | %20s |%n";
+    private String table(Setup setup, List<Result> results) {
+        int modelWidth = Math.max(30, setup.model().length());
+        int backendWidth = Math.max(10, setup.backend().length());
+        String format = "| %-" + modelWidth + "s | %10s | %10s | %-" + backendWidth
+                + "s | %7s | %-6s | %-6s | %13s | %20s |%n";
         StringBuilder s = new StringBuilder();
-        s.append(String.format(Locale.ROOT, format, "model", "size", "params", "backend", "threads", "test", "t/s"));
+        s.append(String.format(Locale.ROOT, format, "model", "size", "params", "backend", "threads", "type_k",
+                "type_v", "test", "t/s"));
         s.append("| ").append("-".repeat(modelWidth)).append(" | ---------: | ---------: | ")
-                .append("-".repeat(backendWidth)).append(" | ------: | ------------: | -------------------: |\n");
+                .append("-".repeat(backendWidth))
+                .append(" | ------: | :----- | :----- | ------------: | -------------------: |\n");
         for (Result r : results) {
             double[] ts = r.samplesTs();
-            s.append(String.format(Locale.ROOT, format, model, HumanSize.of(modelBytes(loaded)),
-                    parameterCount(ModelDescription.parameters(loaded.source())), backend, modelOptions.threadCount(),
-                    r.name(),
+            s.append(String.format(Locale.ROOT, format, setup.model(), HumanSize.of(setup.bytes()),
+                    parameterCount(setup.parameters()), setup.backend(), modelOptions.threadCount(),
+                    r.cacheTypes().keys(), r.cacheTypes().values(), r.name(),
                     String.format(Locale.ROOT, "%.2f ± %.2f", mean(ts), stddev(ts))));
         }
         return s.toString();
     }
 
-    private String json(LoadedModel<SingleSequence> loaded, List<Result> results, String started) {
+    private String json(Setup setup, List<Result> results, String started) {
         ObjectMapper mapper = new ObjectMapper();
         ArrayNode array = mapper.createArrayNode();
         for (Result r : results) {
@@ -343,14 +391,16 @@ final class BenchCommand implements Callable<Integer> {
             double[] ns = new double[r.samplesNs().length];
             for (int i = 0; i < ns.length; i++) ns[i] = r.samplesNs()[i];
             ObjectNode o = array.addObject();
-            o.put("model_filename", loaded.source().path().toString());
-            o.put("model_type", ModelDescription.of(loaded.source()));
-            o.put("model_size", modelBytes(loaded));
-            o.put("model_n_params", ModelDescription.parameters(loaded.source()));
-            o.put("backends", loaded.backend().description());
+            o.put("model_filename", setup.filename());
+            o.put("model_type", setup.model());
+            o.put("model_size", setup.bytes());
+            o.put("model_n_params", setup.parameters());
+            o.put("backends", setup.backend());
             o.put("n_threads", modelOptions.threadCount());
-            o.put("n_batch", loaded.state().shape().batchRows());
-            o.put("n_ctx", loaded.state().shape().contextLength());
+            o.put("n_batch", r.batchRows());
+            o.put("n_ctx", r.contextLength());
+            o.put("type_k", r.cacheTypes().keys().label());
+            o.put("type_v", r.cacheTypes().values().label());
             o.put("n_prompt", r.nPrompt());
             o.put("n_gen", r.nGen());
             o.put("n_depth", r.depth());

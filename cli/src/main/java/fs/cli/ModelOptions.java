@@ -1,6 +1,9 @@
 package fs.cli;
 
 import fs.FsException;
+import fs.HumanSize;
+import fs.backend.KvCacheType;
+import fs.backend.KvCacheTypes;
 import fs.engine.BackendChoice;
 import fs.engine.Engine;
 import fs.engine.LoadedModel;
@@ -18,13 +21,18 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.IntFunction;
+import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
+import picocli.CommandLine.TypeConversionException;
 
-/** The options every command that runs a model shares: which model, where it runs, how big its context is. */
+/**
+ * The options every command that runs a model shares: which model, where it runs, how big its context is and what its
+ * KV cache stores.
+ */
 final class ModelOptions {
     /**
      * Tokens per forward while processing a prompt. The CPU backend packs each weight once per forward, which at 128
@@ -67,6 +75,30 @@ final class ModelOptions {
     @Option(names = "--device", paramLabel = "N",
             description = "OpenCL device index (see fs devices; default: the GPU with the most memory, else the first device).")
     Integer device;
+
+    // Lists, split at commas, for fs bench, which runs its tests once per type as llama-bench does; every other
+    // command takes one type (see cacheType).
+    @Option(names = {"-ctk", "--cache-type-k"}, paramLabel = "TYPE", split = ",", converter = CacheTypeConverter.class,
+            description = "What the KV cache stores keys as: f32, f16, bf16 or q8_0 (default: f16; f32 with --backend "
+                    + "java). fs bench takes a comma list, one run of its tests per type.")
+    List<KvCacheType> cacheTypeK;
+
+    @Option(names = {"-ctv", "--cache-type-v"}, paramLabel = "TYPE", split = ",", converter = CacheTypeConverter.class,
+            description = "What the KV cache stores values as: f32, f16, bf16 or q8_0 (default: f16; f32 with "
+                    + "--backend java). fs bench takes a comma list.")
+    List<KvCacheType> cacheTypeV;
+
+    /** A KV cache type as llama.cpp names it; anything else is one line listing the types. */
+    static final class CacheTypeConverter implements ITypeConverter<KvCacheType> {
+        @Override
+        public KvCacheType convert(String value) {
+            try {
+                return KvCacheType.parse(value);
+            } catch (FsException e) {
+                throw new TypeConversionException(e.getMessage());
+            }
+        }
+    }
 
     /** The models opened by {@link #load}, kept to tell afterwards whether a failure came from a file that changed. */
     private final List<ModelSource> mapped = new ArrayList<>();
@@ -176,6 +208,26 @@ final class ModelOptions {
         return mapped.stream().flatMap(source -> source.changedFile().stream()).findFirst();
     }
 
+    /** The one type of {@code types} (-ctk's or -ctv's, named {@code flag}); null, the default, when none is given. */
+    private KvCacheType cacheType(List<KvCacheType> types, String flag) {
+        if (types == null) return null;
+        if (types.size() > 1) {
+            throw new ParameterException(command.commandLine(), flag + " takes one type here; a comma list is fs "
+                    + "bench's");
+        }
+        return types.getFirst();
+    }
+
+    /** -ctk's types, for fs bench: null when none is given (the default). */
+    List<KvCacheType> cacheTypesK() {
+        return cacheTypeK;
+    }
+
+    /** -ctv's types, for fs bench: null when none is given (the default). */
+    List<KvCacheType> cacheTypesV() {
+        return cacheTypeV;
+    }
+
     /**
      * Resolves, maps and uploads the model, and allocates one sequence on it, whose cache and buffers
      * {@code shapeFor} sizes for the context length. Logs one line on {@code err}.
@@ -185,14 +237,24 @@ final class ModelOptions {
     }
 
     /**
-     * Loads {@code model} instead of the one the user named, with the same backend, threads and context (a second
-     * model of the command, such as perplexity's KL-divergence base).
+     * Loads {@code model} instead of the one the user named, with the same backend, threads, context and cache types
+     * (a second model of the command, such as perplexity's KL-divergence base).
      */
     LoadedModel<SingleSequence> load(String model, IntFunction<SingleSequence.Shape> shapeFor, PrintWriter err) {
-        return loadWith(model, context -> {
+        return loadWith(model, cacheType(cacheTypeK, "-ctk"), cacheType(cacheTypeV, "-ctv"), sequence(shapeFor), err);
+    }
+
+    /** The model the user named with one sequence whose cache stores {@code keys} and {@code values} (fs bench). */
+    LoadedModel<SingleSequence> load(KvCacheType keys, KvCacheType values, IntFunction<SingleSequence.Shape> shapeFor,
+                                     PrintWriter err) {
+        return loadWith(model(), keys, values, sequence(shapeFor), err);
+    }
+
+    private static IntFunction<Engine.Allocation<SingleSequence>> sequence(IntFunction<SingleSequence.Shape> shapeFor) {
+        return context -> {
             SingleSequence.Shape shape = shapeFor.apply(context);
-            return uploaded -> new SingleSequence(uploaded, shape);
-        }, err);
+            return (uploaded, cacheTypes) -> new SingleSequence(uploaded, shape, cacheTypes);
+        };
     }
 
     /**
@@ -200,10 +262,17 @@ final class ModelOptions {
      * context length (a scheduler, for commands that run several sequences). Logs one line on {@code err}.
      */
     <S> LoadedModel<S> loadWith(IntFunction<Engine.Allocation<S>> sizedFor, PrintWriter err) {
-        return loadWith(model(), sizedFor, err);
+        return loadWith(model(), cacheType(cacheTypeK, "-ctk"), cacheType(cacheTypeV, "-ctv"), sizedFor, err);
     }
 
-    private <S> LoadedModel<S> loadWith(String model, IntFunction<Engine.Allocation<S>> sizedFor, PrintWriter err) {
+    /** The same with the cache storing {@code keys} and {@code values} (null: the default), for fs bench. */
+    <S> LoadedModel<S> loadWith(KvCacheType keys, KvCacheType values, IntFunction<Engine.Allocation<S>> sizedFor,
+                                PrintWriter err) {
+        return loadWith(model(), keys, values, sizedFor, err);
+    }
+
+    private <S> LoadedModel<S> loadWith(String model, KvCacheType keys, KvCacheType values,
+                                        IntFunction<Engine.Allocation<S>> sizedFor, PrintWriter err) {
         long start = System.nanoTime();
         BackendChoice choice = BackendChoice.named(backend).orElseThrow(() ->
                 new FsException("--backend " + backend + " is unknown; choose one of " + BackendChoice.SPELLINGS));
@@ -215,11 +284,18 @@ final class ModelOptions {
         ModelSource source = Engine.open(model, err);
         mapped.add(source);
         LoadedModel<S> loaded = Engine.load(source, new Engine.Options(choice, device, threadCount(), ctx, "--ctx",
-                err), sizedFor);
-        err.printf(Locale.ROOT, "fs: %s: %d layers, context %d, on %s (%.2f s)%n", source.path(),
+                keys, values, err), sizedFor);
+        err.printf(Locale.ROOT, "fs: %s: %d layers, context %d, on %s, %s (%.2f s)%n", source.path(),
                 loaded.config().numHiddenLayers(), loaded.contextLength(), loaded.backend().description(),
+                cacheSize(loaded.cacheTypes(), loaded.cacheBytesPerPosition(), loaded.contextLength()),
                 (System.nanoTime() - start) / 1e9);
         err.flush();
         return loaded;
+    }
+
+    /** The load line's "KV cache f16, 112 KiB per position (448 MiB at --ctx 4096)". */
+    static String cacheSize(KvCacheTypes types, long bytesPerPosition, int context) {
+        return "KV cache " + types + ", " + HumanSize.of(bytesPerPosition) + " per position ("
+                + HumanSize.of(bytesPerPosition * context) + " at --ctx " + context + ")";
     }
 }

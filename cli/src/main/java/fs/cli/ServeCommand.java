@@ -176,7 +176,7 @@ final class ServeCommand implements Callable<Integer> {
                         + "leaves none for each: raise --ctx or lower --parallel");
             }
             Scheduler.Config slots = new Scheduler.Config(parallel, perSlot, Engine.PREFILL_CHUNK, queue);
-            return uploaded -> new Scheduler(uploaded, slots);
+            return (uploaded, cacheTypes) -> new Scheduler(uploaded, slots, cacheTypes);
         }, err); Scheduler scheduler = loaded.state()) {
             try {
                 serve(server, loaded, alias != null ? alias : modelId(model), stop, err);

@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -17,7 +19,9 @@ class ContextHelpTest {
         String help = run.out();
         int start = help.indexOf("-c, --ctx, --ctx-size=N");
         assertTrue(start >= 0, help);
-        int end = help.indexOf(System.lineSeparator() + "  -", start); // the next option's line
+        // The next option's line: picocli indents a short name of more than one letter (-ctk) further than -c.
+        Matcher next = Pattern.compile(System.lineSeparator() + " +-").matcher(help);
+        int end = next.find(start) ? next.start() : help.length();
         return help.substring(start, end).replaceAll("\\s+", " ");
     }
 

@@ -1,6 +1,7 @@
 package fs.api;
 
 import fs.FsException;
+import fs.backend.KvCacheType;
 import fs.chat.ChatTemplate;
 import fs.chat.constraint.GrammarCache;
 import fs.chat.constraint.ModelOpenedCalls;
@@ -55,9 +56,13 @@ public final class FsModel implements AutoCloseable {
      *                      (each chat's history plus its answer must fit its share); 0: min(the model's
      *                      max_position_embeddings, 4096)
      * @param parallelSlots chats that answer at the same time, decoded together in each forward
+     * @param cacheTypeK    what the KV cache stores keys as, named as llama.cpp's -ctk names it: "f32", "f16",
+     *                      "bf16" or "q8_0"; null: f16, as llama.cpp's default, but f32 on the "java" backend
+     * @param cacheTypeV    what the KV cache stores values as (-ctv), named and defaulted as cacheTypeK
      * @param log           where download progress and notes (such as "running on the CPU: …") go
      */
-    public record Options(String backend, int threads, int contextLength, int parallelSlots, PrintWriter log) {
+    public record Options(String backend, int threads, int contextLength, int parallelSlots, String cacheTypeK,
+                          String cacheTypeV, PrintWriter log) {
         /** Checks the values: each wrong one is an FsException naming it. */
         public Options {
             if (BackendChoice.named(backend).isEmpty()) {
@@ -70,37 +75,50 @@ public final class FsModel implements AutoCloseable {
             if (parallelSlots < 1 || parallelSlots > 256) {
                 throw new FsException("parallel slots must be in 1..256, got " + parallelSlots);
             }
+            if (cacheTypeK != null) KvCacheType.parse(cacheTypeK);
+            if (cacheTypeV != null) KvCacheType.parse(cacheTypeV);
             Objects.requireNonNull(log, "log");
         }
 
-        /** Backend auto, a thread per available processor, the default context, one slot, no log. */
+        /** Backend auto, a thread per available processor, the default context and cache types, one slot, no log. */
         public static Options defaults() {
-            return new Options("auto", Runtime.getRuntime().availableProcessors(), 0, 1, new PrintWriter(Writer.nullWriter()));
+            return new Options("auto", Runtime.getRuntime().availableProcessors(), 0, 1, null, null,
+                    new PrintWriter(Writer.nullWriter()));
         }
 
         /** These options on another backend: auto, cpu, java or opencl. */
         public Options withBackend(String value) {
-            return new Options(value, threads, contextLength, parallelSlots, log);
+            return new Options(value, threads, contextLength, parallelSlots, cacheTypeK, cacheTypeV, log);
         }
 
         /** These options with another number of CPU threads. */
         public Options withThreads(int value) {
-            return new Options(backend, value, contextLength, parallelSlots, log);
+            return new Options(backend, value, contextLength, parallelSlots, cacheTypeK, cacheTypeV, log);
         }
 
         /** These options with another context length (0: the model's default). */
         public Options withContextLength(int value) {
-            return new Options(backend, threads, value, parallelSlots, log);
+            return new Options(backend, threads, value, parallelSlots, cacheTypeK, cacheTypeV, log);
         }
 
         /** These options with another number of chats answering at once. */
         public Options withParallelSlots(int value) {
-            return new Options(backend, threads, contextLength, value, log);
+            return new Options(backend, threads, contextLength, value, cacheTypeK, cacheTypeV, log);
+        }
+
+        /** These options with the KV cache's keys stored as {@code value}: f32, f16, bf16 or q8_0 (null: default). */
+        public Options withCacheTypeK(String value) {
+            return new Options(backend, threads, contextLength, parallelSlots, value, cacheTypeV, log);
+        }
+
+        /** These options with the KV cache's values stored as {@code value}: f32, f16, bf16 or q8_0 (null: default). */
+        public Options withCacheTypeV(String value) {
+            return new Options(backend, threads, contextLength, parallelSlots, cacheTypeK, value, log);
         }
 
         /** These options logging to {@code value} (e.g. {@code new PrintWriter(System.err, true)}). */
         public Options withLog(PrintWriter value) {
-            return new Options(backend, threads, contextLength, parallelSlots, value);
+            return new Options(backend, threads, contextLength, parallelSlots, cacheTypeK, cacheTypeV, value);
         }
     }
 
@@ -147,10 +165,11 @@ public final class FsModel implements AutoCloseable {
         }
         Engine.Options engine = new Engine.Options(BackendChoice.named(options.backend()).orElseThrow(), null,
                 options.threads(), options.contextLength() == 0 ? null : options.contextLength(),
-                "the context length", options.log());
+                "the context length", cacheType(options.cacheTypeK()), cacheType(options.cacheTypeV()),
+                options.log());
         LoadedModel<Scheduler> loaded = Engine.load(opened, engine, context -> {
             Scheduler.Config slots = schedulerConfig(context, options.parallelSlots());
-            return model -> new Scheduler(model, slots);
+            return (model, cacheTypes) -> new Scheduler(model, slots, cacheTypes);
         });
         try {
             return new FsModel(loaded, tokenizer, defaults);
@@ -159,6 +178,11 @@ public final class FsModel implements AutoCloseable {
             loaded.close();
             throw e;
         }
+    }
+
+    /** The type {@code name} names; null (the default) for null. */
+    private static KvCacheType cacheType(String name) {
+        return name == null ? null : KvCacheType.parse(name);
     }
 
     private static Scheduler.Config schedulerConfig(int context, int parallelSlots) {
@@ -195,6 +219,11 @@ public final class FsModel implements AutoCloseable {
     /** Where the model runs, e.g. "CPU (Vector API, 8 threads)". */
     public String backendDescription() {
         return loaded.backend().description();
+    }
+
+    /** What the KV cache stores keys and values as: "f16", or "k q8_0, v f16" when they differ. */
+    public String cacheTypes() {
+        return loaded.cacheTypes().toString();
     }
 
     /**

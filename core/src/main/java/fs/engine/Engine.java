@@ -3,6 +3,8 @@ package fs.engine;
 import fs.FsException;
 import fs.HumanSize;
 import fs.backend.Backend;
+import fs.backend.KvCacheType;
+import fs.backend.KvCacheTypes;
 import fs.backend.cpu.CpuKernels;
 import fs.backend.cpu.VectorBackend;
 import fs.backend.opencl.OpenCl;
@@ -14,16 +16,19 @@ import fs.model.ModelWeights;
 import fs.model.ParameterCount;
 import fs.source.ModelSource;
 import java.io.PrintWriter;
+import java.util.EnumSet;
 import java.util.Objects;
+import java.util.Set;
 import java.util.function.IntFunction;
 
 /**
  * How every front end (fs.api, each model command of the CLI, {@code fs serve}) loads a model: it resolves the model
  * as the user named it ({@link #open}), then binds its weights, creates the backend chosen, uploads the weights and
  * allocates on that backend what the caller will run ({@link #load}). The rules they share live here once: the
- * default context length, and that {@link BackendChoice#AUTO} falls back to the CPU, saying why on the log, when there
- * is no OpenCL GPU, its kernels do not build, or the model and the caller's state do not fit it. The sequences and
- * schedulers are the caller's: the engine sizes nothing but the context.
+ * default context length, the default types of the KV cache ({@link #cacheTypes}), and that {@link BackendChoice#AUTO}
+ * falls back to the CPU, saying why on the log, when there is no OpenCL GPU, its kernels do not build, or the model
+ * and the caller's state do not fit it. The sequences and schedulers are the caller's: the engine sizes nothing but
+ * the context and settles nothing else but the cache's types.
  */
 public final class Engine {
     /**
@@ -46,10 +51,12 @@ public final class Engine {
      *                       max_position_embeddings
      * @param contextSetting how the user sets the context length, named in the error when it is out of range
      *                       ("--ctx", "the context length")
+     * @param cacheTypeK     what the KV cache stores keys as (null: the default, see {@link #cacheTypes})
+     * @param cacheTypeV     what the KV cache stores values as (null: the default)
      * @param log            where the weights' notes and the fallback to the CPU are said
      */
     public record Options(BackendChoice backend, Integer device, int threads, Integer contextLength,
-                          String contextSetting, PrintWriter log) {
+                          String contextSetting, KvCacheType cacheTypeK, KvCacheType cacheTypeV, PrintWriter log) {
         public Options {
             Objects.requireNonNull(backend, "backend");
             if (threads < 1) throw new FsException("threads must be at least 1, got " + threads);
@@ -58,10 +65,13 @@ public final class Engine {
         }
     }
 
-    /** Allocates what the caller runs on a model (its KV cache and buffers), sized beforehand. */
+    /**
+     * Allocates what the caller runs on a model (its KV cache and buffers), sized beforehand; the cache's keys and
+     * values stored as {@code cacheTypes}, which the engine settles on for the backend the model is on.
+     */
     @FunctionalInterface
     public interface Allocation<S> {
-        S allocate(DecoderModel model);
+        S allocate(DecoderModel model, KvCacheTypes cacheTypes);
     }
 
     /**
@@ -79,10 +89,25 @@ public final class Engine {
     }
 
     /**
+     * The types of the KV cache on a backend that has {@code available}: each one {@code options} name, else the
+     * default, llama.cpp's f16, but float32 on {@link BackendChoice#JAVA}, the exact path the others are checked
+     * against. A named type the backend lacks is the backend's to refuse, in one line naming what it has.
+     */
+    public static KvCacheTypes cacheTypes(Options options, Set<KvCacheType> available) {
+        KvCacheType byDefault = options.backend() == BackendChoice.JAVA ? KvCacheType.F32 : KvCacheType.F16;
+        // For a backend without an f16 cache: the default falls back to float32 rather than failing every load that
+        // names no type. Only the default does; a type the user named is refused.
+        if (!available.contains(byDefault)) byDefault = KvCacheType.F32;
+        return new KvCacheTypes(Objects.requireNonNullElse(options.cacheTypeK(), byDefault),
+                Objects.requireNonNullElse(options.cacheTypeV(), byDefault));
+    }
+
+    /**
      * Makes {@code source} ready to run on the backend {@code options} choose, and owns it from now on (it is closed
      * when this fails, else with the loaded model). {@code sizedFor} gets the context length before anything is
      * created, so that what it throws (a context too small for the caller's use) comes before the upload, which takes
-     * long; the allocation it returns runs after the upload, on the same backend, and under the same fallback.
+     * long, as does a cache type the model's heads do not fit; the allocation it returns runs after the upload, on the
+     * same backend, with the cache types settled for it ({@link #cacheTypes}), and under the same fallback.
      */
     public static <S> LoadedModel<S> load(ModelSource source, Options options, IntFunction<Allocation<S>> sizedFor) {
         Backend backend = null;
@@ -90,6 +115,8 @@ public final class Engine {
             ModelConfig config = source.config();
             int contextLength = contextLength(config, options);
             Allocation<S> allocation = sizedFor.apply(contextLength);
+            // The defaults fit every head: this checks the types the caller named (q8_0 needs whole blocks).
+            cacheTypes(options, EnumSet.allOf(KvCacheType.class)).checkedFor(config.headDim());
             ModelWeights weights = ModelWeights.bind(config, source.tensors());
             for (String note : weights.notes()) options.log().println("fs: " + source.path() + ": " + note);
             ParameterCount parameters = ParameterCount.of(config);
@@ -101,10 +128,12 @@ public final class Engine {
             }
             backend = createBackend(options);
             DecoderModel model;
+            KvCacheTypes cacheTypes;
             S state;
             try {
                 model = new DecoderModel(config, weights, backend);
-                state = allocation.allocate(model);
+                cacheTypes = cacheTypes(options, backend.kvCacheTypes());
+                state = allocation.allocate(model, cacheTypes);
             } catch (FsException e) {
                 // auto promises to run: a device that cannot hold the model (or build its kernels) means the CPU.
                 if (options.backend() != BackendChoice.AUTO || backend instanceof VectorBackend) throw e;
@@ -112,10 +141,11 @@ public final class Engine {
                 backend = null; // closed: if the CPU backend cannot be made either, there is nothing left to close
                 backend = onTheCpu(e.getMessage(), options);
                 model = new DecoderModel(config, weights, backend);
-                state = allocation.allocate(model);
+                cacheTypes = cacheTypes(options, backend.kvCacheTypes());
+                state = allocation.allocate(model, cacheTypes);
             }
             options.log().flush();
-            return new LoadedModel<>(source, backend, model, contextLength, state);
+            return new LoadedModel<>(source, backend, model, contextLength, cacheTypes, state);
         } catch (RuntimeException | Error e) {
             if (backend != null) backend.close();
             source.close();

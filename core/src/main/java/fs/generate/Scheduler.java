@@ -2,6 +2,7 @@ package fs.generate;
 
 import fs.FsException;
 import fs.backend.KvCache;
+import fs.backend.KvCacheTypes;
 import fs.model.Batch;
 import fs.model.DecoderModel;
 import fs.model.ForwardBuffers;
@@ -87,14 +88,20 @@ public final class Scheduler implements AutoCloseable {
     private final List<Request> inBatch = new ArrayList<>();
     private long uses;
 
-    /**
-     * Allocates the cache and buffers on the caller's thread (so that a device too small says so here), then starts
-     * the scheduler's thread, which owns the model's backend until {@link #close}.
-     */
+    /** A scheduler whose cache holds float32 keys and values, the exact cache the tests compare. */
     public Scheduler(DecoderModel model, Config config) {
+        this(model, config, KvCacheTypes.F32);
+    }
+
+    /**
+     * Allocates the cache (its keys and values stored as {@code cacheTypes}) and buffers on the caller's thread (so
+     * that a device too small says so here), then starts the scheduler's thread, which owns the model's backend until
+     * {@link #close}.
+     */
+    public Scheduler(DecoderModel model, Config config, KvCacheTypes cacheTypes) {
         this.model = model;
         this.config = config;
-        this.cache = model.allocateCache(config.slots(), config.contextLength());
+        this.cache = model.allocateCache(config.slots(), config.contextLength(), cacheTypes);
         int batchRows = config.slots() + config.prefillChunk();
         this.buffers = model.allocateBuffers(batchRows, config.slots()); // one logits row per sequence at most
         this.batch = new Batch.Builder(batchRows);
@@ -108,6 +115,11 @@ public final class Scheduler implements AutoCloseable {
 
     public Config config() {
         return config;
+    }
+
+    /** What the slots' cache stores keys and values as. */
+    public KvCacheTypes cacheTypes() {
+        return cache.types();
     }
 
     /** Slots running a request or about to (any thread; a snapshot, for metrics). */

@@ -3,6 +3,7 @@ package fs.model;
 import fs.FsException;
 import fs.backend.Backend;
 import fs.backend.KvCache;
+import fs.backend.KvCacheTypes;
 import java.util.Arrays;
 
 /**
@@ -52,11 +53,22 @@ public final class SingleSequence {
     private final KvCache cache;
     private final ForwardBuffers buffers;
 
-    /** Allocates the cache and buffers of {@code shape} on the model's backend (they live as long as it). */
+    /**
+     * Allocates the cache and buffers of {@code shape} on the model's backend (they live as long as it), the cache of
+     * float32 keys and values: the exact one, which the oracle and the golden tests compare.
+     */
     public SingleSequence(DecoderModel model, Shape shape) {
+        this(model, shape, KvCacheTypes.F32);
+    }
+
+    /**
+     * Allocates the cache and buffers of {@code shape} on the model's backend (they live as long as it), the cache's
+     * keys and values stored as {@code cacheTypes}.
+     */
+    public SingleSequence(DecoderModel model, Shape shape, KvCacheTypes cacheTypes) {
         this.model = model;
         this.shape = shape;
-        this.cache = model.allocateCache(1, shape.contextLength());
+        this.cache = model.allocateCache(1, shape.contextLength(), cacheTypes);
         this.buffers = model.allocateBuffers(shape.batchRows(), shape.logitRows());
     }
 
@@ -74,6 +86,11 @@ public final class SingleSequence {
 
     public Shape shape() {
         return shape;
+    }
+
+    /** What the cache stores keys and values as. */
+    public KvCacheTypes cacheTypes() {
+        return cache.types();
     }
 
     /**

@@ -21,7 +21,7 @@ class EngineTest {
     private static final String MODEL = Golden.modelDir("tiny-tied").toString();
 
     private static Engine.Options options(BackendChoice backend, Integer contextLength, StringWriter log) {
-        return new Engine.Options(backend, null, 2, contextLength, "--ctx", new PrintWriter(log, true));
+        return new Engine.Options(backend, null, 2, contextLength, "--ctx", null, null, new PrintWriter(log, true));
     }
 
     @Test
@@ -30,7 +30,8 @@ class EngineTest {
         try (LoadedModel<SingleSequence> loaded = Engine.load(Engine.open(MODEL, new PrintWriter(new StringWriter())),
                 options(BackendChoice.JAVA, null, new StringWriter()), context -> {
                     sizedFor.add(context);
-                    return model -> new SingleSequence(model, new SingleSequence.Shape(context, 1, 1));
+                    return (model, cacheTypes) -> new SingleSequence(model, new SingleSequence.Shape(context, 1, 1),
+                            cacheTypes);
                 })) {
             int expected = Math.min(loaded.config().maxPositionEmbeddings(), 4096);
             assertEquals(List.of(expected), sizedFor);
@@ -45,7 +46,7 @@ class EngineTest {
     @Test
     void aGivenContextLengthIsUsedWhenTheModelAllowsItAndNamedBySettingWhenNot() {
         try (LoadedModel<Integer> loaded = Engine.load(Engine.open(MODEL, new PrintWriter(new StringWriter())),
-                options(BackendChoice.CPU, 100, new StringWriter()), context -> model -> context)) {
+                options(BackendChoice.CPU, 100, new StringWriter()), context -> (model, cacheTypes) -> context)) {
             assertEquals(100, loaded.contextLength());
             assertEquals(100, loaded.state());
         }
@@ -54,7 +55,7 @@ class EngineTest {
         for (int context : new int[] {0, max + 1}) {
             FsException e = assertThrows(FsException.class, () -> Engine.load(
                     Engine.open(MODEL, new PrintWriter(new StringWriter())),
-                    options(BackendChoice.CPU, context, new StringWriter()), c -> model -> c));
+                    options(BackendChoice.CPU, context, new StringWriter()), c -> (model, cacheTypes) -> c));
             assertEquals("--ctx " + context + " is out of range: this model allows 1.." + max + " positions",
                     e.getMessage());
         }
