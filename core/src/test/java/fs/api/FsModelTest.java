@@ -169,6 +169,9 @@ class FsModelTest {
         assertTrue(missing.getMessage().endsWith("missing.gguf: no such file"), missing.getMessage());
         assertThrows(FsException.class, () -> FsModel.Options.defaults().withBackend("gpu"));
         assertThrows(FsException.class, () -> FsModel.Options.defaults().withParallelSlots(0));
+        assertEquals("unknown KV cache type 'q4_0': use one of f32, f16, bf16, q8_0",
+                assertThrows(FsException.class, () -> FsModel.Options.defaults().withCacheTypeK("q4_0")).getMessage());
+        assertThrows(FsException.class, () -> FsModel.Options.defaults().withCacheTypeV("f8"));
         assertThrows(FsException.class, () -> ChatParams.defaults().withTemperature(-1));
         assertThrows(FsException.class, () -> ChatParams.defaults().withTopP(0));
         assertThrows(FsException.class, () -> ChatParams.defaults().withMaxTokens(-2));
@@ -217,5 +220,19 @@ class FsModelTest {
                 FsModel.Options.defaults().withBackend("cpu").withThreads(1).withContextLength(max + 1)));
         assertEquals("the context length " + (max + 1) + " is out of range: this model allows 1.." + max
                 + " positions", tooLong.getMessage());
+    }
+
+    /** The cache types as the engine settles them: f32 on the exact java path unless named, a named one as named. */
+    @Test
+    void theCacheTypesAreChosenAsOnTheCommandLine() {
+        FsModel.Options java = FsModel.Options.defaults().withBackend("java").withThreads(1).withContextLength(64);
+        try (FsModel exact = FsModel.load(GreedyReference.MODEL.toString(), java)) {
+            assertEquals("f32", exact.cacheTypes());
+        }
+        // A named type reaches the engine: q8_0 does not fit tiny-tied's heads of 16.
+        FsException q8 = assertThrows(FsException.class, () -> FsModel.load(GreedyReference.MODEL.toString(),
+                java.withCacheTypeV("q8_0")));
+        assertEquals("a q8_0 KV cache needs a head dimension that is a multiple of 32; this model's is 16 (use f32, "
+                + "f16 or bf16)", q8.getMessage());
     }
 }

@@ -6,22 +6,98 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import fs.FsException;
+import fs.backend.KvCacheType;
+import fs.backend.KvCacheTypes;
 import fs.model.Golden;
 import fs.model.SingleSequence;
 import fs.source.ModelSource;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 
-/** The one load: the context default, the context check, the caller's allocation on the loaded backend. */
+/**
+ * The one load: the context default, the context check, the cache types' default and check, the caller's allocation on
+ * the loaded backend.
+ */
 class EngineTest {
     private static final String MODEL = Golden.modelDir("tiny-tied").toString();
 
     private static Engine.Options options(BackendChoice backend, Integer contextLength, StringWriter log) {
-        return new Engine.Options(backend, null, 2, contextLength, "--ctx", null, null, new PrintWriter(log, true));
+        return options(backend, null, null, contextLength, log);
+    }
+
+    private static Engine.Options options(BackendChoice backend, KvCacheType keys, KvCacheType values,
+                                          Integer contextLength, StringWriter log) {
+        return new Engine.Options(backend, null, 2, contextLength, "--ctx", keys, values, new PrintWriter(log, true));
+    }
+
+    private static Engine.Options cacheTypes(BackendChoice backend, KvCacheType keys, KvCacheType values) {
+        return options(backend, keys, values, null, new StringWriter());
+    }
+
+    @Test
+    void theCacheIsF16AsLlamaCppsByDefaultButF32OnTheExactJavaPath() {
+        Set<KvCacheType> all = EnumSet.allOf(KvCacheType.class);
+        for (BackendChoice choice : List.of(BackendChoice.AUTO, BackendChoice.CPU, BackendChoice.OPENCL)) {
+            assertEquals(KvCacheTypes.F16, Engine.cacheTypes(cacheTypes(choice, null, null), all), choice.spelling());
+        }
+        assertEquals(KvCacheTypes.F32, Engine.cacheTypes(cacheTypes(BackendChoice.JAVA, null, null), all));
+    }
+
+    @Test
+    void aNamedTypeIsHonouredAndTheOtherKeepsItsDefault() {
+        Set<KvCacheType> all = EnumSet.allOf(KvCacheType.class);
+        assertEquals(KvCacheTypes.F32,
+                Engine.cacheTypes(cacheTypes(BackendChoice.CPU, KvCacheType.F32, KvCacheType.F32), all));
+        assertEquals(new KvCacheTypes(KvCacheType.Q8_0, KvCacheType.F16),
+                Engine.cacheTypes(cacheTypes(BackendChoice.CPU, KvCacheType.Q8_0, null), all));
+        assertEquals(new KvCacheTypes(KvCacheType.F32, KvCacheType.BF16),
+                Engine.cacheTypes(cacheTypes(BackendChoice.JAVA, null, KvCacheType.BF16), all));
+    }
+
+    @Test
+    void onABackendWithoutF16OnlyTheDefaultFallsBackToF32() {
+        Set<KvCacheType> f32Only = EnumSet.of(KvCacheType.F32);
+        assertEquals(KvCacheTypes.F32, Engine.cacheTypes(cacheTypes(BackendChoice.CPU, null, null), f32Only));
+        // A named type stays what was named: the backend refuses it in its own line.
+        assertEquals(new KvCacheTypes(KvCacheType.F16, KvCacheType.F32),
+                Engine.cacheTypes(cacheTypes(BackendChoice.CPU, KvCacheType.F16, null), f32Only));
+    }
+
+    @Test
+    void theCallersCacheHasTheTypesTheEngineSettledOnForItsBackend() {
+        try (LoadedModel<SingleSequence> loaded = Engine.load(Engine.open(MODEL, new PrintWriter(new StringWriter())),
+                options(BackendChoice.JAVA, 16, new StringWriter()), context -> (model, cacheTypes) ->
+                        new SingleSequence(model, SingleSequence.Shape.forGeneration(context, 4), cacheTypes))) {
+            assertEquals(KvCacheTypes.F32, loaded.cacheTypes());
+            assertEquals(KvCacheTypes.F32, loaded.state().cacheTypes());
+            // tiny-tied: 2 layers × 2 kv heads × (16 + 16) floats of 4 bytes
+            assertEquals(2 * 2 * (16 + 16) * 4, loaded.cacheBytesPerPosition());
+        }
+        try (LoadedModel<SingleSequence> loaded = Engine.load(Engine.open(MODEL, new PrintWriter(new StringWriter())),
+                options(BackendChoice.CPU, 16, new StringWriter()), context -> (model, cacheTypes) ->
+                        new SingleSequence(model, SingleSequence.Shape.forGeneration(context, 4), cacheTypes))) {
+            KvCacheTypes expected = loaded.backend().kvCacheTypes().contains(KvCacheType.F16)
+                    ? KvCacheTypes.F16 : KvCacheTypes.F32;
+            assertEquals(expected, loaded.cacheTypes());
+            assertEquals(expected, loaded.state().cacheTypes());
+        }
+    }
+
+    @Test
+    void aQ8CacheOnHeadsThatAreNotWholeBlocksIsRefusedBeforeAnyBackendIsMade() {
+        StringWriter log = new StringWriter();
+        FsException e = assertThrows(FsException.class, () -> Engine.load(
+                Engine.open(MODEL, new PrintWriter(new StringWriter())),
+                options(BackendChoice.AUTO, null, KvCacheType.Q8_0, 16, log), context -> (model, cacheTypes) -> 0));
+        assertEquals("a q8_0 KV cache needs a head dimension that is a multiple of 32; this model's is 16 (use f32, "
+                + "f16 or bf16)", e.getMessage());
+        assertEquals("", log.toString());
     }
 
     @Test
