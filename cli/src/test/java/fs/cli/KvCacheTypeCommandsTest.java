@@ -37,7 +37,7 @@ class KvCacheTypeCommandsTest {
     void eachNamedTypeReachesTheCache() {
         CliRun run = CliRun.of("run", MODEL, "-p", "Hello", "-n", "2", "-t", "1", "--backend", "cpu", "-ctv", "bf16");
         assertEquals(0, run.exitCode(), run.err());
-        assertTrue(loadLine(run.err()).contains(", KV cache bf16, "), run.err());
+        assertTrue(loadLine(run.err()).contains(", KV cache k f16, v bf16, "), run.err());
         CliRun mixed = CliRun.of("run", MODEL, "-p", "Hello", "-n", "2", "-t", "1", "--backend", "java", "-ctk", "f16");
         assertEquals(0, mixed.exitCode(), mixed.err());
         assertTrue(loadLine(mixed.err()).contains(", KV cache k f16, v f32, "), mixed.err());

@@ -22,8 +22,9 @@ class LogitsCommandTest {
     void printsTheTopLogitsOfEveryPositionAsJson() throws IOException {
         Golden golden = Golden.load("tiny-untied");
         int[] tokens = Arrays.copyOf(golden.promptIds(), 20); // a prefix: its logits are the reference's first 20
+        // The golden is the float64 math of the checkpoint: the float32 cache is the one held to it.
         CliRun run = CliRun.of("logits", golden.modelDir().toString(), "--tokens", CliRun.ids(tokens), "--top", "5",
-                "-t", "2");
+                "-t", "2", "-ctk", "f32", "-ctv", "f32");
         assertEquals(0, run.exitCode(), run.err());
         assertEquals(1, run.out().strip().lines().count(), "one JSON object on one line");
 

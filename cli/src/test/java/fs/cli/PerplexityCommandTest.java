@@ -37,10 +37,11 @@ class PerplexityCommandTest {
     }
 
     private static JsonNode perplexity(String... args) throws IOException {
-        String[] command = new String[args.length + 8];
-        System.arraycopy(new String[] {"perplexity", "-f", text().toString(), "--json", "-t", "2", "--backend", "cpu"},
-                0, command, 0, 8);
-        System.arraycopy(args, 0, command, 8, args.length);
+        // The float32 cache, which the references here (float32 sequences, goldens) use.
+        String[] command = new String[args.length + 12];
+        System.arraycopy(new String[] {"perplexity", "-f", text().toString(), "--json", "-t", "2", "--backend", "cpu",
+                "-ctk", "f32", "-ctv", "f32"}, 0, command, 0, 12);
+        System.arraycopy(args, 0, command, 12, args.length);
         CliRun run = CliRun.of(command);
         assertEquals(0, run.exitCode(), run.err());
         return JSON.readTree(run.out());

@@ -16,9 +16,7 @@ import fs.model.ModelWeights;
 import fs.model.ParameterCount;
 import fs.source.ModelSource;
 import java.io.PrintWriter;
-import java.util.EnumSet;
 import java.util.Objects;
-import java.util.Set;
 import java.util.function.IntFunction;
 
 /**
@@ -89,15 +87,11 @@ public final class Engine {
     }
 
     /**
-     * The types of the KV cache on a backend that has {@code available}: each one {@code options} name, else the
-     * default, llama.cpp's f16, but float32 on {@link BackendChoice#JAVA}, the exact path the others are checked
-     * against. A named type the backend lacks is the backend's to refuse, in one line naming what it has.
+     * The types of the KV cache: each one {@code options} name, else the default, llama.cpp's f16, but float32 on
+     * {@link BackendChoice#JAVA}, the exact path the others are checked against. Every backend stores every type.
      */
-    public static KvCacheTypes cacheTypes(Options options, Set<KvCacheType> available) {
+    public static KvCacheTypes cacheTypes(Options options) {
         KvCacheType byDefault = options.backend() == BackendChoice.JAVA ? KvCacheType.F32 : KvCacheType.F16;
-        // For a backend without an f16 cache: the default falls back to float32 rather than failing every load that
-        // names no type. Only the default does; a type the user named is refused.
-        if (!available.contains(byDefault)) byDefault = KvCacheType.F32;
         return new KvCacheTypes(Objects.requireNonNullElse(options.cacheTypeK(), byDefault),
                 Objects.requireNonNullElse(options.cacheTypeV(), byDefault));
     }
@@ -116,7 +110,7 @@ public final class Engine {
             int contextLength = contextLength(config, options);
             Allocation<S> allocation = sizedFor.apply(contextLength);
             // The defaults fit every head: this checks the types the caller named (q8_0 needs whole blocks).
-            cacheTypes(options, EnumSet.allOf(KvCacheType.class)).checkedFor(config.headDim());
+            cacheTypes(options).checkedFor(config.headDim());
             ModelWeights weights = ModelWeights.bind(config, source.tensors());
             for (String note : weights.notes()) options.log().println("fs: " + source.path() + ": " + note);
             ParameterCount parameters = ParameterCount.of(config);
@@ -132,7 +126,7 @@ public final class Engine {
             S state;
             try {
                 model = new DecoderModel(config, weights, backend);
-                cacheTypes = cacheTypes(options, backend.kvCacheTypes());
+                cacheTypes = cacheTypes(options);
                 state = allocation.allocate(model, cacheTypes);
             } catch (FsException e) {
                 // auto promises to run: a device that cannot hold the model (or build its kernels) means the CPU.
@@ -141,7 +135,7 @@ public final class Engine {
                 backend = null; // closed: if the CPU backend cannot be made either, there is nothing left to close
                 backend = onTheCpu(e.getMessage(), options);
                 model = new DecoderModel(config, weights, backend);
-                cacheTypes = cacheTypes(options, backend.kvCacheTypes());
+                cacheTypes = cacheTypes(options);
                 state = allocation.allocate(model, cacheTypes);
             }
             options.log().flush();

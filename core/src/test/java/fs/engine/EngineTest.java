@@ -14,10 +14,8 @@ import fs.source.ModelSource;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.util.ArrayList;
-import java.util.EnumSet;
 import java.util.List;
 import java.util.Optional;
-import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -42,31 +40,20 @@ class EngineTest {
 
     @Test
     void theCacheIsF16AsLlamaCppsByDefaultButF32OnTheExactJavaPath() {
-        Set<KvCacheType> all = EnumSet.allOf(KvCacheType.class);
         for (BackendChoice choice : List.of(BackendChoice.AUTO, BackendChoice.CPU, BackendChoice.OPENCL)) {
-            assertEquals(KvCacheTypes.F16, Engine.cacheTypes(cacheTypes(choice, null, null), all), choice.spelling());
+            assertEquals(KvCacheTypes.F16, Engine.cacheTypes(cacheTypes(choice, null, null)), choice.spelling());
         }
-        assertEquals(KvCacheTypes.F32, Engine.cacheTypes(cacheTypes(BackendChoice.JAVA, null, null), all));
+        assertEquals(KvCacheTypes.F32, Engine.cacheTypes(cacheTypes(BackendChoice.JAVA, null, null)));
     }
 
     @Test
     void aNamedTypeIsHonouredAndTheOtherKeepsItsDefault() {
-        Set<KvCacheType> all = EnumSet.allOf(KvCacheType.class);
         assertEquals(KvCacheTypes.F32,
-                Engine.cacheTypes(cacheTypes(BackendChoice.CPU, KvCacheType.F32, KvCacheType.F32), all));
+                Engine.cacheTypes(cacheTypes(BackendChoice.CPU, KvCacheType.F32, KvCacheType.F32)));
         assertEquals(new KvCacheTypes(KvCacheType.Q8_0, KvCacheType.F16),
-                Engine.cacheTypes(cacheTypes(BackendChoice.CPU, KvCacheType.Q8_0, null), all));
+                Engine.cacheTypes(cacheTypes(BackendChoice.CPU, KvCacheType.Q8_0, null)));
         assertEquals(new KvCacheTypes(KvCacheType.F32, KvCacheType.BF16),
-                Engine.cacheTypes(cacheTypes(BackendChoice.JAVA, null, KvCacheType.BF16), all));
-    }
-
-    @Test
-    void onABackendWithoutF16OnlyTheDefaultFallsBackToF32() {
-        Set<KvCacheType> f32Only = EnumSet.of(KvCacheType.F32);
-        assertEquals(KvCacheTypes.F32, Engine.cacheTypes(cacheTypes(BackendChoice.CPU, null, null), f32Only));
-        // A named type stays what was named: the backend refuses it in its own line.
-        assertEquals(new KvCacheTypes(KvCacheType.F16, KvCacheType.F32),
-                Engine.cacheTypes(cacheTypes(BackendChoice.CPU, KvCacheType.F16, null), f32Only));
+                Engine.cacheTypes(cacheTypes(BackendChoice.JAVA, null, KvCacheType.BF16)));
     }
 
     @Test

@@ -8,6 +8,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import fs.FsException;
 import fs.backend.Buffer;
 import fs.backend.ForwardingBackend;
+import fs.backend.KvCacheType;
+import fs.backend.KvCacheTypes;
 import fs.backend.Weight;
 import fs.backend.cpu.VectorBackend;
 import fs.model.Golden;
@@ -104,6 +106,33 @@ class SchedulerTest {
 
         synchronized int[] ids() {
             return tokens.stream().mapToInt(Integer::intValue).toArray();
+        }
+    }
+
+    /**
+     * The same at each cache type a head of 20 can be (q8_0 needs whole blocks of 32): batched decoding over an f16
+     * or bf16 cache gives each request the tokens it gets alone over a cache of that type.
+     */
+    @Test
+    void concurrentRequestsGetTheTokensEachGetsAloneAtEveryCacheType() throws Exception {
+        for (KvCacheType type : new KvCacheType[] {KvCacheType.F16, KvCacheType.BF16}) {
+            KvCacheTypes types = new KvCacheTypes(type, type);
+            int n = 5, maxTokens = 6;
+            Recorder[] recorders = new Recorder[n];
+            try (Scheduler scheduler = new Scheduler(test.model(), new Scheduler.Config(3, CONTEXT, 5, 8), types)) {
+                for (int i = 0; i < n; i++) {
+                    recorders[i] = new Recorder();
+                    scheduler.submit(prompt(i), SamplingParams.greedy(), maxTokens, NO_STOP, recorders[i]);
+                }
+                for (Recorder r : recorders) assertEquals(StopReason.TOKEN_LIMIT, r.await());
+            }
+            SingleSequence sequence = new SingleSequence(test.model(),
+                    SingleSequence.Shape.forGeneration(CONTEXT, 16), types);
+            for (int i = 0; i < n; i++) {
+                int[] alone = new Generator(sequence, NO_STOP, SamplingParams.greedy())
+                        .generate(prompt(i), maxTokens, id -> {}).ids();
+                assertArrayEquals(alone, recorders[i].ids(), type + ", request " + i);
+            }
         }
     }
 
