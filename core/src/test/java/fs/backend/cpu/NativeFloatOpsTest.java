@@ -9,6 +9,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import fs.backend.Backend;
 import fs.backend.Buffer;
 import fs.backend.KvCache;
+import fs.backend.KvCacheType;
+import fs.backend.KvCacheTypes;
 import fs.backend.Rope;
 import fs.backend.RowPositions;
 import fs.tensor.DType;
@@ -200,11 +202,61 @@ class NativeFloatOpsTest {
         }
     }
 
-    /** Both sequences' earlier positions stored from {@code past}, then the batch's rows, then attention. */
+    /**
+     * Over a cache of f16, bf16 or q8_0 rows every variant computes what the Java kernels do, in another order of the
+     * float32 operations (vector dot products, a sum of exponentials in lanes): within 2⁻¹⁶ of the largest value.
+     */
+    @ParameterizedTest
+    @MethodSource("variants")
+    void attentionOverTypedCachesIsTheJavaKernelsWithinFloat32Rounding(String isa) {
+        Random random = new Random(5);
+        List<KvCacheTypes> typed = List.of(KvCacheTypes.F16, new KvCacheTypes(KvCacheType.BF16, KvCacheType.BF16),
+                new KvCacheTypes(KvCacheType.Q8_0, KvCacheType.Q8_0), new KvCacheTypes(KvCacheType.Q8_0, KvCacheType.F32));
+        try (VectorBackend backend = nativeBackend(isa)) {
+            for (KvCacheTypes types : typed) {
+                for (int headDim : new int[] {24, 64, 128}) {
+                    if (!types.keys().fits(headDim) || !types.values().fits(headDim)) continue; // q8_0: blocks of 32
+                    for (int startPos : new int[] {0, 300}) {
+                        for (int rows : new int[] {1, 9}) {
+                            int kvHeads = 2, group = 3, heads = kvHeads * group, width = kvHeads * headDim;
+                            int[] positions = new int[2 * rows], sequences = new int[2 * rows];
+                            for (int r = 0; r < rows; r++) {
+                                positions[r] = startPos + r;
+                                positions[rows + r] = 2 * startPos + r;
+                                sequences[rows + r] = 1;
+                            }
+                            int context = 2 * startPos + rows;
+                            float[] past = randomFloats(random, 2 * context * width);
+                            float[] k = randomFloats(random, 2 * rows * width), v = randomFloats(random, 2 * rows * width);
+                            float[] q = randomFloats(random, 2 * rows * heads * headDim);
+                            RowPositions placed = RowPositions.of(positions, sequences);
+                            float[] java = attention(JAVA, past, k, v, q, placed, heads, kvHeads, headDim, context, types);
+                            float[] natively = attention(backend, past, k, v, q, placed, heads, kvHeads, headDim, context,
+                                    types);
+                            double largest = 0;
+                            for (float x : past) largest = Math.max(largest, Math.abs(x));
+                            for (int i = 0; i < java.length; i++) {
+                                assertEquals(java[i], natively[i], largest * 0x1p-16, isa + " " + types + " head_dim "
+                                        + headDim + " startPos " + startPos + " rows " + rows + " element " + i);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     private static float[] attention(Backend backend, float[] past, float[] k, float[] v, float[] q,
                                      RowPositions placed, int heads, int kvHeads, int headDim, int context) {
+        return attention(backend, past, k, v, q, placed, heads, kvHeads, headDim, context, KvCacheTypes.F32);
+    }
+
+    /** Both sequences' earlier positions stored from {@code past}, then the batch's rows, then attention. */
+    private static float[] attention(Backend backend, float[] past, float[] k, float[] v, float[] q,
+                                     RowPositions placed, int heads, int kvHeads, int headDim, int context,
+                                     KvCacheTypes types) {
         int layer = 1, width = kvHeads * headDim;
-        KvCache cache = backend.allocateKvCache(2, 2, context, kvHeads, headDim);
+        KvCache cache = backend.allocateKvCache(2, 2, context, kvHeads, headDim, types);
         Buffer history = buffer(backend, past);
         for (int sequence = 0; sequence < 2; sequence++) {
             Buffer keys = backend.allocate((long) context * width), values = backend.allocate((long) context * width);
