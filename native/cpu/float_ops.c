@@ -252,6 +252,29 @@ static inline void weigh_row(float w, const float *restrict v, float *restrict o
     }
     for (; e < n; e++) o[e] = fmaf(v[e], w, o[e]);
 }
+
+
+/* o += Σ_j w[j] · rows[j] over n rows, each element's FMAs in row order: 64 elements at a time in registers. */
+static inline void weigh_rows(const float *restrict w, const float *const *rows, int n, float *restrict o, int d) {
+    int e = 0;
+    for (; e + 64 <= d; e += 64) {
+        __m512 a0 = _mm512_loadu_ps(o + e), a1 = _mm512_loadu_ps(o + e + 16);
+        __m512 a2 = _mm512_loadu_ps(o + e + 32), a3 = _mm512_loadu_ps(o + e + 48);
+        for (int j = 0; j < n; j++) {
+            __m512 weight = _mm512_set1_ps(w[j]);
+            const float *v = rows[j] + e;
+            a0 = _mm512_fmadd_ps(_mm512_loadu_ps(v), weight, a0);
+            a1 = _mm512_fmadd_ps(_mm512_loadu_ps(v + 16), weight, a1);
+            a2 = _mm512_fmadd_ps(_mm512_loadu_ps(v + 32), weight, a2);
+            a3 = _mm512_fmadd_ps(_mm512_loadu_ps(v + 48), weight, a3);
+        }
+        _mm512_storeu_ps(o + e, a0);
+        _mm512_storeu_ps(o + e + 16, a1);
+        _mm512_storeu_ps(o + e + 32, a2);
+        _mm512_storeu_ps(o + e + 48, a3);
+    }
+    for (int j = 0; j < n; j++) weigh_row(w[j], rows[j] + e, o + e, d - e);
+}
 #elif defined(__AVX2__) && defined(__FMA__)
 static inline float dot_row(const float *restrict q, const float *restrict k, int n) {
     __m256 acc = _mm256_setzero_ps();
@@ -273,6 +296,29 @@ static inline void weigh_row(float w, const float *restrict v, float *restrict o
     }
     for (; e < n; e++) o[e] = fmaf(v[e], w, o[e]);
 }
+
+
+/* o += Σ_j w[j] · rows[j] over n rows, each element's FMAs in row order: 32 elements at a time in registers. */
+static inline void weigh_rows(const float *restrict w, const float *const *rows, int n, float *restrict o, int d) {
+    int e = 0;
+    for (; e + 32 <= d; e += 32) {
+        __m256 a0 = _mm256_loadu_ps(o + e), a1 = _mm256_loadu_ps(o + e + 8);
+        __m256 a2 = _mm256_loadu_ps(o + e + 16), a3 = _mm256_loadu_ps(o + e + 24);
+        for (int j = 0; j < n; j++) {
+            __m256 weight = _mm256_set1_ps(w[j]);
+            const float *v = rows[j] + e;
+            a0 = _mm256_fmadd_ps(_mm256_loadu_ps(v), weight, a0);
+            a1 = _mm256_fmadd_ps(_mm256_loadu_ps(v + 8), weight, a1);
+            a2 = _mm256_fmadd_ps(_mm256_loadu_ps(v + 16), weight, a2);
+            a3 = _mm256_fmadd_ps(_mm256_loadu_ps(v + 24), weight, a3);
+        }
+        _mm256_storeu_ps(o + e, a0);
+        _mm256_storeu_ps(o + e + 8, a1);
+        _mm256_storeu_ps(o + e + 16, a2);
+        _mm256_storeu_ps(o + e + 24, a3);
+    }
+    for (int j = 0; j < n; j++) weigh_row(w[j], rows[j] + e, o + e, d - e);
+}
 #else
 static inline float dot_row(const float *restrict q, const float *restrict k, int n) {
     int full = n - n % LANES;
@@ -288,7 +334,14 @@ static inline float dot_row(const float *restrict q, const float *restrict k, in
 static inline void weigh_row(float w, const float *restrict v, float *restrict o, int n) {
     for (int e = 0; e < n; e++) o[e] = fmaf(v[e], w, o[e]);
 }
+
+static inline void weigh_rows(const float *restrict w, const float *const *rows, int n, float *restrict o, int d) {
+    for (int j = 0; j < n; j++) weigh_row(w[j], rows[j], o, d);
+}
 #endif
+
+/* Positions of values dequantized together for the chunk kernel's weighted sum: 32 rows of 128 floats are 16 KiB. */
+#define VALUE_ROWS 32
 
 /*
  * fs.backend.cpu.ChunkedAttention's chunk: nq queries (q, head_dim floats each) of one kv head, query i seeing
@@ -306,7 +359,8 @@ FS_API void FS_EXPORT(fs_attention_chunk)(const float *restrict q, int nq, const
     for (int p = from; p < to; p++) {
         const float *key = load_row(k_type, keys, p, head_dim, row);
         for (int i = 0; i < nq; i++) {
-            if (p < seen[i]) s[(int64_t) i * s_stride + p - from] = dot_row(q + (int64_t) i * head_dim, key, head_dim) * scale;
+            if (p >= seen[i]) continue;
+            s[(int64_t) i * s_stride + p - from] = dot_row(q + (int64_t) i * head_dim, key, head_dim) * scale;
         }
     }
     for (int i = 0; i < nq; i++) {
@@ -331,11 +385,22 @@ FS_API void FS_EXPORT(fs_attention_chunk)(const float *restrict q, int nq, const
         m[i] = max;
         l[i] = sum;
     }
-    for (int p = from; p < to; p++) {
-        const float *value = load_row(v_type, values, p, head_dim, row);
+    /* The values in stretches of VALUE_ROWS positions, dequantized once into L1 (vrows), then each query's output
+     * carried over the stretch in registers: per element the same FMAs in position order, without a store per
+     * position. */
+    float vrows[VALUE_ROWS * 512] __attribute__((aligned(64)));
+    const float *stretch[VALUE_ROWS];
+    for (int p0 = from; p0 < to; p0 += VALUE_ROWS) {
+        int p1 = p0 + VALUE_ROWS < to ? p0 + VALUE_ROWS : to;
+        for (int p = p0; p < p1; p++) {
+            stretch[p - p0] = load_row(v_type, values, p, head_dim, vrows + (int64_t) (p - p0) * head_dim);
+        }
         for (int i = 0; i < nq; i++) {
-            if (p >= seen[i]) continue;
-            weigh_row(s[(int64_t) i * s_stride + p - from], value, o + (int64_t) i * head_dim, head_dim);
+            int end = p1 < seen[i] ? p1 : seen[i];
+            if (end > p0) {
+                weigh_rows(s + (int64_t) i * s_stride + p0 - from, stretch, end - p0, o + (int64_t) i * head_dim,
+                           head_dim);
+            }
         }
     }
 }
