@@ -182,6 +182,11 @@ static inline float half_to_float(uint16_t h) {
     return f;
 }
 
+/* Bytes of a head's row of head_dim elements stored as type (fs.backend.KvCacheType's order). */
+static inline int64_t row_bytes(int type, int head_dim) {
+    return type == 0 ? head_dim * 4 : type == 3 ? head_dim / 32 * 34 : head_dim * 2;
+}
+
 /* Row p of a kv head's rows stored as type (fs.backend.KvCacheType's order: 0 f32, 1 f16, 2 bf16, 3 q8_0), as
  * head_dim floats: in place for f32, else dequantized into out. */
 static inline const float *load_row(int type, const uint8_t *restrict rows, int64_t p, int head_dim,
@@ -231,19 +236,9 @@ static inline const float *load_row(int type, const uint8_t *restrict rows, int6
     }
 }
 
-/* q·k over n floats, and o += w · v over n floats, for the chunk kernel below: explicit vectors where the variant
- * has them (GCC leaves the lane loops of a dot product scalar inside the kernel's loops: measured 3× slower), else
- * 16 lanes of FMAs summed as sumLanes. */
+/* o += w · v over n floats, for the chunk kernel below: explicit vectors where the variant has them (GCC leaves such
+ * lane loops scalar inside the kernel's loops: measured 3× slower). */
 #if defined(__AVX512F__)
-static inline float dot_row(const float *restrict q, const float *restrict k, int n) {
-    __m512 acc = _mm512_setzero_ps();
-    int d = 0;
-    for (; d + 16 <= n; d += 16) acc = _mm512_fmadd_ps(_mm512_loadu_ps(q + d), _mm512_loadu_ps(k + d), acc);
-    float sum = _mm512_reduce_add_ps(acc);
-    for (; d < n; d++) sum = fmaf(q[d], k[d], sum);
-    return sum;
-}
-
 static inline void weigh_row(float w, const float *restrict v, float *restrict o, int n) {
     __m512 weight = _mm512_set1_ps(w);
     int e = 0;
@@ -276,18 +271,6 @@ static inline void weigh_rows(const float *restrict w, const float *const *rows,
     for (int j = 0; j < n; j++) weigh_row(w[j], rows[j] + e, o + e, d - e);
 }
 #elif defined(__AVX2__) && defined(__FMA__)
-static inline float dot_row(const float *restrict q, const float *restrict k, int n) {
-    __m256 acc = _mm256_setzero_ps();
-    int d = 0;
-    for (; d + 8 <= n; d += 8) acc = _mm256_fmadd_ps(_mm256_loadu_ps(q + d), _mm256_loadu_ps(k + d), acc);
-    __m128 half = _mm_add_ps(_mm256_castps256_ps128(acc), _mm256_extractf128_ps(acc, 1));
-    half = _mm_add_ps(half, _mm_movehl_ps(half, half));
-    half = _mm_add_ss(half, _mm_movehdup_ps(half));
-    float sum = _mm_cvtss_f32(half);
-    for (; d < n; d++) sum = fmaf(q[d], k[d], sum);
-    return sum;
-}
-
 static inline void weigh_row(float w, const float *restrict v, float *restrict o, int n) {
     __m256 weight = _mm256_set1_ps(w);
     int e = 0;
@@ -320,17 +303,6 @@ static inline void weigh_rows(const float *restrict w, const float *const *rows,
     for (int j = 0; j < n; j++) weigh_row(w[j], rows[j] + e, o + e, d - e);
 }
 #else
-static inline float dot_row(const float *restrict q, const float *restrict k, int n) {
-    int full = n - n % LANES;
-    float acc[LANES] = {0};
-    for (int d = 0; d < full; d += LANES) {
-        for (int l = 0; l < LANES; l++) acc[l] = fmaf(q[d + l], k[d + l], acc[l]);
-    }
-    float sum = sum_lanes(acc);
-    for (int d = full; d < n; d++) sum = fmaf(q[d], k[d], sum);
-    return sum;
-}
-
 static inline void weigh_row(float w, const float *restrict v, float *restrict o, int n) {
     for (int e = 0; e < n; e++) o[e] = fmaf(v[e], w, o[e]);
 }
@@ -344,23 +316,198 @@ static inline void weigh_rows(const float *restrict w, const float *const *rows,
 #define VALUE_ROWS 32
 
 /*
+ * Keys are stored in blocks of KEY_POSITIONS positions, dimension-major (fs.backend.cpu.CpuKvCache): dimension d of
+ * the block's 16 keys is 16 consecutive elements (f32, f16 or bf16); for q8_0, per block of 32 dimensions, the 16
+ * keys' scales (f16) and then, per dimension, their 16 int8. So one vector holds a dimension of 16 keys, and the
+ * scores of a query are 16 chains of FMAs over the dimensions, one per key, with no sum across lanes; every variant
+ * computes each score by the same chain, so they agree bit for bit. Four queries go at once (their chains overlap).
+ */
+#define KEY_POSITIONS 16
+
+/* key_block_scores: scale · q·k of four queries (q0..q3: head_dim floats each) and the block's 16 keys, query i's
+ * into out[i·stride ..]. */
+#if defined(__AVX512F__)
+#define FS_Q8_0_KEYS(LOAD_SCALES, BODY)                                                                              \
+    for (int db = 0; db < head_dim / 32; db++) {                                                                    \
+        const uint8_t *part = block + db * (KEY_POSITIONS * 34);                                                    \
+        LOAD_SCALES;                                                                                                 \
+        for (int t = 0; t < 32; t++) {                                                                               \
+            int d = db * 32 + t;                                                                                     \
+            BODY;                                                                                                    \
+        }                                                                                                            \
+    }
+static void key_block_scores(int type, const uint8_t *restrict block, const float *q0, const float *q1,
+                             const float *q2, const float *q3, int head_dim, float scale, float *out, int stride) {
+    __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+#define FS_FMA4(K)                                                                                                   \
+    do {                                                                                                             \
+        __m512 k_ = (K);                                                                                             \
+        a0 = _mm512_fmadd_ps(_mm512_set1_ps(q0[d]), k_, a0);                                                         \
+        a1 = _mm512_fmadd_ps(_mm512_set1_ps(q1[d]), k_, a1);                                                         \
+        a2 = _mm512_fmadd_ps(_mm512_set1_ps(q2[d]), k_, a2);                                                         \
+        a3 = _mm512_fmadd_ps(_mm512_set1_ps(q3[d]), k_, a3);                                                         \
+    } while (0)
+    switch (type) {
+    case 0:
+        for (int d = 0; d < head_dim; d++) FS_FMA4(_mm512_loadu_ps((const float *) block + d * 16));
+        break;
+    case 1:
+        for (int d = 0; d < head_dim; d++) {
+            FS_FMA4(_mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) (block + d * 32))));
+        }
+        break;
+    case 2:
+        for (int d = 0; d < head_dim; d++) {
+            __m512i bits = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *) (block + d * 32)));
+            FS_FMA4(_mm512_castsi512_ps(_mm512_slli_epi32(bits, 16)));
+        }
+        break;
+    default: {
+        __m512 scales;
+        FS_Q8_0_KEYS(scales = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) part)),
+                     FS_FMA4(_mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(
+                                               _mm_loadu_si128((const __m128i *) (part + 32 + t * 16)))),
+                                           scales)))
+    }
+    }
+#undef FS_FMA4
+    __m512 sc = _mm512_set1_ps(scale);
+    _mm512_storeu_ps(out, _mm512_mul_ps(a0, sc));
+    _mm512_storeu_ps(out + stride, _mm512_mul_ps(a1, sc));
+    _mm512_storeu_ps(out + 2 * stride, _mm512_mul_ps(a2, sc));
+    _mm512_storeu_ps(out + 3 * stride, _mm512_mul_ps(a3, sc));
+}
+#elif defined(__AVX2__) && defined(__FMA__)
+#define FS_Q8_0_KEYS(LOAD_SCALES, BODY)                                                                              \
+    for (int db = 0; db < head_dim / 32; db++) {                                                                    \
+        const uint8_t *part = block + db * (KEY_POSITIONS * 34);                                                    \
+        LOAD_SCALES;                                                                                                 \
+        for (int t = 0; t < 32; t++) {                                                                               \
+            int d = db * 32 + t;                                                                                     \
+            BODY;                                                                                                    \
+        }                                                                                                            \
+    }
+static void key_block_scores(int type, const uint8_t *restrict block, const float *q0, const float *q1,
+                             const float *q2, const float *q3, int head_dim, float scale, float *out, int stride) {
+    __m256 a0 = _mm256_setzero_ps(), b0 = a0, a1 = a0, b1 = a0, a2 = a0, b2 = a0, a3 = a0, b3 = a0;
+#define FS_FMA4(K, L)                                                                                                \
+    do {                                                                                                             \
+        __m256 k_ = (K), l_ = (L), x_ = _mm256_set1_ps(q0[d]);                                                       \
+        a0 = _mm256_fmadd_ps(x_, k_, a0);                                                                            \
+        b0 = _mm256_fmadd_ps(x_, l_, b0);                                                                            \
+        x_ = _mm256_set1_ps(q1[d]);                                                                                  \
+        a1 = _mm256_fmadd_ps(x_, k_, a1);                                                                            \
+        b1 = _mm256_fmadd_ps(x_, l_, b1);                                                                            \
+        x_ = _mm256_set1_ps(q2[d]);                                                                                  \
+        a2 = _mm256_fmadd_ps(x_, k_, a2);                                                                            \
+        b2 = _mm256_fmadd_ps(x_, l_, b2);                                                                            \
+        x_ = _mm256_set1_ps(q3[d]);                                                                                  \
+        a3 = _mm256_fmadd_ps(x_, k_, a3);                                                                            \
+        b3 = _mm256_fmadd_ps(x_, l_, b3);                                                                            \
+    } while (0)
+    switch (type) {
+    case 0:
+        for (int d = 0; d < head_dim; d++) {
+            const float *k = (const float *) block + d * 16;
+            FS_FMA4(_mm256_loadu_ps(k), _mm256_loadu_ps(k + 8));
+        }
+        break;
+    case 1:
+        for (int d = 0; d < head_dim; d++) {
+            const __m128i *k = (const __m128i *) (block + d * 32);
+            FS_FMA4(_mm256_cvtph_ps(_mm_loadu_si128(k)), _mm256_cvtph_ps(_mm_loadu_si128(k + 1)));
+        }
+        break;
+    case 2:
+        for (int d = 0; d < head_dim; d++) {
+            const __m128i *k = (const __m128i *) (block + d * 32);
+            FS_FMA4(_mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128(k)), 16)),
+                    _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128(k + 1)), 16)));
+        }
+        break;
+    default: {
+        __m256 lo, hi;
+        FS_Q8_0_KEYS((lo = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) part)),
+                      hi = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (part + 16)))),
+                     FS_FMA4(_mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(
+                                               _mm_loadl_epi64((const __m128i *) (part + 32 + t * 16)))), lo),
+                             _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(
+                                               _mm_loadl_epi64((const __m128i *) (part + 40 + t * 16)))), hi)))
+    }
+    }
+#undef FS_FMA4
+    __m256 sc = _mm256_set1_ps(scale);
+    _mm256_storeu_ps(out, _mm256_mul_ps(a0, sc));
+    _mm256_storeu_ps(out + 8, _mm256_mul_ps(b0, sc));
+    _mm256_storeu_ps(out + stride, _mm256_mul_ps(a1, sc));
+    _mm256_storeu_ps(out + stride + 8, _mm256_mul_ps(b1, sc));
+    _mm256_storeu_ps(out + 2 * stride, _mm256_mul_ps(a2, sc));
+    _mm256_storeu_ps(out + 2 * stride + 8, _mm256_mul_ps(b2, sc));
+    _mm256_storeu_ps(out + 3 * stride, _mm256_mul_ps(a3, sc));
+    _mm256_storeu_ps(out + 3 * stride + 8, _mm256_mul_ps(b3, sc));
+}
+#else
+/* Element (d, j) of a key block. */
+static inline float key_element(int type, const uint8_t *block, int d, int j) {
+    switch (type) {
+    case 0: return ((const float *) block)[d * 16 + j];
+    case 1: {
+        const uint8_t *h = block + (d * 16 + j) * 2;
+        return half_to_float((uint16_t) (h[0] | h[1] << 8));
+    }
+    case 2: {
+        const uint8_t *h = block + (d * 16 + j) * 2;
+        uint32_t u = (uint32_t) (h[0] | h[1] << 8) << 16;
+        float f;
+        memcpy(&f, &u, 4);
+        return f;
+    }
+    default: {
+        const uint8_t *part = block + (d / 32) * (KEY_POSITIONS * 34);
+        float scale = half_to_float((uint16_t) (part[2 * j] | part[2 * j + 1] << 8));
+        return (float) (int8_t) part[32 + (d % 32) * 16 + j] * scale;
+    }
+    }
+}
+
+static void key_block_scores(int type, const uint8_t *restrict block, const float *q0, const float *q1,
+                             const float *q2, const float *q3, int head_dim, float scale, float *out, int stride) {
+    const float *qs[4] = {q0, q1, q2, q3};
+    for (int i = 0; i < 4; i++) {
+        for (int j = 0; j < KEY_POSITIONS; j++) {
+            float acc = 0.0f;
+            for (int d = 0; d < head_dim; d++) acc = fmaf(qs[i][d], key_element(type, block, d, j), acc);
+            out[i * stride + j] = acc * scale;
+        }
+    }
+}
+#endif
+
+/*
  * fs.backend.cpu.ChunkedAttention's chunk: nq queries (q, head_dim floats each) of one kv head, query i seeing
  * positions below seen[i], over positions from..to-1 of the kv head's rows of keys and values (stored as k_type and
  * v_type). Per query: m = the largest scale · q·k, l = Σ e^(score − m), o = Σ e^(score − m) · value, all in position
- * order; a query that sees none of the chunk gets m = -inf, l = 0, o = 0. s is scratch of nq · s_stride floats. Each
- * key and value row is dequantized once for all the queries.
+ * order; a query that sees none of the chunk gets m = -inf, l = 0, o = 0. s is scratch of nq · s_stride floats. Keys
+ * come in blocks of KEY_POSITIONS (key_block_scores), values in rows; from is a multiple of KEY_POSITIONS.
  */
 FS_API void FS_EXPORT(fs_attention_chunk)(const float *restrict q, int nq, const int *restrict seen,
                                           const uint8_t *restrict keys, const uint8_t *restrict values, int k_type,
                                           int v_type, int head_dim, int from, int to, float scale,
                                           float *restrict s, int s_stride, float *restrict m, float *restrict l,
                                           float *restrict o) {
-    float row[512] __attribute__((aligned(64)));
-    for (int p = from; p < to; p++) {
-        const float *key = load_row(k_type, keys, p, head_dim, row);
-        for (int i = 0; i < nq; i++) {
-            if (p >= seen[i]) continue;
-            s[(int64_t) i * s_stride + p - from] = dot_row(q + (int64_t) i * head_dim, key, head_dim) * scale;
+    /* Scores a block of keys at a time, four queries at once (the last repeated to fill a four); a block's scores
+     * past to, or past what a query sees, are computed and never read (s has a whole chunk per query). */
+    int64_t key_block = (int64_t) KEY_POSITIONS * row_bytes(k_type, head_dim);
+    for (int p0 = from; p0 < to; p0 += KEY_POSITIONS) {
+        const uint8_t *block = keys + (int64_t) (p0 / KEY_POSITIONS) * key_block;
+        for (int i = 0; i < nq; i += 4) {
+            const float *qi[4];
+            for (int t = 0; t < 4; t++) qi[t] = q + (int64_t) (i + t < nq ? i + t : nq - 1) * head_dim;
+            float scores[4 * KEY_POSITIONS];
+            key_block_scores(k_type, block, qi[0], qi[1], qi[2], qi[3], head_dim, scale, scores, KEY_POSITIONS);
+            for (int t = 0; t < 4 && i + t < nq; t++) {
+                memcpy(s + (int64_t) (i + t) * s_stride + p0 - from, scores + t * KEY_POSITIONS, sizeof scores / 4);
+            }
         }
     }
     for (int i = 0; i < nq; i++) {

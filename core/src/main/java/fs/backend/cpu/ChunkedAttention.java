@@ -25,7 +25,7 @@ import jdk.incubator.vector.FloatVector;
  * by whole tiles, each folding its chunks as it goes, when they are many (a prompt).
  *
  * <p>A tile is up to {@link #TILE} queries of one kv head of one run (consecutive rows of one sequence), taken in
- * (row, head) order: every key and value row a chunk reads, dequantized once, serves all of them. The chunk's
+ * (row, head) order: every key block and value row a chunk reads, dequantized once, serves all of them. The chunk's
  * arithmetic runs natively (native/cpu/float_ops.c's fs_attention_chunk) or in Java here; both are held to the
  * float64 attention by the tests, not to each other. Not thread-safe: its backend makes one call at a time.
  */
@@ -45,7 +45,8 @@ final class ChunkedAttention implements WorkerPool.Task {
     private final float[][] queries, scores, row;
     private final int[][] seen;
     private final short[][] bits;
-    private final float[][] lanes;
+    /** Per thread: a block of keys as floats, dimension-major. */
+    private final float[][] keyBlocks;
     private final byte[][] bytes;
     /** Per thread: a chunk's partials (m, l, o) and the fold's state (M, L, O) of a tile's queries. */
     private final float[][] chunkM, chunkL, chunkO, foldM, foldL, foldO;
@@ -72,7 +73,7 @@ final class ChunkedAttention implements WorkerPool.Task {
         row = new float[threads][0];
         seen = new int[threads][TILE];
         bits = new short[threads][0];
-        lanes = new float[threads][MatmulKernels.LANES_SCRATCH];
+        keyBlocks = new float[threads][0];
         bytes = new byte[threads][0];
         chunkM = new float[threads][TILE];
         chunkL = new float[threads][TILE];
@@ -120,8 +121,10 @@ final class ChunkedAttention implements WorkerPool.Task {
                 chunkO[w] = new float[TILE * headDim];
                 foldO[w] = new float[TILE * headDim];
                 row[w] = new float[headDim];
-                bits[w] = new short[headDim];
-                bytes[w] = new byte[(headDim + 31) / 32 * DType.Q8_0.blockBytes()]; // a q8_0 row's, if any
+                keyBlocks[w] = new float[headDim * CpuKvCache.TYPED_KEY_BLOCK];
+                bits[w] = new short[headDim * CpuKvCache.TYPED_KEY_BLOCK];
+                // a block of q8_0 keys, if any (a row of values is less)
+                bytes[w] = new byte[(headDim + 31) / 32 * DType.Q8_0.blockBytes() * CpuKvCache.TYPED_KEY_BLOCK];
             }
         }
         if (byChunk && partialO.length < (long) units * TILE * headDim) {
@@ -236,9 +239,10 @@ final class ChunkedAttention implements WorkerPool.Task {
         int headDim = cache.headDim();
         int sequence = placed.sequence(tileFirstRow[tile]), kvHead = tileKvHead[tile];
         KvCacheType keyType = cache.types().keys(), valueType = cache.types().values();
-        long keyRow = keyType.rowBytes(headDim), valueRow = valueType.rowBytes(headDim);
+        int keyBlock = CpuKvCache.TYPED_KEY_BLOCK;
+        long keyBlockBytes = keyBlock * keyType.rowBytes(headDim), valueRow = valueType.rowBytes(headDim);
         MemorySegment keys = cache.keys()[layer], values = cache.values()[layer];
-        long keyBase = cache.rowOffset(sequence, kvHead, 0, keyRow);
+        long keyBase = cache.typedKeyBlockOffset(sequence, kvHead, 0);
         long valueBase = cache.rowOffset(sequence, kvHead, 0, valueRow);
         int[] sees = seen[worker];
         int from = chunk * CHUNK, most = 0;
@@ -250,11 +254,21 @@ final class ChunkedAttention implements WorkerPool.Task {
                     keyType, valueType, headDim, from, to, scale, scores[worker], m, l, o, at);
             return;
         }
-        float[] qs = queries[worker], s = scores[worker], r = row[worker];
-        for (int p = from; p < to; p++) {
-            KvRows.load(keyType, keys, keyBase + p * keyRow, headDim, r, bits[worker], bytes[worker]);
+        float[] qs = queries[worker], s = scores[worker], r = row[worker], kt = keyBlocks[worker];
+        // A block's scores: per key, the FMA chain over the dimensions, L keys to a vector (as the native kernel);
+        // those past to, or past what a query sees, are never read.
+        for (int p0 = from; p0 < to; p0 += keyBlock) {
+            KvRows.loadKeyBlock(keyType, keys, keyBase + (p0 / keyBlock) * keyBlockBytes, headDim, kt, bits[worker],
+                    bytes[worker]);
             for (int i = 0; i < count; i++) {
-                if (p < sees[i]) s[i * CHUNK + p - from] = dot(qs, i * headDim, r, headDim, lanes[worker]) * scale;
+                for (int j = 0; j < keyBlock; j += L) {
+                    FloatVector acc = FloatVector.zero(F);
+                    for (int d = 0; d < headDim; d++) {
+                        acc = FloatVector.broadcast(F, qs[i * headDim + d])
+                                .fma(FloatVector.fromArray(F, kt, d * keyBlock + j), acc);
+                    }
+                    acc.mul(scale).intoArray(s, i * CHUNK + p0 - from + j);
+                }
             }
         }
         for (int i = 0; i < count; i++) {
@@ -278,19 +292,6 @@ final class ChunkedAttention implements WorkerPool.Task {
                 if (p < sees[i]) weigh(r, s[i * CHUNK + p - from], o, (at + i) * headDim, headDim);
             }
         }
-    }
-
-    /** q[qAt..]·k over n elements: L lanes of FMAs, their sum, then the tail in order; lanes is scratch. */
-    private static float dot(float[] q, int qAt, float[] k, int n, float[] lanes) {
-        int full = n - n % L;
-        FloatVector acc = FloatVector.zero(F);
-        for (int d = 0; d < full; d += L) {
-            acc = FloatVector.fromArray(F, q, qAt + d).fma(FloatVector.fromArray(F, k, d), acc);
-        }
-        acc.intoArray(lanes, 0);
-        float sum = MatmulKernels.sumLanes(lanes, 0); // not reduceLanes, whose order differs interpreted and compiled
-        for (int d = full; d < n; d++) sum = Math.fma(q[qAt + d], k[d], sum);
-        return sum;
     }
 
     /** o[at..at + n) += w · v. */

@@ -1,6 +1,7 @@
 package fs.backend.cpu;
 
 import fs.backend.KvCache;
+import fs.backend.KvCacheType;
 import fs.backend.KvCacheTypes;
 import java.lang.foreign.MemorySegment;
 
@@ -14,8 +15,10 @@ import java.lang.foreign.MemorySegment;
  * wide). A (sequence, kvHead) pair is one stream of positions, laid out as a kv head was before sequences existed.
  *
  * <p>That is the float32 cache (both types f32), which {@link CpuAttention} reads. A cache of any other types holds
- * keys and values alike as rows of their type, [sequence][kvHead][position][row of headDim elements], which
- * {@link ChunkedAttention} reads ({@link KvRows} writes and reads a row).
+ * values as rows of their type, [sequence][kvHead][position][row of headDim elements], and keys, for the same reason
+ * as above, in blocks of {@link #TYPED_KEY_BLOCK} positions, dimension-major: [sequence][kvHead][block][headDim][16]
+ * elements of their type (q8_0: per 32 dimensions, the 16 keys' scales, then per dimension their 16 int8). That is
+ * what {@link ChunkedAttention} reads; {@link KvRows} writes and reads both.
  */
 record CpuKvCache(VectorBackend owner, int layers, int sequences, int contextLength, int kvHeads, int headDim,
                   KvCacheTypes types, MemorySegment[] keys, MemorySegment[] values) implements KvCache {
@@ -31,6 +34,22 @@ record CpuKvCache(VectorBackend owner, int layers, int sequences, int contextLen
     /** Bytes of a layer's keys. */
     static long keyBytes(int sequences, int contextLength, int kvHeads, int headDim) {
         return (long) sequences * kvHeads * keyBlocks(contextLength) * headDim * KEY_BLOCK * Float.BYTES;
+    }
+
+    /** Positions per key block of a cache of other types than f32: one 512-bit vector of floats. */
+    static final int TYPED_KEY_BLOCK = 16;
+
+    /** Bytes of a layer's keys stored as {@code type} in blocks of {@link #TYPED_KEY_BLOCK} positions. */
+    static long typedKeyBytes(int sequences, int contextLength, int kvHeads, int headDim, KvCacheType type) {
+        long blocks = (contextLength + TYPED_KEY_BLOCK - 1) / TYPED_KEY_BLOCK;
+        return (long) sequences * kvHeads * blocks * TYPED_KEY_BLOCK * type.rowBytes(headDim);
+    }
+
+    /** Byte offset of key block {@code block} of a sequence's kv head in a layer's keys of another type than f32. */
+    long typedKeyBlockOffset(int sequence, int kvHead, int block) {
+        long blocks = (contextLength + TYPED_KEY_BLOCK - 1) / TYPED_KEY_BLOCK;
+        return (((long) sequence * kvHeads + kvHead) * blocks + block) * TYPED_KEY_BLOCK
+                * types.keys().rowBytes(headDim);
     }
 
     /** Whether this is the float32 cache of blocked keys; otherwise rows of {@link #types()}. */

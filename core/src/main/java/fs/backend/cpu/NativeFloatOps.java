@@ -142,8 +142,8 @@ final class NativeFloatOps {
 
     /**
      * {@link ChunkedAttention}'s chunk: {@code count} queries of {@code headDim} floats at {@code q}, query i seeing
-     * positions below {@code seen[i]}, over positions {@code from} until {@code to} of one kv head's rows at
-     * {@code keys} and {@code values} (of their types); query i's partial m, l to {@code m[at + i]}, {@code l[at + i]}
+     * positions below {@code seen[i]}, over positions {@code from} until {@code to} of one kv head's key blocks at
+     * {@code keys} and value rows at {@code values} (of their types, CpuKvCache's layout); query i's partial m, l to {@code m[at + i]}, {@code l[at + i]}
      * and o to {@code o[(at + i)·headDim..]}. {@code scores} is scratch of count rows of {@link ChunkedAttention#CHUNK}.
      */
     void attentionChunk(float[] q, int count, int[] seen, MemorySegment keys, MemorySegment values,
@@ -152,7 +152,8 @@ final class NativeFloatOps {
         int stride = ChunkedAttention.CHUNK;
         require(count >= 1 && headDim > 0 && headDim <= ChunkedAttention.MOST_HEAD_DIM && keyType.fits(headDim)
                 && valueType.fits(headDim) && from >= 0 && to - from <= stride && q.length >= count * headDim
-                && seen.length >= count && keys.byteSize() >= to * keyType.rowBytes(headDim)
+                && from % CpuKvCache.TYPED_KEY_BLOCK == 0 && seen.length >= count
+                && keys.byteSize() >= CpuKvCache.typedKeyBytes(1, to, 1, headDim, keyType)
                 && values.byteSize() >= to * valueType.rowBytes(headDim) && scores.length >= count * stride
                 && at >= 0 && m.length >= at + count && l.length >= at + count
                 && o.length >= (long) (at + count) * headDim, "attentionChunk");

@@ -136,7 +136,7 @@ public final class VectorBackend implements Backend {
         boolean float32 = types.equals(KvCacheTypes.F32);
         long valueBytes = rows * types.values().rowBytes(headDim);
         long keyBytes = float32 ? CpuKvCache.keyBytes(sequences, contextLength, kvHeads, headDim)
-                : rows * types.keys().rowBytes(headDim);
+                : CpuKvCache.typedKeyBytes(sequences, contextLength, kvHeads, headDim, types.keys());
         MemorySegment[] keys = new MemorySegment[layers];
         MemorySegment[] values = new MemorySegment[layers];
         for (int l = 0; l < layers; l++) {
@@ -406,15 +406,16 @@ public final class VectorBackend implements Backend {
                                   RowPositions placed) {
         int kvHeads = cache.kvHeads(), headDim = cache.headDim();
         KvCacheType keyType = cache.types().keys(), valueType = cache.types().values();
-        long keyRow = keyType.rowBytes(headDim), valueRow = valueType.rowBytes(headDim);
+        long valueRow = valueType.rowBytes(headDim);
         float[] row = new float[headDim];
         for (int r = 0; r < placed.rows(); r++) {
             int position = placed.position(r), sequence = placed.sequence(r);
             for (int h = 0; h < kvHeads; h++) {
                 long src = ((long) r * kvHeads + h) * headDim * Float.BYTES;
                 MemorySegment.copy(ks, FLOAT, src, row, 0, headDim);
-                KvRows.store(keyType, row, 0, headDim, cache.keys()[layer],
-                        cache.rowOffset(sequence, h, position, keyRow));
+                KvRows.storeKey(keyType, row, headDim, cache.keys()[layer],
+                        cache.typedKeyBlockOffset(sequence, h, position / CpuKvCache.TYPED_KEY_BLOCK),
+                        position % CpuKvCache.TYPED_KEY_BLOCK);
                 MemorySegment.copy(vs, FLOAT, src, row, 0, headDim);
                 KvRows.store(valueType, row, 0, headDim, cache.values()[layer],
                         cache.rowOffset(sequence, h, position, valueRow));
