@@ -287,7 +287,7 @@ final class ChunkedAttention implements WorkerPool.Task {
             l[at + i] = sum;
         }
         for (int p = from; p < to; p++) {
-            KvRows.load(valueType, values, valueBase + p * valueRow, headDim, r, bits[worker], bytes[worker]);
+            KvRows.loadValue(valueType, values, valueBase + p * valueRow, headDim, r, bits[worker], bytes[worker]);
             for (int i = 0; i < count; i++) {
                 if (p < sees[i]) weigh(r, s[i * CHUNK + p - from], o, (at + i) * headDim, headDim);
             }

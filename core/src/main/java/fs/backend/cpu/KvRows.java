@@ -18,20 +18,17 @@ final class KvRows {
 
     private KvRows() {}
 
-    /** Stores x[at..at + n) as {@code type} at byte {@code offset} of {@code dst}. */
-    static void store(KvCacheType type, float[] x, int at, int n, MemorySegment dst, long offset) {
+    /** Stores the value row x[0..n) as {@code type} at byte {@code offset} of {@code dst}. */
+    static void storeValue(KvCacheType type, float[] x, int n, MemorySegment dst, long offset) {
         switch (type) {
-            case F32 -> MemorySegment.copy(x, at, dst, MatmulKernels.FLOAT, offset, n);
+            case F32 -> MemorySegment.copy(x, 0, dst, MatmulKernels.FLOAT, offset, n);
             case F16 -> {
-                for (int i = 0; i < n; i++) dst.set(SHORT, offset + 2L * i, Float.floatToFloat16(x[at + i]));
+                for (int i = 0; i < n; i++) dst.set(SHORT, offset + 2L * i, Float.floatToFloat16(x[i]));
             }
             case BF16 -> {
-                for (int i = 0; i < n; i++) dst.set(SHORT, offset + 2L * i, bf16(x[at + i]));
+                for (int i = 0; i < n; i++) dst.set(SHORT, offset + 2L * i, bf16(x[i]));
             }
-            case Q8_0 -> {
-                float[] row = at == 0 && x.length == n ? x : java.util.Arrays.copyOfRange(x, at, at + n);
-                RowQuantizers.of(DType.Q8_0).quantize(row, 1, n, null, dst, offset);
-            }
+            case Q8_0 -> RowQuantizers.of(DType.Q8_0).quantize(x, 1, n, null, dst, offset);
         }
     }
 
@@ -53,7 +50,7 @@ final class KvRows {
             }
             case Q8_0 -> {
                 byte[] row = new byte[(int) type.rowBytes(n)];
-                RowQuantizers.of(DType.Q8_0).quantize(x.length == n ? x : java.util.Arrays.copyOf(x, n), 1, n, null,
+                RowQuantizers.of(DType.Q8_0).quantize(x, 1, n, null,
                         MemorySegment.ofArray(row), 0);
                 for (int b = 0; b < n / Q8_0_BLOCK; b++) {
                     long part = block + (long) b * positions * Q8_0_BYTES;
@@ -103,10 +100,10 @@ final class KvRows {
     }
 
     /**
-     * Reads the row of n elements at byte {@code offset} of {@code src} into out[0..n); {@code bits} is scratch of n
+     * Reads the value row of n elements at byte {@code offset} of {@code src} into out[0..n); {@code bits} is scratch of n
      * shorts, {@code bytes} of a q8_0 row's bytes.
      */
-    static void load(KvCacheType type, MemorySegment src, long offset, int n, float[] out, short[] bits,
+    static void loadValue(KvCacheType type, MemorySegment src, long offset, int n, float[] out, short[] bits,
                      byte[] bytes) {
         switch (type) {
             case F32 -> MemorySegment.copy(src, MatmulKernels.FLOAT, offset, out, 0, n);

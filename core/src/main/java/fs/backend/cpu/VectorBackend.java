@@ -417,7 +417,7 @@ public final class VectorBackend implements Backend {
                         cache.typedKeyBlockOffset(sequence, h, position / CpuKvCache.TYPED_KEY_BLOCK),
                         position % CpuKvCache.TYPED_KEY_BLOCK);
                 MemorySegment.copy(vs, FLOAT, src, row, 0, headDim);
-                KvRows.store(valueType, row, 0, headDim, cache.values()[layer],
+                KvRows.storeValue(valueType, row, headDim, cache.values()[layer],
                         cache.rowOffset(sequence, h, position, valueRow));
             }
         }
