@@ -2,7 +2,7 @@
 """Writes the MoE CPU benchmark model: Qwen3-30B-A3B's decoder layer exactly (hidden 2048, 32 query / 4 KV heads of
 128, 128 experts, top 8, moe_intermediate 768, rms eps 1e-6, rope theta 1e6, untied output head) in a checkpoint of
 LAYERS (default 6) layers with q-tied's 8,064-token vocabulary and tokenizer, seeded random bf16 weights in
-make_moe_ggufs.py's style (projections N(0, 1/fan_in) with 2% of the entries six times larger, norms 1 + N(0, 0.1^2),
+make_ggufs.py's style (projections N(0, 1/fan_in) with 2% of the entries six times larger, norms 1 + N(0, 0.1^2),
 embedding / head N(0, 0.05^2), router N(0, 4/hidden)), generated lazily in row chunks so that the ~7 GB checkpoint
 never sits in memory.
 
@@ -21,8 +21,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(REPO, "tools", "reference"))
 from make_checkpoint import LazyTensor, attention_weights, bf16_bytes, write_safetensors  # noqa: E402
-from make_moe_ggufs import (Q_TIED, HEAVY_FRACTION, HEAVY_FACTOR, OUTLIER_EVERY, OUTLIER_FACTOR,  # noqa: E402
-                            EMBEDDING_STD, ROUTER_LOGIT_STD, config_json)
+from make_ggufs import (Q_TIED, HEAVY_FRACTION, HEAVY_FACTOR, OUTLIER_EVERY, OUTLIER_FACTOR,  # noqa: E402
+                        EMBEDDING_STD, ROUTER_LOGIT_STD, config_json)
 
 SPEC = dict(hidden=2048, layers=6, heads=32, kv_heads=4, head_dim=128, experts=128, top_k=8, moe_intermediate=768,
             tied=False, seed=30)

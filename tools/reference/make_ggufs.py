@@ -3,9 +3,9 @@
 its bf16 GGUF (architecture qwen3moe, by to_gguf.py), llama.cpp's own quantizations of it, an importance matrix, and
 float64 goldens of every file's exact dequantized weights.
 
-    PYTHONPATH=/root/peers/llama.cpp/gguf-py /usr/bin/python3 tools/reference/make_moe_ggufs.py q-moe models/q-moe
-    PYTHONPATH=... /usr/bin/python3 tools/reference/make_moe_ggufs.py q-moe-heldout models/q-moe-heldout
-    PYTHONPATH=... /usr/bin/python3 tools/reference/make_moe_ggufs.py --golden models/q-moe/model-Q4_0.gguf  # print
+    PYTHONPATH=/root/peers/llama.cpp/gguf-py /usr/bin/python3 tools/reference/make_ggufs.py q-moe models/q-moe
+    PYTHONPATH=... /usr/bin/python3 tools/reference/make_ggufs.py q-moe-heldout models/q-moe-heldout
+    PYTHONPATH=... /usr/bin/python3 tools/reference/make_ggufs.py --golden models/q-moe/model-Q4_0.gguf  # print
 
 Needs a llama.cpp build (LLAMA_BIN, default /root/peers/llama.cpp/build/bin: llama-quantize, llama-imatrix) and its
 gguf-py (on PYTHONPATH, or GGUF_PY) for the reference dequantization. Steps, in a work directory (--work, default a
