@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # llama.cpp's own logits (llama-T.json, the goldens' layout: models/README.md) for GGUF model directories.
 #
-#   tools/peer/llama-logits.sh [DIR...]          # default: models/q-moe models/q-moe-heldout
+#   tools/peer/llama-logits.sh [DIR...]          # default: models/q-moe models/q-moe-heldout models/q-dense-heldout
 #
 # Builds tools/peer/llama_logits.c with gcc against a native llama.cpp build (LLAMA_CPP, default
 # /root/peers/llama.cpp: headers in include/ and ggml/include/, libllama and libggml* in build/bin or build/src)
@@ -13,7 +13,7 @@ set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 llama=${LLAMA_CPP:-/root/peers/llama.cpp}
 threads=${THREADS:-2}
-[ $# -gt 0 ] || set -- "$repo/models/q-moe" "$repo/models/q-moe-heldout"
+[ $# -gt 0 ] || set -- "$repo/models/q-moe" "$repo/models/q-moe-heldout" "$repo/models/q-dense-heldout"
 
 libs=()
 for d in "$llama/build/bin" "$llama/build/src" "$llama/build/ggml/src"; do

@@ -1,20 +1,23 @@
 #!/usr/bin/python3
-"""Makes models/q-moe (and the held-out models/q-moe-heldout): a synthetic Qwen3-MoE checkpoint in q-tied's style,
-its bf16 GGUF (architecture qwen3moe, by to_gguf.py), llama.cpp's own quantizations of it, an importance matrix, and
-float64 goldens of every file's exact dequantized weights.
+"""Makes models/q-moe, the held-out models/q-moe-heldout and models/q-dense-heldout: a synthetic Qwen3-MoE (or, for
+a preset without experts, dense Qwen3) checkpoint in q-tied's style, its bf16 GGUF (architecture qwen3moe or qwen3,
+by to_gguf.py), llama.cpp's own quantizations of it, an importance matrix, and float64 goldens of every file's exact
+dequantized weights.
 
     PYTHONPATH=/root/peers/llama.cpp/gguf-py /usr/bin/python3 tools/reference/make_ggufs.py q-moe models/q-moe
     PYTHONPATH=... /usr/bin/python3 tools/reference/make_ggufs.py q-moe-heldout models/q-moe-heldout
+    PYTHONPATH=... /usr/bin/python3 tools/reference/make_ggufs.py q-dense-heldout models/q-dense-heldout
     PYTHONPATH=... /usr/bin/python3 tools/reference/make_ggufs.py --golden models/q-moe/model-Q4_0.gguf  # print
 
 Needs a llama.cpp build (LLAMA_BIN, default /root/peers/llama.cpp/build/bin: llama-quantize, llama-imatrix) and its
 gguf-py (on PYTHONPATH, or GGUF_PY) for the reference dequantization. Steps, in a work directory (--work, default a
 fresh one under /tmp):
 
-1. checkpoint/: config.json (model_type qwen3_moe), generation_config.json and the tokenizer of models/q-tied (vocab
+1. checkpoint/: config.json (model_type qwen3_moe, or qwen3), generation_config.json and the tokenizer of models/q-tied (vocab
    8064, bos 8000, eos 8002), bf16 model.safetensors. Weights as q-tied's: projections N(0, 1/fan_in) with 2% of the
    entries six times larger, RMSNorm weights 1 + N(0, 0.1^2) with 1 in 64 channels (at least one) multiplied by 8,
-   embedding (and an untied output) N(0, 0.05^2), router N(0, 4/hidden).
+   embedding (and an untied output) N(0, 0.05^2), router N(0, 4/hidden). A dense preset's MLP projections as the
+   other projections.
 2. model-BF16.gguf: to_gguf.py of it.
 3. imatrix.gguf: llama-imatrix -m model-BF16.gguf -f TEXT -o imatrix.gguf -c 128 --chunks 8 -t 2 --no-ppl
 4. model-T.gguf: llama-quantize [--imatrix imatrix.gguf] model-BF16.gguf model-T.gguf T 2 (the imatrix for IQ2_XXS
@@ -57,6 +60,11 @@ PRESETS = {
     # every type (bf16 alone is ~59 MB), so only the files in `keep` are committed
     "q-moe-heldout": dict(hidden=512, layers=3, heads=8, kv_heads=4, head_dim=64, experts=16, top_k=4,
                           moe_intermediate=256, tied=False, seed=5, keep=["Q4_K_M", "Q2_K", "IQ2_XXS"]),
+    # dense, unlike q-tied (tied, 4 heads of 128 over 2 kv heads, intermediate 768): untied, a GQA group of 4,
+    # heads of 64, 3 layers, ffn_down rows of 512 (two super-blocks); keeps the two types whose matmuls take Q8_0
+    # activation blocks (Q8_0, Q4_0: the native kernels round them as llama.cpp does); seed 1, the first tried
+    "q-dense-heldout": dict(hidden=256, layers=3, heads=8, kv_heads=2, head_dim=64, intermediate=512, tied=False,
+                            seed=1, keep=["Q8_0", "Q4_0"]),
 }
 
 HEAVY_FRACTION = 0.02
@@ -76,7 +84,7 @@ def eager(tensor):
 
 def make_weights(spec):
     seeds = iter(range(spec["seed"] * 1000003 + 500000, spec["seed"] * 1000003 + 600000))
-    h, hd, width = spec["hidden"], spec["head_dim"], spec["moe_intermediate"]
+    h, hd = spec["hidden"], spec["head_dim"]
     q_dim, kv_dim = spec["heads"] * hd, spec["kv_heads"] * hd
     vocab = json.load(open(os.path.join(Q_TIED, "config.json")))["vocab_size"]
     w = {}
@@ -101,6 +109,12 @@ def make_weights(spec):
     for i in range(spec["layers"]):
         p = f"model.layers.{i}."
         attention_weights(p, h, q_dim, kv_dim, hd, norm, linear)
+        if "experts" not in spec:
+            linear(p + "mlp.gate_proj.weight", spec["intermediate"], h)
+            linear(p + "mlp.up_proj.weight", spec["intermediate"], h)
+            linear(p + "mlp.down_proj.weight", h, spec["intermediate"])
+            continue
+        width = spec["moe_intermediate"]
         w[p + "mlp.gate.weight"] = eager(torch.randn(spec["experts"], h, generator=gen()) * ROUTER_LOGIT_STD * h ** -0.5)
         for e in range(spec["experts"]):
             x = f"{p}mlp.experts.{e}."
@@ -114,10 +128,23 @@ def make_weights(spec):
 
 
 def config_json(spec):
-    """q-tied's config.json fields with Qwen3-MoE's (as Qwen3-30B-A3B's config.json has them)."""
+    """q-tied's config.json fields with the preset's shapes, and Qwen3-MoE's (as Qwen3-30B-A3B's config.json has them)
+    for an MoE preset."""
     with open(os.path.join(Q_TIED, "config.json")) as f:
         base = json.load(f)
     config = dict(base)
+    if "experts" not in spec:
+        config.update({
+            "max_window_layers": spec["layers"],
+            "hidden_size": spec["hidden"],
+            "num_hidden_layers": spec["layers"],
+            "num_attention_heads": spec["heads"],
+            "num_key_value_heads": spec["kv_heads"],
+            "head_dim": spec["head_dim"],
+            "intermediate_size": spec["intermediate"],
+            "tie_word_embeddings": spec["tied"],
+        })
+        return config
     config.update({
         "architectures": ["Qwen3MoeForCausalLM"],
         "model_type": "qwen3_moe",
