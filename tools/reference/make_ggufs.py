@@ -180,9 +180,10 @@ def write_checkpoint(directory, spec):
 
 # ---------------------------------------------------------------------------------------------------------- gguf
 
-def gguf_model(path):
+def gguf_model(path, types=None):
     """(config, weights) in Hugging Face names and float64 from a qwen3 / qwen3moe GGUF file: every tensor dequantized
-    exactly as gguf-py (llama.cpp's reference decoder) does, the expert stacks split back into experts."""
+    exactly as gguf-py (llama.cpp's reference decoder) does, the expert stacks split back into experts. A dict given
+    as `types` gets each weight's ggml type name in the file (Q8_0, F32, ...) under the same names."""
     import gguf
     reader = gguf.GGUFReader(path)
 
@@ -192,8 +193,9 @@ def gguf_model(path):
 
     arch = field("general.architecture")
     a = arch
-    tensors = {}
+    tensors, stored = {}, {}
     for t in reader.tensors:
+        stored[t.name] = t.tensor_type.name
         if t.tensor_type in (gguf.GGMLQuantizationType.F32, gguf.GGMLQuantizationType.F16):
             values = np.asarray(t.data, dtype=np.float64)
         else:
@@ -227,18 +229,21 @@ def gguf_model(path):
     weights = {}
     for name, value in tensors.items():
         if name == "token_embd.weight":
-            weights["model.embed_tokens.weight"] = value
+            hf = {"model.embed_tokens.weight": value}
         elif name == "output_norm.weight":
-            weights["model.norm.weight"] = value
+            hf = {"model.norm.weight": value}
         elif name == "output.weight":
-            weights["lm_head.weight"] = value
+            hf = {"lm_head.weight": value}
         else:
             _, layer, kind, _ = name.split(".")
             if kind in stacks:
-                for e in range(value.shape[0]):
-                    weights[f"model.layers.{layer}.mlp.experts.{e}.{stacks[kind]}.weight"] = value[e]
+                hf = {f"model.layers.{layer}.mlp.experts.{e}.{stacks[kind]}.weight": value[e]
+                      for e in range(value.shape[0])}
             else:
-                weights[f"model.layers.{layer}.{names[kind]}.weight"] = value
+                hf = {f"model.layers.{layer}.{names[kind]}.weight": value}
+        weights.update(hf)
+        if types is not None:
+            types.update({key: stored[name] for key in hf})
     return config, weights
 
 

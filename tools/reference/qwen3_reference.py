@@ -183,15 +183,23 @@ class Qwen3Reference:
         self.top_k = config.get("num_experts_per_tok")
         self.normalize_top_k = config.get("norm_topk_prob", False)  # Qwen3MoeConfig's default
         self.router_log = None  # a list to record (layer, router logits [n, experts]) of every MoE call into
+        # (weight name, x) -> x: what every matmul's input becomes first (activation_rounding.py); None: itself
+        self.round_input = None
+
+    def linear(self, x, name):
+        """x @ W^T for the weight `name` ("lm_head.weight": the output projection, tied or not)."""
+        if self.round_input is not None:
+            x = self.round_input(name, x)
+        return x @ (self.lm_head if name == "lm_head.weight" else self.w[name]).T
 
     def feed_forward(self, layer, h):
         """The MLP of layer `layer` on h = post-attention-normed x: dense SwiGLU, or the routed experts."""
         p = f"model.layers.{layer}.mlp."
         if layer not in self.moe_layers:
-            gate = h @ self.w[p + "gate_proj.weight"].T
-            up = h @ self.w[p + "up_proj.weight"].T
-            return (torch.nn.functional.silu(gate) * up) @ self.w[p + "down_proj.weight"].T
-        router_logits = h @ self.w[p + "gate.weight"].T
+            gate = self.linear(h, p + "gate_proj.weight")
+            up = self.linear(h, p + "up_proj.weight")
+            return self.linear(torch.nn.functional.silu(gate) * up, p + "down_proj.weight")
+        router_logits = self.linear(h, p + "gate.weight")
         if self.router_log is not None:
             self.router_log.append((layer, router_logits))
         chosen, weights = route(router_logits, self.top_k, self.normalize_top_k)
@@ -199,9 +207,9 @@ class Qwen3Reference:
         for row in range(h.shape[0]):
             for expert, weight in zip(chosen[row].tolist(), weights[row]):  # ascending expert index
                 e = f"{p}experts.{expert}."
-                gate = h[row] @ self.w[e + "gate_proj.weight"].T
-                up = h[row] @ self.w[e + "up_proj.weight"].T
-                out[row] += weight * ((torch.nn.functional.silu(gate) * up) @ self.w[e + "down_proj.weight"].T)
+                gate = self.linear(h[row], e + "gate_proj.weight")
+                up = self.linear(h[row], e + "up_proj.weight")
+                out[row] += weight * self.linear(torch.nn.functional.silu(gate) * up, e + "down_proj.weight")
         return out
 
     def rope(self, x, positions):
@@ -230,9 +238,9 @@ class Qwen3Reference:
         for layer in range(self.layers):
             p = f"model.layers.{layer}."
             h = rms_norm(x, self.w[p + "input_layernorm.weight"], self.eps)
-            q = (h @ self.w[p + "self_attn.q_proj.weight"].T).view(n, self.heads, self.head_dim).transpose(0, 1)
-            k = (h @ self.w[p + "self_attn.k_proj.weight"].T).view(n, self.kv_heads, self.head_dim).transpose(0, 1)
-            v = (h @ self.w[p + "self_attn.v_proj.weight"].T).view(n, self.kv_heads, self.head_dim).transpose(0, 1)
+            q = self.linear(h, p + "self_attn.q_proj.weight").view(n, self.heads, self.head_dim).transpose(0, 1)
+            k = self.linear(h, p + "self_attn.k_proj.weight").view(n, self.kv_heads, self.head_dim).transpose(0, 1)
+            v = self.linear(h, p + "self_attn.v_proj.weight").view(n, self.kv_heads, self.head_dim).transpose(0, 1)
             q = self.rope(rms_norm(q, self.w[p + "self_attn.q_norm.weight"], self.eps), positions)
             k = self.rope(rms_norm(k, self.w[p + "self_attn.k_norm.weight"], self.eps), positions)
             cache[layer][0] = torch.cat((cache[layer][0], k), dim=1)
@@ -243,11 +251,11 @@ class Qwen3Reference:
             scores = scores.masked_fill(~visible, float("-inf"))
             attended = torch.softmax(scores, dim=-1) @ values  # [heads, n, head_dim]
             attended = attended.transpose(0, 1).reshape(n, self.heads * self.head_dim)
-            x = x + attended @ self.w[p + "self_attn.o_proj.weight"].T
+            x = x + self.linear(attended, p + "self_attn.o_proj.weight")
             h = rms_norm(x, self.w[p + "post_attention_layernorm.weight"], self.eps)
             x = x + self.feed_forward(layer, h)
         x = rms_norm(x, self.w["model.norm.weight"], self.eps)
-        return x @ self.lm_head.T
+        return self.linear(x, "lm_head.weight")
 
     def logits(self, ids):
         """Logits for every position of ids, computed as one sequence."""
