@@ -5,7 +5,8 @@
  * eight lanes are two 128-bit registers, its bytes 0..15 (lanes 0..3) and 16..31 (lanes 4..7), and lane l of a
  * register sums bytes 4l..4l + 3 as the scalar lanes do. sdot sums in int32 without saturating, so a chunk's
  * weights are formed as signed bytes (offset and sign included) and each dot is multiplied by its integer scale.
- * The float lanes are acc = vfmaq(acc, (float) lane, D): one fused multiply-add per block per lane, as fmaf.
+ * The float lanes are acc = vfmaq(acc, (float) lane, D): one fused multiply-add per block per lane, as fmaf (Q4_0
+ * and Q4_K: one integer per block, its lanes summed, and one fmaf).
  */
 #include <arm_neon.h>
 #include <math.h>
@@ -134,18 +135,19 @@ static float dot_q8_0(const uint8_t *w, const uint8_t *a, int blocks) {
     return sum_floats(acc);
 }
 
-/* Q4_0: low nibbles are weights 0..15, high nibbles 16..31, each minus 8. */
+/* Q4_0: low nibbles are weights 0..15, high nibbles 16..31, each minus 8; one int32 per block (kernels_scalar.c). */
 static float dot_q4_0(const uint8_t *w, const uint8_t *a, int blocks) {
     const uint8x16_t low = vdupq_n_u8(0xF);
     const int8x16_t eight = vdupq_n_s8(8);
-    floats8 acc = no_floats();
+    float acc = 0.0f;
     for (int b = 0; b < blocks; b++, w += Q4_0_BLOCK, a += Q8_0_BYTES) {
         uint8x16_t packed = vld1q_u8(w + 2);
         int8x16_t q_lo = vsubq_s8(vreinterpretq_s8_u8(vandq_u8(packed, low)), eight);
         int8x16_t q_hi = vsubq_s8(vreinterpretq_s8_u8(vshrq_n_u8(packed, 4)), eight);
-        acc = add_lanes(acc, half(w) * half(a), add_chunk(no_lanes(), q_lo, q_hi, a + 2, 1, 1));
+        int32x4_t t = vdotq_s32(vdotq_s32(vdupq_n_s32(0), q_lo, load_s8(a + 2)), q_hi, load_s8(a + 18));
+        acc = fmaf(half(w) * half(a), (float)vaddvq_s32(t), acc);
     }
-    return sum_floats(acc);
+    return acc;
 }
 
 /*
@@ -170,8 +172,7 @@ static inline int32_t k_scale(const uint32_t sc[2], const uint8_t *a, int g) {
 
 static float dot_q4_k(const uint8_t *w, const uint8_t *a, int blocks) {
     const uint8x16_t low = vdupq_n_u8(0xF);
-    floats8 acc = no_floats();
-    float mins = 0.0f;
+    float acc = 0.0f, mins = 0.0f;
     for (int b = 0; b < blocks; b++, w += Q4_K_BLOCK, a += Q8_K_BYTES) {
         float da = load_f32(a);
         uint32_t sc[2], mn[2];
@@ -186,10 +187,11 @@ static float dot_q4_k(const uint8_t *w, const uint8_t *a, int blocks) {
             lanes = add_chunk(lanes, vreinterpretq_s8_u8(vshrq_n_u8(q0, 4)), vreinterpretq_s8_u8(vshrq_n_u8(q1, 4)),
                               x + 32, s1, s1);
         }
-        acc = add_lanes(acc, da * half(w), lanes);
+        /* The block's one integer T (kernels_scalar.c): the lanes' sum, exact in any order. */
+        acc = fmaf(da * half(w), (float)vaddvq_s32(vaddq_s32(lanes.lo, lanes.hi)), acc);
         mins = fmaf(da * half(w + 2), (float)k_min_sum(mn, a), mins);
     }
-    return sum_floats(acc) - mins;
+    return acc - mins;
 }
 
 /* Q5_K: Q4_K's nibbles with a fifth bit, bit g of qh[j] for weight j of group g. */

@@ -54,9 +54,10 @@ FS_API void fs_quantize_q8_k_scalar(const float *x, void *y, int64_t count) {
 }
 
 /*
- * Every dot product sums a block's integer products into eight int32 lanes, lane l taking the weights whose
- * index inside their 32-weight chunk is 4l..4l + 3 (as a 256-bit vpmaddubsw + vpmaddwd or vpdpbusd does), and
- * adds each lane times the block's float scale into its float lane: acc[l] = fmaf(d, (float)lane[l], acc[l]).
+ * Every dot product but Q4_0's and Q4_K's (one int32 per block: below) sums a block's integer products into eight
+ * int32 lanes, lane l taking the weights whose index inside their 32-weight chunk is 4l..4l + 3 (as a 256-bit
+ * vpmaddubsw + vpmaddwd or vpdpbusd does), and adds each lane times the block's float scale into its float lane:
+ * acc[l] = fmaf(d, (float)lane[l], acc[l]).
  * Against Q8_K activations a group's integer scale is its weight scale times its chunk's multiple m. Every lane sum
  * is exact in int32 (at most 2^28 in magnitude: Q6_K's 4·32·127·128·16 per chunk, times 8) and is rounded once, to
  * the nearest float; the other roundings are those fmafs, the block scales' products and sum_lanes.
@@ -87,46 +88,47 @@ static float dot_q8_0(const uint8_t *w, const uint8_t *a, int blocks) {
     return sum_lanes(acc);
 }
 
-/* Q4_0 weights (nibble − 8: low nibbles are weights 0..15, high nibbles 16..31) by Q8_0 activations, as Q8_0. */
+/*
+ * Q4_0 weights (nibble − 8: low nibbles are weights 0..15, high nibbles 16..31) by Q8_0 activations: per block one
+ * exact int32, T = Σ (q − 8)·a (|T| ≤ 32·8·127), times d_w·d_a (an exact product of two halves) into one float.
+ */
 static float dot_q4_0(const uint8_t *w, const uint8_t *a, int blocks) {
-    float acc[8] = {0};
+    float acc = 0.0f;
     for (int b = 0; b < blocks; b++, w += Q4_0_BLOCK, a += Q8_0_BYTES) {
-        int8_t q[32];
-        for (int j = 0; j < 16; j++) {
-            q[j] = (int8_t)((w[2 + j] & 0xF) - 8);
-            q[j + 16] = (int8_t)((w[2 + j] >> 4) - 8);
-        }
-        int32_t lanes[8] = {0};
-        chunk_lanes(q, (const int8_t *)(a + 2), 1, 1, lanes);
-        add_lanes(acc, half_to_float(load_u16(w)) * half_to_float(load_u16(a)), lanes);
+        const int8_t *x = (const int8_t *)(a + 2);
+        int32_t t = 0;
+        for (int j = 0; j < 16; j++) t += ((w[2 + j] & 0xF) - 8) * x[j] + ((w[2 + j] >> 4) - 8) * x[j + 16];
+        acc = fmaf(half_to_float(load_u16(w)) * half_to_float(load_u16(a)), (float)t, acc);
     }
-    return sum_lanes(acc);
+    return acc;
 }
 
 /*
- * Q4_K weights by Q8_K activations. A block's lanes sum scale_g·q·a over its 8 groups (a group is a chunk), scaled
- * by d_a·d; the mins are one integer per block, Σ_g min_g·(sum of group g's activations, from the two 16-sums),
- * scaled by d_a·dmin into one float accumulator that is subtracted at the end.
+ * Q4_K weights by Q8_K activations. Per block one exact int32, T = Σ_g scale_g·m_g·(Σ q·a over group g) over its 8
+ * groups (a group is a chunk; |T| ≤ 256·15·127·63·16 < 2^31), times d_a·d into one float; the mins likewise, M =
+ * Σ_g min_g·m_g·(sum of group g's activations, from the two 16-sums), times d_a·dmin into a second float that is
+ * subtracted at the end.
  */
 static float dot_q4_k(const uint8_t *w, const uint8_t *a, int blocks) {
-    float acc[8] = {0}, mins = 0.0f;
+    float acc = 0.0f, mins = 0.0f;
     for (int b = 0; b < blocks; b++, w += Q4_K_BLOCK, a += Q8_K_BYTES) {
         float da = load_f32(a);
         uint32_t sc[2], mn[2];
         q4_k_scales(w + 4, sc, mn);
-        int32_t lanes[8] = {0}, min_sum = 0;
+        const int8_t *x = (const int8_t *)(a + Q8_K_QS);
+        int32_t t = 0, min_sum = 0;
         for (int g = 0; g < 8; g++) {
-            int8_t q[32];
-            for (int j = 0; j < 32; j++) q[j] = (int8_t)((w[16 + 32 * (g / 2) + j] >> 4 * (g % 2)) & 0xF);
+            int32_t products = 0;
+            for (int j = 0; j < 32; j++) products += ((w[16 + 32 * (g / 2) + j] >> 4 * (g % 2)) & 0xF) * x[32 * g + j];
             int32_t scale = ((sc[g / 4] >> 8 * (g % 4)) & 0xFF) * multiple(a, g);
             int32_t min = ((mn[g / 4] >> 8 * (g % 4)) & 0xFF) * multiple(a, g);
-            chunk_lanes(q, (const int8_t *)(a + Q8_K_QS + 32 * g), scale, scale, lanes);
+            t += scale * products;
             min_sum += min * (load_i16(a + Q8_K_SUMS + 4 * g) + load_i16(a + Q8_K_SUMS + 4 * g + 2));
         }
-        add_lanes(acc, da * half_to_float(load_u16(w)), lanes);
+        acc = fmaf(da * half_to_float(load_u16(w)), (float)t, acc);
         mins = fmaf(da * half_to_float(load_u16(w + 2)), (float)min_sum, mins);
     }
-    return sum_lanes(acc) - mins;
+    return acc - mins;
 }
 
 /*

@@ -83,6 +83,23 @@ static inline __m256 add_lanes(__m256 acc, float d, __m256i lanes) {
     return _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(lanes), acc);
 }
 
+/* The sum of four int32 lanes. */
+static inline int32_t sum_i32x4(__m128i s) {
+    s = _mm_add_epi32(s, _mm_unpackhi_epi64(s, s));
+    return _mm_cvtsi128_si32(_mm_add_epi32(s, _mm_shuffle_epi32(s, 1)));
+}
+
+/* The sum of eight int32 lanes: a Q4_0 or Q4_K block's one integer (exact in any order). */
+static inline int32_t sum_i32x8(__m256i v) {
+    return sum_i32x4(_mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1)));
+}
+
+/* The sums of the eight int32 lanes of v0..v3, as lanes 0..3: four rows' block integers at once. */
+static inline __m128i sums_i32x8(__m256i v0, __m256i v1, __m256i v2, __m256i v3) {
+    __m256i s = _mm256_hadd_epi32(_mm256_hadd_epi32(v0, v1), _mm256_hadd_epi32(v2, v3));
+    return _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
+}
+
 /* 32 floats times id, rounded to the nearest integer (ties to even), to 32 int8 at q in order. */
 static inline void quantize32(const float *x, __m256 id, uint8_t *q) {
     __m256i i[4];
@@ -198,12 +215,12 @@ static inline __m256i q4_0_offset(__m256i x) {
 }
 
 static float dot_q4_0(const uint8_t *w, const uint8_t *a, int blocks) {
-    __m256 acc = _mm256_setzero_ps();
+    float acc = 0.0f;
     for (int b = 0; b < blocks; b++, w += Q4_0_BLOCK, a += Q8_0_BYTES) {
         __m256i x = load256(a + 2);
-        acc = add_lanes(acc, half(w) * half(a), q4_0_lanes(w, x, q4_0_offset(x)));
+        acc = fmaf(half(w) * half(a), (float)sum_i32x8(q4_0_lanes(w, x, q4_0_offset(x))), acc);
     }
-    return sum_vector(acc);
+    return acc;
 }
 
 /*
@@ -213,15 +230,16 @@ static float dot_q4_0(const uint8_t *w, const uint8_t *a, int blocks) {
  */
 static void dot2_q4_0(const uint8_t *w0, const uint8_t *w1, const uint8_t *a, int blocks, float *out0,
                       float *out1) {
-    __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+    __m128 acc = _mm_setzero_ps(); /* row 0 in lane 0, row 1 in lane 1 */
     for (int b = 0; b < blocks; b++, w0 += Q4_0_BLOCK, w1 += Q4_0_BLOCK, a += Q8_0_BYTES) {
         __m256i x = load256(a + 2), x8 = q4_0_offset(x);
-        float da = half(a);
-        acc0 = add_lanes(acc0, half(w0) * da, q4_0_lanes(w0, x, x8));
-        acc1 = add_lanes(acc1, half(w1) * da, q4_0_lanes(w1, x, x8));
+        __m256i pairs = _mm256_hadd_epi32(q4_0_lanes(w0, x, x8), q4_0_lanes(w1, x, x8));
+        __m128i quads = _mm_add_epi32(_mm256_castsi256_si128(pairs), _mm256_extracti128_si256(pairs, 1));
+        __m128 d = _mm_mul_ps(_mm_setr_ps(half(w0), half(w1), 0.0f, 0.0f), _mm_set1_ps(half(a)));
+        acc = _mm_fmadd_ps(d, _mm_cvtepi32_ps(_mm_hadd_epi32(quads, quads)), acc);
     }
-    *out0 = sum_vector(acc0);
-    *out1 = sum_vector(acc1);
+    *out0 = _mm_cvtss_f32(acc);
+    *out1 = _mm_cvtss_f32(_mm_shuffle_ps(acc, acc, 1));
 }
 
 /*
@@ -246,18 +264,14 @@ static inline __m256 add_scaled_lanes(__m256 acc, __m256 d, const float *scale, 
     return _mm256_fmadd_ps(_mm256_mul_ps(d, _mm256_broadcast_ss(scale)), _mm256_cvtepi32_ps(lanes), acc);
 }
 
-/*
- * Q8_0 or Q4_0 (nibbles: a constant at each call) against R activation rows: a block's 32 weights as signed bytes
- * (Q4_0's nibbles − 8), shared by the rows, and the sign trick per row (for Q4_0 one product fewer than q·x − 8·x).
- */
-FS_ALWAYS_INLINE void signed32_rows(const uint8_t *w, const uint8_t *a, const float *scales, int64_t act_row_bytes,
-                                    int blocks, float *out, int64_t out_stride, const int R, const int nibbles) {
+/* Q8_0 against R activation rows: a block's 32 signed weights shared by the rows, the sign trick per row. */
+FS_ALWAYS_INLINE void q8_0_rows(const uint8_t *w, const uint8_t *a, const float *scales, int64_t act_row_bytes,
+                                int blocks, float *out, int64_t out_stride, const int R) {
     __m256 acc[FS_ROWS];
     FS_UNROLL
     for (int r = 0; r < R; r++) acc[r] = _mm256_setzero_ps();
-    for (int b = 0; b < blocks; b++, w += nibbles ? Q4_0_BLOCK : Q8_0_BLOCK, a += Q8_0_BYTES) {
-        __m256i q = nibbles ? _mm256_sub_epi8(q4_0_unpack(w), _mm256_set1_epi8(8)) : load256(w + 2);
-        __m256i magnitudes = _mm256_sign_epi8(q, q);
+    for (int b = 0; b < blocks; b++, w += Q8_0_BLOCK, a += Q8_0_BYTES) {
+        __m256i q = load256(w + 2), magnitudes = _mm256_sign_epi8(q, q);
         __m256 d = _mm256_set1_ps(half(w));
         FS_UNROLL
         for (int r = 0; r < R; r++) {
@@ -270,14 +284,35 @@ FS_ALWAYS_INLINE void signed32_rows(const uint8_t *w, const uint8_t *a, const fl
     for (int r = 0; r < R; r++) out[r * out_stride] = sum_vector(acc[r]);
 }
 
-FS_ALWAYS_INLINE void q8_0_rows(const uint8_t *w, const uint8_t *a, const float *scales, int64_t act_row_bytes,
-                                int blocks, float *out, int64_t out_stride, const int R) {
-    signed32_rows(w, a, scales, act_row_bytes, blocks, out, out_stride, R, 0);
-}
-
+/*
+ * Q4_0 against R activation rows: a block's 32 weights as signed bytes (nibbles − 8) shared by the rows, the sign
+ * trick per row (one product fewer than q·x − 8·x); the rows' block integers summed together (sums_i32x8), so their
+ * float accumulators are the lanes of one vector, row r in lane r, and a block is one vector fma for all of them.
+ */
 FS_ALWAYS_INLINE void q4_0_rows(const uint8_t *w, const uint8_t *a, const float *scales, int64_t act_row_bytes,
                                 int blocks, float *out, int64_t out_stride, const int R) {
-    signed32_rows(w, a, scales, act_row_bytes, blocks, out, out_stride, R, 1);
+    __m128 acc = _mm_setzero_ps();
+    for (int b = 0; b < blocks; b++, w += Q4_0_BLOCK, a += Q8_0_BYTES) {
+        __m256i q = _mm256_sub_epi8(q4_0_unpack(w), _mm256_set1_epi8(8)), magnitudes = _mm256_sign_epi8(q, q);
+        __m256i lanes[FS_ROWS];
+        float da[FS_ROWS];
+        FS_UNROLL
+        for (int r = 0; r < FS_ROWS; r++) {
+            lanes[r] = _mm256_setzero_si256();
+            da[r] = 0.0f;
+            if (r < R) {
+                __m256i x = load256(a + r * act_row_bytes + 2);
+                lanes[r] = dot_u8_s8(lanes[r], magnitudes, _mm256_sign_epi8(x, q));
+                da[r] = scales[r * blocks + b];
+            }
+        }
+        __m128 d = _mm_mul_ps(_mm_set1_ps(half(w)), _mm_setr_ps(da[0], da[1], da[2], da[3]));
+        acc = _mm_fmadd_ps(d, _mm_cvtepi32_ps(sums_i32x8(lanes[0], lanes[1], lanes[2], lanes[3])), acc);
+    }
+    float sums[4];
+    _mm_storeu_ps(sums, acc);
+    FS_UNROLL
+    for (int r = 0; r < R; r++) out[r * out_stride] = sums[r];
 }
 
 /* A vector of int16 whose every lane is int16 lane `index` (0..7) of the 128-bit value both halves of v hold. */
@@ -294,12 +329,6 @@ static inline __m256i chunk_scales(__m256i both, int run) {
     char a = (char)(4 * run), b = (char)(4 * run + 1), c = (char)(4 * run + 2), d = (char)(4 * run + 3);
     return _mm256_shuffle_epi8(both, _mm256_setr_epi8(a, b, a, b, a, b, a, b, a, b, a, b, a, b, a, b,
                                                       c, d, c, d, c, d, c, d, c, d, c, d, c, d, c, d));
-}
-
-/* The sum of four int32 lanes. */
-static inline int32_t sum_i32x4(__m128i s) {
-    s = _mm_add_epi32(s, _mm_unpackhi_epi64(s, s));
-    return _mm_cvtsi128_si32(_mm_add_epi32(s, _mm_shuffle_epi32(s, 1)));
 }
 
 /*
@@ -333,8 +362,7 @@ static inline __m256i q4_k_pair(const uint8_t *q, const uint8_t *x, __m256i scal
 
 /* Pairs written out, not looped: see q6_k_half. */
 static float dot_q4_k(const uint8_t *w, const uint8_t *a, int blocks) {
-    __m256 acc = _mm256_setzero_ps();
-    float mins = 0.0f;
+    float acc = 0.0f, mins = 0.0f;
     for (int b = 0; b < blocks; b++, w += Q4_K_BLOCK, a += Q8_K_BYTES) {
         prefetch_block(w + 2 * Q4_K_BLOCK, Q4_K_BLOCK);
         float da = load_f32(a);
@@ -347,10 +375,10 @@ static float dot_q4_k(const uint8_t *w, const uint8_t *a, int blocks) {
                                        q4_k_pair(q + 32, x + 64, broadcast_i16(s, 2), broadcast_i16(s, 3)));
         __m256i s23 = _mm256_add_epi32(q4_k_pair(q + 64, x + 128, broadcast_i16(s, 4), broadcast_i16(s, 5)),
                                        q4_k_pair(q + 96, x + 192, broadcast_i16(s, 6), broadcast_i16(s, 7)));
-        acc = add_lanes(acc, da * half(w), _mm256_add_epi32(s01, s23));
+        acc = fmaf(da * half(w), (float)sum_i32x8(_mm256_add_epi32(s01, s23)), acc);
         mins = fmaf(da * half(w + 2), (float)min_sum, mins);
     }
-    return sum_vector(acc) - mins;
+    return acc - mins;
 }
 
 /*
@@ -372,16 +400,16 @@ static inline __m256i scaled_chunk(__m256i lanes, __m256i q, const uint8_t *x, _
     return dot_i16(lanes, _mm256_maddubs_epi16(q, load256(x)), scale);
 }
 
+/*
+ * The rows' block integers T and min integers M are summed to the lanes of one vector each (row r in lane r), so
+ * a block's float scaling is two vector fmas for all the rows.
+ */
 FS_ALWAYS_INLINE void q4_k_rows(const uint8_t *w, const uint8_t *a, int64_t act_row_bytes, int blocks, float *out,
                                 int64_t out_stride, const int R) {
     const __m256i low = _mm256_set1_epi8(0xF);
-    __m256 acc[FS_ROWS];
-    float mins[FS_ROWS];
-    FS_UNROLL
-    for (int r = 0; r < R; r++) acc[r] = _mm256_setzero_ps(), mins[r] = 0.0f;
+    __m128 acc = _mm_setzero_ps(), mins = _mm_setzero_ps();
     for (int b = 0; b < blocks; b++, w += Q4_K_BLOCK, a += Q8_K_BYTES) {
         __m256i scales_mins = k_scales_mins(w + 4);
-        float d = half(w), dmin = half(w + 2);
         __m256i q[8];
         FS_UNROLL
         for (int p = 0; p < 4; p++) {
@@ -389,25 +417,40 @@ FS_ALWAYS_INLINE void q4_k_rows(const uint8_t *w, const uint8_t *a, int64_t act_
             q[2 * p] = _mm256_and_si256(qv, low);
             q[2 * p + 1] = _mm256_and_si256(_mm256_srli_epi16(qv, 4), low);
         }
+        __m256i lanes[FS_ROWS];
+        int32_t min_sums[FS_ROWS];
+        float da[FS_ROWS];
         FS_UNROLL
-        for (int r = 0; r < R; r++) {
-            const uint8_t *ar = a + r * act_row_bytes, *x = ar + Q8_K_QS;
-            __m256i products = _mm256_mullo_epi16(scales_mins, chunk_multiples(ar)); /* ≤ 63·16 */
-            int32_t pairs[8];
-            store_scale_pairs(_mm256_castsi256_si128(products), pairs);
-            __m256i s0 = _mm256_setzero_si256(), s1 = _mm256_setzero_si256();
-            FS_UNROLL
-            for (int c = 0; c < 8; c += 2) {
-                s0 = scaled_chunk(s0, q[c], x + 32 * c, scale_pair(pairs, c));
-                s1 = scaled_chunk(s1, q[c + 1], x + 32 * c + 32, scale_pair(pairs, c + 1));
+        for (int r = 0; r < FS_ROWS; r++) {
+            lanes[r] = _mm256_setzero_si256();
+            min_sums[r] = 0;
+            da[r] = 0.0f;
+            if (r < R) {
+                const uint8_t *ar = a + r * act_row_bytes, *x = ar + Q8_K_QS;
+                __m256i products = _mm256_mullo_epi16(scales_mins, chunk_multiples(ar)); /* ≤ 63·16 */
+                int32_t pairs[8];
+                store_scale_pairs(_mm256_castsi256_si128(products), pairs);
+                __m256i s0 = _mm256_setzero_si256(), s1 = _mm256_setzero_si256();
+                FS_UNROLL
+                for (int c = 0; c < 8; c += 2) {
+                    s0 = scaled_chunk(s0, q[c], x + 32 * c, scale_pair(pairs, c));
+                    s1 = scaled_chunk(s1, q[c + 1], x + 32 * c + 32, scale_pair(pairs, c + 1));
+                }
+                lanes[r] = _mm256_add_epi32(s0, s1);
+                min_sums[r] = k_min_sum(products, ar);
+                da[r] = load_f32(ar);
             }
-            float da = load_f32(ar);
-            acc[r] = add_lanes(acc[r], da * d, _mm256_add_epi32(s0, s1));
-            mins[r] = fmaf(da * dmin, (float)k_min_sum(products, ar), mins[r]);
         }
+        __m128 das = _mm_setr_ps(da[0], da[1], da[2], da[3]);
+        __m128i t = sums_i32x8(lanes[0], lanes[1], lanes[2], lanes[3]);
+        acc = _mm_fmadd_ps(_mm_mul_ps(das, _mm_set1_ps(half(w))), _mm_cvtepi32_ps(t), acc);
+        mins = _mm_fmadd_ps(_mm_mul_ps(das, _mm_set1_ps(half(w + 2))),
+                            _mm_cvtepi32_ps(_mm_loadu_si128((const __m128i *)min_sums)), mins);
     }
+    float sums[4];
+    _mm_storeu_ps(sums, _mm_sub_ps(acc, mins));
     FS_UNROLL
-    for (int r = 0; r < R; r++) out[r * out_stride] = sum_vector(acc[r]) - mins[r];
+    for (int r = 0; r < R; r++) out[r * out_stride] = sums[r];
 }
 
 /*

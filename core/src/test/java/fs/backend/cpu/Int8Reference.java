@@ -192,16 +192,17 @@ final class Int8Reference {
 
     /**
      * The dot of the weight row at {@code rowOffset} with the quantized row at {@code actOffset}, as the kernels
-     * compute it. Per block: eight int32 lane sums, lane l over the weights whose index inside their 32-weight
-     * chunk is 4l..4l+3, of scale·q·a (against Q8_K, scale is the group's times the chunk's multiple); then per lane
-     * {@code acc[l] = fma(D, (float) lane, acc[l])} with D the block's d_w·d_a (Q8_0, Q4_0: both f16; K-quants:
-     * d_a·d_w); the mins, Σ min·m·a over the block, likewise into one accumulator with d_a·dmin. The result is
-     * {@link #sumLanes}(acc), minus the mins' accumulator.
+     * compute it. Q4_0 and Q4_K: per block one exact int32, T = Σ scale·q·a (against Q8_K, scale is the group's
+     * times the chunk's multiple), {@code acc = fma(D, (float) T, acc)}. The other formats: per block eight int32
+     * lane sums, lane l over the weights whose index inside their 32-weight chunk is 4l..4l+3, of scale·q·a; then
+     * per lane {@code acc[l] = fma(D, (float) lane, acc[l])}, and at the end {@link #sumLanes}(acc). D is the
+     * block's d_w·d_a (Q8_0, Q4_0: both f16; K-quants: d_a·d_w). The mins, Σ min·m·a over the block, go likewise
+     * into one accumulator with d_a·dmin, subtracted at the end.
      */
     static float dot(DType type, MemorySegment w, long rowOffset, byte[] act, long actOffset, int k) {
         Activations format = Activations.of(type);
         MemorySegment a = MemorySegment.ofArray(act);
-        boolean q8k = format == Activations.Q8_K;
+        boolean q8k = format == Activations.Q8_K, perBlock = type == DType.Q4_0 || type == DType.Q4_K;
         long qs = q8k ? QS : 2;
         float[] acc = new float[8];
         float mins = 0f;
@@ -213,16 +214,16 @@ final class Int8Reference {
             long minSum = 0;
             for (int j = 0; j < type.blockElements(); j++) {
                 int x = signed(a, at + qs + j), m = q8k ? multiple(a, at, j) : 1;
-                lanes[j % 32 / 4] += (long) block.scale()[j] * m * block.q()[j] * x;
+                lanes[perBlock ? 0 : j % 32 / 4] += (long) block.scale()[j] * m * block.q()[j] * x;
                 minSum += (long) block.min()[j] * m * x;
             }
-            for (int l = 0; l < 8; l++) {
+            for (int l = 0; l < (perBlock ? 1 : 8); l++) {
                 if (lanes[l] != (int) lanes[l]) throw new AssertionError("lane sum " + lanes[l] + " overflows int32");
                 acc[l] = Math.fma(block.d() * da, (float) lanes[l], acc[l]);
             }
             if (hasMins(type)) mins = Math.fma(da * block.dmin(), (float) minSum, mins);
         }
-        float sum = sumLanes(acc);
+        float sum = perBlock ? acc[0] : sumLanes(acc);
         return hasMins(type) ? sum - mins : sum;
     }
 
