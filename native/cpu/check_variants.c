@@ -1,7 +1,9 @@
 /*
  * fscpu_check: every variant of this build that this CPU runs against the scalar variant, bit for bit: both
  * activation quantizers (the bytes) and every format's matmul (the floats), on random and extreme blocks, six
- * activation rows (a tile of four and a rest), all rows and a slice from an odd row, with an output stride.
+ * activation rows (tiles of four and a rest), all rows and a slice from an odd row, with an output stride; and the
+ * repacked Q4_K and Q4_0 kernels of every variant (scalar's too) against scalar's kernel on the rows unpacked, for
+ * 1..9 activation rows, all groups and a slice from an odd group.
  * Where the JVM cannot run (a cross build under qemu: tools/native/check-aarch64.sh) it is the check that the
  * Java tests (NativeKernelsTest, against Int8Reference) are elsewhere. Built on demand only:
  *   cmake --build <dir> --target fscpu_check && <dir>/fscpu_check [isa]
@@ -69,7 +71,7 @@ static const struct variant variants[] = {
 #endif
 };
 
-enum { K = 2048, ACT_ROWS = 6, WEIGHT_ROWS = 67, OUT_STRIDE = WEIGHT_ROWS + 3 };
+enum { K = 2048, ACT_ROWS = 9, WEIGHT_ROWS = 67, OUT_STRIDE = WEIGHT_ROWS + 3, REPACKED_ROWS = 64 };
 
 static uint64_t random_state = 0x9E3779B97F4A7C15ull;
 
@@ -104,7 +106,7 @@ static void activation_chunk(float *x, int kind) {
     }
 }
 
-/* Rows 0..3 mixed chunks (row 1 all ties), row 4 constant (every quant −127), row 5 mixed again. */
+/* Rows mixed chunks, but row 1 all ties and row 4 constant (every quant −127). */
 static void activations(float *x) {
     for (int r = 0; r < ACT_ROWS; r++)
         for (int c = 0; c < K / 32; c++) {
@@ -217,6 +219,71 @@ static int check_float_ops(const struct variant *v, const float *x) {
     return ok;
 }
 
+typedef void (*repacked_matmul_fn)(const void *, int, int, const void *, int, int, float *, int64_t);
+typedef void (*repack_fn)(const void *, int64_t, int, int, int, void *);
+
+struct repacked {
+    const char *variant;
+    repacked_matmul_fn q4_k, q4_0;
+};
+
+#define FS_REPACKED_ENTRY(V) {#V, fs_matmul_q4_k_x16_##V, fs_matmul_q4_0_x16_##V}
+
+static const struct repacked repacked_variants[] = {
+    FS_REPACKED_ENTRY(scalar),
+#if defined(__x86_64__)
+    FS_REPACKED_ENTRY(avx2),
+    FS_REPACKED_ENTRY(avx512),
+    FS_REPACKED_ENTRY(avxvnni),
+#elif defined(__aarch64__)
+    FS_REPACKED_ENTRY(neon),
+#endif
+};
+
+/*
+ * Format fi (q4_k or q4_0) repacked, in two calls (group 0, then groups 1..), and multiplied by every variant's x16
+ * kernel this CPU runs against 1..ACT_ROWS activation rows, all groups and groups 1.. (an odd first group), against
+ * the scalar kernel on the unpacked rows; returns 1 where all agree.
+ */
+static int check_repacked(int fi, const char *format, repack_fn repack, const uint8_t *act) {
+    const struct format *f = &formats[fi];
+    int64_t row_bytes = (int64_t)K / f->elements * f->block_bytes;
+    int64_t packed_bytes = fs_repacked_bytes(format, REPACKED_ROWS, K), group_bytes = fs_repacked_bytes(format, 16, K);
+    if (packed_bytes != REPACKED_ROWS / 16 * group_bytes || fs_repacked_bytes(format, 8, K) != 0) {
+        printf("fs_repacked_bytes %s: %lld for %d rows\n", format, (long long)packed_bytes, REPACKED_ROWS);
+        return 0;
+    }
+    uint8_t *w = malloc((size_t)(WEIGHT_ROWS * row_bytes)), *packed = malloc((size_t)packed_bytes);
+    weights(f, w, row_bytes);
+    repack(w, row_bytes, 0, 1, K, packed);
+    repack(w, row_bytes, 1, REPACKED_ROWS / 16, K, packed);
+    int n = ACT_ROWS * OUT_STRIDE, ok = 1;
+    float *expected = malloc(sizeof(float) * (size_t)n), *out = malloc(sizeof(float) * (size_t)n);
+    for (size_t v = 0; v < sizeof repacked_variants / sizeof *repacked_variants; v++) {
+        const struct repacked *variant = &repacked_variants[v];
+        if (!fs_cpu_runs(variant->variant)) continue;
+        repacked_matmul_fn matmul = fi == 2 ? variant->q4_k : variant->q4_0;
+        int same = 1;
+        for (int rows = 1; rows <= ACT_ROWS && same; rows++)
+            for (int from = 0; from <= 16 && same; from += 16) {
+                fill_sentinel(expected, n);
+                variants[0].matmul[fi](w, row_bytes, from, REPACKED_ROWS, act, rows, K, expected, OUT_STRIDE);
+                fill_sentinel(out, n);
+                matmul(packed, from, REPACKED_ROWS, act, rows, K, out, OUT_STRIDE);
+                char what[64];
+                snprintf(what, sizeof what, "x16 %s, %d rows from %d", format, rows, from);
+                same = same_floats(what, variant->variant, expected, out, n);
+            }
+        printf("%s %s x16 %s\n", variant->variant, format, same ? "bit for bit as scalar unpacked" : "DIFFERS");
+        ok &= same;
+    }
+    free(w);
+    free(packed);
+    free(expected);
+    free(out);
+    return ok;
+}
+
 /* Variant v against the scalar variant, every check; returns 1 where all agree. */
 static int check(const struct variant *v, const float *x) {
     const struct variant *scalar = &variants[0];
@@ -273,6 +340,13 @@ int main(int argc, char **argv) {
     float *x = malloc(sizeof(float) * ACT_ROWS * K);
     activations(x);
     int ok = 1, checked = 0;
+    uint8_t *q8_0 = malloc((size_t)ACT_ROWS * K / 32 * Q8_0_BYTES), *q8_k = malloc((size_t)ACT_ROWS * K / 256 * Q8_K_BYTES);
+    fs_quantize_q8_0_scalar(x, q8_0, (int64_t)ACT_ROWS * K);
+    fs_quantize_q8_k_scalar(x, q8_k, (int64_t)ACT_ROWS * K);
+    ok &= check_repacked(2, "q4_k", fs_repack_q4_k, q8_k);
+    ok &= check_repacked(1, "q4_0", fs_repack_q4_0, q8_0);
+    free(q8_0);
+    free(q8_k);
     for (size_t i = 1; i < sizeof variants / sizeof *variants; i++) {
         if (!fs_cpu_runs(variants[i].name)) {
             printf("%s: not run by this CPU\n", variants[i].name);

@@ -11,7 +11,7 @@
 #include <arm_neon.h>
 #include <math.h>
 
-#include "blocks.h"
+#include "repacked.h"
 
 #if !defined(__ARM_FEATURE_DOTPROD)
 #error "build kernels_neon.c with -march=armv8.2-a+dotprod"
@@ -372,3 +372,7 @@ FS_MATMUL(q5_k, neon, 256, Q8_K_BYTES, dot_q5_k)
 FS_MATMUL(q2_k, neon, 256, Q8_K_BYTES, dot_q2_k)
 FS_MATMUL(q3_k, neon, 256, Q8_K_BYTES, dot_q3_k)
 FS_MATMUL(iq2_xxs, neon, 256, Q8_K_BYTES, dot_iq2_xxs)
+
+/* The repacked kernels in portable C for now (repacked.h): not yet sdot on 4 rows × 4 weights. */
+FS_MATMUL_X16(q4_k, neon, 256, Q8_K_BYTES, Q4_K_X16_BLOCK, q4_k_x16_portable)
+FS_MATMUL_X16(q4_0, neon, 32, Q8_0_BYTES, Q4_0_X16_BLOCK, q4_0_x16_portable)

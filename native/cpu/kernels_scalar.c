@@ -5,7 +5,7 @@
  */
 #include <math.h>
 
-#include "blocks.h"
+#include "repacked.h"
 
 /* n floats to int8 quants q = round-to-nearest-even(x * 127 / amax); returns d = amax / 127. */
 static float quantize_block(const float *x, int n, int8_t *q) {
@@ -259,3 +259,6 @@ FS_MATMUL(q5_k, scalar, 256, Q8_K_BYTES, dot_q5_k)
 FS_MATMUL(q2_k, scalar, 256, Q8_K_BYTES, dot_q2_k)
 FS_MATMUL(q3_k, scalar, 256, Q8_K_BYTES, dot_q3_k)
 FS_MATMUL(iq2_xxs, scalar, 256, Q8_K_BYTES, dot_iq2_xxs)
+
+FS_MATMUL_X16(q4_k, scalar, 256, Q8_K_BYTES, Q4_K_X16_BLOCK, q4_k_x16_portable)
+FS_MATMUL_X16(q4_0, scalar, 32, Q8_0_BYTES, Q4_0_X16_BLOCK, q4_0_x16_portable)

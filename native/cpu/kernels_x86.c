@@ -13,7 +13,7 @@
 #include <immintrin.h>
 #include <math.h>
 
-#include "blocks.h"
+#include "repacked.h"
 
 #if !defined(FS_VARIANT)
 #error "build with -DFS_VARIANT=avx2, avx512 or avxvnni"
@@ -980,3 +980,6 @@ FS_MATMUL_ROWS(q5_k, FS_VARIANT, 256, Q8_K_BYTES)
 FS_MATMUL_ROWS(q2_k, FS_VARIANT, 256, Q8_K_BYTES)
 FS_MATMUL_ROWS(q3_k, FS_VARIANT, 256, Q8_K_BYTES)
 FS_MATMUL_ROWS(iq2_xxs, FS_VARIANT, 256, Q8_K_BYTES)
+
+FS_MATMUL_X16(q4_k, FS_VARIANT, 256, Q8_K_BYTES, Q4_K_X16_BLOCK, q4_k_x16_portable)
+FS_MATMUL_X16(q4_0, FS_VARIANT, 32, Q8_0_BYTES, Q4_0_X16_BLOCK, q4_0_x16_portable)

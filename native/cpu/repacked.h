@@ -1,0 +1,102 @@
+/*
+ * The repacked layouts of Q4_K and Q4_0 weights (fscpu.h: fs_repack_F, fs_matmul_F_x16_V) and their matmul in
+ * portable C, which the scalar variant runs and which specifies the others.
+ *
+ * A group of 16 consecutive weight rows is stored block by block: group-block b holds block b of each of the 16
+ * rows, its fields each interleaved across the rows so that a vector load gives 16 rows' values in row order.
+ *
+ * Q4_K group-block (2432 bytes; a row's 144-byte block becomes 152):
+ *   @0    d[16]      f32, row r's f16 d (exact)
+ *   @64   dmin[16]   f32
+ *   @128  scales[8][16] u8: group (chunk) c's 6-bit scale of row r at 16c + r (unpacked from the 12 bytes)
+ *   @256  mins[8][16]   u8, likewise
+ *   @384  nibbles: for each chunk pair p (0..3: chunks 2p, 2p + 1) and each 4-byte step l (0..7) 64 bytes, row r's
+ *         at 4r..4r + 3: its bytes qs[32p + 4l .. 32p + 4l + 3], whose low nibbles are chunk 2p's weights
+ *         4l..4l + 3 and high nibbles chunk 2p + 1's (Q4_K's own pairing); pair p, step l at 384 + 512p + 64l.
+ * Q4_0 group-block (288 bytes; 18 per row, as unpacked):
+ *   @0    d[16]      f16
+ *   @32   nibbles: for each 4-byte step l (0..3) 64 bytes, row r's at 4r..4r + 3: its qs[4l .. 4l + 3] (low nibbles
+ *         weights 4l..4l + 3, high nibbles 16 + 4l..16 + 4l + 3); step l at 32 + 64l.
+ * A group of k weights is k / 256 (k / 32) group-blocks back to back; group g at g times that.
+ */
+#ifndef FSCPU_REPACKED_H
+#define FSCPU_REPACKED_H
+
+#include "blocks.h"
+
+#define X16_ROWS 16
+#define Q4_K_X16_D 0
+#define Q4_K_X16_DMIN 64
+#define Q4_K_X16_SCALES 128
+#define Q4_K_X16_MINS 256
+#define Q4_K_X16_QS 384
+#define Q4_K_X16_BLOCK 2432
+#define Q4_0_X16_D 0
+#define Q4_0_X16_QS 32
+#define Q4_0_X16_BLOCK 288
+
+/*
+ * The rows' outputs of one activation row r against group-blocks from gb on, as dot_q4_k computes them: per block
+ * T = Σ_c s_c·m_c·(Σ q·a over chunk c) and M = Σ_c min_c·m_c·(sum of chunk c's activations), then
+ * acc = fmaf(d_a·d, T, acc), mins = fmaf(d_a·dmin, M, mins); out = acc − mins.
+ */
+static inline void q4_k_x16_portable(const uint8_t *gb, const uint8_t *a, int blocks, float *out) {
+    float acc[X16_ROWS] = {0}, mins[X16_ROWS] = {0};
+    for (int b = 0; b < blocks; b++, gb += Q4_K_X16_BLOCK, a += Q8_K_BYTES) {
+        const int8_t *x = (const int8_t *)(a + Q8_K_QS);
+        float da = load_f32(a);
+        for (int r = 0; r < X16_ROWS; r++) {
+            int32_t t = 0, min_sum = 0;
+            for (int c = 0; c < 8; c++) {
+                int32_t m = load_i16(a + Q8_K_CHUNK_MULTIPLES + 2 * c), products = 0;
+                for (int j = 0; j < 32; j++) {
+                    uint8_t packed = gb[Q4_K_X16_QS + 512 * (c / 2) + 64 * (j / 4) + 4 * r + j % 4];
+                    products += ((packed >> 4 * (c % 2)) & 0xF) * x[32 * c + j];
+                }
+                t += gb[Q4_K_X16_SCALES + 16 * c + r] * m * products;
+                min_sum += gb[Q4_K_X16_MINS + 16 * c + r] * m
+                           * (load_i16(a + Q8_K_SUMS + 4 * c) + load_i16(a + Q8_K_SUMS + 4 * c + 2));
+            }
+            acc[r] = fmaf(da * load_f32(gb + Q4_K_X16_D + 4 * r), (float)t, acc[r]);
+            mins[r] = fmaf(da * load_f32(gb + Q4_K_X16_DMIN + 4 * r), (float)min_sum, mins[r]);
+        }
+    }
+    for (int r = 0; r < X16_ROWS; r++) out[r] = acc[r] - mins[r];
+}
+
+/* Likewise for Q4_0, as dot_q4_0: per block T = Σ (q − 8)·a, acc = fmaf(d_w·d_a, T, acc). */
+static inline void q4_0_x16_portable(const uint8_t *gb, const uint8_t *a, int blocks, float *out) {
+    float acc[X16_ROWS] = {0};
+    for (int b = 0; b < blocks; b++, gb += Q4_0_X16_BLOCK, a += Q8_0_BYTES) {
+        const int8_t *x = (const int8_t *)(a + 2);
+        float da = half_to_float(load_u16(a));
+        for (int r = 0; r < X16_ROWS; r++) {
+            int32_t t = 0;
+            for (int j = 0; j < 16; j++) {
+                uint8_t packed = gb[Q4_0_X16_QS + 64 * (j / 4) + 4 * r + j % 4];
+                t += ((packed & 0xF) - 8) * x[j] + ((packed >> 4) - 8) * x[j + 16];
+            }
+            acc[r] = fmaf(half_to_float(load_u16(gb + Q4_0_X16_D + 2 * r)) * da, (float)t, acc[r]);
+        }
+    }
+    for (int r = 0; r < X16_ROWS; r++) out[r] = acc[r];
+}
+
+/*
+ * fs_matmul_F_x16_V over a kernel(group-block, activation row, blocks, out) that computes one group's 16 outputs
+ * for one activation row.
+ */
+#define FS_MATMUL_X16(F, V, ELEMENTS, ACT_BYTES, GROUP_BLOCK, kernel)                                                \
+    FS_MATMUL_X16_EXPANDED(F, V, ELEMENTS, ACT_BYTES, GROUP_BLOCK, kernel)
+#define FS_MATMUL_X16_EXPANDED(F, V, ELEMENTS, ACT_BYTES, GROUP_BLOCK, kernel)                                       \
+    FS_API void fs_matmul_##F##_x16_##V(const void *packed, int row_from, int row_to, const void *act, int act_rows, \
+                                        int k, float *out, int64_t out_stride) {                                     \
+        int blocks = k / (ELEMENTS);                                                                                 \
+        int64_t act_row_bytes = (int64_t)blocks * (ACT_BYTES), group_bytes = (int64_t)blocks * (GROUP_BLOCK);        \
+        for (int g = row_from / X16_ROWS; g < row_to / X16_ROWS; g++)                                                \
+            for (int r = 0; r < act_rows; r++)                                                                       \
+                kernel((const uint8_t *)packed + g * group_bytes, (const uint8_t *)act + r * act_row_bytes, blocks,  \
+                       out + r * out_stride + X16_ROWS * g);                                                         \
+    }
+
+#endif
