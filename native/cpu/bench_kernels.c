@@ -17,32 +17,46 @@
 
 typedef void (*matmul_fn)(const void *, int64_t, int, int, const void *, int, int, float *, int64_t);
 typedef void (*quantize_fn)(const float *, void *, int64_t);
+typedef void (*repacked_fn)(const void *, int, int, const void *, int, int, float *, int64_t);
+typedef void (*repack_fn)(const void *, int64_t, int, int, int, void *);
 
 struct format {
     const char *name;
     int elements, block_bytes, act_bytes, scale_offsets[2]; /* offsets of the block's f16 scales; -1: none */
     quantize_fn quantize;
     matmul_fn scalar, variants[3];
+    repack_fn repack; /* Q4_K and Q4_0: their repacked form, timed as "F x16" beside the rows unpacked */
+    repacked_fn repacked[3];
 };
 
 #if defined(__x86_64__)
 static const char *variant_names[3] = {"avx2", "avx512", "avxvnni"};
 #define FS_FORMAT(F, ELEMENTS, BLOCK, ACT, Q, D0, D1)                                                                \
     {#F, ELEMENTS, BLOCK, ACT, {D0, D1}, fs_quantize_##Q##_scalar, fs_matmul_##F##_scalar,                           \
-     {fs_matmul_##F##_avx2, fs_matmul_##F##_avx512, fs_matmul_##F##_avxvnni}}
+     {fs_matmul_##F##_avx2, fs_matmul_##F##_avx512, fs_matmul_##F##_avxvnni}, NULL, {NULL, NULL, NULL}}
+#define FS_REPACKED_FORMAT(F, ELEMENTS, BLOCK, ACT, Q, D0, D1)                                                       \
+    {#F, ELEMENTS, BLOCK, ACT, {D0, D1}, fs_quantize_##Q##_scalar, fs_matmul_##F##_scalar,                           \
+     {fs_matmul_##F##_avx2, fs_matmul_##F##_avx512, fs_matmul_##F##_avxvnni}, fs_repack_##F,                         \
+     {fs_matmul_##F##_x16_avx2, fs_matmul_##F##_x16_avx512, fs_matmul_##F##_x16_avxvnni}}
 #elif defined(__aarch64__)
 static const char *variant_names[3] = {"neon", NULL, NULL};
 #define FS_FORMAT(F, ELEMENTS, BLOCK, ACT, Q, D0, D1)                                                                \
-    {#F, ELEMENTS, BLOCK, ACT, {D0, D1}, fs_quantize_##Q##_scalar, fs_matmul_##F##_scalar, {fs_matmul_##F##_neon, NULL, NULL}}
+    {#F, ELEMENTS, BLOCK, ACT, {D0, D1}, fs_quantize_##Q##_scalar, fs_matmul_##F##_scalar,                           \
+     {fs_matmul_##F##_neon, NULL, NULL}, NULL, {NULL, NULL, NULL}}
+#define FS_REPACKED_FORMAT(F, ELEMENTS, BLOCK, ACT, Q, D0, D1)                                                       \
+    {#F, ELEMENTS, BLOCK, ACT, {D0, D1}, fs_quantize_##Q##_scalar, fs_matmul_##F##_scalar,                           \
+     {fs_matmul_##F##_neon, NULL, NULL}, fs_repack_##F, {fs_matmul_##F##_x16_neon, NULL, NULL}}
 #else
 static const char *variant_names[3] = {NULL, NULL, NULL};
 #define FS_FORMAT(F, ELEMENTS, BLOCK, ACT, Q, D0, D1)                                                                \
-    {#F, ELEMENTS, BLOCK, ACT, {D0, D1}, fs_quantize_##Q##_scalar, fs_matmul_##F##_scalar, {NULL, NULL, NULL}}
+    {#F, ELEMENTS, BLOCK, ACT, {D0, D1}, fs_quantize_##Q##_scalar, fs_matmul_##F##_scalar, {NULL, NULL, NULL},     \
+     NULL, {NULL, NULL, NULL}}
+#define FS_REPACKED_FORMAT FS_FORMAT
 #endif
 
 static const struct format formats[] = {
-    FS_FORMAT(q6_k, 256, 210, Q8_K_BYTES, q8_k, 208, -1), FS_FORMAT(q4_k, 256, 144, Q8_K_BYTES, q8_k, 0, 2),
-    FS_FORMAT(q4_0, 32, 18, Q8_0_BYTES, q8_0, 0, -1), FS_FORMAT(q2_k, 256, 84, Q8_K_BYTES, q8_k, 80, 82),
+    FS_FORMAT(q6_k, 256, 210, Q8_K_BYTES, q8_k, 208, -1), FS_REPACKED_FORMAT(q4_k, 256, 144, Q8_K_BYTES, q8_k, 0, 2),
+    FS_REPACKED_FORMAT(q4_0, 32, 18, Q8_0_BYTES, q8_0, 0, -1), FS_FORMAT(q2_k, 256, 84, Q8_K_BYTES, q8_k, 80, 82),
     FS_FORMAT(q8_0, 32, 34, Q8_0_BYTES, q8_0, 0, -1), FS_FORMAT(q5_k, 256, 176, Q8_K_BYTES, q8_k, 0, 2),
     FS_FORMAT(q3_k, 256, 110, Q8_K_BYTES, q8_k, 108, -1), FS_FORMAT(iq2_xxs, 256, 66, Q8_K_BYTES, q8_k, 0, -1),
 };
@@ -75,8 +89,17 @@ static uint8_t *random_weights(const struct format *f, int64_t bytes) {
     return w;
 }
 
+static void report(const char *format, const char *variant, int rows, int k, int act_rows, int64_t bytes,
+                   double best, int same) {
+    int64_t outs = (int64_t)rows * act_rows;
+    printf("%-9s %-7s %6dx%-5d x%-3d %6.2f GB/s %6.1f Gmac/s %7.1f ns/row%s\n", format, variant, rows, k, act_rows,
+           (double)bytes * act_rows / best * 1e-9, (double)outs * k / best * 1e-9, best / (double)outs * 1e9,
+           same ? "" : "  DIFFERS FROM SCALAR");
+}
+
 /*
- * Times W·xᵀ for act_rows activation rows over a rows×k matrix on one thread, per variant, after checking every
+ * Times W·xᵀ for act_rows activation rows over a rows×k matrix on one thread, per variant (for Q4_K and Q4_0 also
+ * repacked, the x16 kernels), after checking every
  * output against the scalar variant's bit for bit (rows up to 4096 of the whole call, and an odd slice from row 1).
  * Prints the weights' bytes per second as read by one pass over every activation row (bytes·act_rows / time: the
  * decode figure for act_rows = 1) and the integer multiply-adds per second (rows·k·act_rows / time).
@@ -116,9 +139,35 @@ static void bench(const struct format *f, int rows, int k, int act_rows) {
             } while ((elapsed = cpu_seconds() - start) < 0.05);
             if (elapsed / n < best) best = elapsed / n;
         }
-        printf("%-5s %-6s %6dx%-5d x%-3d %6.2f GB/s %6.1f Gmac/s %7.1f ns/row%s\n", f->name, variant_names[v],
-               rows, k, act_rows, (double)bytes * act_rows / best * 1e-9, (double)outs * k / best * 1e-9,
-               best / (double)outs * 1e9, same ? "" : "  DIFFERS FROM SCALAR");
+        report(f->name, variant_names[v], rows, k, act_rows, bytes, best, same);
+    }
+    if (f->repack) {
+        /* The same weights repacked (rows is a multiple of 16), checked against the scalar kernel unpacked. */
+        uint8_t *packed = malloc((size_t)fs_repacked_bytes(f->name, rows, k));
+        f->repack(w, row_bytes, 0, rows / 16, k, packed);
+        char name[16];
+        snprintf(name, sizeof name, "%s x16", f->name);
+        for (int v = 0; v < 3; v++) {
+            repacked_fn matmul = f->repacked[v];
+            if (!matmul || !fs_cpu_runs(variant_names[v])) continue;
+            memset(out, 0, sizeof(float) * (size_t)outs);
+            matmul(packed, 0, rows, act, act_rows, k, out, rows);
+            int same = 1;
+            for (int r = 0; r < act_rows; r++)
+                same &= memcmp(expected + (int64_t)r * rows, out + (int64_t)r * rows, sizeof(float) * (size_t)check_rows) == 0;
+            double best = 1e9;
+            for (int repeat = 0; repeat < 11; repeat++) {
+                int n = 0;
+                double start = cpu_seconds(), elapsed;
+                do {
+                    matmul(packed, 0, rows, act, act_rows, k, out, rows);
+                    n++;
+                } while ((elapsed = cpu_seconds() - start) < 0.05);
+                if (elapsed / n < best) best = elapsed / n;
+            }
+            report(name, variant_names[v], rows, k, act_rows, bytes, best, same);
+        }
+        free(packed);
     }
     free(w);
     free(act);

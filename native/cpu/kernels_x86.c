@@ -981,5 +981,241 @@ FS_MATMUL_ROWS(q2_k, FS_VARIANT, 256, Q8_K_BYTES)
 FS_MATMUL_ROWS(q3_k, FS_VARIANT, 256, Q8_K_BYTES)
 FS_MATMUL_ROWS(iq2_xxs, FS_VARIANT, 256, Q8_K_BYTES)
 
-FS_MATMUL_X16(q4_k, FS_VARIANT, 256, Q8_K_BYTES, Q4_K_X16_BLOCK, q4_k_x16_portable)
-FS_MATMUL_X16(q4_0, FS_VARIANT, 32, Q8_0_BYTES, Q4_0_X16_BLOCK, q4_0_x16_portable)
+/*
+ * The repacked kernels (repacked.h): a vector holds one int32 or float per weight row, XV rows of a group of 16 —
+ * avx512 all 16 in a zmm, avx2 and avxvnni 8 in a ymm, each group in two halves. Per 4-byte step of a chunk a
+ * load gives the rows' 4 nibble bytes; against the activation's 4 bytes at that step, broadcast, one vpdpbusd (or
+ * vpmaddubsw) sums 4 products per row. A chunk's 8 steps give the rows' Σ q·a, times the rows' s_c·m_c; the block's
+ * T (and M) then take one vector fma for the rows, per activation row. Activation rows go FS_ROWS at a time, each
+ * step's weights unpacked once for them.
+ */
+#if defined(__AVX512F__)
+#define XV 16
+typedef __m512i xi;
+typedef __m512 xf;
+#define xi_load(p) _mm512_loadu_si512((const void *)(p))
+#define xi_zero() _mm512_setzero_si512()
+#define xi_set1_8(v) _mm512_set1_epi8(v)
+#define xi_set1_32(v) _mm512_set1_epi32(v)
+#define xi_and(a, b) _mm512_and_si512(a, b)
+#define xi_srli16(a, n) _mm512_srli_epi16(a, n)
+#define xi_add32(a, b) _mm512_add_epi32(a, b)
+#define xi_sub32(a, b) _mm512_sub_epi32(a, b)
+#define xi_mul32(a, b) _mm512_mullo_epi32(a, b)
+#define xi_u8to32(p) _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(p)))
+#define xf_cvt(a) _mm512_cvtepi32_ps(a)
+#define xf_set1(v) _mm512_set1_ps(v)
+#define xf_zero() _mm512_setzero_ps()
+#define xf_load(p) _mm512_loadu_ps((const float *)(p))
+#define xf_half(p) _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(p)))
+#define xf_mul(a, b) _mm512_mul_ps(a, b)
+#define xf_sub(a, b) _mm512_sub_ps(a, b)
+#define xf_fma(a, b, c) _mm512_fmadd_ps(a, b, c)
+#define xf_store(p, v) _mm512_storeu_ps(p, v)
+/* Products of a step summed straight into int32: pairs of steps need no int16 stage. */
+#define xi_dot(acc, u, p) _mm512_dpbusd_epi32(acc, u, _mm512_set1_epi32((int)load_u32(p)))
+#define xi_dot_finish(acc) (acc)
+#else
+#define XV 8
+typedef __m256i xi;
+typedef __m256 xf;
+#define xi_load(p) _mm256_loadu_si256((const __m256i *)(p))
+#define xi_zero() _mm256_setzero_si256()
+#define xi_set1_8(v) _mm256_set1_epi8(v)
+#define xi_set1_32(v) _mm256_set1_epi32(v)
+#define xi_and(a, b) _mm256_and_si256(a, b)
+#define xi_srli16(a, n) _mm256_srli_epi16(a, n)
+#define xi_add32(a, b) _mm256_add_epi32(a, b)
+#define xi_sub32(a, b) _mm256_sub_epi32(a, b)
+#define xi_mul32(a, b) _mm256_mullo_epi32(a, b)
+#define xi_u8to32(p) _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(p)))
+#define xf_cvt(a) _mm256_cvtepi32_ps(a)
+#define xf_set1(v) _mm256_set1_ps(v)
+#define xf_zero() _mm256_setzero_ps()
+#define xf_load(p) _mm256_loadu_ps((const float *)(p))
+#define xf_half(p) _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p)))
+#define xf_mul(a, b) _mm256_mul_ps(a, b)
+#define xf_sub(a, b) _mm256_sub_ps(a, b)
+#define xf_fma(a, b, c) _mm256_fmadd_ps(a, b, c)
+#define xf_store(p, v) _mm256_storeu_ps(p, v)
+#ifdef FS_VNNI
+#define xi_dot(acc, u, p) FS_DPBUSD(acc, u, _mm256_set1_epi32((int)load_u32(p)))
+#define xi_dot_finish(acc) (acc)
+#else
+/*
+ * avx2: a chunk's 8 steps summed in int16 pairs (each ≤ 2·15·127, the 8 ≤ 30480: no saturation), then to int32 by
+ * one vpmaddwd.
+ */
+#define xi_dot(acc, u, p) _mm256_add_epi16(acc, _mm256_maddubs_epi16(u, _mm256_set1_epi32((int)load_u32(p))))
+#define xi_dot_finish(acc) _mm256_madd_epi16(acc, _mm256_set1_epi16(1))
+#endif
+#endif
+
+/* Per activation row and block, what the Q4_K kernel takes from the Q8_K block: its chunk multiples m_c and m_c·Σ_c. */
+struct q8_k_terms {
+    int32_t multiples[8], min_terms[8];
+};
+
+static inline void q8_k_terms_of(const uint8_t *a, struct q8_k_terms *t) {
+    for (int c = 0; c < 8; c++) {
+        t->multiples[c] = load_i16(a + Q8_K_CHUNK_MULTIPLES + 2 * c);
+        t->min_terms[c] = t->multiples[c] * (load_i16(a + Q8_K_SUMS + 4 * c) + load_i16(a + Q8_K_SUMS + 4 * c + 2));
+    }
+}
+
+/*
+ * XV rows (from row `first` of the group) of group-blocks gb.. against R activation rows (a, act_row_bytes;
+ * terms[r·blocks + b] their q8_k_terms), out[r·out_stride + i] for the XV rows i.
+ */
+FS_ALWAYS_INLINE void q4_k_x16_rows(const uint8_t *gb, int first, const uint8_t *a, int64_t act_row_bytes,
+                                    const struct q8_k_terms *terms, int blocks, float *out, int64_t out_stride,
+                                    const int R) {
+    const xi low = xi_set1_8(0xF);
+    xf acc[FS_ROWS], mins[FS_ROWS];
+    FS_UNROLL
+    for (int r = 0; r < R; r++) acc[r] = xf_zero(), mins[r] = xf_zero();
+    for (int b = 0; b < blocks; b++, gb += Q4_K_X16_BLOCK, a += Q8_K_BYTES) {
+        if (R == 1) prefetch_block(gb + 2 * Q4_K_X16_BLOCK, Q4_K_X16_BLOCK);
+        xi t[FS_ROWS], m[FS_ROWS];
+        FS_UNROLL
+        for (int r = 0; r < R; r++) t[r] = xi_zero(), m[r] = xi_zero();
+        FS_UNROLL
+        for (int p = 0; p < 4; p++) {
+            xi lo_sum[FS_ROWS], hi_sum[FS_ROWS];
+            FS_UNROLL
+            for (int r = 0; r < R; r++) lo_sum[r] = xi_zero(), hi_sum[r] = xi_zero();
+            FS_UNROLL
+            for (int l = 0; l < 8; l++) {
+                xi w = xi_load(gb + Q4_K_X16_QS + 512 * p + 64 * l + 4 * first);
+                xi lo = xi_and(w, low), hi = xi_and(xi_srli16(w, 4), low);
+                FS_UNROLL
+                for (int r = 0; r < R; r++) {
+                    const uint8_t *x = a + r * act_row_bytes + Q8_K_QS + 64 * p + 4 * l;
+                    lo_sum[r] = xi_dot(lo_sum[r], lo, x);
+                    hi_sum[r] = xi_dot(hi_sum[r], hi, x + 32);
+                }
+            }
+            xi scale_lo = xi_u8to32(gb + Q4_K_X16_SCALES + 16 * (2 * p) + first);
+            xi scale_hi = xi_u8to32(gb + Q4_K_X16_SCALES + 16 * (2 * p + 1) + first);
+            xi min_lo = xi_u8to32(gb + Q4_K_X16_MINS + 16 * (2 * p) + first);
+            xi min_hi = xi_u8to32(gb + Q4_K_X16_MINS + 16 * (2 * p + 1) + first);
+            FS_UNROLL
+            for (int r = 0; r < R; r++) { /* s_c·m_c ≤ 63·16, times Σ q·a ≤ 32·15·127: int32 */
+                const struct q8_k_terms *q = terms + r * blocks + b;
+                xi s_lo = xi_mul32(scale_lo, xi_set1_32(q->multiples[2 * p]));
+                xi s_hi = xi_mul32(scale_hi, xi_set1_32(q->multiples[2 * p + 1]));
+                t[r] = xi_add32(t[r], xi_add32(xi_mul32(xi_dot_finish(lo_sum[r]), s_lo),
+                                               xi_mul32(xi_dot_finish(hi_sum[r]), s_hi)));
+                m[r] = xi_add32(m[r], xi_add32(xi_mul32(min_lo, xi_set1_32(q->min_terms[2 * p])),
+                                               xi_mul32(min_hi, xi_set1_32(q->min_terms[2 * p + 1]))));
+            }
+        }
+        xf d = xf_load(gb + Q4_K_X16_D + 4 * first), dmin = xf_load(gb + Q4_K_X16_DMIN + 4 * first);
+        FS_UNROLL
+        for (int r = 0; r < R; r++) {
+            xf da = xf_set1(load_f32(a + r * act_row_bytes));
+            acc[r] = xf_fma(xf_mul(da, d), xf_cvt(t[r]), acc[r]);
+            mins[r] = xf_fma(xf_mul(da, dmin), xf_cvt(m[r]), mins[r]);
+        }
+    }
+    FS_UNROLL
+    for (int r = 0; r < R; r++) xf_store(out + r * out_stride, xf_sub(acc[r], mins[r]));
+}
+
+/* Likewise for Q4_0; eights[r·blocks + b] is 8·Σ a of activation row r's block b (T = Σ q·a − 8·Σ a). */
+FS_ALWAYS_INLINE void q4_0_x16_rows(const uint8_t *gb, int first, const uint8_t *a, int64_t act_row_bytes,
+                                    const int32_t *eights, const float *scales, int blocks, float *out,
+                                    int64_t out_stride, const int R) {
+    const xi low = xi_set1_8(0xF);
+    xf acc[FS_ROWS];
+    FS_UNROLL
+    for (int r = 0; r < R; r++) acc[r] = xf_zero();
+    for (int b = 0; b < blocks; b++, gb += Q4_0_X16_BLOCK, a += Q8_0_BYTES) {
+        if (R == 1) prefetch_block(gb + 4 * Q4_0_X16_BLOCK, Q4_0_X16_BLOCK);
+        xi sum[FS_ROWS];
+        FS_UNROLL
+        for (int r = 0; r < R; r++) sum[r] = xi_zero();
+        FS_UNROLL
+        for (int l = 0; l < 4; l++) {
+            xi w = xi_load(gb + Q4_0_X16_QS + 64 * l + 4 * first);
+            xi lo = xi_and(w, low), hi = xi_and(xi_srli16(w, 4), low);
+            FS_UNROLL
+            for (int r = 0; r < R; r++) {
+                const uint8_t *x = a + r * act_row_bytes + 2 + 4 * l;
+                sum[r] = xi_dot(sum[r], lo, x);
+                sum[r] = xi_dot(sum[r], hi, x + 16);
+            }
+        }
+        xf d = xf_half(gb + Q4_0_X16_D + 2 * first);
+        FS_UNROLL
+        for (int r = 0; r < R; r++) {
+            xi t = xi_sub32(xi_dot_finish(sum[r]), xi_set1_32(eights[r * blocks + b]));
+            acc[r] = xf_fma(xf_mul(d, xf_set1(scales[r * blocks + b])), xf_cvt(t), acc[r]);
+        }
+    }
+    FS_UNROLL
+    for (int r = 0; r < R; r++) xf_store(out + r * out_stride, acc[r]);
+}
+
+/*
+ * fs_matmul_F_x16_V: activation rows FS_ROWS at a time, their per-block terms tabulated once (on the stack: 64
+ * bytes per Q8_K block and row, 8 per Q8_0 block and row), then every group of the slice, XV rows at a time.
+ */
+FS_API void FS_EXPORT(fs_matmul_q4_k_x16)(const void *packed, int row_from, int row_to, const void *act,
+                                          int act_rows, int k, float *out, int64_t out_stride) {
+    int blocks = k / 256;
+    int64_t act_row_bytes = (int64_t)blocks * Q8_K_BYTES, group_bytes = (int64_t)blocks * Q4_K_X16_BLOCK;
+    for (int r0 = 0; r0 < act_rows; r0 += FS_ROWS) {
+        int n = act_rows - r0 < FS_ROWS ? act_rows - r0 : FS_ROWS;
+        const uint8_t *a = (const uint8_t *)act + r0 * act_row_bytes;
+        struct q8_k_terms terms[n * blocks];
+        for (int r = 0; r < n; r++)
+            for (int b = 0; b < blocks; b++) q8_k_terms_of(a + r * act_row_bytes + b * Q8_K_BYTES, &terms[r * blocks + b]);
+        for (int g = row_from / X16_ROWS; g < row_to / X16_ROWS; g++)
+            for (int first = 0; first < X16_ROWS; first += XV) {
+                const uint8_t *gb = (const uint8_t *)packed + g * group_bytes;
+                float *o = out + r0 * out_stride + X16_ROWS * g + first;
+#define FS_Q4_K_X16(R) q4_k_x16_rows(gb, first, a, act_row_bytes, terms, blocks, o, out_stride, R)
+                switch (n) {
+                case 1: FS_Q4_K_X16(1); break;
+                case 2: FS_Q4_K_X16(2); break;
+                case 3: FS_Q4_K_X16(3); break;
+                default: FS_Q4_K_X16(4); break;
+                }
+#undef FS_Q4_K_X16
+            }
+    }
+}
+
+FS_API void FS_EXPORT(fs_matmul_q4_0_x16)(const void *packed, int row_from, int row_to, const void *act,
+                                          int act_rows, int k, float *out, int64_t out_stride) {
+    int blocks = k / 32;
+    int64_t act_row_bytes = (int64_t)blocks * Q8_0_BYTES, group_bytes = (int64_t)blocks * Q4_0_X16_BLOCK;
+    for (int r0 = 0; r0 < act_rows; r0 += FS_ROWS) {
+        int n = act_rows - r0 < FS_ROWS ? act_rows - r0 : FS_ROWS;
+        const uint8_t *a = (const uint8_t *)act + r0 * act_row_bytes;
+        int32_t eights[n * blocks];
+        float scales[n * blocks];
+        for (int r = 0; r < n; r++)
+            for (int b = 0; b < blocks; b++) {
+                const uint8_t *block = a + r * act_row_bytes + b * Q8_0_BYTES;
+                int32_t sum = 0;
+                for (int j = 0; j < 32; j++) sum += (int8_t)block[2 + j];
+                eights[r * blocks + b] = 8 * sum;
+                scales[r * blocks + b] = half(block);
+            }
+        for (int g = row_from / X16_ROWS; g < row_to / X16_ROWS; g++)
+            for (int first = 0; first < X16_ROWS; first += XV) {
+                const uint8_t *gb = (const uint8_t *)packed + g * group_bytes;
+                float *o = out + r0 * out_stride + X16_ROWS * g + first;
+#define FS_Q4_0_X16(R) q4_0_x16_rows(gb, first, a, act_row_bytes, eights, scales, blocks, o, out_stride, R)
+                switch (n) {
+                case 1: FS_Q4_0_X16(1); break;
+                case 2: FS_Q4_0_X16(2); break;
+                case 3: FS_Q4_0_X16(3); break;
+                default: FS_Q4_0_X16(4); break;
+                }
+#undef FS_Q4_0_X16
+            }
+    }
+}
