@@ -1002,6 +1002,10 @@ typedef __m512 xf;
 #define xi_add32(a, b) _mm512_add_epi32(a, b)
 #define xi_sub32(a, b) _mm512_sub_epi32(a, b)
 #define xi_mul32(a, b) _mm512_mullo_epi32(a, b)
+#define xi_mul16(a, b) _mm512_mullo_epi16(a, b)
+#define xi_or(a, b) _mm512_or_si512(a, b)
+#define xi_slli32(a, n) _mm512_slli_epi32(a, n)
+#define xi_madd16(acc, a, b) _mm512_dpwssd_epi32(acc, a, b)
 #define xi_u8to32(p) _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(p)))
 #define xf_cvt(a) _mm512_cvtepi32_ps(a)
 #define xf_set1(v) _mm512_set1_ps(v)
@@ -1028,6 +1032,10 @@ typedef __m256 xf;
 #define xi_add32(a, b) _mm256_add_epi32(a, b)
 #define xi_sub32(a, b) _mm256_sub_epi32(a, b)
 #define xi_mul32(a, b) _mm256_mullo_epi32(a, b)
+#define xi_mul16(a, b) _mm256_mullo_epi16(a, b)
+#define xi_or(a, b) _mm256_or_si256(a, b)
+#define xi_slli32(a, n) _mm256_slli_epi32(a, n)
+#define xi_madd16(acc, a, b) dot_i16(acc, a, b)
 #define xi_u8to32(p) _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(p)))
 #define xf_cvt(a) _mm256_cvtepi32_ps(a)
 #define xf_set1(v) _mm256_set1_ps(v)
@@ -1042,6 +1050,7 @@ typedef __m256 xf;
 #define xi_dot(acc, u, p) FS_DPBUSD(acc, u, _mm256_set1_epi32((int)load_u32(p)))
 #define xi_dot_finish(acc) (acc)
 #else
+#define FS_X16_INT16_SUMS 1
 /*
  * avx2: a chunk's 8 steps summed in int16 pairs (each ≤ 2·15·127, the 8 ≤ 30480: no saturation), then to int32 by
  * one vpmaddwd.
@@ -1051,16 +1060,53 @@ typedef __m256 xf;
 #endif
 #endif
 
-/* Per activation row and block, what the Q4_K kernel takes from the Q8_K block: its chunk multiples m_c and m_c·Σ_c. */
+/*
+ * Per activation row and block, what the Q4_K kernel takes from the Q8_K block, as int16 pairs for vpmullw and
+ * vpmaddwd: each chunk multiple twice (m_c | m_c << 16), and per chunk pair p the multiples (m_2p, m_2p+1) and
+ * the chunks' sums of quants (Σ_2p, Σ_2p+1; each ≤ 32·127).
+ */
 struct q8_k_terms {
-    int32_t multiples[8], min_terms[8];
+    int32_t multiples[8], multiple_pairs[4], sum_pairs[4];
 };
 
+static inline int32_t int16_pair(int32_t low, int32_t high) {
+    return (int32_t)((uint32_t)(uint16_t)low | (uint32_t)(uint16_t)high << 16);
+}
+
 static inline void q8_k_terms_of(const uint8_t *a, struct q8_k_terms *t) {
+    int32_t m[8], sums[8];
     for (int c = 0; c < 8; c++) {
-        t->multiples[c] = load_i16(a + Q8_K_CHUNK_MULTIPLES + 2 * c);
-        t->min_terms[c] = t->multiples[c] * (load_i16(a + Q8_K_SUMS + 4 * c) + load_i16(a + Q8_K_SUMS + 4 * c + 2));
+        m[c] = load_i16(a + Q8_K_CHUNK_MULTIPLES + 2 * c);
+        sums[c] = load_i16(a + Q8_K_SUMS + 4 * c) + load_i16(a + Q8_K_SUMS + 4 * c + 2);
+        t->multiples[c] = int16_pair(m[c], m[c]);
     }
+    for (int p = 0; p < 4; p++) {
+        t->multiple_pairs[p] = int16_pair(m[2 * p], m[2 * p + 1]);
+        t->sum_pairs[p] = int16_pair(sums[2 * p], sums[2 * p + 1]);
+    }
+}
+
+/*
+ * A chunk's rows' products, summed (VNNI: int32 lanes; avx2: int16 pairs), times the rows' s_c·m_c into t. scale
+ * holds each row's s_c in the low int16 of its lane and 0 (VNNI) or s_c again (avx2) in the high one, so that one
+ * vpmullw by (m_c, m_c) gives s_c·m_c (≤ 63·16) as the int32 (or as the pair) the sums take.
+ */
+static inline xi add_scaled_chunk(xi t, xi sum, xi scale, int32_t multiple) {
+    xi scale_m = xi_mul16(scale, xi_set1_32(multiple));
+#ifdef FS_X16_INT16_SUMS
+    return xi_madd16(t, sum, scale_m);
+#else
+    return xi_add32(t, xi_mul32(sum, scale_m));
+#endif
+}
+
+/* A chunk's 8 rows' 6-bit scales as add_scaled_chunk takes them. */
+static inline xi chunk_scales_x16(const uint8_t *p) {
+    xi s = xi_u8to32(p);
+#ifdef FS_X16_INT16_SUMS
+    s = xi_or(s, xi_slli32(s, 16));
+#endif
+    return s;
 }
 
 /*
@@ -1095,19 +1141,19 @@ FS_ALWAYS_INLINE void q4_k_x16_rows(const uint8_t *gb, int first, const uint8_t 
                     hi_sum[r] = xi_dot(hi_sum[r], hi, x + 32);
                 }
             }
-            xi scale_lo = xi_u8to32(gb + Q4_K_X16_SCALES + 16 * (2 * p) + first);
-            xi scale_hi = xi_u8to32(gb + Q4_K_X16_SCALES + 16 * (2 * p + 1) + first);
-            xi min_lo = xi_u8to32(gb + Q4_K_X16_MINS + 16 * (2 * p) + first);
-            xi min_hi = xi_u8to32(gb + Q4_K_X16_MINS + 16 * (2 * p + 1) + first);
+            xi scale_lo = chunk_scales_x16(gb + Q4_K_X16_SCALES + 16 * (2 * p) + first);
+            xi scale_hi = chunk_scales_x16(gb + Q4_K_X16_SCALES + 16 * (2 * p + 1) + first);
+            /* The rows' (min_2p, min_2p+1) as int16 pairs. */
+            xi min_pair = xi_or(xi_u8to32(gb + Q4_K_X16_MINS + 16 * (2 * p) + first),
+                                xi_slli32(xi_u8to32(gb + Q4_K_X16_MINS + 16 * (2 * p + 1) + first), 16));
             FS_UNROLL
             for (int r = 0; r < R; r++) { /* s_c·m_c ≤ 63·16, times Σ q·a ≤ 32·15·127: int32 */
                 const struct q8_k_terms *q = terms + r * blocks + b;
-                xi s_lo = xi_mul32(scale_lo, xi_set1_32(q->multiples[2 * p]));
-                xi s_hi = xi_mul32(scale_hi, xi_set1_32(q->multiples[2 * p + 1]));
-                t[r] = xi_add32(t[r], xi_add32(xi_mul32(xi_dot_finish(lo_sum[r]), s_lo),
-                                               xi_mul32(xi_dot_finish(hi_sum[r]), s_hi)));
-                m[r] = xi_add32(m[r], xi_add32(xi_mul32(min_lo, xi_set1_32(q->min_terms[2 * p])),
-                                               xi_mul32(min_hi, xi_set1_32(q->min_terms[2 * p + 1]))));
+                t[r] = add_scaled_chunk(t[r], lo_sum[r], scale_lo, q->multiples[2 * p]);
+                t[r] = add_scaled_chunk(t[r], hi_sum[r], scale_hi, q->multiples[2 * p + 1]);
+                /* min_c·m_c ≤ 63·16 times the chunk's sum ≤ 32·127, two chunks per vpmaddwd */
+                xi min_m = xi_mul16(min_pair, xi_set1_32(q->multiple_pairs[p]));
+                m[r] = xi_madd16(m[r], min_m, xi_set1_32(q->sum_pairs[p]));
             }
         }
         xf d = xf_load(gb + Q4_K_X16_D + 4 * first), dmin = xf_load(gb + Q4_K_X16_DMIN + 4 * first);
