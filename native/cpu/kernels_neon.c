@@ -373,6 +373,88 @@ FS_MATMUL(q2_k, neon, 256, Q8_K_BYTES, dot_q2_k)
 FS_MATMUL(q3_k, neon, 256, Q8_K_BYTES, dot_q3_k)
 FS_MATMUL(iq2_xxs, neon, 256, Q8_K_BYTES, dot_iq2_xxs)
 
-/* The repacked kernels in portable C for now (repacked.h): not yet sdot on 4 rows × 4 weights. */
-FS_MATMUL_X16(q4_k, neon, 256, Q8_K_BYTES, Q4_K_X16_BLOCK, q4_k_x16_portable)
-FS_MATMUL_X16(q4_0, neon, 32, Q8_0_BYTES, Q4_0_X16_BLOCK, q4_0_x16_portable)
+/*
+ * The repacked kernels (repacked.h): 16 bytes of a 4-byte step are 4 rows × 4 weights, so one sdot against the
+ * activation's 4 bytes, broadcast, sums 4 products for each of 4 rows; a group's 16 rows are 4 int32x4 per sum.
+ * One activation row at a time (not yet several sharing the unpacked weights, nor prefetching: untimed on real
+ * aarch64 hardware).
+ */
+
+/* 4 bytes at p as 4 int32 lanes. */
+static inline int32x4_t u8x4_to_s32(const uint8_t *p) {
+    return vreinterpretq_s32_u32(vmovl_u16(vget_low_u16(vmovl_u8(vcreate_u8(load_u32(p))))));
+}
+
+/* The activation's 4 quants at p in every 32-bit lane. */
+static inline int8x16_t broadcast4(const uint8_t *p) {
+    return vreinterpretq_s8_u32(vdupq_n_u32(load_u32(p)));
+}
+
+static void q4_k_x16_neon(const uint8_t *gb, const uint8_t *a, int blocks, float *out) {
+    const uint8x16_t low = vdupq_n_u8(0xF);
+    float32x4_t acc[4], mins[4];
+    for (int g = 0; g < 4; g++) acc[g] = vdupq_n_f32(0.0f), mins[g] = vdupq_n_f32(0.0f);
+    for (int b = 0; b < blocks; b++, gb += Q4_K_X16_BLOCK, a += Q8_K_BYTES) {
+        const uint8_t *x = a + Q8_K_QS;
+        int32x4_t t[4], m[4];
+        for (int g = 0; g < 4; g++) t[g] = vdupq_n_s32(0), m[g] = vdupq_n_s32(0);
+        for (int p = 0; p < 4; p++) {
+            int32x4_t lo[4], hi[4];
+            for (int g = 0; g < 4; g++) lo[g] = vdupq_n_s32(0), hi[g] = vdupq_n_s32(0);
+            for (int l = 0; l < 8; l++) {
+                int8x16_t x_lo = broadcast4(x + 64 * p + 4 * l), x_hi = broadcast4(x + 64 * p + 32 + 4 * l);
+                for (int g = 0; g < 4; g++) { /* nibbles 0..15 are valid int8 */
+                    uint8x16_t w = vld1q_u8(gb + Q4_K_X16_QS + 512 * p + 64 * l + 16 * g);
+                    lo[g] = vdotq_s32(lo[g], vreinterpretq_s8_u8(vandq_u8(w, low)), x_lo);
+                    hi[g] = vdotq_s32(hi[g], vreinterpretq_s8_u8(vshrq_n_u8(w, 4)), x_hi);
+                }
+            }
+            for (int h = 0; h < 2; h++) {
+                int c = 2 * p + h;
+                int32_t multiple = load_i16(a + Q8_K_CHUNK_MULTIPLES + 2 * c);
+                int32_t min_term = multiple * (load_i16(a + Q8_K_SUMS + 4 * c) + load_i16(a + Q8_K_SUMS + 4 * c + 2));
+                for (int g = 0; g < 4; g++) {
+                    int32x4_t scale = vmulq_n_s32(u8x4_to_s32(gb + Q4_K_X16_SCALES + 16 * c + 4 * g), multiple);
+                    t[g] = vmlaq_s32(t[g], h ? hi[g] : lo[g], scale);
+                    m[g] = vmlaq_n_s32(m[g], u8x4_to_s32(gb + Q4_K_X16_MINS + 16 * c + 4 * g), min_term);
+                }
+            }
+        }
+        float da = load_f32(a);
+        for (int g = 0; g < 4; g++) {
+            float32x4_t d = vmulq_n_f32(vld1q_f32((const float *)(gb + Q4_K_X16_D) + 4 * g), da);
+            float32x4_t dmin = vmulq_n_f32(vld1q_f32((const float *)(gb + Q4_K_X16_DMIN) + 4 * g), da);
+            acc[g] = vfmaq_f32(acc[g], vcvtq_f32_s32(t[g]), d);
+            mins[g] = vfmaq_f32(mins[g], vcvtq_f32_s32(m[g]), dmin);
+        }
+    }
+    for (int g = 0; g < 4; g++) vst1q_f32(out + 4 * g, vsubq_f32(acc[g], mins[g]));
+}
+
+static void q4_0_x16_neon(const uint8_t *gb, const uint8_t *a, int blocks, float *out) {
+    const uint8x16_t low = vdupq_n_u8(0xF);
+    const int8x16_t eight = vdupq_n_s8(8);
+    float32x4_t acc[4];
+    for (int g = 0; g < 4; g++) acc[g] = vdupq_n_f32(0.0f);
+    for (int b = 0; b < blocks; b++, gb += Q4_0_X16_BLOCK, a += Q8_0_BYTES) {
+        int32x4_t t[4];
+        for (int g = 0; g < 4; g++) t[g] = vdupq_n_s32(0);
+        for (int l = 0; l < 4; l++) {
+            int8x16_t x_lo = broadcast4(a + 2 + 4 * l), x_hi = broadcast4(a + 18 + 4 * l);
+            for (int g = 0; g < 4; g++) { /* q − 8 as signed bytes: T directly */
+                uint8x16_t w = vld1q_u8(gb + Q4_0_X16_QS + 64 * l + 16 * g);
+                t[g] = vdotq_s32(t[g], vsubq_s8(vreinterpretq_s8_u8(vandq_u8(w, low)), eight), x_lo);
+                t[g] = vdotq_s32(t[g], vsubq_s8(vreinterpretq_s8_u8(vshrq_n_u8(w, 4)), eight), x_hi);
+            }
+        }
+        float da = half(a);
+        for (int g = 0; g < 4; g++) {
+            float32x4_t d = vcvt_f32_f16(vreinterpret_f16_u8(vld1_u8(gb + Q4_0_X16_D + 8 * g)));
+            acc[g] = vfmaq_f32(acc[g], vcvtq_f32_s32(t[g]), vmulq_n_f32(d, da));
+        }
+    }
+    for (int g = 0; g < 4; g++) vst1q_f32(out + 4 * g, acc[g]);
+}
+
+FS_MATMUL_X16(q4_k, neon, 256, Q8_K_BYTES, Q4_K_X16_BLOCK, q4_k_x16_neon)
+FS_MATMUL_X16(q4_0, neon, 32, Q8_0_BYTES, Q4_0_X16_BLOCK, q4_0_x16_neon)
