@@ -224,22 +224,23 @@ static float dot_q4_0(const uint8_t *w, const uint8_t *a, int blocks) {
 }
 
 /*
- * dot_q4_0 for two weight rows against one activation row. A row's loop is one dependent fmadd per block, and a
- * Q4_0 block is so little other work that the fmadd's latency bounds it; two rows' chains run side by side and
- * share the activations' loads and offset products.
+ * dot_q4_0 for four weight rows against one activation row. A row's block is so little work that its lane
+ * reduction and fmadd would be much of it: four rows share the activations' loads and offset products, their
+ * block integers are summed together (sums_i32x8) and scaled by one fma, row q in lane q.
  */
-static void dot2_q4_0(const uint8_t *w0, const uint8_t *w1, const uint8_t *a, int blocks, float *out0,
-                      float *out1) {
-    __m128 acc = _mm_setzero_ps(); /* row 0 in lane 0, row 1 in lane 1 */
-    for (int b = 0; b < blocks; b++, w0 += Q4_0_BLOCK, w1 += Q4_0_BLOCK, a += Q8_0_BYTES) {
+static void dot4_q4_0(const uint8_t *w, int64_t stride, const uint8_t *a, int blocks, float *out, int64_t out_step) {
+    __m128 acc = _mm_setzero_ps();
+    for (int b = 0; b < blocks; b++, w += Q4_0_BLOCK, a += Q8_0_BYTES) {
         __m256i x = load256(a + 2), x8 = q4_0_offset(x);
-        __m256i pairs = _mm256_hadd_epi32(q4_0_lanes(w0, x, x8), q4_0_lanes(w1, x, x8));
-        __m128i quads = _mm_add_epi32(_mm256_castsi256_si128(pairs), _mm256_extracti128_si256(pairs, 1));
-        __m128 d = _mm_mul_ps(_mm_setr_ps(half(w0), half(w1), 0.0f, 0.0f), _mm_set1_ps(half(a)));
-        acc = _mm_fmadd_ps(d, _mm_cvtepi32_ps(_mm_hadd_epi32(quads, quads)), acc);
+        __m128i t = sums_i32x8(q4_0_lanes(w, x, x8), q4_0_lanes(w + stride, x, x8),
+                               q4_0_lanes(w + 2 * stride, x, x8), q4_0_lanes(w + 3 * stride, x, x8));
+        __m128 d = _mm_mul_ps(_mm_setr_ps(half(w), half(w + stride), half(w + 2 * stride), half(w + 3 * stride)),
+                              _mm_set1_ps(half(a)));
+        acc = _mm_fmadd_ps(d, _mm_cvtepi32_ps(t), acc);
     }
-    *out0 = _mm_cvtss_f32(acc);
-    *out1 = _mm_cvtss_f32(_mm_shuffle_ps(acc, acc, 1));
+    float sums[4];
+    _mm_storeu_ps(sums, acc);
+    for (int q = 0; q < 4; q++) out[q * out_step] = sums[q];
 }
 
 /*
@@ -890,19 +891,17 @@ FS_ALWAYS_INLINE void iq2_xxs_rows(const uint8_t *w, const uint8_t *a, int64_t a
     }
 
 /*
- * dot2_q4_0's decode loop: weight rows two at a time, the slice's first half i with its second half i + n/2, and
- * dot_q4_0 for an odd last row. Two sequential streams, not rows i and i + 1: reading neighbouring rows side by
- * side ran at a third of the speed on a 151936-row matrix.
+ * dot4_q4_0's decode loop: weight rows four at a time, i with i + n/4, i + n/2 and i + 3n/4 of the slice's n, and
+ * dot_q4_0 for the last n % 4. Sequential streams, not neighbouring rows: reading rows i and i + 1 side by side ran
+ * at a third of the speed on a 151936-row matrix.
  */
 static void q4_0_decode(const uint8_t *weights, int64_t row_bytes, int row_from, int row_to, const uint8_t *a,
                         int blocks, float *out) {
-    int half_rows = (row_to - row_from) / 2, mid = row_from + half_rows;
-    for (int i = row_from; i < mid; i++) {
-        const uint8_t *row = weights + (int64_t)i * row_bytes;
-        dot2_q4_0(row, row + half_rows * row_bytes, a, blocks, out + i, out + i + half_rows);
-    }
-    if (mid + half_rows < row_to)
-        out[row_to - 1] = dot_q4_0(weights + (int64_t)(row_to - 1) * row_bytes, a, blocks);
+    int quarter = (row_to - row_from) / 4;
+    for (int i = row_from; i < row_from + quarter; i++)
+        dot4_q4_0(weights + (int64_t)i * row_bytes, quarter * row_bytes, a, blocks, out + i, quarter);
+    for (int i = row_from + 4 * quarter; i < row_to; i++)
+        out[i] = dot_q4_0(weights + (int64_t)i * row_bytes, a, blocks);
 }
 
 /*
@@ -1115,97 +1114,119 @@ static inline xi chunk_scales_x16(const uint8_t *p) {
  */
 FS_ALWAYS_INLINE void q4_k_x16_rows(const uint8_t *gb, int first, const uint8_t *a, int64_t act_row_bytes,
                                     const struct q8_k_terms *terms, int blocks, float *out, int64_t out_stride,
-                                    const int R) {
+                                    const int R, const int H) {
     const xi low = xi_set1_8(0xF);
-    xf acc[FS_ROWS], mins[FS_ROWS];
+    xf acc[FS_ROWS], mins[FS_ROWS]; /* [h·R + r]: H·R ≤ FS_ROWS */
     FS_UNROLL
-    for (int r = 0; r < R; r++) acc[r] = xf_zero(), mins[r] = xf_zero();
+    for (int v = 0; v < H * R; v++) acc[v] = xf_zero(), mins[v] = xf_zero();
     for (int b = 0; b < blocks; b++, gb += Q4_K_X16_BLOCK, a += Q8_K_BYTES) {
         if (R == 1) prefetch_block(gb + 2 * Q4_K_X16_BLOCK, Q4_K_X16_BLOCK);
         xi t[FS_ROWS], m[FS_ROWS];
         FS_UNROLL
-        for (int r = 0; r < R; r++) t[r] = xi_zero(), m[r] = xi_zero();
+        for (int v = 0; v < H * R; v++) t[v] = xi_zero(), m[v] = xi_zero();
         FS_UNROLL
         for (int p = 0; p < 4; p++) {
             xi lo_sum[FS_ROWS], hi_sum[FS_ROWS];
             FS_UNROLL
-            for (int r = 0; r < R; r++) lo_sum[r] = xi_zero(), hi_sum[r] = xi_zero();
+            for (int v = 0; v < H * R; v++) lo_sum[v] = xi_zero(), hi_sum[v] = xi_zero();
             FS_UNROLL
             for (int l = 0; l < 8; l++) {
-                xi w = xi_load(gb + Q4_K_X16_QS + 512 * p + 64 * l + 4 * first);
-                xi lo = xi_and(w, low), hi = xi_and(xi_srli16(w, 4), low);
                 FS_UNROLL
-                for (int r = 0; r < R; r++) {
-                    const uint8_t *x = a + r * act_row_bytes + Q8_K_QS + 64 * p + 4 * l;
-                    lo_sum[r] = xi_dot(lo_sum[r], lo, x);
-                    hi_sum[r] = xi_dot(hi_sum[r], hi, x + 32);
+                for (int h = 0; h < H; h++) {
+                    xi w = xi_load(gb + Q4_K_X16_QS + 512 * p + 64 * l + 4 * (first + XV * h));
+                    xi lo = xi_and(w, low), hi = xi_and(xi_srli16(w, 4), low);
+                    FS_UNROLL
+                    for (int r = 0; r < R; r++) {
+                        const uint8_t *x = a + r * act_row_bytes + Q8_K_QS + 64 * p + 4 * l;
+                        lo_sum[h * R + r] = xi_dot(lo_sum[h * R + r], lo, x);
+                        hi_sum[h * R + r] = xi_dot(hi_sum[h * R + r], hi, x + 32);
+                    }
                 }
             }
-            xi scale_lo = chunk_scales_x16(gb + Q4_K_X16_SCALES + 16 * (2 * p) + first);
-            xi scale_hi = chunk_scales_x16(gb + Q4_K_X16_SCALES + 16 * (2 * p + 1) + first);
-            /* The rows' (min_2p, min_2p+1) as int16 pairs. */
-            xi min_pair = xi_or(xi_u8to32(gb + Q4_K_X16_MINS + 16 * (2 * p) + first),
-                                xi_slli32(xi_u8to32(gb + Q4_K_X16_MINS + 16 * (2 * p + 1) + first), 16));
             FS_UNROLL
-            for (int r = 0; r < R; r++) { /* s_c·m_c ≤ 63·16, times Σ q·a ≤ 32·15·127: int32 */
-                const struct q8_k_terms *q = terms + r * blocks + b;
-                t[r] = add_scaled_chunk(t[r], lo_sum[r], scale_lo, q->multiples[2 * p]);
-                t[r] = add_scaled_chunk(t[r], hi_sum[r], scale_hi, q->multiples[2 * p + 1]);
-                /* min_c·m_c ≤ 63·16 times the chunk's sum ≤ 32·127, two chunks per vpmaddwd */
-                xi min_m = xi_mul16(min_pair, xi_set1_32(q->multiple_pairs[p]));
-                m[r] = xi_madd16(m[r], min_m, xi_set1_32(q->sum_pairs[p]));
+            for (int h = 0; h < H; h++) {
+                int rows = first + XV * h;
+                xi scale_lo = chunk_scales_x16(gb + Q4_K_X16_SCALES + 16 * (2 * p) + rows);
+                xi scale_hi = chunk_scales_x16(gb + Q4_K_X16_SCALES + 16 * (2 * p + 1) + rows);
+                /* The rows' (min_2p, min_2p+1) as int16 pairs. */
+                xi min_pair = xi_or(xi_u8to32(gb + Q4_K_X16_MINS + 16 * (2 * p) + rows),
+                                    xi_slli32(xi_u8to32(gb + Q4_K_X16_MINS + 16 * (2 * p + 1) + rows), 16));
+                FS_UNROLL
+                for (int r = 0; r < R; r++) { /* s_c·m_c ≤ 63·16, times Σ q·a ≤ 32·15·127: int32 */
+                    const struct q8_k_terms *q = terms + r * blocks + b;
+                    int v = h * R + r;
+                    t[v] = add_scaled_chunk(t[v], lo_sum[v], scale_lo, q->multiples[2 * p]);
+                    t[v] = add_scaled_chunk(t[v], hi_sum[v], scale_hi, q->multiples[2 * p + 1]);
+                    /* min_c·m_c ≤ 63·16 times the chunk's sum ≤ 32·127, two chunks per vpmaddwd */
+                    xi min_m = xi_mul16(min_pair, xi_set1_32(q->multiple_pairs[p]));
+                    m[v] = xi_madd16(m[v], min_m, xi_set1_32(q->sum_pairs[p]));
+                }
             }
         }
-        xf d = xf_load(gb + Q4_K_X16_D + 4 * first), dmin = xf_load(gb + Q4_K_X16_DMIN + 4 * first);
         FS_UNROLL
-        for (int r = 0; r < R; r++) {
-            xf da = xf_set1(load_f32(a + r * act_row_bytes));
-            acc[r] = xf_fma(xf_mul(da, d), xf_cvt(t[r]), acc[r]);
-            mins[r] = xf_fma(xf_mul(da, dmin), xf_cvt(m[r]), mins[r]);
+        for (int h = 0; h < H; h++) {
+            xf d = xf_load(gb + Q4_K_X16_D + 4 * (first + XV * h));
+            xf dmin = xf_load(gb + Q4_K_X16_DMIN + 4 * (first + XV * h));
+            FS_UNROLL
+            for (int r = 0; r < R; r++) {
+                xf da = xf_set1(load_f32(a + r * act_row_bytes));
+                acc[h * R + r] = xf_fma(xf_mul(da, d), xf_cvt(t[h * R + r]), acc[h * R + r]);
+                mins[h * R + r] = xf_fma(xf_mul(da, dmin), xf_cvt(m[h * R + r]), mins[h * R + r]);
+            }
         }
     }
     FS_UNROLL
-    for (int r = 0; r < R; r++) xf_store(out + r * out_stride, xf_sub(acc[r], mins[r]));
+    for (int h = 0; h < H; h++)
+        FS_UNROLL
+        for (int r = 0; r < R; r++) xf_store(out + r * out_stride + XV * h, xf_sub(acc[h * R + r], mins[h * R + r]));
 }
 
 /* Likewise for Q4_0; eights[r·blocks + b] is 8·Σ a of activation row r's block b (T = Σ q·a − 8·Σ a). */
 FS_ALWAYS_INLINE void q4_0_x16_rows(const uint8_t *gb, int first, const uint8_t *a, int64_t act_row_bytes,
                                     const int32_t *eights, const float *scales, int blocks, float *out,
-                                    int64_t out_stride, const int R) {
+                                    int64_t out_stride, const int R, const int H) {
     const xi low = xi_set1_8(0xF);
-    xf acc[FS_ROWS];
+    xf acc[FS_ROWS]; /* [h·R + r]: H·R ≤ FS_ROWS */
     FS_UNROLL
-    for (int r = 0; r < R; r++) acc[r] = xf_zero();
+    for (int v = 0; v < H * R; v++) acc[v] = xf_zero();
     for (int b = 0; b < blocks; b++, gb += Q4_0_X16_BLOCK, a += Q8_0_BYTES) {
         if (R == 1) prefetch_block(gb + 4 * Q4_0_X16_BLOCK, Q4_0_X16_BLOCK);
         xi sum[FS_ROWS];
         FS_UNROLL
-        for (int r = 0; r < R; r++) sum[r] = xi_zero();
+        for (int v = 0; v < H * R; v++) sum[v] = xi_zero();
         FS_UNROLL
-        for (int l = 0; l < 4; l++) {
-            xi w = xi_load(gb + Q4_0_X16_QS + 64 * l + 4 * first);
-            xi lo = xi_and(w, low), hi = xi_and(xi_srli16(w, 4), low);
+        for (int l = 0; l < 4; l++)
+            FS_UNROLL
+            for (int h = 0; h < H; h++) {
+                xi w = xi_load(gb + Q4_0_X16_QS + 64 * l + 4 * (first + XV * h));
+                xi lo = xi_and(w, low), hi = xi_and(xi_srli16(w, 4), low);
+                FS_UNROLL
+                for (int r = 0; r < R; r++) {
+                    const uint8_t *x = a + r * act_row_bytes + 2 + 4 * l;
+                    sum[h * R + r] = xi_dot(sum[h * R + r], lo, x);
+                    sum[h * R + r] = xi_dot(sum[h * R + r], hi, x + 16);
+                }
+            }
+        FS_UNROLL
+        for (int h = 0; h < H; h++) {
+            xf d = xf_half(gb + Q4_0_X16_D + 2 * (first + XV * h));
             FS_UNROLL
             for (int r = 0; r < R; r++) {
-                const uint8_t *x = a + r * act_row_bytes + 2 + 4 * l;
-                sum[r] = xi_dot(sum[r], lo, x);
-                sum[r] = xi_dot(sum[r], hi, x + 16);
+                xi t = xi_sub32(xi_dot_finish(sum[h * R + r]), xi_set1_32(eights[r * blocks + b]));
+                acc[h * R + r] = xf_fma(xf_mul(d, xf_set1(scales[r * blocks + b])), xf_cvt(t), acc[h * R + r]);
             }
-        }
-        xf d = xf_half(gb + Q4_0_X16_D + 2 * first);
-        FS_UNROLL
-        for (int r = 0; r < R; r++) {
-            xi t = xi_sub32(xi_dot_finish(sum[r]), xi_set1_32(eights[r * blocks + b]));
-            acc[r] = xf_fma(xf_mul(d, xf_set1(scales[r * blocks + b])), xf_cvt(t), acc[r]);
         }
     }
     FS_UNROLL
-    for (int r = 0; r < R; r++) xf_store(out + r * out_stride, acc[r]);
+    for (int h = 0; h < H; h++)
+        FS_UNROLL
+        for (int r = 0; r < R; r++) xf_store(out + r * out_stride + XV * h, acc[h * R + r]);
 }
 
 /*
  * fs_matmul_F_x16_V: activation rows FS_ROWS at a time, their per-block terms tabulated once (on the stack: 64
- * bytes per Q8_K block and row, 8 per Q8_0 block and row), then every group of the slice, XV rows at a time.
+ * bytes per Q8_K block and row, 8 per Q8_0 block and row), then every group of the slice, XV rows at a time; one
+ * activation row (decode) takes a group's 16 rows at once (H = 2 halves on ymm), each 64-byte step read whole.
  */
 FS_API void FS_EXPORT(fs_matmul_q4_k_x16)(const void *packed, int row_from, int row_to, const void *act,
                                           int act_rows, int k, float *out, int64_t out_stride) {
@@ -1218,12 +1239,12 @@ FS_API void FS_EXPORT(fs_matmul_q4_k_x16)(const void *packed, int row_from, int 
         for (int r = 0; r < n; r++)
             for (int b = 0; b < blocks; b++) q8_k_terms_of(a + r * act_row_bytes + b * Q8_K_BYTES, &terms[r * blocks + b]);
         for (int g = row_from / X16_ROWS; g < row_to / X16_ROWS; g++)
-            for (int first = 0; first < X16_ROWS; first += XV) {
+            for (int first = 0; first < X16_ROWS; first += n == 1 ? X16_ROWS : XV) {
                 const uint8_t *gb = (const uint8_t *)packed + g * group_bytes;
                 float *o = out + r0 * out_stride + X16_ROWS * g + first;
-#define FS_Q4_K_X16(R) q4_k_x16_rows(gb, first, a, act_row_bytes, terms, blocks, o, out_stride, R)
+#define FS_Q4_K_X16(R) q4_k_x16_rows(gb, first, a, act_row_bytes, terms, blocks, o, out_stride, R, 1)
                 switch (n) {
-                case 1: FS_Q4_K_X16(1); break;
+                case 1: q4_k_x16_rows(gb, 0, a, act_row_bytes, terms, blocks, o, out_stride, 1, X16_ROWS / XV); break;
                 case 2: FS_Q4_K_X16(2); break;
                 case 3: FS_Q4_K_X16(3); break;
                 default: FS_Q4_K_X16(4); break;
@@ -1251,12 +1272,14 @@ FS_API void FS_EXPORT(fs_matmul_q4_0_x16)(const void *packed, int row_from, int 
                 scales[r * blocks + b] = half(block);
             }
         for (int g = row_from / X16_ROWS; g < row_to / X16_ROWS; g++)
-            for (int first = 0; first < X16_ROWS; first += XV) {
+            for (int first = 0; first < X16_ROWS; first += n == 1 ? X16_ROWS : XV) {
                 const uint8_t *gb = (const uint8_t *)packed + g * group_bytes;
                 float *o = out + r0 * out_stride + X16_ROWS * g + first;
-#define FS_Q4_0_X16(R) q4_0_x16_rows(gb, first, a, act_row_bytes, eights, scales, blocks, o, out_stride, R)
+#define FS_Q4_0_X16(R) q4_0_x16_rows(gb, first, a, act_row_bytes, eights, scales, blocks, o, out_stride, R, 1)
                 switch (n) {
-                case 1: FS_Q4_0_X16(1); break;
+                case 1:
+                    q4_0_x16_rows(gb, 0, a, act_row_bytes, eights, scales, blocks, o, out_stride, 1, X16_ROWS / XV);
+                    break;
                 case 2: FS_Q4_0_X16(2); break;
                 case 3: FS_Q4_0_X16(3); break;
                 default: FS_Q4_0_X16(4); break;
