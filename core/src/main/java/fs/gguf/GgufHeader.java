@@ -71,6 +71,8 @@ record GgufHeader(int version, GgufMetadata metadata, int alignment, long dataSt
         private final String name;
         private final long size;
         private long position;
+        /** Where {@link #string} copies a string's bytes: grown to the longest string, not allocated per string. */
+        private byte[] stringBytes = new byte[256];
 
         Parser(MemorySegment file, String name) {
             this.file = file;
@@ -290,9 +292,16 @@ record GgufHeader(int version, GgufMetadata metadata, int alignment, long dataSt
                         + Long.toUnsignedString(length) + " bytes runs past the end of the file (" + remaining()
                         + " bytes are left)");
             }
-            byte[] bytes = file.asSlice(advance(length, where), length).toArray(ValueLayout.JAVA_BYTE);
+            int n = (int) length;
+            if (stringBytes.length < n) stringBytes = new byte[Math.max(n, 2 * stringBytes.length)];
+            MemorySegment.copy(file, ValueLayout.JAVA_BYTE, advance(length, where), stringBytes, 0, n);
+            // A qwen3 file holds 300,000 strings (its tokens and merges), parsed on every start. String's own UTF-8
+            // decoding is the fast one, but it replaces a malformed sequence with U+FFFD rather than failing; a
+            // result without U+FFFD therefore came from valid UTF-8, and only one with it needs the strict decoder.
+            String decoded = new String(stringBytes, 0, n, StandardCharsets.UTF_8);
+            if (decoded.indexOf('\uFFFD') < 0) return decoded;
             try {
-                return utf8.reset().decode(ByteBuffer.wrap(bytes)).toString();
+                return utf8.reset().decode(ByteBuffer.wrap(stringBytes, 0, n)).toString();
             } catch (CharacterCodingException e) {
                 throw new FsException(name + ": " + element(where, element) + " is not valid UTF-8");
             }

@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import fs.FsException;
 import fs.format.ReferenceDequantizer;
 import fs.tensor.DType;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
@@ -220,6 +221,38 @@ class GgufFileTest {
         for (int i = 0; i < GgufHeader.MAX_ARRAY_DEPTH; i++) deep = GgufWriter.array(GgufValueType.ARRAY, (Object) deep);
         assertMentions(openFails("deep.gguf", new GgufWriter().raw("deep", GgufValueType.ARRAY.id(), deep)),
                 "key 'deep'", "nested more than 16 deep");
+    }
+
+    @Test
+    void stringsHoldingTheReplacementCharacterAreReadAndMalformedOnesInAnArrayFailNamingTheElement() {
+        // Strings are decoded leniently and only those that came out with U+FFFD are decoded again strictly: a real
+        // U+FFFD, long strings and many of them must come out as written, every malformed sequence must still fail.
+        String[] tokens = new String[1000];
+        for (int i = 0; i < tokens.length; i++) tokens[i] = i % 3 == 0 ? "\uFFFDt" + i : "Ġtoken " + "é".repeat(i % 400);
+        Path file = new GgufWriter().string("replacement", "a\uFFFDb")
+                .array("tokens", GgufValueType.STRING, (Object[]) tokens).write(dir.resolve("fffd.gguf"));
+        try (GgufFile gguf = GgufFile.open(file)) {
+            assertEquals("a\uFFFDb", gguf.metadata().string("replacement"));
+            assertArrayEquals(tokens, gguf.metadata().array("tokens", GgufValueType.STRING).strings());
+        }
+        byte[][] malformed = {
+            {(byte) 0xED, (byte) 0xA0, (byte) 0x80}, // a UTF-16 surrogate encoded as UTF-8
+            {(byte) 0xC0, (byte) 0xAF}, // an overlong '/'
+            {(byte) 0xE2, (byte) 0x82}, // a sequence cut short at the end
+            {(byte) 0xFF},
+        };
+        for (byte[] bad : malformed) {
+            // An array of two strings: one holding U+FFFD, then the malformed one.
+            ByteArrayOutputStream array = new ByteArrayOutputStream();
+            array.writeBytes(ByteBuffer.allocate(12).order(ByteOrder.LITTLE_ENDIAN)
+                    .putInt(GgufValueType.STRING.id()).putLong(2).array());
+            array.writeBytes(GgufWriter.string("\uFFFD"));
+            array.writeBytes(ByteBuffer.allocate(8 + bad.length).order(ByteOrder.LITTLE_ENDIAN)
+                    .putLong(bad.length).put(bad).array());
+            assertMentions(openFails("bad-element.gguf",
+                            new GgufWriter().raw("list", GgufValueType.ARRAY.id(), array.toByteArray())),
+                    "key 'list'", "element 1", "not valid UTF-8");
+        }
     }
 
     @Test
