@@ -75,8 +75,10 @@ final class NativeMatmul implements WorkerPool.Task {
         int from = unit * UNIT_ROWS, to = Math.min(n, from + UNIT_ROWS);
         for (int r = 0; r < rows; r += ROWS_PER_CALL) {
             int count = Math.min(ROWS_PER_CALL, rows - r);
+            // The first call takes the segments themselves: a decode's matmul (one call per unit) allocates nothing.
             kernels.matmul(weight.dtype(), weight.data(), weight.rowBytes(), from, to,
-                    activations.asSlice(r * activationRowBytes), count, k, out.asSlice(4L * r * n), n);
+                    r == 0 ? activations : activations.asSlice(r * activationRowBytes), count, k,
+                    r == 0 ? out : out.asSlice(4L * r * n), n);
         }
     }
 }

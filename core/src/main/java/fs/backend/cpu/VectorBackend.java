@@ -68,6 +68,10 @@ public final class VectorBackend implements Backend {
     private final float[] laneScratch = new float[MatmulKernels.LANES_SCRATCH];
     /** A weight row decoded to floats: rmsNorm's gamma, an embedding. */
     private float[] decodedRow = new float[0];
+    /** One kv head's key or value on its way into a typed cache (storeKv runs on the calling thread). */
+    private float[] kvRow = new float[0];
+    /** {@link #decodedRow} as a segment for the native ops, made when the array is (not per call). */
+    private MemorySegment decodedRowSegment = MemorySegment.ofArray(decodedRow);
     /** The expert matmul's gathered inputs and outputs; grown as needed (the backend runs on one thread). */
     private final MemorySegment[] expertScratch = {MemorySegment.NULL, MemorySegment.NULL};
     private boolean closed;
@@ -173,7 +177,10 @@ public final class VectorBackend implements Backend {
     /** Row {@code row} of a weight as floats, in {@link #decodedRow}. */
     private float[] decodeRow(CpuWeight w, long row) {
         int k = (int) w.columns();
-        if (decodedRow.length < k) decodedRow = new float[k];
+        if (decodedRow.length < k) {
+            decodedRow = new float[k];
+            decodedRowSegment = MemorySegment.ofArray(decodedRow);
+        }
         w.format().dequantize(w.data(), row * w.rowBytes(), k, decodedRow, 0);
         return decodedRow;
     }
@@ -187,7 +194,7 @@ public final class VectorBackend implements Backend {
         requireLength(out, (long) rows * width, "rmsNorm output");
         float[] gm = decodeRow(g, 0);
         if (nativeFloatOps != null) {
-            nativeFloatOps.rmsNorm(xs, MemorySegment.ofArray(gm), os, rows, width, eps);
+            nativeFloatOps.rmsNorm(xs, decodedRowSegment, os, rows, width, eps);
             return;
         }
         int full = width - width % L;
@@ -402,12 +409,12 @@ public final class VectorBackend implements Backend {
     }
 
     /** storeKv into a cache of typed rows: each kv head's key and value converted to its type. */
-    private static void storeRows(CpuKvCache cache, int layer, MemorySegment ks, MemorySegment vs,
-                                  RowPositions placed) {
+    private void storeRows(CpuKvCache cache, int layer, MemorySegment ks, MemorySegment vs, RowPositions placed) {
         int kvHeads = cache.kvHeads(), headDim = cache.headDim();
         KvCacheType keyType = cache.types().keys(), valueType = cache.types().values();
         long valueRow = valueType.rowBytes(headDim);
-        float[] row = new float[headDim];
+        if (kvRow.length < headDim) kvRow = new float[headDim];
+        float[] row = kvRow;
         for (int r = 0; r < placed.rows(); r++) {
             int position = placed.position(r), sequence = placed.sequence(r);
             for (int h = 0; h < kvHeads; h++) {
