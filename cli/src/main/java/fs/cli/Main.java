@@ -10,6 +10,7 @@ import java.io.OutputStreamWriter;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Optional;
 import java.util.Properties;
 import picocli.CommandLine;
@@ -24,8 +25,14 @@ import picocli.CommandLine.Spec;
         mixinStandardHelpOptions = true,
         versionProvider = Main.Version.class,
         description = "Runs Qwen3 models from Hugging Face checkpoints on the CPU (Vector API) or OpenCL.",
-        footer = "%nSee 'fs COMMAND --help' for a command's options, e.g. fs run --help.",
-        subcommands = {
+        footer = "%nSee 'fs COMMAND --help' for a command's options, e.g. fs run --help.")
+public final class Main implements Runnable {
+    /**
+     * The commands, in the order {@code fs --help} lists them. They are not in the annotation: picocli reads every
+     * option of every command it is given (310 ms of CPU time before a first token, interpreted: picocli's classes
+     * are too old for the AOT cache), where reading one command takes 215 ms (see {@link #commandLine(String...)}).
+     */
+    private static final List<Class<?>> COMMANDS = List.of(
             InspectCommand.class,
             TokenizeCommand.class,
             DetokenizeCommand.class,
@@ -42,9 +49,8 @@ import picocli.CommandLine.Spec;
             RmCommand.class,
             QuantizeCommand.class,
             ImatrixCommand.class,
-            CommandLine.HelpCommand.class,
-        })
-public final class Main implements Runnable {
+            CommandLine.HelpCommand.class);
+
     /**
      * The exit status of a command whose reader went away (`fs run … | head`): what a Unix tool killed by SIGPIPE
      * reports (128 + 13), so that a script with pipefail can tell it from a finished run.
@@ -68,7 +74,7 @@ public final class Main implements Runnable {
 
     /** Runs one command line with the given streams and returns its exit code; never throws. */
     public static int execute(PrintWriter out, PrintWriter err, String... args) {
-        CommandLine cli = commandLine();
+        CommandLine cli = commandLine(args);
         cli.setOut(out);
         cli.setErr(err);
         cli.setExecutionExceptionHandler((e, commandLine, parseResult) -> failed(e, parseResult, err));
@@ -101,13 +107,34 @@ public final class Main implements Runnable {
         return exit;
     }
 
-    /** The commands, read as fs reads a command line. */
+    /** Every command, read as fs reads a command line. */
     static CommandLine commandLine() {
+        return commandLine(new String[0]);
+    }
+
+    /**
+     * The commands for {@code args}, read as fs reads a command line: the one command the first argument names alone
+     * (its options are all that such a line can use), every command otherwise ({@code fs --help}, {@code fs help
+     * run}, a misspelt command, which picocli answers with the commands it knows).
+     */
+    static CommandLine commandLine(String... args) {
         CommandLine cli = new CommandLine(new Main());
+        Class<?> named = args.length == 0 ? null : commandNamed(args[0]);
+        for (Class<?> command : named == null ? COMMANDS : List.of(named)) cli.addSubcommand(command);
         // llama.cpp's flags are words after one dash (-hf, -ngl, -cnv, -fa): read as clusters of one-letter options
         // they would silently mean something else (-hf as -h -f prints the help), so no argument is a cluster here.
         cli.setPosixClusteredShortOptionsAllowed(false);
         return cli;
+    }
+
+    /** The command (other than help, which needs the others) that {@code name} names, or null. */
+    private static Class<?> commandNamed(String name) {
+        for (Class<?> command : COMMANDS) {
+            if (command == CommandLine.HelpCommand.class) continue;
+            Command annotation = command.getAnnotation(Command.class);
+            if (annotation.name().equals(name) || List.of(annotation.aliases()).contains(name)) return command;
+        }
+        return null;
     }
 
     /** {@code fs: <what is wrong> (see 'fs run --help')}, the pointer after a semicolon where a parenthesis ends it. */
