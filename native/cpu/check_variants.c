@@ -284,6 +284,200 @@ static int check_repacked(int fi, const char *format, repack_fn repack, const ui
     return ok;
 }
 
+/* The float matmuls' functions of one variant (fscpu.h, FS_DECLARE_FLOAT_MATMULS). */
+struct float_variant {
+    quantize_fn convert_bf16, convert_f16, convert_f32;
+    matmul_fn bf16, f16, f32;
+};
+
+#define FS_FLOAT_ENTRY(V)                                                                                            \
+    {fs_convert_bf16_##V, fs_convert_f16_##V, fs_convert_f32_##V, fs_matmul_bf16_##V, fs_matmul_f16_##V,             \
+     fs_matmul_f32_##V}
+
+/* In the order of variants. */
+static const struct float_variant float_variants[] = {
+    FS_FLOAT_ENTRY(scalar),
+#if defined(__x86_64__)
+    FS_FLOAT_ENTRY(avx2),
+    FS_FLOAT_ENTRY(avx512),
+    FS_FLOAT_ENTRY(avxvnni),
+#elif defined(__aarch64__)
+    FS_FLOAT_ENTRY(neon),
+#endif
+};
+
+/* Bit for bit, except that any NaN equals any NaN (payloads are not part of the contract). */
+static int same_or_nan(const char *what, const char *variant, const float *expected, const float *actual, int n) {
+    for (int i = 0; i < n; i++) {
+        if (expected[i] != expected[i] && actual[i] != actual[i]) continue;
+        if (memcmp(expected + i, actual + i, sizeof(float)) != 0) {
+            printf("%s %s: output %d is %a, scalar's %a\n", variant, what, i, actual[i], expected[i]);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/*
+ * A bf16 of weight or activation row `row` in the regime row % 4 picks: ordinary values; values near 2^-63, whose
+ * products and sums cross 2^-126 (flush to zero); any bits but NaN's (denormals, infinities, huge products); both.
+ */
+static uint16_t edge_bf16(int row) {
+    uint16_t bits = (uint16_t)next_random();
+    int exponent;
+    switch (row % 4) {
+    case 0: exponent = 112 + (int)(next_random() % 24); break;
+    case 1: exponent = 56 + (int)(next_random() % 16); break;
+    case 2: exponent = (int)(next_random() % 255); break;
+    default: exponent = next_random() % 2 ? 56 + (int)(next_random() % 16) : (int)(next_random() % 8); break;
+    }
+    return (uint16_t)((bits & 0x807F) | exponent << 7);
+}
+
+/*
+ * The float matmuls of variant vi against the scalar variant: the activation conversions (bytes) on ordinary and
+ * extreme floats; BF16 on random and edge bf16 (raw activation rows, including the one sum whose rounding lands on
+ * 2^-126 from just under it, which FTZ flushes), F16 and F32 on random rows, at k = 2048 and an odd k, with a slice.
+ */
+static int check_float_matmuls(size_t vi, const float *x) {
+    const struct float_variant *scalar = &float_variants[0], *v = &float_variants[vi];
+    const char *name = variants[vi].name;
+    int ok = 1;
+    enum { N = ACT_ROWS * K };
+    float *edge = malloc(sizeof(float) * N);
+    for (int i = 0; i < N; i++) {
+        uint32_t u = (uint32_t)next_random();
+        float f;
+        memcpy(&f, &u, sizeof f);
+        edge[i] = i % 3 == 0 ? x[i] : f != f ? 0.0f : f; /* NaN payloads are not compared */
+    }
+    edge[0] = 0x1.00fffep-126f, edge[1] = 0x1.018p0f, edge[2] = 65520.0f, edge[3] = 0x1p-25f, edge[4] = 3e38f;
+    uint8_t *expected_bytes = malloc(2 * N), *actual_bytes = malloc(2 * N);
+    for (int f = 0; f < 2; f++) {
+        quantize_fn want = f == 0 ? scalar->convert_bf16 : scalar->convert_f16;
+        quantize_fn got = f == 0 ? v->convert_bf16 : v->convert_f16;
+        for (int pass = 0; pass < 2; pass++) {
+            want(pass == 0 ? x : edge, expected_bytes, N - 3);
+            got(pass == 0 ? x : edge, actual_bytes, N - 3);
+            ok &= same_bytes(f == 0 ? "convert bf16" : "convert f16", name, expected_bytes, actual_bytes, 2 * (N - 3));
+        }
+    }
+
+    const int ks[2] = {K, 1037};
+    float *expected = malloc(sizeof(float) * ACT_ROWS * OUT_STRIDE), *out = malloc(sizeof(float) * ACT_ROWS * OUT_STRIDE);
+    uint8_t *w = malloc((size_t)WEIGHT_ROWS * K * 4), *act = malloc((size_t)ACT_ROWS * K * 4);
+    for (int ki = 0; ki < 2; ki++) {
+        int k = ks[ki];
+        for (int format = 0; format < 3; format++) {
+            int size = format == 2 ? 4 : 2;
+            if (format == 0) { /* bf16, raw: the edge regimes */
+                for (int i = 0; i < WEIGHT_ROWS * k; i++) {
+                    uint16_t h = edge_bf16(i / k);
+                    memcpy(w + 2 * i, &h, 2);
+                }
+                for (int i = 0; i < ACT_ROWS * k; i++) {
+                    uint16_t h = edge_bf16(i / k + 1);
+                    memcpy(act + 2 * i, &h, 2);
+                }
+                /* weight row 0 · activation row 0, lane 0: 2^-126 then − 2^-150, exactly 2^-126 − 2^-150: flushed */
+                const uint16_t tie_w[2] = {0x9A00, 0x2000}, tie_x[2] = {0x1A00, 0x2000}; /* even −2^-75·2^-75 */
+                memcpy(w, tie_w, sizeof tie_w);                                          /* odd 2^-63·2^-63 */
+                memcpy(act, tie_x, sizeof tie_x);
+            } else {
+                for (int i = 0; i < WEIGHT_ROWS * k; i++) {
+                    float f = x[(i * 7) % N] * (1.0f + (float)(i % 13));
+                    if (format == 1) {
+                        uint16_t h = float_to_half(f);
+                        memcpy(w + 2 * i, &h, 2);
+                    } else {
+                        memcpy(w + 4 * i, &f, 4);
+                    }
+                }
+                (format == 1 ? scalar->convert_f16 : scalar->convert_f32)(x, act, (int64_t)ACT_ROWS * k);
+            }
+            matmul_fn want = format == 0 ? scalar->bf16 : format == 1 ? scalar->f16 : scalar->f32;
+            matmul_fn got = format == 0 ? v->bf16 : format == 1 ? v->f16 : v->f32;
+            int64_t row_bytes = (int64_t)k * size;
+            int n = ACT_ROWS * OUT_STRIDE;
+            fill_sentinel(expected, n);
+            want(w, row_bytes, 0, WEIGHT_ROWS, act, ACT_ROWS, k, expected, OUT_STRIDE);
+            fill_sentinel(out, n);
+            got(w, row_bytes, 0, WEIGHT_ROWS, act, ACT_ROWS, k, out, OUT_STRIDE);
+            char what[64];
+            snprintf(what, sizeof what, "matmul %s, k = %d", format == 0 ? "bf16" : format == 1 ? "f16" : "f32", k);
+            int same = same_or_nan(what, name, expected, out, n);
+            for (int r = 0; r < ACT_ROWS; r++) expected[r * OUT_STRIDE] = -1.0f;
+            fill_sentinel(out, n);
+            got(w, row_bytes, 1, WEIGHT_ROWS, act, ACT_ROWS, k, out, OUT_STRIDE);
+            same = same && same_or_nan(what, name, expected, out, n);
+            printf("%s %-7s k = %4d %s\n", name, format == 0 ? "bf16" : format == 1 ? "f16" : "f32", k,
+                   same ? "bit for bit as scalar" : "DIFFERS FROM SCALAR");
+            ok &= same;
+        }
+    }
+    free(edge);
+    free(expected_bytes);
+    free(actual_bytes);
+    free(expected);
+    free(out);
+    free(w);
+    free(act);
+    return ok;
+}
+
+/* One bf16 for check_bf16_lanes: near 2^-63 (products near 2^-126), a denormal, huge, or ordinary. */
+static uint16_t lane_bf16(void) {
+    uint16_t bits = (uint16_t)next_random();
+    int exponent;
+    switch (next_random() % 8) {
+    case 0: exponent = 0; break;
+    case 1: exponent = 190 + (int)(next_random() % 65); break;
+    case 2: exponent = 100 + (int)(next_random() % 40); break;
+    default: exponent = 56 + (int)(next_random() % 16); break;
+    }
+    return (uint16_t)((bits & 0x807F) | exponent << 7);
+}
+
+/*
+ * BF16 lane by lane: rows of k = 130 that are zero but at 0, 1 (lane 0 of chunk 0) and 128, 129 (lane 0 of chunk 4,
+ * chain 0 again), so every output is one lane's four steps, nothing absorbed by other lanes: the rounding of each
+ * step, DAZ and FTZ (with the sum that rounds to 2^-126 from just under it) show in the output. 2^20 lanes.
+ */
+static int check_bf16_lanes(size_t vi) {
+    enum { LANE_K = 130, ROWS = 4096, PASSES = 43 };
+    const struct float_variant *scalar = &float_variants[0], *v = &float_variants[vi];
+    uint16_t *w = calloc((size_t)ROWS * LANE_K, 2), *act = calloc((size_t)ACT_ROWS * LANE_K, 2);
+    float *expected = malloc(sizeof(float) * ACT_ROWS * ROWS), *out = malloc(sizeof(float) * ACT_ROWS * ROWS);
+    static const int at[4] = {0, 1, 128, 129};
+    int ok = 1;
+    for (int pass = 0; pass < PASSES && ok; pass++) {
+        for (int i = 0; i < ROWS; i++) {
+            for (int j = 0; j < 4; j++) w[i * LANE_K + at[j]] = lane_bf16();
+        }
+        for (int r = 0; r < ACT_ROWS; r++) {
+            for (int j = 0; j < 4; j++) act[r * LANE_K + at[j]] = lane_bf16();
+        }
+        if (pass == 0) { /* 2^-63·2^-63 then −2^-75·2^-75: exactly 2^-126 − 2^-150, flushed to zero */
+            w[0] = 0x9A00, w[1] = 0x2000, act[0] = 0x1A00, act[1] = 0x2000;
+            w[128] = w[129] = act[128] = act[129] = 0;
+        }
+        scalar->bf16(w, 2 * LANE_K, 0, ROWS, act, ACT_ROWS, LANE_K, expected, ROWS);
+        v->bf16(w, 2 * LANE_K, 0, ROWS, act, ACT_ROWS, LANE_K, out, ROWS);
+        ok &= same_or_nan("bf16 lanes", variants[vi].name, expected, out, ACT_ROWS * ROWS);
+        if (pass == 0 && (expected[0] != 0.0f || out[0] != 0.0f)) {
+            printf("%s bf16 lanes: 2^-126 − 2^-150 gives %a, scalar %a, not 0 (FTZ after rounding)\n",
+                   variants[vi].name, out[0], expected[0]);
+            ok = 0;
+        }
+    }
+    printf("%s bf16 lanes %s\n", variants[vi].name, ok ? "bit for bit as scalar" : "DIFFER FROM SCALAR");
+    free(w);
+    free(act);
+    free(expected);
+    free(out);
+    return ok;
+}
+
 /* Variant v against the scalar variant, every check; returns 1 where all agree. */
 static int check(const struct variant *v, const float *x) {
     const struct variant *scalar = &variants[0];
@@ -353,6 +547,8 @@ int main(int argc, char **argv) {
             continue;
         }
         ok &= check(&variants[i], x);
+        ok &= check_float_matmuls(i, x);
+        ok &= check_bf16_lanes(i);
         checked++;
     }
     free(x);

@@ -32,6 +32,8 @@ FS_API int fs_cpu_runs(const char *isa) {
 FS_API int fs_activation_bytes(const char *format) {
     if (strcmp(format, "q8_0") == 0) return FS_Q8_0_BYTES;
     if (strcmp(format, "q8_k") == 0) return FS_Q8_K_BYTES;
+    if (strcmp(format, "bf16") == 0 || strcmp(format, "f16") == 0) return 2; /* the float matmuls' conversions */
+    if (strcmp(format, "f32") == 0) return 4;
     return 0;
 }
 
@@ -42,6 +44,7 @@ FS_API int fs_block_bytes(const char *format) {
     } blocks[] = {
         {"q8_0", Q8_0_BLOCK}, {"q4_0", Q4_0_BLOCK}, {"q4_k", Q4_K_BLOCK}, {"q6_k", Q6_K_BLOCK},
         {"q5_k", Q5_K_BLOCK}, {"q2_k", Q2_K_BLOCK}, {"q3_k", Q3_K_BLOCK}, {"iq2_xxs", IQ2_XXS_BLOCK},
+        {"bf16", 2},          {"f16", 2},          {"f32", 4}, /* the float matmuls: one value a block */
     };
     for (size_t i = 0; i < sizeof blocks / sizeof blocks[0]; i++) {
         if (strcmp(format, blocks[i].name) == 0) return blocks[i].bytes;

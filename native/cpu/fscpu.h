@@ -25,7 +25,8 @@ FS_API const char *fs_cpu_isa(void);
 /* 1 if this library has variant isa and this CPU runs it, else 0. */
 FS_API int fs_cpu_runs(const char *isa);
 
-/* The bytes of one activation block, "q8_0" (of 32 values) or "q8_k" (of 256); 0 for another name. */
+/* The bytes of one activation block, "q8_0" (of 32 values) or "q8_k" (of 256), or of one converted value ("bf16",
+ * "f16", "f32"); 0 for another name. */
 #define FS_Q8_0_BYTES 34
 #define FS_Q8_K_BYTES 340
 FS_API int fs_activation_bytes(const char *format);
@@ -119,6 +120,30 @@ FS_DECLARE_REPACKED_VARIANT(avxvnni)
 #endif
 #if defined(__aarch64__)
 FS_DECLARE_REPACKED_VARIANT(neon)
+#endif
+
+/*
+ * The float matmuls (float_matmul_*.c, README.md "Float matmuls"): BF16, F16 and F32 weights against activations
+ * converted once per matmul: fs_convert_bf16_V (ggml's fp32 -> bf16: nearest, ties to even), fs_convert_f16_V
+ * (IEEE half, ties to even) and fs_convert_f32_V (a copy), count floats at x to count values at y. The matmuls
+ * take them as fs_matmul_F_V above does, the activation rows back to back in their format, k any positive count.
+ */
+#define FS_DECLARE_FLOAT_MATMULS(V)                                                                                  \
+    FS_API void fs_convert_bf16_##V(const float *x, void *y, int64_t count);                                         \
+    FS_API void fs_convert_f16_##V(const float *x, void *y, int64_t count);                                          \
+    FS_API void fs_convert_f32_##V(const float *x, void *y, int64_t count);                                          \
+    FS_DECLARE_MATMUL(bf16, V)                                                                                       \
+    FS_DECLARE_MATMUL(f16, V)                                                                                        \
+    FS_DECLARE_MATMUL(f32, V)
+
+FS_DECLARE_FLOAT_MATMULS(scalar)
+#if defined(__x86_64__)
+FS_DECLARE_FLOAT_MATMULS(avx2)
+FS_DECLARE_FLOAT_MATMULS(avx512)
+FS_DECLARE_FLOAT_MATMULS(avxvnni)
+#endif
+#if defined(__aarch64__)
+FS_DECLARE_FLOAT_MATMULS(neon)
 #endif
 
 #endif
