@@ -46,7 +46,7 @@ class EveryFormatOnEveryBackendTest {
 
         /** The formats this path's loop takes. */
         List<DType> formats() {
-            return this == NATIVE ? FormatSources.quantized() : FormatSources.weights();
+            return FormatSources.weights();
         }
 
         /** Whether the path reads {@code type}, as the backend answers it. */

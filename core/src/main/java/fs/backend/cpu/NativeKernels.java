@@ -20,7 +20,8 @@ import java.util.Map;
 /**
  * One variant (instruction set) of libfscpu's kernels, as downcall handles: activation rows quantized to 8 bits
  * (Q8_0 blocks for Q8_0 and Q4_0 weights, Q8_K for the K-quants and IQ2_XXS) and matmul slices of weight rows
- * against them with integer dot products (native/cpu/README.md). Every variant gives the same floats, bit for bit.
+ * against them with integer dot products; for BF16, F16 and F32 weights, activation rows converted to that format
+ * and float dot products (native/cpu/README.md). Every variant gives the same floats, bit for bit.
  *
  * <p>The downcalls are critical (no thread-state transition; heap segments allowed): each is bounded, a slice of
  * weight rows against a few activation rows, so a safepoint waits at most that long. Every call is checked here
@@ -51,7 +52,13 @@ final class NativeKernels {
          * A float scale, 256 int8, the 16 int16 sums of their runs of 16, and each run of 32's multiple of the scale
          * (as 16 int16, one per run of 16, and as 8 int16).
          */
-        Q8_K(256, 340);
+        Q8_K(256, 340),
+        /** BF16 weights': bf16, rounded to nearest even as ggml rounds them, multiplied by vdpbf16ps where it exists. */
+        BF16(1, 2),
+        /** F16 weights': IEEE halves, as llama.cpp's. */
+        F16(1, 2),
+        /** F32 weights': the floats themselves. */
+        F32(1, 4);
 
         final int elements;
         final int bytes;
@@ -61,13 +68,22 @@ final class NativeKernels {
             this.bytes = bytes;
         }
 
+        /** libfscpu's function that writes this format: fs_quantize_q8_0, ..., fs_convert_bf16, .... */
+        String function() {
+            return (elements == 1 ? "fs_convert_" : "fs_quantize_") + name().toLowerCase(Locale.ROOT);
+        }
+
         /** Bytes of one quantized row of k values. */
         long rowBytes(int k) {
             return (long) k / elements * bytes;
         }
 
-        /** The activation blocks of {@code weights}'s size: Q8_0 for Q8_0 and Q4_0, Q8_K for the 256-value blocks. */
+        /**
+         * The activation blocks of {@code weights}'s size: Q8_0 for Q8_0 and Q4_0, Q8_K for the 256-value blocks;
+         * float weights' activations in their own format.
+         */
         static Activations of(DType weights) {
+            if (weights == DType.BF16 || weights == DType.F16 || weights == DType.F32) return valueOf(weights.name());
             for (Activations a : values()) {
                 if (a.elements == weights.blockElements()) return a;
             }
@@ -84,7 +100,7 @@ final class NativeKernels {
     private NativeKernels(SymbolLookup library, String isa) {
         this.isa = isa;
         for (Activations a : Activations.values()) {
-            quantize.put(a, handle(library, "fs_quantize_" + a.name().toLowerCase(Locale.ROOT) + "_" + isa, QUANTIZE));
+            quantize.put(a, handle(library, a.function() + "_" + isa, QUANTIZE));
         }
         for (DType weights : DType.values()) {
             if (covers(weights)) {
@@ -187,14 +203,18 @@ final class NativeKernels {
     }
 
     /**
-     * Whether {@code weights} has native kernels: every quantized format has its matmul in libfscpu, found by the
-     * format's {@link DType#kernelName() name} (a library without one is refused when bound).
+     * Whether {@code weights} has native kernels: every quantized format and the float ones (BF16, F16, F32) have
+     * their matmul in libfscpu, found by the format's {@link DType#kernelName() name} (a library without one is
+     * refused when bound).
      */
     static boolean covers(DType weights) {
-        return weights.isQuantized();
+        return weights.isQuantized() || weights == DType.BF16 || weights == DType.F16 || weights == DType.F32;
     }
 
-    /** {@code count} floats of {@code x} (whole blocks) quantized into {@code out} as {@code format}'s blocks. */
+    /**
+     * {@code count} floats of {@code x} (whole blocks) quantized into {@code out} as {@code format}'s blocks, or
+     * converted to its values (the float formats).
+     */
     void quantize(Activations format, MemorySegment x, MemorySegment out, long count) {
         if (count % format.elements != 0 || x.byteSize() < count * Float.BYTES
                 || out.byteSize() < count / format.elements * format.bytes) {

@@ -109,19 +109,31 @@ public final class NativeMatmulCheck {
         return new Result((long) rows * n, maxAbs, worstRatio, signal > 0 ? errors / signal : errors);
     }
 
-    /** The values {@code count} quantized activations stand for: d·q (Q8_0), d·m·q (Q8_K, m its chunk's multiple). */
+    /**
+     * The values {@code count} quantized activations stand for: d·q (Q8_0), d·m·q (Q8_K, m its chunk's multiple); the
+     * bf16, f16 or float itself (the float formats).
+     */
     private static float[] dequantize(Activations format, MemorySegment quants, int count) {
         float[] values = new float[count];
         for (int j = 0; j < count; j++) {
-            long at = (long) (j / format.elements) * format.bytes;
-            int i = j % format.elements;
-            if (format == Activations.Q8_0) {
-                values[j] = Float.float16ToFloat(quants.get(I16, at)) * quants.get(ValueLayout.JAVA_BYTE, at + 2 + i);
-            } else {
-                float step = quants.get(F32, at) * quants.get(I16, at + Q8_K_CHUNK_MULTIPLES + 2L * (i / 32));
-                values[j] = step * quants.get(ValueLayout.JAVA_BYTE, at + Q8_K_QS + i);
+            switch (format) {
+                case BF16 -> values[j] = Float.intBitsToFloat(quants.get(I16, 2L * j) << 16);
+                case F16 -> values[j] = Float.float16ToFloat(quants.get(I16, 2L * j));
+                case F32 -> values[j] = quants.get(F32, 4L * j);
+                case Q8_0, Q8_K -> values[j] = quantized(format, quants, j);
             }
         }
         return values;
+    }
+
+    /** Value j of Q8_0 or Q8_K rows. */
+    private static float quantized(Activations format, MemorySegment quants, int j) {
+        long at = (long) (j / format.elements) * format.bytes;
+        int i = j % format.elements;
+        if (format == Activations.Q8_0) {
+            return Float.float16ToFloat(quants.get(I16, at)) * quants.get(ValueLayout.JAVA_BYTE, at + 2 + i);
+        }
+        float step = quants.get(F32, at) * quants.get(I16, at + Q8_K_CHUNK_MULTIPLES + 2L * (i / 32));
+        return step * quants.get(ValueLayout.JAVA_BYTE, at + Q8_K_QS + i);
     }
 }

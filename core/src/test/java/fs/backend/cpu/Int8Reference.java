@@ -133,9 +133,11 @@ final class Int8Reference {
      * x (whole blocks) quantized as {@code format}. Q8_0, per block of 32: amax = max |x|, q = round-half-even(x·(127
      * / amax)) (0 for amax = 0), d = amax/127 as an f16. Q8_K, per block of 256: amax over the block, d = amax/2032
      * as a float; per chunk c of 32 its multiple m_c = max(1, ⌈16·max_c|x| / amax⌉) and q = round-half-even(x·(2032
-     * / (amax·m_c))), so that q stands for d·m_c·q; then the int16 sums of each 16 quants and the multiples.
+     * / (amax·m_c))), so that q stands for d·m_c·q; then the int16 sums of each 16 quants and the multiples. The
+     * float formats (BF16, F16, F32 weights' activations) are {@link FloatMatmulReference}'s conversions.
      */
     static byte[] quantize(Activations format, float[] x) {
+        if (format.elements == 1) return FloatMatmulReference.convert(format, x);
         MemorySegment out = MemorySegment.ofArray(new byte[(int) format.rowBytes(x.length)]);
         for (int b = 0; b < x.length / format.elements; b++) {
             int from = b * format.elements;
@@ -180,9 +182,10 @@ final class Int8Reference {
 
     /**
      * The activation value a quant stands for: d·q of its Q8_0 block, d·m·q of its Q8_K block (for the exact products
-     * the tests compare with).
+     * the tests compare with); the converted value itself (the float formats).
      */
     static double activation(Activations format, byte[] act, long rowOffset, int j) {
+        if (format.elements == 1) return FloatMatmulReference.value(format, act, rowOffset, j);
         MemorySegment a = MemorySegment.ofArray(act);
         long at = rowOffset + (long) (j / format.elements) * format.bytes;
         if (format == Activations.Q8_0) return (double) half(a, at) * signed(a, at + 2 + j % 32);
