@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "blocks.h"
+#include "float_matmul.h"
 
 typedef void (*matmul_fn)(const void *, int64_t, int, int, const void *, int, int, float *, int64_t);
 typedef void (*quantize_fn)(const float *, void *, int64_t);
@@ -76,9 +77,22 @@ static double cpu_seconds(void) {
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-/* Random bytes, with every f16 scale a finite normal half (about 2^-8..2^-6, either sign). */
+/*
+ * Random bytes, with every f16 scale a finite normal half (about 2^-8..2^-6, either sign); float formats' values
+ * uniform in ±0.1.
+ */
 static uint8_t *random_weights(const struct format *f, int64_t bytes) {
     uint8_t *w = malloc((size_t)bytes);
+    if (f->elements == 1) {
+        for (int64_t i = 0; i < bytes / f->block_bytes; i++) {
+            float v = (float)((int64_t)(next_random() % 2000001) - 1000000) * 1e-7f;
+            uint32_t u;
+            memcpy(&u, &v, sizeof u);
+            uint16_t h = strcmp(f->name, "bf16") == 0 ? fm_float_to_bf16(u) : float_to_half(v);
+            memcpy(w + i * f->block_bytes, f->block_bytes == 4 ? (const void *)&v : (const void *)&h, f->block_bytes);
+        }
+        return w;
+    }
     for (int64_t i = 0; i < bytes; i++) w[i] = (uint8_t)next_random();
     for (int64_t b = 0; b < bytes / f->block_bytes; b++)
         for (int j = 0; j < 2; j++)
@@ -106,7 +120,7 @@ static void report(const char *format, const char *variant, int rows, int k, int
  */
 static void bench(const struct format *f, int rows, int k, int act_rows) {
     int blocks = k / f->elements, check_rows = rows < 4096 ? rows : 4096;
-    int act_block = f->act_bytes == Q8_0_BYTES ? 32 : 256;
+    int act_block = f->elements == 1 ? 1 : f->act_bytes == Q8_0_BYTES ? 32 : 256;
     int64_t row_bytes = (int64_t)blocks * f->block_bytes, bytes = row_bytes * rows;
     int64_t act_row_bytes = (int64_t)(k / act_block) * f->act_bytes, outs = (int64_t)rows * act_rows;
     uint8_t *w = random_weights(f, bytes), *act = malloc((size_t)(act_row_bytes * act_rows));
@@ -176,6 +190,15 @@ static void bench(const struct format *f, int rows, int k, int act_rows) {
     free(out);
 }
 
+/* Whether name is one of the comma-separated names in list. */
+static int listed(const char *list, const char *name) {
+    size_t n = strlen(name);
+    for (const char *at = list; (at = strstr(at, name)) != NULL; at += n) {
+        if ((at == list || at[-1] == ',') && (at[n] == ',' || at[n] == '\0')) return 1;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv) {
     const char *only = argc > 1 && strcmp(argv[1], "all") != 0 ? argv[1] : NULL; /* "q6_k,q4_0": those alone */
     /* A second argument, e.g. "4": that many activation rows alone, without the lm_head decode. */
@@ -183,7 +206,7 @@ int main(int argc, char **argv) {
     if (only_rows > 0) act_rows[0] = only_rows;
     size_t shapes = only_rows > 0 ? 1 : sizeof act_rows / sizeof *act_rows;
     for (size_t i = 0; i < sizeof formats / sizeof *formats; i++) {
-        if (only && !strstr(only, formats[i].name)) continue;
+        if (only && !listed(only, formats[i].name)) continue;
         for (size_t r = 0; r < shapes; r++) bench(&formats[i], 1024, 3072, act_rows[r]);
         if (!only_rows) bench(&formats[i], 151936, 1024, 1);
     }

@@ -56,6 +56,7 @@ static inline float sum_chains_256(const __m256 *lo, const __m256 *hi) {
 /* One chunk of 32 bf16 pairs: lane l of lo (hi) takes pair l (8 + l): the odd value's product, then the even's. */
 static inline void bf16_chunk_fma(__m256 *lo, __m256 *hi, const uint8_t *w, const uint8_t *x) {
     const __m256i high = _mm256_set1_epi32((int)0xFFFF0000u);
+#pragma GCC unroll 2
     for (int h = 0; h < 2; h++) {
         __m256i wv = load256(w + 32 * h), xv = load256(x + 32 * h);
         __m256 *acc = h == 0 ? lo : hi;
@@ -76,6 +77,7 @@ static float dot_bf16_fma(const uint8_t *w, const uint8_t *x, int k) {
     for (; c + FM_CHAINS <= chunks; c += FM_CHAINS) {
         _mm_prefetch((const char *)w + 2 * c * FM_BF16_CHUNK + PREFETCH_AHEAD, _MM_HINT_T0);
         _mm_prefetch((const char *)w + 2 * c * FM_BF16_CHUNK + PREFETCH_AHEAD + 64, _MM_HINT_T0);
+#pragma GCC unroll 4
         for (int j = 0; j < FM_CHAINS; j++) {
             bf16_chunk_fma(&lo[j], &hi[j], w + 2 * (c + j) * FM_BF16_CHUNK, x + 2 * (c + j) * FM_BF16_CHUNK);
         }
@@ -119,7 +121,7 @@ static inline void f32_chunk(__m256 *lo, __m256 *hi, const uint8_t *w, const uin
             for (int p = 0; p < FM_CHAINS * step; p += 64) {                                                         \
                 _mm_prefetch((const char *)w + c * step + PREFETCH_AHEAD + p, _MM_HINT_T0);                          \
             }                                                                                                        \
-            for (int j = 0; j < FM_CHAINS; j++) CHUNK(&lo[j], &hi[j], w + (c + j) * step, x + (c + j) * step);       \
+            _Pragma("GCC unroll 4") for (int j = 0; j < FM_CHAINS; j++) CHUNK(&lo[j], &hi[j], w + (c + j) * step, x + (c + j) * step);       \
         }                                                                                                            \
         for (; c < chunks; c++) CHUNK(&lo[c % FM_CHAINS], &hi[c % FM_CHAINS], w + c * step, x + c * step);           \
         int rest = k - chunks * FM_HALF_CHUNK;                                                                       \
@@ -163,8 +165,10 @@ static inline __attribute__((always_inline)) BF16_TARGET void dot_bf16_rows(cons
                 _mm_prefetch((const char *)w + c * chunk_bytes + PREFETCH_AHEAD + p, _MM_HINT_T0);
             }
         }
+#pragma GCC unroll 4
         for (int j = 0; j < FM_CHAINS; j++) {
             __m512bh wv = (__m512bh)_mm512_loadu_si512(w + (c + j) * chunk_bytes);
+#pragma GCC unroll 4
             for (int r = 0; r < R; r++) {
                 __m512bh xv = (__m512bh)_mm512_loadu_si512(x + r * x_stride + (c + j) * chunk_bytes);
                 acc[r][j] = _mm512_dpbf16_ps(acc[r][j], wv, xv);

@@ -69,7 +69,7 @@ class NativeQTiedGoldenTest {
         assertTrue(n[0] <= l[0], type + ": native's largest distance " + n[0] + " is over llama.cpp's " + l[0]);
     }
 
-    /** The q-tied files whose every matrix is in a format the native kernels have (all but BF16's). */
+    /** The q-tied files whose every matrix is in a format the native kernels have (all of them). */
     static List<String> nativeFiles() {
         return QTied.TYPES.stream().filter(type -> {
             try (GgufFile gguf = GgufFile.open(QTied.gguf(type))) {
