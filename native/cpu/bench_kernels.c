@@ -55,11 +55,24 @@ static const char *variant_names[3] = {NULL, NULL, NULL};
 #define FS_REPACKED_FORMAT FS_FORMAT
 #endif
 
+#define FS_FLOAT_FORMAT(F, BYTES)                                                                                    \
+    {#F, 1, BYTES, BYTES, {-1, -1}, fs_convert_##F##_scalar, fs_matmul_##F##_scalar, {FS_FLOAT_VARIANTS(F)}, NULL,   \
+     {NULL, NULL, NULL}}
+#if defined(__x86_64__)
+#define FS_FLOAT_VARIANTS(F) fs_matmul_##F##_avx2, fs_matmul_##F##_avx512, fs_matmul_##F##_avxvnni
+#elif defined(__aarch64__)
+#define FS_FLOAT_VARIANTS(F) fs_matmul_##F##_neon, NULL, NULL
+#else
+#define FS_FLOAT_VARIANTS(F) NULL, NULL, NULL
+#endif
+
 static const struct format formats[] = {
     FS_FORMAT(q6_k, 256, 210, Q8_K_BYTES, q8_k, 208, -1), FS_REPACKED_FORMAT(q4_k, 256, 144, Q8_K_BYTES, q8_k, 0, 2),
     FS_REPACKED_FORMAT(q4_0, 32, 18, Q8_0_BYTES, q8_0, 0, -1), FS_FORMAT(q2_k, 256, 84, Q8_K_BYTES, q8_k, 80, 82),
     FS_FORMAT(q8_0, 32, 34, Q8_0_BYTES, q8_0, 0, -1), FS_FORMAT(q5_k, 256, 176, Q8_K_BYTES, q8_k, 0, 2),
     FS_FORMAT(q3_k, 256, 110, Q8_K_BYTES, q8_k, 108, -1), FS_FORMAT(iq2_xxs, 256, 66, Q8_K_BYTES, q8_k, 0, -1),
+    /* The float matmuls: one value a block, activations converted to the weights' format (fs_convert_F_V). */
+    FS_FLOAT_FORMAT(bf16, 2), FS_FLOAT_FORMAT(f16, 2), FS_FLOAT_FORMAT(f32, 4),
 };
 
 static uint64_t random_state = 88172645463325252ull;

@@ -121,7 +121,9 @@ static inline void f32_chunk(__m256 *lo, __m256 *hi, const uint8_t *w, const uin
             for (int p = 0; p < FM_CHAINS * step; p += 64) {                                                         \
                 _mm_prefetch((const char *)w + c * step + PREFETCH_AHEAD + p, _MM_HINT_T0);                          \
             }                                                                                                        \
-            _Pragma("GCC unroll 4") for (int j = 0; j < FM_CHAINS; j++) CHUNK(&lo[j], &hi[j], w + (c + j) * step, x + (c + j) * step);       \
+            _Pragma("GCC unroll 4") for (int j = 0; j < FM_CHAINS; j++) {                                             \
+                CHUNK(&lo[j], &hi[j], w + (c + j) * step, x + (c + j) * step);                                       \
+            }                                                                                                        \
         }                                                                                                            \
         for (; c < chunks; c++) CHUNK(&lo[c % FM_CHAINS], &hi[c % FM_CHAINS], w + c * step, x + c * step);           \
         int rest = k - chunks * FM_HALF_CHUNK;                                                                       \
@@ -201,11 +203,15 @@ static BF16_TARGET void matmul_bf16_dpbf16(const uint8_t *w, int64_t row_bytes, 
     for (int i = row_from; i < row_to; i++) {
         const uint8_t *row = w + i * row_bytes;
         int r = 0;
-        for (; r + 4 <= act_rows; r += 4) dot_bf16_rows(row, act + r * x_stride, x_stride, k, 4, out + r * out_stride + i, out_stride);
+        for (; r + 4 <= act_rows; r += 4) {
+            dot_bf16_rows(row, act + r * x_stride, x_stride, k, 4, out + r * out_stride + i, out_stride);
+        }
+        const uint8_t *x = act + r * x_stride;
+        float *o = out + r * out_stride + i;
         switch (act_rows - r) {
-        case 3: dot_bf16_rows(row, act + r * x_stride, x_stride, k, 3, out + r * out_stride + i, out_stride); break;
-        case 2: dot_bf16_rows(row, act + r * x_stride, x_stride, k, 2, out + r * out_stride + i, out_stride); break;
-        case 1: dot_bf16_rows(row, act + r * x_stride, x_stride, k, 1, out + r * out_stride + i, out_stride); break;
+        case 3: dot_bf16_rows(row, x, x_stride, k, 3, o, out_stride); break;
+        case 2: dot_bf16_rows(row, x, x_stride, k, 2, o, out_stride); break;
+        case 1: dot_bf16_rows(row, x, x_stride, k, 1, o, out_stride); break;
         default: break;
         }
     }

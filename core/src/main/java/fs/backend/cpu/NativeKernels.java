@@ -53,7 +53,7 @@ final class NativeKernels {
          * (as 16 int16, one per run of 16, and as 8 int16).
          */
         Q8_K(256, 340),
-        /** BF16 weights': bf16, rounded to nearest even as ggml rounds them, multiplied by vdpbf16ps where it exists. */
+        /** BF16 weights': bf16, rounded to nearest even as ggml rounds them (vdpbf16ps multiplies them). */
         BF16(1, 2),
         /** F16 weights': IEEE halves, as llama.cpp's. */
         F16(1, 2),
