@@ -29,14 +29,14 @@ class NativeBlockSizesTest {
     private static final FunctionDescriptor SIZE_OF = FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS);
 
     @Test
-    void everyQuantizedFormatHasTheBlockBytesOfItsDType() throws Throwable {
+    void everyWeightFormatHasTheBlockBytesOfItsDType() throws Throwable {
         MethodHandle blockBytes = LINKER.downcallHandle(LIBRARY.find("fs_block_bytes").orElseThrow(), SIZE_OF);
         try (Arena arena = Arena.ofConfined()) {
-            for (DType format : FormatSources.quantized()) {
+            for (DType format : FormatSources.weights()) {
                 assertEquals(format.blockBytes(), (int) blockBytes.invokeExact(arena.allocateFrom(format.kernelName())),
                         format.toString());
             }
-            assertEquals(0, (int) blockBytes.invokeExact(arena.allocateFrom("f32")), "not a block format");
+            assertEquals(0, (int) blockBytes.invokeExact(arena.allocateFrom("f64")), "not a native format");
         }
     }
 

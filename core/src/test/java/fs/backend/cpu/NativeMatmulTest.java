@@ -44,18 +44,9 @@ class NativeMatmulTest {
     private static final int N = 150;
     private static final int K = 512;
 
-    /** A [N, K] tensor of random blocks off-heap (NativeKernelsTest's), or for BF16 of Gaussian values. */
+    /** A [N, K] tensor of random blocks off-heap (NativeKernelsTest's). */
     private static Tensor randomTensor(DType type, SplittableRandom random) {
-        MemorySegment data;
-        if (type == DType.BF16) {
-            data = Arena.ofAuto().allocate(2L * N * K);
-            for (long i = 0; i < (long) N * K; i++) {
-                float v = (float) random.nextGaussian();
-                data.setAtIndex(ValueLayout.JAVA_SHORT, i, (short) (Float.floatToRawIntBits(v) >>> 16));
-            }
-        } else {
-            data = NativeKernelsTest.randomRows(random, type, N, K, Arena.ofAuto());
-        }
+        MemorySegment data = NativeKernelsTest.randomRows(random, type, N, K, Arena.ofAuto());
         return new Tensor("w", type, new long[] {N, K}, data);
     }
 
@@ -142,17 +133,6 @@ class NativeMatmulTest {
                     }
                 }
             }
-        }
-    }
-
-    @Test
-    void aFormatWithoutNativeKernelsRunsOnTheVectorApi() {
-        SplittableRandom random = new SplittableRandom(5);
-        Tensor tensor = randomTensor(DType.BF16, random);
-        float[] x = gaussian(random, 3 * K);
-        try (VectorBackend nativeBackend = new VectorBackend(2, CpuKernels.nativeKernels(null));
-                VectorBackend vectorApi = new VectorBackend(2, CpuKernels.vectorApi())) {
-            assertArrayEquals(matmul(vectorApi, tensor, x, 3), matmul(nativeBackend, tensor, x, 3));
         }
     }
 
