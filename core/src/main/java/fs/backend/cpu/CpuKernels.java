@@ -14,23 +14,28 @@ import java.util.function.UnaryOperator;
  * runs) and {@code fs.cpu.library} / {@code FS_CPU_LIBRARY} names the library file (by default the one fs-core was
  * built with). A forced variant this CPU cannot run is an error; native kernels that cannot be loaded (no library
  * for this platform, a build without a C compiler) leave the Vector API running, and the backend's description
- * says why.
+ * says why. {@code fs.cpu.repack} / {@code FS_CPU_REPACK} = on (the default) or off: whether the native kernels'
+ * weights of the formats with a repacked layout (Q4_K, Q4_0: 16 rows interleaved, {@link Repacker}) are repacked at
+ * upload; the same floats either way, so off is for measuring what repacking gains and costs.
  *
  * <p>Native is the default because on every file of models/q-tied its logits are no further from the exact golden
  * than llama.cpp's own (NativeQTiedGoldenTest) and on ../shared/trained its KL divergence from bf16 is no larger
  * than llama.cpp's (docs/PERFORMANCE.md), at several times the Vector API's speed on quantized weights.
  */
 public final class CpuKernels {
-    private static final CpuKernels VECTOR_API = new CpuKernels(null, null);
+    private static final CpuKernels VECTOR_API = new CpuKernels(null, null, false);
 
     /** The native kernels the matmuls run, or null for the Vector API alone. */
     private final NativeKernels nativeKernels;
     /** Why the native kernels asked for are not running, or null. */
     private final String unavailable;
+    /** Whether weights of the formats the native kernels have a repacked layout for are repacked at upload. */
+    private final boolean repacks;
 
-    private CpuKernels(NativeKernels nativeKernels, String unavailable) {
+    private CpuKernels(NativeKernels nativeKernels, String unavailable, boolean repacks) {
         this.nativeKernels = nativeKernels;
         this.unavailable = unavailable;
+        this.repacks = repacks;
     }
 
     /** A setting's value and where it came from, for messages: the property if set, else the variable. */
@@ -61,8 +66,13 @@ public final class CpuKernels {
         if (kernels.value() != null && !kernels.value().equals("native")) {
             throw new FsException(kernels + " is unknown; choose native or java");
         }
-        return nativeKernels(Setting.read("fs.cpu.isa", "FS_CPU_ISA", properties, variables),
+        Setting repack = Setting.read("fs.cpu.repack", "FS_CPU_REPACK", properties, variables);
+        if (repack.value() != null && !repack.value().equals("on") && !repack.value().equals("off")) {
+            throw new FsException(repack + " is unknown; choose on or off");
+        }
+        CpuKernels chosen = nativeKernels(Setting.read("fs.cpu.isa", "FS_CPU_ISA", properties, variables),
                 Setting.read("fs.cpu.library", "FS_CPU_LIBRARY", properties, variables));
+        return "off".equals(repack.value()) ? chosen.withoutRepacking() : chosen;
     }
 
     /** The Vector API kernels alone. */
@@ -90,7 +100,7 @@ public final class CpuKernels {
             symbols = NativeLibrary.load(library.value() == null ? NativeLibrary.bundled() : Path.of(library.value()));
             chosen = isa.value() == null ? NativeKernels.best(symbols) : isa.value();
         } catch (FsException e) {
-            return new CpuKernels(null, "native kernels unavailable: " + e.getMessage());
+            return new CpuKernels(null, "native kernels unavailable: " + e.getMessage(), false);
         }
         if (!NativeKernels.ISAS.contains(chosen)) {
             throw new FsException(isa + " is unknown; choose one of " + String.join(", ", NativeKernels.ISAS));
@@ -100,10 +110,20 @@ public final class CpuKernels {
                     + String.join(", ", NativeKernels.runnable(symbols)) + ")");
         }
         try {
-            return new CpuKernels(NativeKernels.bind(symbols, chosen), null);
+            return new CpuKernels(NativeKernels.bind(symbols, chosen), null, true);
         } catch (FsException e) {
-            return new CpuKernels(null, "native kernels unavailable: " + e.getMessage());
+            return new CpuKernels(null, "native kernels unavailable: " + e.getMessage(), false);
         }
+    }
+
+    /** These kernels with every weight left as stored: the native matmuls read the file's layout. */
+    CpuKernels withoutRepacking() {
+        return repacks ? new CpuKernels(nativeKernels, unavailable, false) : this;
+    }
+
+    /** Whether the backend repacks the weights the native kernels have a repacked layout for. */
+    boolean repacks() {
+        return repacks;
     }
 
     /** The native kernels to run, or null for the Vector API alone. */

@@ -13,6 +13,7 @@ import java.lang.foreign.MemorySegment;
  * per row, the kernels compute each output from one weight row and one activation row), so the floats are the same,
  * bit for bit, as one {@link NativeMatmul#matmul} per expert; what goes is the per-expert quantization and hand-off
  * (Qwen3-30B-A3B's layer: 24 per layer per decoded token, 384 per layer per prompt; docs/PERFORMANCE.md, 2026-12-03).
+ * Experts repacked at upload run on their repacked rows, as in {@link NativeMatmul}.
  */
 final class NativeExpertMatmul implements WorkerPool.Task {
     /** Weight rows per unit, as {@link NativeMatmul}'s. */
@@ -38,7 +39,7 @@ final class NativeExpertMatmul implements WorkerPool.Task {
     private ExpertRouting routing;
     private MemorySegment out;
     private long activationRowBytes;
-    private int outWidth, k;
+    private int outWidth;
 
     NativeExpertMatmul(WorkerPool pool, NativeKernels kernels, Arena arena) {
         this.pool = pool;
@@ -53,7 +54,7 @@ final class NativeExpertMatmul implements WorkerPool.Task {
      */
     void matmul(MemorySegment x, boolean xPerSlot, CpuWeight[] experts, ExpertRouting routing, MemorySegment out) {
         CpuWeight first = experts[0];
-        k = (int) first.columns();
+        int k = (int) first.columns();
         outWidth = (int) first.rows();
         NativeKernels.Activations format = NativeKernels.Activations.of(first.dtype());
         activationRowBytes = format.rowBytes(k);
@@ -116,15 +117,15 @@ final class NativeExpertMatmul implements WorkerPool.Task {
         int start = routing.groupStart(e), n = routing.groupEnd(e) - start;
         if (n == 1) {
             long slot = routing.groupedSlot(start);
-            kernels.matmul(w.dtype(), w.data(), w.rowBytes(), from, to, grouped.asSlice(start * activationRowBytes),
-                    1, k, out.asSlice(slot * outWidth * Float.BYTES, (long) outWidth * Float.BYTES), outWidth);
+            kernels.matmul(w, from, to, grouped.asSlice(start * activationRowBytes), 1,
+                    out.asSlice(slot * outWidth * Float.BYTES, (long) outWidth * Float.BYTES), outWidth);
             return;
         }
         for (int r = 0; r < n; r += ROWS_PER_CALL) {
             int count = Math.min(ROWS_PER_CALL, n - r);
             long g = start + r;
-            kernels.matmul(w.dtype(), w.data(), w.rowBytes(), from, to, grouped.asSlice(g * activationRowBytes),
-                    count, k, result.asSlice(g * outWidth * Float.BYTES), outWidth);
+            kernels.matmul(w, from, to, grouped.asSlice(g * activationRowBytes), count,
+                    result.asSlice(g * outWidth * Float.BYTES), outWidth);
         }
     }
 

@@ -16,12 +16,18 @@ import java.util.EnumMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * One variant (instruction set) of libfscpu's kernels, as downcall handles: activation rows quantized to 8 bits
  * (Q8_0 blocks for Q8_0 and Q4_0 weights, Q8_K for the K-quants and IQ2_XXS) and matmul slices of weight rows
  * against them with integer dot products; for BF16, F16 and F32 weights, activation rows converted to that format
  * and float dot products (native/cpu/README.md). Every variant gives the same floats, bit for bit.
+ *
+ * <p>Some formats (Q4_K, Q4_0) also have a repacked layout ({@link RepackedRows}): groups of {@link #GROUP_ROWS}
+ * rows interleaved block by block, so that one activation value meets the group's rows in one instruction, and a
+ * matmul on it that gives the same floats, bit for bit, as the one on the rows as stored. Which formats have one the
+ * library says ({@code fs_repacked_bytes}); a library without it has none.
  *
  * <p>The downcalls are critical (no thread-state transition; heap segments allowed): each is bounded, a slice of
  * weight rows against a few activation rows, so a safepoint waits at most that long. Every call is checked here
@@ -40,6 +46,15 @@ final class NativeKernels {
     private static final FunctionDescriptor QUANTIZE = FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, JAVA_LONG);
     private static final FunctionDescriptor MATMUL = FunctionDescriptor.ofVoid(ADDRESS, JAVA_LONG, JAVA_INT, JAVA_INT,
             ADDRESS, JAVA_INT, JAVA_INT, ADDRESS, JAVA_LONG);
+    private static final FunctionDescriptor REPACKED_BYTES = FunctionDescriptor.of(JAVA_LONG, ADDRESS, JAVA_LONG,
+            JAVA_INT);
+    private static final FunctionDescriptor REPACK = FunctionDescriptor.ofVoid(ADDRESS, JAVA_LONG, JAVA_INT, JAVA_INT,
+            JAVA_INT, ADDRESS);
+    private static final FunctionDescriptor REPACKED_MATMUL = FunctionDescriptor.ofVoid(ADDRESS, JAVA_INT, JAVA_INT,
+            ADDRESS, JAVA_INT, JAVA_INT, ADDRESS, JAVA_LONG);
+
+    /** Rows per group of the repacked layouts: a repacked matmul's slices start and end on whole groups. */
+    static final int GROUP_ROWS = 16;
 
     /**
      * How a weight format's activations are quantized: blocks of {@code elements} values in {@code bytes}, as many
@@ -95,6 +110,11 @@ final class NativeKernels {
     private final String isa;
     private final Map<Activations, MethodHandle> quantize = new EnumMap<>(Activations.class);
     private final Map<DType, MethodHandle> matmul = new EnumMap<>(DType.class);
+    /** fs_repacked_bytes, or null when the library has no repacked layouts. */
+    private final MethodHandle repackedBytes;
+    /** fs_repack_F and this variant's fs_matmul_F_x16, for the formats that have a repacked layout. */
+    private final Map<DType, MethodHandle> repack = new EnumMap<>(DType.class);
+    private final Map<DType, MethodHandle> repackedMatmul = new EnumMap<>(DType.class);
     private final NativeFloatOps floatOps;
 
     private NativeKernels(SymbolLookup library, String isa) {
@@ -105,6 +125,15 @@ final class NativeKernels {
         for (DType weights : DType.values()) {
             if (covers(weights)) {
                 matmul.put(weights, handle(library, "fs_matmul_" + weights.kernelName() + "_" + isa, MATMUL));
+            }
+        }
+        Optional<MemorySegment> bytes = library.find("fs_repacked_bytes");
+        repackedBytes = bytes.map(symbol -> LINKER.downcallHandle(symbol, REPACKED_BYTES)).orElse(null);
+        for (DType weights : matmul.keySet()) {
+            if (repackedBytes(weights, GROUP_ROWS, weights.blockElements()) > 0) {
+                repack.put(weights, handle(library, "fs_repack_" + weights.kernelName(), REPACK));
+                repackedMatmul.put(weights,
+                        handle(library, "fs_matmul_" + weights.kernelName() + "_x16_" + isa, REPACKED_MATMUL));
             }
         }
         floatOps = new NativeFloatOps(library, isa);
@@ -246,6 +275,126 @@ final class NativeKernels {
             matmul.get(weights).invokeExact(w, rowBytes, from, to, act, actRows, k, out, outStride);
         } catch (Throwable e) {
             throw new IllegalStateException("native matmul failed", e);
+        }
+    }
+
+    /**
+     * {@code out[r·outStride + i] = w[i] · act[r]} for rows {@code from ≤ i < to} of an uploaded weight: on its
+     * repacked rows where it has them (then from and to are whole groups, as the callers' units of 64 rows are), else
+     * on its rows as stored. The same floats either way.
+     */
+    void matmul(CpuWeight w, int from, int to, MemorySegment act, int actRows, MemorySegment out, long outStride) {
+        if (w.repacked() != null) matmul(w.repacked(), from, to, act, actRows, out, outStride);
+        else matmul(w.dtype(), w.data(), w.rowBytes(), from, to, act, actRows, (int) w.columns(), out, outStride);
+    }
+
+    /**
+     * Bytes of {@code rows} rows of k weights of {@code weights} in the library's repacked layout: 0 where the format
+     * has none (or the library no repacked layouts at all).
+     */
+    long repackedBytes(DType weights, long rows, int k) {
+        if (repackedBytes == null || !weights.isQuantized()) return 0;
+        try (Arena arena = Arena.ofConfined()) {
+            return (long) repackedBytes.invokeExact(arena.allocateFrom(weights.kernelName()), rows, k);
+        } catch (Throwable e) {
+            throw new IllegalStateException("fs_repacked_bytes failed", e);
+        }
+    }
+
+    /** Whether {@code weights} has a repacked layout and its matmul here. */
+    boolean repacks(DType weights) {
+        return repack.containsKey(weights);
+    }
+
+    /**
+     * Room for {@code rows} rows (whole groups) of k weights of {@code weights} in the repacked layout, freed when
+     * {@code arena} closes; {@link #repack} fills it. Zero pages until written (calloc), so that the repacking
+     * threads, not a fill beforehand, touch the memory first; 64-byte aligned as the arena's buffers.
+     */
+    RepackedRows allocateRepacked(DType weights, int rows, int k, Arena arena) {
+        long group = repackedBytes(weights, GROUP_ROWS, k), total = repackedBytes(weights, rows, k);
+        if (!repacks(weights) || rows <= 0 || rows % GROUP_ROWS != 0 || k <= 0 || k % weights.blockElements() != 0
+                || group <= 0 || total != rows / GROUP_ROWS * group) {
+            throw new IllegalArgumentException("no repacked layout of " + rows + " rows of " + k + " " + weights
+                    + " weights (" + total + " bytes, " + group + " per group of " + GROUP_ROWS + ")");
+        }
+        MemorySegment block = LazyZeroMemory.allocate(total + 63, arena);
+        return new RepackedRows(weights, rows, k, block.asSlice(-block.address() & 63, total));
+    }
+
+    /**
+     * Groups {@code groupFrom..groupTo-1} of the weight {@code w} (its rows {@code rowBytes} apart) into their place
+     * in {@code packed}.
+     */
+    void repack(MemorySegment w, long rowBytes, int groupFrom, int groupTo, RepackedRows packed) {
+        DType weights = packed.dtype();
+        if (rowBytes != weights.rowBytes(packed.k()) || groupFrom < 0 || groupFrom > groupTo
+                || groupTo > packed.rows() / GROUP_ROWS || w.byteSize() < (long) groupTo * GROUP_ROWS * rowBytes) {
+            throw new IllegalArgumentException("bad repacking: " + weights + " groups " + groupFrom + ".." + groupTo
+                    + " of rows of " + rowBytes + " bytes in " + w.byteSize() + ", into " + packed.rows() + " rows of k = "
+                    + packed.k());
+        }
+        try {
+            repack.get(weights).invokeExact(w, rowBytes, groupFrom, groupTo, packed.k, packed.data);
+        } catch (Throwable e) {
+            throw new IllegalStateException("native repacking failed", e);
+        }
+    }
+
+    /**
+     * As {@link #matmul} on the rows {@code packed} holds: {@code out[r·outStride + i] = w[i] · act[r]} for weight
+     * rows {@code from ≤ i < to}, both multiples of {@link #GROUP_ROWS}, the same floats bit for bit.
+     */
+    void matmul(RepackedRows packed, int from, int to, MemorySegment act, int actRows, MemorySegment out,
+            long outStride) {
+        DType weights = packed.dtype();
+        int k = packed.k();
+        if (from < 0 || from > to || to > packed.rows() || from % GROUP_ROWS != 0 || to % GROUP_ROWS != 0
+                || actRows < 1 || act.byteSize() < actRows * Activations.of(weights).rowBytes(k) || outStride < to
+                || out.byteSize() < ((actRows - 1) * outStride + to) * Float.BYTES) {
+            throw new IllegalArgumentException("bad repacked native matmul: " + weights + " rows " + from + ".." + to
+                    + " of " + packed.rows() + ", " + actRows + " activation rows of k = " + k + " in "
+                    + act.byteSize() + " bytes, out stride " + outStride + " in " + out.byteSize() + " bytes");
+        }
+        try {
+            repackedMatmul.get(weights).invokeExact(packed.data, from, to, act, actRows, k, out, outStride);
+        } catch (Throwable e) {
+            throw new IllegalStateException("native matmul failed", e);
+        }
+    }
+
+    /**
+     * A weight's rows in libfscpu's repacked layout: {@code rows / GROUP_ROWS} groups of
+     * {@code fs_repacked_bytes(F, GROUP_ROWS, k)} bytes, group g at g times that. Made by {@link #allocateRepacked}
+     * alone, which takes its size from the library, so the checks above can trust it.
+     */
+    static final class RepackedRows {
+        private final DType dtype;
+        private final int rows;
+        private final int k;
+        private final MemorySegment data;
+
+        private RepackedRows(DType dtype, int rows, int k, MemorySegment data) {
+            this.dtype = dtype;
+            this.rows = rows;
+            this.k = k;
+            this.data = data;
+        }
+
+        DType dtype() {
+            return dtype;
+        }
+
+        int rows() {
+            return rows;
+        }
+
+        int k() {
+            return k;
+        }
+
+        long bytes() {
+            return data.byteSize();
         }
     }
 }

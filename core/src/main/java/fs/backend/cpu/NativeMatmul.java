@@ -11,10 +11,14 @@ import java.lang.foreign.MemorySegment;
  *
  * <p>Inside a call the kernels take the input rows four at a time and unpack each weight block once for the four
  * (native/cpu/README.md), so {@link #ROWS_PER_CALL} only has to be a multiple of four: a unit's 16 downcalls for a
- * 128-row prompt cost well under 1% of its integer work.
+ * 128-row prompt cost well under 1% of its integer work. A weight repacked at upload ({@link Repacker}) runs on the
+ * kernels of its repacked layout, which give the same floats.
  */
 final class NativeMatmul implements WorkerPool.Task {
-    /** Weight rows per unit, as the Vector API path's: a unit of a 1024-column Q4_K matrix is 36 KiB of weights. */
+    /**
+     * Weight rows per unit, as the Vector API path's: a unit of a 1024-column Q4_K matrix is 36 KiB of weights; four
+     * whole groups of a repacked weight's 16 rows.
+     */
     private static final int UNIT_ROWS = 64;
     /**
      * Input rows per downcall, two of the kernels' groups of four: bounds how long a critical downcall holds off a
@@ -71,14 +75,13 @@ final class NativeMatmul implements WorkerPool.Task {
 
     @Override
     public void run(int unit, int worker) {
-        int n = (int) weight.rows(), k = (int) weight.columns();
+        int n = (int) weight.rows();
         int from = unit * UNIT_ROWS, to = Math.min(n, from + UNIT_ROWS);
         for (int r = 0; r < rows; r += ROWS_PER_CALL) {
             int count = Math.min(ROWS_PER_CALL, rows - r);
             // The first call takes the segments themselves: a decode's matmul (one call per unit) allocates nothing.
-            kernels.matmul(weight.dtype(), weight.data(), weight.rowBytes(), from, to,
-                    r == 0 ? activations : activations.asSlice(r * activationRowBytes), count, k,
-                    r == 0 ? out : out.asSlice(4L * r * n), n);
+            kernels.matmul(weight, from, to, r == 0 ? activations : activations.asSlice(r * activationRowBytes),
+                    count, r == 0 ? out : out.asSlice(4L * r * n), n);
         }
     }
 }

@@ -26,6 +26,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.stream.Collectors;
 import jdk.incubator.vector.FloatVector;
 
 /**
@@ -33,7 +34,9 @@ import jdk.incubator.vector.FloatVector;
  * memory (plain or quantized blocks) and decoded to float32 in the kernels: each weight format is one
  * {@link RowFormat}, chosen at upload ({@link RowFormats}), and {@link MatmulTask} runs the matmul over it. With
  * {@link CpuKernels} asking for native kernels, the matmuls of the formats libfscpu has run there instead
- * ({@link NativeMatmul}: activations quantized to 8 bits, integer dot products), and everything else here.
+ * ({@link NativeMatmul}: activations quantized to 8 bits, integer dot products), and everything else here. Weights of
+ * the formats libfscpu has a repacked layout for (Q4_K, Q4_0) are repacked at upload, unless the kernels say not
+ * ({@link Repacker}): a copy of their rows on the backend's arena, which lives until {@link #close}.
  *
  * <p>matmul and attention (and the larger element-wise ops) are split over a {@link WorkerPool}; every output is
  * computed by the same sequence of float operations whatever the thread count, so results are bitwise reproducible
@@ -56,6 +59,10 @@ public final class VectorBackend implements Backend {
     private final MatmulTask matmulTask;
     /** The native matmul of the formats it has, or null when the Vector API runs every matmul. */
     private final NativeMatmul nativeMatmul;
+    /** Repacks weights at upload for the native matmuls, or null (no native kernels, or repacking off). */
+    private final Repacker repacker;
+    /** The formats of the weights repacked so far, for the description. */
+    private final Set<DType> repackedFormats = EnumSet.noneOf(DType.class);
     /** The native matmul of a call's experts at once, with {@link #nativeMatmul}; else null. */
     private final NativeExpertMatmul nativeExperts;
     private final NativeFloatOps nativeFloatOps; // null: the Java kernels
@@ -89,6 +96,8 @@ public final class VectorBackend implements Backend {
         pool = new WorkerPool(threads);
         matmulTask = new MatmulTask(pool, arena);
         nativeMatmul = kernels.nativeKernels() == null ? null : new NativeMatmul(pool, kernels.nativeKernels());
+        repacker = kernels.nativeKernels() == null || !kernels.repacks() ? null
+                : new Repacker(pool, kernels.nativeKernels(), arena);
         nativeExperts = kernels.nativeKernels() == null ? null
                 : new NativeExpertMatmul(pool, kernels.nativeKernels(), arena);
         nativeFloatOps = kernels.nativeKernels() == null ? null : kernels.nativeKernels().floatOps();
@@ -102,8 +111,10 @@ public final class VectorBackend implements Backend {
     public String description() {
         String threads = pool.threads() + (pool.threads() == 1 ? " thread" : " threads");
         if (nativeMatmul != null) {
-            return "cpu (native " + nativeMatmul.isa() + " int8 matmul, Vector API " + F.vectorBitSize() + "-bit, "
-                    + threads + ")";
+            String repacked = repackedFormats.isEmpty() ? ""
+                    : repackedFormats.stream().map(DType::name).collect(Collectors.joining("/", ", ", " repacked"));
+            return "cpu (native " + nativeMatmul.isa() + " int8 matmul" + repacked + ", Vector API "
+                    + F.vectorBitSize() + "-bit, " + threads + ")";
         }
         return "cpu (Vector API, " + threads + ", " + F.vectorBitSize() + "-bit"
                 + (nativeUnavailable == null ? "" : "; " + nativeUnavailable) + ")";
@@ -120,7 +131,10 @@ public final class VectorBackend implements Backend {
         checkOpen();
         BackendChecks.checkUpload(tensor, "cpu", this::supports);
         RowFormat format = RowFormats.of(tensor.dtype()).orElseThrow();
-        return new CpuWeight(tensor.name(), tensor.dtype(), tensor.rows(), tensor.columns(), tensor.data(), format);
+        NativeKernels.RepackedRows repacked = repacker == null ? null : repacker.repack(tensor);
+        if (repacked != null) repackedFormats.add(tensor.dtype());
+        return new CpuWeight(tensor.name(), tensor.dtype(), tensor.rows(), tensor.columns(), tensor.data(), format,
+                repacked);
     }
 
     @Override

@@ -1,0 +1,83 @@
+package fs.backend.cpu;
+
+import fs.backend.cpu.NativeKernels.RepackedRows;
+import fs.tensor.Tensor;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+
+/**
+ * Repacks weights at upload for the native matmuls ({@link NativeKernels#allocateRepacked}: groups of 16 rows
+ * interleaved block by block, which the x16 kernels read 16 rows per instruction), on the backend's
+ * {@link WorkerPool}, into memory of the backend's arena (freed when it closes); then releases the tensor's file
+ * pages.
+ *
+ * <p>Why release them: repacking reads every byte of the tensor, so its pages of the file mapping are resident
+ * afterwards, and the process would hold each repacked weight twice. The mapping is read-only, so dropping its pages
+ * ({@link MemorySegment#unload}, madvise MADV_DONTNEED on Linux) loses nothing: whatever still reads the tensor's
+ * own bytes (an embedding row, the Vector API path, verify) faults them back in from the file.
+ */
+final class Repacker implements WorkerPool.Task {
+    /** Groups of 16 rows per unit of work: 256 rows, 144 KiB of Q4_K at 1024 columns. */
+    private static final int GROUPS_PER_UNIT = 16;
+    /**
+     * Pages are released whole, inside the tensor: its first and last partial pages hold other tensors' bytes too,
+     * which stay. (Where the OS's pages are larger, the JDK widens the range to them; a read-only mapping reads back
+     * whatever of it is touched again.)
+     */
+    private static final long PAGE = 4096;
+
+    private final WorkerPool pool;
+    private final NativeKernels kernels;
+    private final Arena arena;
+
+    // the current tensor
+    private MemorySegment source;
+    private long rowBytes;
+    private RepackedRows target;
+    private int groups;
+
+    Repacker(WorkerPool pool, NativeKernels kernels, Arena arena) {
+        this.pool = pool;
+        this.kernels = kernels;
+        this.arena = arena;
+    }
+
+    /**
+     * The rows of a weight the caller checked ({@link fs.backend.BackendChecks#checkUpload}) in the repacked
+     * layout, or null where its format has none or its rows are not whole groups of 16.
+     */
+    RepackedRows repack(Tensor tensor) {
+        int rows = (int) tensor.rows(), k = (int) tensor.columns();
+        if (tensor.rank() != 2 || rows % NativeKernels.GROUP_ROWS != 0 || !kernels.repacks(tensor.dtype())
+                || kernels.repackedBytes(tensor.dtype(), rows, k) == 0) {
+            return null;
+        }
+        RepackedRows packed = kernels.allocateRepacked(tensor.dtype(), rows, k, arena);
+        source = tensor.data();
+        rowBytes = tensor.dtype().rowBytes(k);
+        target = packed;
+        groups = rows / NativeKernels.GROUP_ROWS;
+        try {
+            pool.run(this, (groups + GROUPS_PER_UNIT - 1) / GROUPS_PER_UNIT);
+        } finally {
+            source = null;
+            target = null;
+        }
+        releaseFilePages(tensor.data());
+        return packed;
+    }
+
+    @Override
+    public void run(int unit, int worker) {
+        int from = unit * GROUPS_PER_UNIT;
+        kernels.repack(source, rowBytes, from, Math.min(groups, from + GROUPS_PER_UNIT), target);
+    }
+
+    /** Drops the whole pages of a read-only file mapping inside {@code data} from this process's memory. */
+    private static void releaseFilePages(MemorySegment data) {
+        if (!data.isMapped() || !data.isReadOnly()) return;
+        long start = data.address(), end = start + data.byteSize();
+        long first = (start + PAGE - 1) & -PAGE, last = end & -PAGE;
+        if (first < last) data.asSlice(first - start, last - first).unload();
+    }
+}
