@@ -1,0 +1,183 @@
+package fs.backend.cpu;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import fs.FsException;
+import fs.backend.Buffer;
+import fs.backend.ExpertRouting;
+import fs.backend.Weight;
+import fs.gguf.QTied;
+import fs.model.DecoderModel;
+import fs.model.ModelConfig;
+import fs.model.ModelWeights;
+import fs.model.Probe;
+import fs.model.SingleSequence;
+import fs.source.ModelSource;
+import fs.tensor.DType;
+import fs.tensor.Tensor;
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The CPU backend repacking Q4_K and Q4_0 weights at upload (the default) against the same backend with repacking
+ * off: the same floats, bit for bit, from matmuls of any rows and threads, from the expert matmul, and in a model's
+ * logits; the description says which formats were repacked; FS_CPU_REPACK / fs.cpu.repack choose, a bad value is one
+ * error line.
+ */
+class NativeRepackingTest {
+    /** Weight rows: whole groups of 16 over three units of 64, the last one partial. */
+    private static final int N = 160;
+    private static final int K = 512;
+
+    private static VectorBackend backend(int threads, boolean repack) {
+        CpuKernels kernels = CpuKernels.nativeKernels(null);
+        assertTrue(kernels.nativeKernels() != null, "the native kernels load: " + kernels.unavailable());
+        return new VectorBackend(threads, repack ? kernels : kernels.withoutRepacking());
+    }
+
+    private static float[] gaussian(SplittableRandom random, int n) {
+        float[] x = new float[n];
+        for (int i = 0; i < n; i++) x[i] = (float) random.nextGaussian();
+        return x;
+    }
+
+    private static Buffer buffer(VectorBackend backend, float[] values) {
+        Buffer b = backend.allocate(values.length);
+        MemorySegment.copy(values, 0, ((CpuBuffer) b).segment(), ValueLayout.JAVA_FLOAT, 0, values.length);
+        return b;
+    }
+
+    private static float[] read(VectorBackend backend, Buffer b, int length) {
+        float[] values = new float[length];
+        backend.read(b, 0, values);
+        return values;
+    }
+
+    private static float[] matmul(VectorBackend backend, Tensor tensor, float[] x, int rows) {
+        Weight w = backend.upload(tensor);
+        Buffer out = backend.allocate((long) rows * N);
+        backend.matmul(buffer(backend, x), w, out, rows);
+        return read(backend, out, rows * N);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"Q4_K", "Q4_0"})
+    void aRepackedWeightsMatmulIsTheStoredWeightsBitForBit(String name) {
+        DType type = DType.valueOf(name);
+        SplittableRandom random = new SplittableRandom(type.ordinal());
+        Tensor tensor = new Tensor("w", type, new long[] {N, K},
+                NativeKernelsTest.randomRows(random, type, N, K, Arena.ofAuto()));
+        for (int rows : new int[] {1, 3, 4, 9, 21}) {
+            float[] x = gaussian(random, rows * K);
+            float[] expected;
+            try (VectorBackend stored = backend(1, false)) {
+                expected = matmul(stored, tensor, x, rows);
+            }
+            for (int threads : new int[] {1, 3}) {
+                try (VectorBackend repacked = backend(threads, true)) {
+                    assertArrayEquals(expected, matmul(repacked, tensor, x, rows),
+                            type + ", " + rows + " rows, " + threads + " threads");
+                    assertTrue(repacked.description().contains(" int8 matmul, " + type + " repacked, "),
+                            repacked.description());
+                }
+            }
+        }
+    }
+
+    /** The expert matmul reads repacked experts too: 4 experts, 7 rows choosing 2 each, as NativeMatmulTest's. */
+    @Test
+    void repackedExpertsGiveTheStoredExpertsFloats() {
+        SplittableRandom random = new SplittableRandom(8);
+        Tensor[] experts = new Tensor[4];
+        for (int e = 0; e < experts.length; e++) {
+            experts[e] = new Tensor("expert" + e, DType.Q4_K, new long[] {N, K},
+                    NativeKernelsTest.randomRows(random, DType.Q4_K, N, K, Arena.ofAuto()));
+        }
+        ExpertRouting routing = new ExpertRouting(7, 2, 4, new int[] {0, 1, 0, 1, 1, 3, 0, 1, 0, 3, 1, 3, 0, 1},
+                new float[14]);
+        float[] x = gaussian(random, routing.rows() * K);
+        float[][] results = new float[2][];
+        for (int repack = 0; repack < 2; repack++) {
+            try (VectorBackend backend = backend(3, repack == 1)) {
+                List<Weight> weights = Arrays.stream(experts).map(backend::upload).toList();
+                Buffer out = backend.allocate((long) routing.slots() * N);
+                backend.matmulExperts(buffer(backend, x), false, weights, routing, out);
+                results[repack] = read(backend, out, routing.slots() * N);
+                assertEquals(repack == 1, backend.description().contains("Q4_K repacked"), backend.description());
+            }
+        }
+        assertArrayEquals(results[0], results[1]);
+    }
+
+    /**
+     * On q-tied's Q4_K_M and Q4_0 files: the prompt's logits, in one batch, and two tokens decoded after it, the same
+     * to the bit with the file's Q4_K / Q4_0 matrices repacked as with them read in place.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"Q4_K_M", "Q4_0"})
+    void aModelsLogitsAreTheSameWithRepackingOnAndOff(String type) throws IOException {
+        int[] prompt = TopLogitsGolden.load(QTied.dir().resolve("golden-" + type + ".json")).tokens();
+        float[][][] logits = new float[2][][];
+        for (int repack = 0; repack < 2; repack++) {
+            try (ModelSource source = ModelSource.open(QTied.gguf(type)); VectorBackend backend = backend(2,
+                    repack == 1)) {
+                ModelConfig config = source.config();
+                SingleSequence model = new SingleSequence(new DecoderModel(config,
+                        ModelWeights.bind(config, source.tensors()), backend),
+                        new SingleSequence.Shape(64, prompt.length, prompt.length));
+                String format = type.substring(0, 4);
+                assertEquals(repack == 1, backend.description().contains(" int8 matmul, " + format + " repacked, "),
+                        backend.description());
+                model.forward(prompt, 0, Probe.NONE);
+                logits[repack] = new float[prompt.length + 2][config.vocabSize()];
+                for (int r = 0; r < prompt.length; r++) model.readLogits(r, logits[repack][r]);
+                for (int step = 0; step < 2; step++) {
+                    int next = model.argmax(model.logitRows() - 1);
+                    model.forward(new int[] {next}, prompt.length + step, Probe.NONE);
+                    model.readLogits(0, logits[repack][prompt.length + step]);
+                }
+            }
+        }
+        for (int r = 0; r < logits[0].length; r++) assertArrayEquals(logits[0][r], logits[1][r], type + " row " + r);
+    }
+
+    @Test
+    void theSettingsChooseRepackingAndAPropertyWinsOverTheEnvironment() {
+        assertTrue(CpuKernels.fromSettings(name -> null, name -> null).repacks(), "on by default");
+        Map<String, String> off = Map.of("FS_CPU_REPACK", "off");
+        CpuKernels fromEnvironment = CpuKernels.fromSettings(name -> null, off::get);
+        assertFalse(fromEnvironment.repacks());
+        assertTrue(fromEnvironment.nativeKernels() != null, "native kernels, repacking off");
+        assertTrue(CpuKernels.fromSettings(Map.of("fs.cpu.repack", "on")::get, off::get).repacks());
+        assertFalse(CpuKernels.fromSettings(Map.of("fs.cpu.repack", "off")::get, name -> null).repacks());
+        try (VectorBackend backend = new VectorBackend(1, fromEnvironment)) {
+            Tensor tensor = new Tensor("w", DType.Q4_K, new long[] {N, K},
+                    NativeKernelsTest.randomRows(new SplittableRandom(3), DType.Q4_K, N, K, Arena.ofAuto()));
+            backend.upload(tensor);
+            assertFalse(backend.description().contains("repacked"), backend.description());
+        }
+    }
+
+    @Test
+    void aBadRepackValueIsOneErrorLine() {
+        FsException property = assertThrows(FsException.class,
+                () -> CpuKernels.fromSettings(Map.of("fs.cpu.repack", "yes")::get, name -> null));
+        assertEquals("fs.cpu.repack=yes is unknown; choose on or off", property.getMessage());
+        FsException variable = assertThrows(FsException.class,
+                () -> CpuKernels.fromSettings(name -> null, Map.of("FS_CPU_REPACK", "0")::get));
+        assertEquals("FS_CPU_REPACK=0 is unknown; choose on or off", variable.getMessage());
+    }
+}
