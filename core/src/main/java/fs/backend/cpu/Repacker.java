@@ -4,6 +4,8 @@ import fs.backend.cpu.NativeKernels.RepackedRows;
 import fs.tensor.Tensor;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * Repacks weights at upload for the native matmuls ({@link NativeKernels#allocateRepacked}: groups of 16 rows
@@ -15,6 +17,13 @@ import java.lang.foreign.MemorySegment;
  * afterwards, and the process would hold each repacked weight twice. The mapping is read-only, so dropping its pages
  * ({@link MemorySegment#unload}, madvise MADV_DONTNEED on Linux) loses nothing: whatever still reads the tensor's
  * own bytes (an embedding row, the Vector API path, verify) faults them back in from the file.
+ *
+ * <p>Linux's page cache holds a file in large folios (ext4's and xfs's, on kernels of the last few years), and a fault
+ * maps the whole folio around the page it reads: a later upload, or a forward, that reads a small tensor beside a
+ * released one maps back the released pages of the folio they share. (On q-tied-shaped Qwen3-0.6B Q4_0, with the file
+ * in a warm page cache, 53 of its 236 MB came back so after one forward.) Hence the backend copies the single-row
+ * weights (norms) when it repacks ({@link #copy}), and releases every repacked tensor's pages once more after the
+ * uploads ({@link #releaseAgain}), when the first op runs.
  */
 final class Repacker implements WorkerPool.Task {
     /** Groups of 16 rows per unit of work: 256 rows, 144 KiB of Q4_K at 1024 columns. */
@@ -29,6 +38,9 @@ final class Repacker implements WorkerPool.Task {
     private final WorkerPool pool;
     private final NativeKernels kernels;
     private final Arena arena;
+
+    /** The file bytes released at upload, to release again after the uploads; empty once that is done. */
+    private final List<MemorySegment> released = new ArrayList<>();
 
     // the current tensor
     private MemorySegment source;
@@ -64,7 +76,20 @@ final class Repacker implements WorkerPool.Task {
             target = null;
         }
         releaseFilePages(tensor.data());
+        released.add(tensor.data());
         return packed;
+    }
+
+    /** A single-row weight's bytes in the arena, so that reading it never maps the file's pages around it. */
+    MemorySegment copy(MemorySegment row) {
+        return arena.allocate(row.byteSize(), 64).copyFrom(row);
+    }
+
+    /** Releases the file pages of the tensors repacked since the last call again (see above); cheap when none. */
+    void releaseAgain() {
+        if (released.isEmpty()) return;
+        for (MemorySegment data : released) releaseFilePages(data);
+        released.clear();
     }
 
     @Override

@@ -133,8 +133,8 @@ public final class VectorBackend implements Backend {
         RowFormat format = RowFormats.of(tensor.dtype()).orElseThrow();
         NativeKernels.RepackedRows repacked = repacker == null ? null : repacker.repack(tensor);
         if (repacked != null) repackedFormats.add(tensor.dtype());
-        return new CpuWeight(tensor.name(), tensor.dtype(), tensor.rows(), tensor.columns(), tensor.data(), format,
-                repacked);
+        MemorySegment data = repacker != null && tensor.rows() == 1 ? repacker.copy(tensor.data()) : tensor.data();
+        return new CpuWeight(tensor.name(), tensor.dtype(), tensor.rows(), tensor.columns(), data, format, repacked);
     }
 
     @Override
@@ -581,6 +581,7 @@ public final class VectorBackend implements Backend {
 
     private CpuWeight weight(Weight weight) {
         checkOpen();
+        if (repacker != null) repacker.releaseAgain(); // an op: the uploads before it are done
         if (!(weight instanceof CpuWeight w)) throw new IllegalArgumentException("weight was not uploaded to a cpu backend");
         return w;
     }

@@ -10,6 +10,8 @@ import fs.FsException;
 import fs.backend.Buffer;
 import fs.backend.ExpertRouting;
 import fs.backend.Weight;
+import fs.gguf.GgufFile;
+import fs.gguf.GgufTensor;
 import fs.gguf.QTied;
 import fs.model.DecoderModel;
 import fs.model.ModelConfig;
@@ -34,8 +36,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 /**
  * The CPU backend repacking Q4_K and Q4_0 weights at upload (the default) against the same backend with repacking
  * off: the same floats, bit for bit, from matmuls of any rows and threads, from the expert matmul, and in a model's
- * logits; the description says which formats were repacked; FS_CPU_REPACK / fs.cpu.repack choose, a bad value is one
- * error line.
+ * logits; a file's tensor whose pages repacking released reads back as the file; the description says which formats
+ * were repacked; FS_CPU_REPACK / fs.cpu.repack choose, a bad value is one error line.
  */
 class NativeRepackingTest {
     /** Weight rows: whole groups of 16 over three units of 64, the last one partial. */
@@ -152,6 +154,28 @@ class NativeRepackingTest {
             }
         }
         for (int r = 0; r < logits[0].length; r++) assertArrayEquals(logits[0][r], logits[1][r], type + " row " + r);
+    }
+
+    /**
+     * A repacked tensor of a file's mapping, whose pages repacking released, still reads as the file's bytes where
+     * the Vector API reads it in place (here: its rows as an embedding table).
+     */
+    @Test
+    void aRepackedTensorsReleasedFilePagesReadBackAsTheFile() {
+        try (GgufFile gguf = GgufFile.open(QTied.gguf("Q4_K_M"));
+                VectorBackend repacked = backend(1, true); VectorBackend stored = backend(1, false)) {
+            GgufTensor t = gguf.tensors().stream().filter(g -> g.type() == DType.Q4_K).findFirst().orElseThrow();
+            assertTrue(t.data().isMapped(), "a file's tensor");
+            Tensor tensor = new Tensor(t.name(), t.type(), new long[] {t.rows(), t.columns()}, t.data());
+            Weight a = repacked.upload(tensor), b = stored.upload(tensor);
+            assertTrue(repacked.description().contains("Q4_K repacked"), repacked.description());
+            int[] tokens = {0, 7, (int) t.rows() - 1};
+            int width = (int) t.columns();
+            Buffer x = repacked.allocate((long) tokens.length * width), y = stored.allocate((long) tokens.length * width);
+            repacked.embed(a, tokens, x);
+            stored.embed(b, tokens, y);
+            assertArrayEquals(read(stored, y, tokens.length * width), read(repacked, x, tokens.length * width));
+        }
     }
 
     @Test
