@@ -18,12 +18,12 @@ import java.util.List;
  * ({@link MemorySegment#unload}, madvise MADV_DONTNEED on Linux) loses nothing: whatever still reads the tensor's
  * own bytes (an embedding row, the Vector API path, verify) faults them back in from the file.
  *
- * <p>Linux's page cache holds a file in large folios (ext4's and xfs's, on kernels of the last few years), and a fault
- * maps the whole folio around the page it reads: a later upload, or a forward, that reads a small tensor beside a
- * released one maps back the released pages of the folio they share. (On q-tied-shaped Qwen3-0.6B Q4_0, with the file
- * in a warm page cache, 53 of its 236 MB came back so after one forward.) Hence the backend copies the single-row
- * weights (norms) when it repacks ({@link #copy}), and releases every repacked tensor's pages once more after the
- * uploads ({@link #releaseAgain}), when the first op runs.
+ * <p>Linux's page cache may hold a file in large folios (xfs's, and ext4's on recent kernels), and a fault then maps
+ * the whole folio around the page it reads: a later upload, or a forward, that reads a small tensor beside a released
+ * one maps back the released pages of the folio they share. (Qwen3-0.6B in Q4_0 on ext4 under Linux 6.18, the file in
+ * a warm page cache: 53 of its 236 MB of Q4_0 were mapped again after one forward, /proc/self/pagemap said.) Hence the
+ * backend copies the single-row weights (norms) when it repacks ({@link #copy}), and releases every repacked tensor's
+ * pages once more after the uploads ({@link #releaseAgain}), when the first op runs: then 2 pages per tensor stay.
  */
 final class Repacker implements WorkerPool.Task {
     /** Groups of 16 rows per unit of work: 256 rows, 144 KiB of Q4_K at 1024 columns. */
