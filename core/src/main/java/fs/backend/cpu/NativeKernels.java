@@ -10,6 +10,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.SegmentAllocator;
 import java.lang.foreign.SymbolLookup;
 import java.lang.invoke.MethodHandle;
 import java.util.EnumMap;
@@ -307,19 +308,17 @@ final class NativeKernels {
     }
 
     /**
-     * Room for {@code rows} rows (whole groups) of k weights of {@code weights} in the repacked layout, freed when
-     * {@code arena} closes; {@link #repack} fills it. Zero pages until written (calloc), so that the repacking
-     * threads, not a fill beforehand, touch the memory first; 64-byte aligned as the arena's buffers.
+     * Room for {@code rows} rows (whole groups) of k weights of {@code weights} in the repacked layout, from
+     * {@code memory}, zeroed, 64-byte aligned; {@link #repack} fills it.
      */
-    RepackedRows allocateRepacked(DType weights, int rows, int k, Arena arena) {
+    RepackedRows allocateRepacked(DType weights, int rows, int k, SegmentAllocator memory) {
         long group = repackedBytes(weights, GROUP_ROWS, k), total = repackedBytes(weights, rows, k);
         if (!repacks(weights) || rows <= 0 || rows % GROUP_ROWS != 0 || k <= 0 || k % weights.blockElements() != 0
                 || group <= 0 || total != rows / GROUP_ROWS * group) {
             throw new IllegalArgumentException("no repacked layout of " + rows + " rows of " + k + " " + weights
                     + " weights (" + total + " bytes, " + group + " per group of " + GROUP_ROWS + ")");
         }
-        MemorySegment block = LazyZeroMemory.allocate(total + 63, arena);
-        return new RepackedRows(weights, rows, k, block.asSlice(-block.address() & 63, total));
+        return new RepackedRows(weights, rows, k, memory.allocate(total, 64));
     }
 
     /**

@@ -10,8 +10,8 @@ import java.util.List;
 /**
  * Repacks weights at upload for the native matmuls ({@link NativeKernels#allocateRepacked}: groups of 16 rows
  * interleaved block by block, which the x16 kernels read 16 rows per instruction), on the backend's
- * {@link WorkerPool}, into memory of the backend's arena (freed when it closes); then releases the tensor's file
- * pages.
+ * {@link WorkerPool}, into memory of the backend's arena (freed when it closes; in huge pages, {@link HugePageMemory});
+ * then releases the tensor's file pages.
  *
  * <p>Why release them: repacking reads every byte of the tensor, so its pages of the file mapping are resident
  * afterwards, and the process would hold each repacked weight twice. The mapping is read-only, so dropping its pages
@@ -38,6 +38,8 @@ final class Repacker implements WorkerPool.Task {
     private final WorkerPool pool;
     private final NativeKernels kernels;
     private final Arena arena;
+    /** Where the repacked weights go: huge pages where Linux gives them. */
+    private final HugePageMemory memory;
 
     /** The file bytes released at upload, to release again after the uploads; empty once that is done. */
     private final List<MemorySegment> released = new ArrayList<>();
@@ -52,6 +54,7 @@ final class Repacker implements WorkerPool.Task {
         this.pool = pool;
         this.kernels = kernels;
         this.arena = arena;
+        this.memory = new HugePageMemory(arena);
     }
 
     /**
@@ -64,7 +67,7 @@ final class Repacker implements WorkerPool.Task {
                 || kernels.repackedBytes(tensor.dtype(), rows, k) == 0) {
             return null;
         }
-        RepackedRows packed = kernels.allocateRepacked(tensor.dtype(), rows, k, arena);
+        RepackedRows packed = kernels.allocateRepacked(tensor.dtype(), rows, k, memory);
         source = tensor.data();
         rowBytes = tensor.dtype().rowBytes(k);
         target = packed;
