@@ -19,7 +19,7 @@ import java.util.function.UnaryOperator;
  * upload; the same floats either way, so off is for measuring what repacking gains and costs.
  *
  * <p>Native is the default because on every file of models/q-tied its logits are no further from the exact golden
- * than llama.cpp's own (NativeQTiedGoldenTest) and on ../shared/trained its KL divergence from bf16 is no larger
+ * than llama.cpp's own (NativeDenseGoldenTest) and on ../shared/trained its KL divergence from bf16 is no larger
  * than llama.cpp's (docs/PERFORMANCE.md), at several times the Vector API's speed on quantized weights.
  */
 public final class CpuKernels {

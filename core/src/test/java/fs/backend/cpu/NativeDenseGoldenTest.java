@@ -13,28 +13,42 @@ import fs.model.Probe;
 import fs.model.SingleSequence;
 import fs.source.ModelSource;
 import java.io.IOException;
+import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.stream.Stream;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.FieldSource;
+import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * q-tied's GGUF files on the native kernels (the best variant this CPU runs) against golden-T.json, the float64
- * logits of each file's exact weights. The native path rounds every matmul's input to int8 (per block, to the
+ * The dense GGUF files (models/q-tied in every type; models/q-dense-heldout, other shapes and seed: untied, a GQA group
+ * of 4, in the two types whose matmuls take Q8_0 activation blocks) on the native kernels (the best variant this CPU
+ * runs) against golden-T.json, the float64 logits of each file's exact weights. The native path rounds every matmul's input to int8 (per block, to the
  * nearest of 255 steps of amax/127), so it cannot reproduce the golden to 1e-3 as the Vector API path does; how far
  * that rounding alone takes these logits is measured by {@link Int8ActivationsBackend}, the exact Vector API path
  * on the same int8-rounded inputs. The tolerance is twice that distance plus the exact path's 1e-3: the native
  * path's float sums decide a few roundings of ties the other way (each moves an activation by a whole step, up to
  * 0.1 in a logit when it is the LM head's input), a different draw of the same noise. Each file's line reports,
- * beside it, llama.cpp's own distance from the golden (llama-T.json; llama.cpp quantizes activations the same
- * way, but with one step per 256 values where the native path has one per 32), over the ids both have, and the
- * native path's largest distance must be no larger: the gate for the native kernels being the CPU's default.
+ * beside it, llama.cpp's own distance from the golden (llama-T.json), over the ids both have, and the native path's
+ * largest distance must be no larger: the gate for the native kernels being the CPU's default. llama.cpp rounds
+ * activations the same way but coarser for K-quant weights (one step per 256 values where the native path has one
+ * per 32); for Q8_0 and Q4_0 weights both round with one step per 32, so there the two distances are draws of the
+ * same noise and only finer steps hold the gate on more than one set of shapes (models/README.md, q-dense-heldout).
  */
-class NativeQTiedGoldenTest {
+class NativeDenseGoldenTest {
     private static final double EXACT_TOLERANCE = 1e-3;
+    private static final Path MODELS = Path.of(System.getProperty("fs.repo"), "models");
+    /** The types models/q-dense-heldout keeps (models/README.md). */
+    private static final List<String> HELDOUT_TYPES = List.of("Q8_0", "Q4_0");
+
+    /** Every q-tied file, then every q-dense-heldout one: (model directory, file type). */
+    static Stream<Arguments> files() {
+        return Stream.concat(QTied.TYPES.stream().map(type -> Arguments.of("q-tied", type)),
+                HELDOUT_TYPES.stream().map(type -> Arguments.of("q-dense-heldout", type)));
+    }
 
     /** How many tokens the two sequences share before their first difference. */
     private static int commonPrefix(int[] a, int[] b) {
@@ -49,24 +63,25 @@ class NativeQTiedGoldenTest {
         return new VectorBackend(2, kernels);
     }
 
-    @ParameterizedTest
-    @FieldSource("fs.gguf.QTied#TYPES")
-    void theLogitsAreAsFarFromTheExactGoldenAsInt8ActivationsTakeThem(String type) throws IOException {
-        TopLogitsGolden golden = TopLogitsGolden.load(QTied.dir().resolve("golden-" + type + ".json"));
-        List<Map<Integer, Double>> nativeLogits = golden.logits(QTied.gguf(type), nativeBackend());
-        List<Map<Integer, Double>> int8Logits = golden.logits(QTied.gguf(type), new Int8ActivationsBackend());
-        List<Map<Integer, Double>> llama =
-                TopLogitsGolden.load(QTied.dir().resolve("llama-" + type + ".json")).positions();
+    @ParameterizedTest(name = "{0} {1}")
+    @MethodSource("files")
+    void theLogitsAreAsFarFromTheExactGoldenAsInt8ActivationsTakeThem(String model, String type) throws IOException {
+        Path dir = MODELS.resolve(model), gguf = dir.resolve("model-" + type + ".gguf");
+        TopLogitsGolden golden = TopLogitsGolden.load(dir.resolve("golden-" + type + ".json"));
+        List<Map<Integer, Double>> nativeLogits = golden.logits(gguf, nativeBackend());
+        List<Map<Integer, Double>> int8Logits = golden.logits(gguf, new Int8ActivationsBackend());
+        List<Map<Integer, Double>> llama = TopLogitsGolden.load(dir.resolve("llama-" + type + ".json")).positions();
         double nativeDistance = golden.distance(nativeLogits, null)[0];
         double tolerance = 2 * golden.distance(int8Logits, null)[0] + EXACT_TOLERANCE;
         double[] n = golden.distance(nativeLogits, llama), i = golden.distance(int8Logits, llama);
         double[] l = golden.distance(llama, null);
-        System.out.printf(Locale.ROOT, "native q-tied %s: |logit - exact golden| max %.4f, rms %.4f (int8 activations"
-                + " on the exact path: %.4f, %.4f; llama.cpp: %.4f, %.4f; over the ids llama-%s.json has)%n", type,
-                n[0], n[1], i[0], i[1], l[0], l[1], type);
-        assertTrue(nativeDistance <= tolerance, type + ": " + nativeDistance + " > " + tolerance);
+        System.out.printf(Locale.ROOT, "native %s %s: |logit - exact golden| max %.4f, rms %.4f (int8 activations"
+                + " on the exact path: %.4f, %.4f; llama.cpp: %.4f, %.4f; over the ids llama-%s.json has)%n", model,
+                type, n[0], n[1], i[0], i[1], l[0], l[1], type);
+        assertTrue(nativeDistance <= tolerance, model + " " + type + ": " + nativeDistance + " > " + tolerance);
         // The gate for native being the CPU's default (CpuKernels): no further from the golden than llama.cpp.
-        assertTrue(n[0] <= l[0], type + ": native's largest distance " + n[0] + " is over llama.cpp's " + l[0]);
+        assertTrue(n[0] <= l[0], model + " " + type + ": native's largest distance " + n[0]
+                + " is over llama.cpp's " + l[0]);
     }
 
     /** The q-tied files whose every matrix is in a format the native kernels have (all of them). */
