@@ -13,13 +13,17 @@
 #include "fscpu.h"
 
 /*
- * Activation blocks. Q8_0: f16 d, 32 int8. Q8_K: float d, 256 int8, 16 int16 sums of 16 consecutive quants, and
+ * Activation blocks. Q8_0: float d, 32 int8, and the multiple m (1..16) of each group of 4 values: quant j stands
+ * for d·m_{j/4}·q_j (see chunk_multiple: the same rule at a finer grain); the multiples as 16 int16, group g's at
+ * 2g and 2g + 1 (the int16 pairs vpmaddwd takes, each pair the group's 4 products' two halves). Q8_K: float d, 256 int8, 16 int16 sums of 16 consecutive quants, and
  * the multiple m (1..16) of each chunk of 32: quant j of chunk c stands for d·m_c·q_j (see chunk_multiple). The
  * multiples are stored twice, as the kernels take them: per group of 16 (16 int16, chunk c's at 2c and 2c + 1)
  * and per chunk (8 int16).
  */
 #define Q8_0_BYTES FS_Q8_0_BYTES
 #define Q8_K_BYTES FS_Q8_K_BYTES
+#define Q8_0_QS 4
+#define Q8_0_MULTIPLES 36
 #define Q8_K_QS 4
 #define Q8_K_SUMS 260
 #define Q8_K_GROUP_MULTIPLES 292
@@ -116,6 +120,39 @@ static inline int chunk_multiple(float chunk_max, float amax) {
     if (amax == 0.0f) return 1;
     int m = (int)ceilf(chunk_max * 16.0f / amax);
     return m < 1 ? 1 : m;
+}
+
+/* The multiple of group g (values 4g..4g + 3) of the Q8_0 activation block a. */
+static inline int32_t q8_0_multiple(const uint8_t *a, int g) {
+    return load_i16(a + Q8_0_MULTIPLES + 4 * g);
+}
+
+/*
+ * A Q8_0 activation block's d = amax / 2032 and group g's multiple, stored; returns the group's scaling of x,
+ * 2032 / (amax·m) (0 when amax is 0). Per group of 4 rather than per block of 32: a block holding one of the
+ * RMSNorm's outlier channels would otherwise leave its other values few levels (native/cpu/README.md).
+ */
+static inline float q8_0_group_scaling(uint8_t *block, int g, float group_max, float amax) {
+    int16_t m = (int16_t)chunk_multiple(group_max, amax);
+    memcpy(block + Q8_0_MULTIPLES + 4 * g, &m, sizeof m);
+    memcpy(block + Q8_0_MULTIPLES + 4 * g + 2, &m, sizeof m);
+    return amax != 0.0f ? 2032.0f / (amax * (float)m) : 0.0f;
+}
+
+/*
+ * The steps of the Q8_0 activation block of the 32 values x: d and the groups' multiples, stored in block, and each
+ * group's scaling of x (every variant's quantizer: the quants are x·scaling[j / 4], rounded half to even).
+ */
+static inline void q8_0_steps(const float *x, uint8_t *block, float scaling[8]) {
+    float group_max[8], amax = 0.0f;
+    for (int g = 0; g < 8; g++) {
+        group_max[g] = 0.0f;
+        for (int j = 4 * g; j < 4 * g + 4; j++) group_max[g] = fmaxf(group_max[g], fabsf(x[j]));
+        amax = fmaxf(amax, group_max[g]);
+    }
+    float d = amax / 2032.0f;
+    memcpy(block, &d, sizeof d);
+    for (int g = 0; g < 8; g++) scaling[g] = q8_0_group_scaling(block, g, group_max[g], amax);
 }
 
 /* Stores chunk c's multiple m in both of a Q8_K block's tables. */

@@ -90,7 +90,8 @@ static float uniform(void) {
 /*
  * One chunk of 32 activations of kind `kind`: zeros; ties (amax 127, so id = 1 where the chunk's step is the
  * block's, and ±(n + 0.5) rounds to even); uniform values at a scale from 2^-30 to 2^20; a single spike; values
- * far below the block's largest (a small multiple of its step); a constant (every quant ±127).
+ * far below the block's largest (a small multiple of its step); groups of 4 each half the one before (Q8_0's
+ * multiples 16, 8, .., 1); a constant (every quant ±127).
  */
 static void activation_chunk(float *x, int kind) {
     float scale = ldexpf(1.0f, (int)(next_random() % 51) - 30);
@@ -101,6 +102,7 @@ static void activation_chunk(float *x, int kind) {
         case 2: x[j] = scale * uniform(); break;
         case 3: x[j] = j == (int)(next_random() % 32) ? scale : 0.0f; break;
         case 4: x[j] = 0.01f * uniform(); break;
+        case 5: x[j] = ldexpf(scale * uniform(), -(j / 4)); break;
         default: x[j] = -0.75f; break;
         }
     }
@@ -110,7 +112,7 @@ static void activation_chunk(float *x, int kind) {
 static void activations(float *x) {
     for (int r = 0; r < ACT_ROWS; r++)
         for (int c = 0; c < K / 32; c++) {
-            int kind = r == 1 ? 1 : r == 4 ? 5 : (int)(next_random() % 5);
+            int kind = r == 1 ? 1 : r == 4 ? 6 : (int)(next_random() % 6);
             if (c % 8 == 0 && kind == 4) kind = 2; /* a block's first chunk sets a larger amax for the others */
             activation_chunk(x + (int64_t)r * K + 32 * c, kind);
         }
@@ -480,7 +482,8 @@ static int check(const struct variant *v, const float *x) {
     const struct variant *scalar = &variants[0];
     int ok = 1;
     size_t q8_0_bytes = (size_t)ACT_ROWS * K / 32 * Q8_0_BYTES, q8_k_bytes = (size_t)ACT_ROWS * K / 256 * Q8_K_BYTES;
-    uint8_t *act[2] = {malloc(q8_0_bytes), malloc(q8_k_bytes)}, *actual = malloc(q8_k_bytes);
+    uint8_t *act[2] = {malloc(q8_0_bytes), malloc(q8_k_bytes)};
+    uint8_t *actual = malloc(q8_0_bytes > q8_k_bytes ? q8_0_bytes : q8_k_bytes);
     scalar->quantize_q8_0(x, act[0], (int64_t)ACT_ROWS * K);
     scalar->quantize_q8_k(x, act[1], (int64_t)ACT_ROWS * K);
     v->quantize_q8_0(x, actual, (int64_t)ACT_ROWS * K);

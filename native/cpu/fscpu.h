@@ -2,7 +2,7 @@
  * libfscpu: fs's native CPU matmul kernels, called from Java through the FFM API (fs.backend.cpu.NativeKernels).
  *
  * Each weight row is multiplied by activations that were quantized once per matmul to 8 bits, with integer dot
- * products (llama.cpp's scheme): Q8_0 activation blocks (32 int8 and an f16 scale) for Q8_0 and Q4_0 weights, Q8_K
+ * products (llama.cpp's scheme): Q8_0 activation blocks (a float scale, 32 int8 and a step per 4) for Q8_0 and Q4_0 weights, Q8_K
  * blocks (256 int8, a float scale and 16 sums of 16) for the K-quants and IQ2_XXS. Every kernel comes in one variant
  * per instruction set, each named with its suffix (fs_matmul_q4_k_avx2, ...): the caller picks one with
  * fs_cpu_runs, and every variant computes bit for bit the same floats (the order is in README.md, "Arithmetic").
@@ -27,7 +27,7 @@ FS_API int fs_cpu_runs(const char *isa);
 
 /* The bytes of one activation block, "q8_0" (of 32 values) or "q8_k" (of 256), or of one converted value ("bf16",
  * "f16", "f32"); 0 for another name. */
-#define FS_Q8_0_BYTES 34
+#define FS_Q8_0_BYTES 68
 #define FS_Q8_K_BYTES 340
 FS_API int fs_activation_bytes(const char *format);
 

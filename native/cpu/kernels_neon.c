@@ -75,14 +75,17 @@ static inline float abs_max32(const float *x) {
     return vmaxnmvq_f32(m);
 }
 
-/* 32 floats times id, rounded to the nearest integer, ties to even (as lrintf), to 32 int8 at q in order. */
-static inline void quantize32(const float *x, float id, uint8_t *q) {
+/*
+ * 32 floats, each group of 4 x[4g..4g + 3] times id[g], rounded to the nearest integer, ties to even (as lrintf),
+ * to 32 int8 at q in order.
+ */
+static inline void quantize32(const float *x, const float id[8], uint8_t *q) {
     for (int h = 0; h < 2; h++) {
         int16x8_t pairs[2];
         for (int p = 0; p < 2; p++) {
             const float *from = x + 16 * h + 8 * p;
-            int32x4_t i0 = vcvtnq_s32_f32(vmulq_n_f32(vld1q_f32(from), id));
-            int32x4_t i1 = vcvtnq_s32_f32(vmulq_n_f32(vld1q_f32(from + 4), id));
+            int32x4_t i0 = vcvtnq_s32_f32(vmulq_n_f32(vld1q_f32(from), id[4 * h + 2 * p]));
+            int32x4_t i1 = vcvtnq_s32_f32(vmulq_n_f32(vld1q_f32(from + 4), id[4 * h + 2 * p + 1]));
             pairs[p] = vcombine_s16(vqmovn_s32(i0), vqmovn_s32(i1));
         }
         vst1q_s8((int8_t *)q + 16 * h, vcombine_s8(vqmovn_s16(pairs[0]), vqmovn_s16(pairs[1])));
@@ -92,10 +95,9 @@ static inline void quantize32(const float *x, float id, uint8_t *q) {
 FS_API void fs_quantize_q8_0_neon(const float *x, void *y, int64_t count) {
     uint8_t *out = y;
     for (int64_t b = 0; b < count / 32; b++, x += 32, out += Q8_0_BYTES) {
-        float amax = abs_max32(x);
-        uint16_t d = float_to_half(amax / 127.0f);
-        memcpy(out, &d, sizeof d);
-        quantize32(x, amax != 0.0f ? 127.0f / amax : 0.0f, out + 2);
+        float scaling[8];
+        q8_0_steps(x, out, scaling);
+        quantize32(x, scaling, out + Q8_0_QS);
     }
 }
 
@@ -111,7 +113,8 @@ FS_API void fs_quantize_q8_k_neon(const float *x, void *y, int64_t count) {
         memcpy(out, &d, sizeof d);
         for (int c = 0; c < 8; c++) {
             int m = chunk_multiple(chunk_max[c], amax);
-            quantize32(x + 32 * c, amax != 0.0f ? 2032.0f / (amax * (float)m) : 0.0f, out + Q8_K_QS + 32 * c);
+            float id = amax != 0.0f ? 2032.0f / (amax * (float)m) : 0.0f;
+            quantize32(x + 32 * c, (const float[8]){id, id, id, id, id, id, id, id}, out + Q8_K_QS + 32 * c);
             store_multiple(out, c, m);
         }
         for (int g = 0; g < 16; g++) { /* |sum| ≤ 16·127: no wrap */
@@ -126,11 +129,20 @@ static inline int32_t multiple(const uint8_t *a, int c) {
     return load_i16(a + Q8_K_CHUNK_MULTIPLES + 2 * c);
 }
 
+/* The multiples of groups 0..3 (lo) and 4..7 (hi) of the Q8_0 activation block a, as the lanes of sdot's sums. */
+static inline lanes8 q8_0_multiples(const uint8_t *a) {
+    int16x8_t m = vld2q_s16((const int16_t *)(a + Q8_0_MULTIPLES)).val[0]; /* each stored twice: every other */
+    return (lanes8){vmovl_s16(vget_low_s16(m)), vmovl_high_s16(m)};
+}
+
 static float dot_q8_0(const uint8_t *w, const uint8_t *a, int blocks) {
+    const int32x4_t zero = vdupq_n_s32(0);
     floats8 acc = no_floats();
     for (int b = 0; b < blocks; b++, w += Q8_0_BLOCK, a += Q8_0_BYTES) {
-        lanes8 lanes = add_chunk(no_lanes(), load_s8(w + 2), load_s8(w + 18), a + 2, 1, 1);
-        acc = add_lanes(acc, half(w) * half(a), lanes);
+        lanes8 m = q8_0_multiples(a);
+        lanes8 lanes = {vmulq_s32(vdotq_s32(zero, load_s8(w + 2), load_s8(a + Q8_0_QS)), m.lo),
+                        vmulq_s32(vdotq_s32(zero, load_s8(w + 18), load_s8(a + Q8_0_QS + 16)), m.hi)};
+        acc = add_lanes(acc, half(w) * load_f32(a), lanes);
     }
     return sum_floats(acc);
 }
@@ -139,13 +151,16 @@ static float dot_q8_0(const uint8_t *w, const uint8_t *a, int blocks) {
 static float dot_q4_0(const uint8_t *w, const uint8_t *a, int blocks) {
     const uint8x16_t low = vdupq_n_u8(0xF);
     const int8x16_t eight = vdupq_n_s8(8);
+    const int32x4_t zero = vdupq_n_s32(0);
     float acc = 0.0f;
     for (int b = 0; b < blocks; b++, w += Q4_0_BLOCK, a += Q8_0_BYTES) {
         uint8x16_t packed = vld1q_u8(w + 2);
         int8x16_t q_lo = vsubq_s8(vreinterpretq_s8_u8(vandq_u8(packed, low)), eight);
         int8x16_t q_hi = vsubq_s8(vreinterpretq_s8_u8(vshrq_n_u8(packed, 4)), eight);
-        int32x4_t t = vdotq_s32(vdotq_s32(vdupq_n_s32(0), q_lo, load_s8(a + 2)), q_hi, load_s8(a + 18));
-        acc = fmaf(half(w) * half(a), (float)vaddvq_s32(t), acc);
+        lanes8 m = q8_0_multiples(a);
+        int32x4_t t = vmulq_s32(vdotq_s32(zero, q_lo, load_s8(a + Q8_0_QS)), m.lo);
+        t = vmlaq_s32(t, vdotq_s32(zero, q_hi, load_s8(a + Q8_0_QS + 16)), m.hi);
+        acc = fmaf(half(w) * load_f32(a), (float)vaddvq_s32(t), acc);
     }
     return acc;
 }
@@ -439,15 +454,18 @@ static void q4_0_x16_neon(const uint8_t *gb, const uint8_t *a, int blocks, float
     for (int b = 0; b < blocks; b++, gb += Q4_0_X16_BLOCK, a += Q8_0_BYTES) {
         int32x4_t t[4];
         for (int g = 0; g < 4; g++) t[g] = vdupq_n_s32(0);
-        for (int l = 0; l < 4; l++) {
-            int8x16_t x_lo = broadcast4(a + 2 + 4 * l), x_hi = broadcast4(a + 18 + 4 * l);
+        for (int l = 0; l < 4; l++) { /* low nibbles: activation group l, high: 4 + l */
+            int8x16_t x_lo = broadcast4(a + Q8_0_QS + 4 * l), x_hi = broadcast4(a + Q8_0_QS + 16 + 4 * l);
+            int32_t m_lo = q8_0_multiple(a, l), m_hi = q8_0_multiple(a, 4 + l);
             for (int g = 0; g < 4; g++) { /* q − 8 as signed bytes: T directly */
                 uint8x16_t w = vld1q_u8(gb + Q4_0_X16_QS + 64 * l + 16 * g);
-                t[g] = vdotq_s32(t[g], vsubq_s8(vreinterpretq_s8_u8(vandq_u8(w, low)), eight), x_lo);
-                t[g] = vdotq_s32(t[g], vsubq_s8(vreinterpretq_s8_u8(vshrq_n_u8(w, 4)), eight), x_hi);
+                int8x16_t q_lo = vsubq_s8(vreinterpretq_s8_u8(vandq_u8(w, low)), eight);
+                int8x16_t q_hi = vsubq_s8(vreinterpretq_s8_u8(vshrq_n_u8(w, 4)), eight);
+                t[g] = vmlaq_n_s32(t[g], vdotq_s32(vdupq_n_s32(0), q_lo, x_lo), m_lo);
+                t[g] = vmlaq_n_s32(t[g], vdotq_s32(vdupq_n_s32(0), q_hi, x_hi), m_hi);
             }
         }
-        float da = half(a);
+        float da = load_f32(a);
         for (int g = 0; g < 4; g++) {
             float32x4_t d = vcvt_f32_f16(vreinterpret_f16_u8(vld1_u8(gb + Q4_0_X16_D + 8 * g)));
             acc[g] = vfmaq_f32(acc[g], vcvtq_f32_s32(t[g]), vmulq_n_f32(d, da));

@@ -7,23 +7,12 @@
 
 #include "repacked.h"
 
-/* n floats to int8 quants q = round-to-nearest-even(x * 127 / amax); returns d = amax / 127. */
-static float quantize_block(const float *x, int n, int8_t *q) {
-    float amax = 0.0f;
-    for (int j = 0; j < n; j++) {
-        float a = fabsf(x[j]);
-        if (a > amax) amax = a;
-    }
-    float id = amax != 0.0f ? 127.0f / amax : 0.0f;
-    for (int j = 0; j < n; j++) q[j] = (int8_t)lrintf(x[j] * id);
-    return amax / 127.0f;
-}
-
 FS_API void fs_quantize_q8_0_scalar(const float *x, void *y, int64_t count) {
     uint8_t *out = y;
     for (int64_t b = 0; b < count / 32; b++, x += 32, out += Q8_0_BYTES) {
-        uint16_t d = float_to_half(quantize_block(x, 32, (int8_t *)(out + 2)));
-        memcpy(out, &d, sizeof d);
+        float scaling[8];
+        q8_0_steps(x, out, scaling);
+        for (int j = 0; j < 32; j++) out[Q8_0_QS + j] = (uint8_t)(int8_t)lrintf(x[j] * scaling[j / 4]);
     }
 }
 
@@ -77,28 +66,34 @@ static inline int32_t multiple(const uint8_t *a, int c) {
     return load_i16(a + Q8_K_CHUNK_MULTIPLES + 2 * c);
 }
 
-/* Q8_0 weights by Q8_0 activations: lane sums of w·a, scaled by d_w·d_a (an exact product of two halves). */
+/*
+ * Q8_0 weights by Q8_0 activations: lane l sums m_l·Σ w·a over group l (values 4l..4l + 3, |lane| ≤ 4·128·127·16),
+ * scaled by d_w·d_a (the f16 d_w, exact as a float, times the float d_a).
+ */
 static float dot_q8_0(const uint8_t *w, const uint8_t *a, int blocks) {
     float acc[8] = {0};
     for (int b = 0; b < blocks; b++, w += Q8_0_BLOCK, a += Q8_0_BYTES) {
+        const int8_t *q = (const int8_t *)(w + 2), *x = (const int8_t *)(a + Q8_0_QS);
         int32_t lanes[8] = {0};
-        chunk_lanes((const int8_t *)(w + 2), (const int8_t *)(a + 2), 1, 1, lanes);
-        add_lanes(acc, half_to_float(load_u16(w)) * half_to_float(load_u16(a)), lanes);
+        for (int j = 0; j < 32; j++) lanes[j / 4] += q8_0_multiple(a, j / 4) * q[j] * x[j];
+        add_lanes(acc, half_to_float(load_u16(w)) * load_f32(a), lanes);
     }
     return sum_lanes(acc);
 }
 
 /*
  * Q4_0 weights (nibble − 8: low nibbles are weights 0..15, high nibbles 16..31) by Q8_0 activations: per block one
- * exact int32, T = Σ (q − 8)·a (|T| ≤ 32·8·127), times d_w·d_a (an exact product of two halves) into one float.
+ * exact int32, T = Σ_g m_g·Σ (q − 8)·a over group g (|T| ≤ 32·8·127·16), times d_w·d_a into one float.
  */
 static float dot_q4_0(const uint8_t *w, const uint8_t *a, int blocks) {
     float acc = 0.0f;
     for (int b = 0; b < blocks; b++, w += Q4_0_BLOCK, a += Q8_0_BYTES) {
-        const int8_t *x = (const int8_t *)(a + 2);
+        const int8_t *x = (const int8_t *)(a + Q8_0_QS);
         int32_t t = 0;
-        for (int j = 0; j < 16; j++) t += ((w[2 + j] & 0xF) - 8) * x[j] + ((w[2 + j] >> 4) - 8) * x[j + 16];
-        acc = fmaf(half_to_float(load_u16(w)) * half_to_float(load_u16(a)), (float)t, acc);
+        for (int j = 0; j < 16; j++)
+            t += q8_0_multiple(a, j / 4) * ((w[2 + j] & 0xF) - 8) * x[j]
+                 + q8_0_multiple(a, 4 + j / 4) * ((w[2 + j] >> 4) - 8) * x[j + 16];
+        acc = fmaf(half_to_float(load_u16(w)) * load_f32(a), (float)t, acc);
     }
     return acc;
 }

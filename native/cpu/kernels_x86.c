@@ -100,11 +100,11 @@ static inline __m128i sums_i32x8(__m256i v0, __m256i v1, __m256i v2, __m256i v3)
     return _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
 }
 
-/* 32 floats times id, rounded to the nearest integer (ties to even), to 32 int8 at q in order. */
-static inline void quantize32(const float *x, __m256 id, uint8_t *q) {
+/* 32 floats, x[8v..8v + 7] times id[v], rounded to the nearest integer (ties to even), to 32 int8 at q in order. */
+static inline void quantize32(const float *x, const __m256 id[4], uint8_t *q) {
     __m256i i[4];
     for (int v = 0; v < 4; v++) {
-        __m256 scaled = _mm256_mul_ps(_mm256_loadu_ps(x + 8 * v), id);
+        __m256 scaled = _mm256_mul_ps(_mm256_loadu_ps(x + 8 * v), id[v]);
         i[v] = _mm256_cvtps_epi32(_mm256_round_ps(scaled, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
     }
     /* The packs work within 128-bit halves: bytes come out as dwords 0, 2, 4, 6, 1, 3, 5, 7 of the result. */
@@ -126,12 +126,12 @@ static inline float max_lane(__m256 m) {
 FS_API void FS_EXPORT(fs_quantize_q8_0)(const float *x, void *y, int64_t count) {
     uint8_t *out = y;
     for (int64_t b = 0; b < count / 32; b++, x += 32, out += Q8_0_BYTES) {
-        __m256 m = _mm256_setzero_ps();
-        for (int v = 0; v < 4; v++) m = abs_max(m, x + 8 * v);
-        float amax = max_lane(m);
-        uint16_t d = _cvtss_sh(amax / 127.0f, _MM_FROUND_TO_NEAREST_INT);
-        memcpy(out, &d, sizeof d);
-        quantize32(x, _mm256_set1_ps(amax != 0.0f ? 127.0f / amax : 0.0f), out + 2);
+        float scaling[8];
+        q8_0_steps(x, out, scaling);
+        __m256 id[4];
+        for (int v = 0; v < 4; v++)
+            id[v] = _mm256_setr_m128(_mm_set1_ps(scaling[2 * v]), _mm_set1_ps(scaling[2 * v + 1]));
+        quantize32(x, id, out + Q8_0_QS);
     }
 }
 
@@ -149,8 +149,8 @@ FS_API void FS_EXPORT(fs_quantize_q8_k)(const float *x, void *y, int64_t count) 
         memcpy(out, &d, sizeof d);
         for (int c = 0; c < 8; c++) {
             int m = chunk_multiple(chunk_max[c], amax);
-            quantize32(x + 32 * c, _mm256_set1_ps(amax != 0.0f ? 2032.0f / (amax * (float)m) : 0.0f),
-                       out + Q8_K_QS + 32 * c);
+            __m256 id = _mm256_set1_ps(amax != 0.0f ? 2032.0f / (amax * (float)m) : 0.0f);
+            quantize32(x + 32 * c, (const __m256[4]){id, id, id, id}, out + Q8_K_QS + 32 * c);
             store_multiple(out, c, m);
         }
         const int8_t *q = (const int8_t *)(out + Q8_K_QS);
@@ -172,26 +172,38 @@ static inline __m256i group_multiples(const uint8_t *a) {
     return load256(a + Q8_K_GROUP_MULTIPLES);
 }
 
+/* The 16 int16 multiples of the Q8_0 activation block a (group g's at 2g, 2g + 1): vpmaddwd's second operand. */
+static inline __m256i q8_0_multiples(const uint8_t *a) {
+    return load256(a + Q8_0_MULTIPLES);
+}
+
+/*
+ * Lane l: m_l times the four products of unsigned bytes u and signed bytes s, as int16 pairs (whose bounds the
+ * callers give) times the multiples by vpmaddwd. No vpdpbusd: the multiples need the pairs (VNNI would take
+ * vpdpbusd and vpmulld, one instruction no fewer).
+ */
+static inline __m256i q8_0_lanes(__m256i u, __m256i s, __m256i multiples) {
+    return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), multiples);
+}
+
 static float dot_q8_0(const uint8_t *w, const uint8_t *a, int blocks) {
     __m256 acc = _mm256_setzero_ps();
     for (int b = 0; b < blocks; b++, w += Q8_0_BLOCK, a += Q8_0_BYTES) {
-        __m256i lanes = dot_i8(_mm256_setzero_si256(), load256(w + 2), load256(a + 2));
-        acc = add_lanes(acc, half(w) * half(a), lanes);
+        __m256i q = load256(w + 2), x = load256(a + Q8_0_QS);
+        /* pairs ≤ 2·128·127 < 2^15 */
+        __m256i lanes = q8_0_lanes(_mm256_sign_epi8(q, q), _mm256_sign_epi8(x, q), q8_0_multiples(a));
+        acc = add_lanes(acc, half(w) * load_f32(a), lanes);
     }
     return sum_vector(acc);
 }
 
 /*
- * The lanes of one Q4_0 block against its activation quants x, given x8, the activations' part of the offset
- * (8·x in int16 pairs, or in lanes under VNNI): (q − 8)·x as q·x − 8·x, q unsigned, so no sign trick.
+ * The lanes of one Q4_0 block against its activation quants x, given x8 = 8·x in int16 pairs (the activations' part
+ * of the offset) and their multiples: (q − 8)·x as q·x − 8·x, q unsigned, so no sign trick. Pairs ≤ 2·15·127, and
+ * their difference too: inside int16.
  */
-static inline __m256i q4_0_unpacked_lanes(__m256i q, __m256i x, __m256i x8) {
-#ifdef FS_VNNI
-    return _mm256_sub_epi32(FS_DPBUSD(_mm256_setzero_si256(), q, x), x8);
-#else
-    /* Pairs ≤ 2·15·127, and their difference too: inside int16. */
-    return _mm256_madd_epi16(_mm256_sub_epi16(_mm256_maddubs_epi16(q, x), x8), _mm256_set1_epi16(1));
-#endif
+static inline __m256i q4_0_unpacked_lanes(__m256i q, __m256i x, __m256i x8, __m256i multiples) {
+    return _mm256_madd_epi16(_mm256_sub_epi16(_mm256_maddubs_epi16(q, x), x8), multiples);
 }
 
 /* The 32 unsigned weights of a Q4_0 block, in order. */
@@ -201,24 +213,21 @@ static inline __m256i q4_0_unpack(const uint8_t *w) {
     return _mm256_and_si256(_mm256_srlv_epi64(packed, _mm256_setr_epi64x(0, 0, 4, 4)), _mm256_set1_epi8(0xF));
 }
 
-static inline __m256i q4_0_lanes(const uint8_t *w, __m256i x, __m256i x8) {
-    return q4_0_unpacked_lanes(q4_0_unpack(w), x, x8);
+static inline __m256i q4_0_lanes(const uint8_t *w, __m256i x, __m256i x8, __m256i multiples) {
+    return q4_0_unpacked_lanes(q4_0_unpack(w), x, x8, multiples);
 }
 
 /* q4_0_lanes's x8 for activation quants x. */
 static inline __m256i q4_0_offset(__m256i x) {
-#ifdef FS_VNNI
-    return FS_DPBUSD(_mm256_setzero_si256(), _mm256_set1_epi8(8), x);
-#else
     return _mm256_maddubs_epi16(_mm256_set1_epi8(8), x);
-#endif
 }
 
 static float dot_q4_0(const uint8_t *w, const uint8_t *a, int blocks) {
     float acc = 0.0f;
     for (int b = 0; b < blocks; b++, w += Q4_0_BLOCK, a += Q8_0_BYTES) {
-        __m256i x = load256(a + 2);
-        acc = fmaf(half(w) * half(a), (float)sum_i32x8(q4_0_lanes(w, x, q4_0_offset(x))), acc);
+        __m256i x = load256(a + Q8_0_QS);
+        __m256i lanes = q4_0_lanes(w, x, q4_0_offset(x), q8_0_multiples(a));
+        acc = fmaf(half(w) * load_f32(a), (float)sum_i32x8(lanes), acc);
     }
     return acc;
 }
@@ -231,11 +240,11 @@ static float dot_q4_0(const uint8_t *w, const uint8_t *a, int blocks) {
 static void dot4_q4_0(const uint8_t *w, int64_t stride, const uint8_t *a, int blocks, float *out, int64_t out_step) {
     __m128 acc = _mm_setzero_ps();
     for (int b = 0; b < blocks; b++, w += Q4_0_BLOCK, a += Q8_0_BYTES) {
-        __m256i x = load256(a + 2), x8 = q4_0_offset(x);
-        __m128i t = sums_i32x8(q4_0_lanes(w, x, x8), q4_0_lanes(w + stride, x, x8),
-                               q4_0_lanes(w + 2 * stride, x, x8), q4_0_lanes(w + 3 * stride, x, x8));
+        __m256i x = load256(a + Q8_0_QS), x8 = q4_0_offset(x), m = q8_0_multiples(a);
+        __m128i t = sums_i32x8(q4_0_lanes(w, x, x8, m), q4_0_lanes(w + stride, x, x8, m),
+                               q4_0_lanes(w + 2 * stride, x, x8, m), q4_0_lanes(w + 3 * stride, x, x8, m));
         __m128 d = _mm_mul_ps(_mm_setr_ps(half(w), half(w + stride), half(w + 2 * stride), half(w + 3 * stride)),
-                              _mm_set1_ps(half(a)));
+                              _mm_set1_ps(load_f32(a)));
         acc = _mm_fmadd_ps(d, _mm_cvtepi32_ps(t), acc);
     }
     float sums[4];
@@ -255,19 +264,9 @@ static void dot4_q4_0(const uint8_t *w, int64_t stride, const uint8_t *a, int bl
 /* Unrolls the loop that follows (over rows or chunks): GCC at -O2 keeps them rolled, the accumulators in memory. */
 #define FS_UNROLL _Pragma("GCC unroll 8")
 
-/*
- * Q8_0 and Q4_0 take the activation blocks' scales as floats from a table, scales[r·blocks + b] for row r's block
- * b (FS_MATMUL_ROWS_Q8_0 converts them once for the slice's weight rows): a row's block is so little integer work
- * that its scale's conversion and broadcast would be a third of it. The products d·d_a are dot_q8_0's (a vector
- * multiply rounds as the scalar one).
- */
-static inline __m256 add_scaled_lanes(__m256 acc, __m256 d, const float *scale, __m256i lanes) {
-    return _mm256_fmadd_ps(_mm256_mul_ps(d, _mm256_broadcast_ss(scale)), _mm256_cvtepi32_ps(lanes), acc);
-}
-
 /* Q8_0 against R activation rows: a block's 32 signed weights shared by the rows, the sign trick per row. */
-FS_ALWAYS_INLINE void q8_0_rows(const uint8_t *w, const uint8_t *a, const float *scales, int64_t act_row_bytes,
-                                int blocks, float *out, int64_t out_stride, const int R) {
+FS_ALWAYS_INLINE void q8_0_rows(const uint8_t *w, const uint8_t *a, int64_t act_row_bytes, int blocks, float *out,
+                                int64_t out_stride, const int R) {
     __m256 acc[FS_ROWS];
     FS_UNROLL
     for (int r = 0; r < R; r++) acc[r] = _mm256_setzero_ps();
@@ -276,9 +275,10 @@ FS_ALWAYS_INLINE void q8_0_rows(const uint8_t *w, const uint8_t *a, const float 
         __m256 d = _mm256_set1_ps(half(w));
         FS_UNROLL
         for (int r = 0; r < R; r++) {
-            __m256i x = load256(a + r * act_row_bytes + 2);
-            __m256i lanes = dot_u8_s8(_mm256_setzero_si256(), magnitudes, _mm256_sign_epi8(x, q));
-            acc[r] = add_scaled_lanes(acc[r], d, scales + r * blocks + b, lanes);
+            const uint8_t *x = a + r * act_row_bytes;
+            __m256i lanes = q8_0_lanes(magnitudes, _mm256_sign_epi8(load256(x + Q8_0_QS), q), q8_0_multiples(x));
+            acc[r] = _mm256_fmadd_ps(_mm256_mul_ps(d, _mm256_broadcast_ss((const float *)x)),
+                                     _mm256_cvtepi32_ps(lanes), acc[r]);
         }
     }
     FS_UNROLL
@@ -290,8 +290,8 @@ FS_ALWAYS_INLINE void q8_0_rows(const uint8_t *w, const uint8_t *a, const float 
  * trick per row (one product fewer than q·x − 8·x); the rows' block integers summed together (sums_i32x8), so their
  * float accumulators are the lanes of one vector, row r in lane r, and a block is one vector fma for all of them.
  */
-FS_ALWAYS_INLINE void q4_0_rows(const uint8_t *w, const uint8_t *a, const float *scales, int64_t act_row_bytes,
-                                int blocks, float *out, int64_t out_stride, const int R) {
+FS_ALWAYS_INLINE void q4_0_rows(const uint8_t *w, const uint8_t *a, int64_t act_row_bytes, int blocks, float *out,
+                                int64_t out_stride, const int R) {
     __m128 acc = _mm_setzero_ps();
     for (int b = 0; b < blocks; b++, w += Q4_0_BLOCK, a += Q8_0_BYTES) {
         __m256i q = _mm256_sub_epi8(q4_0_unpack(w), _mm256_set1_epi8(8)), magnitudes = _mm256_sign_epi8(q, q);
@@ -302,9 +302,9 @@ FS_ALWAYS_INLINE void q4_0_rows(const uint8_t *w, const uint8_t *a, const float 
             lanes[r] = _mm256_setzero_si256();
             da[r] = 0.0f;
             if (r < R) {
-                __m256i x = load256(a + r * act_row_bytes + 2);
-                lanes[r] = dot_u8_s8(lanes[r], magnitudes, _mm256_sign_epi8(x, q));
-                da[r] = scales[r * blocks + b];
+                const uint8_t *x = a + r * act_row_bytes;
+                lanes[r] = q8_0_lanes(magnitudes, _mm256_sign_epi8(load256(x + Q8_0_QS), q), q8_0_multiples(x));
+                da[r] = load_f32(x);
             }
         }
         __m128 d = _mm_mul_ps(_mm_set1_ps(half(w)), _mm_setr_ps(da[0], da[1], da[2], da[3]));
@@ -934,35 +934,6 @@ static void q4_0_decode(const uint8_t *weights, int64_t row_bytes, int row_from,
         }                                                                                                            \
     }
 
-/* FS_MATMUL_ROWS for Q8_0 activations: each group's block scales converted to a table first (see q8_0_rows). */
-#define FS_MATMUL_ROWS_Q8_0(F, V) FS_MATMUL_ROWS_Q8_0_EXPANDED(F, V)
-#define FS_MATMUL_ROWS_Q8_0_EXPANDED(F, V)                                                                           \
-    FS_API void fs_matmul_##F##_##V(const void *w, int64_t row_bytes, int row_from, int row_to, const void *act,     \
-                                    int act_rows, int k, float *out, int64_t out_stride) {                           \
-        const uint8_t *weights = w, *acts = act;                                                                     \
-        int blocks = k / 32;                                                                                         \
-        int64_t act_row_bytes = (int64_t)blocks * Q8_0_BYTES;                                                        \
-        for (int r0 = 0; r0 < act_rows; r0 += FS_ROWS) {                                                             \
-            int n = act_rows - r0 < FS_ROWS ? act_rows - r0 : FS_ROWS;                                               \
-            const uint8_t *a = acts + r0 * act_row_bytes;                                                            \
-            float *o = out + r0 * out_stride;                                                                        \
-            if (n == 1) {                                                                                            \
-                F##_decode(weights, row_bytes, row_from, row_to, a, blocks, o);                                      \
-                continue;                                                                                            \
-            }                                                                                                        \
-            float scales[n * blocks]; /* 16 bytes per 32 columns: 32 KiB for k = 65536 */                            \
-            for (int r = 0; r < n; r++)                                                                              \
-                for (int b = 0; b < blocks; b++)                                                                     \
-                    scales[r * blocks + b] = half(a + r * act_row_bytes + b * Q8_0_BYTES);                           \
-            for (int i = row_from; i < row_to; i++) {                                                                \
-                const uint8_t *row = weights + (int64_t)i * row_bytes;                                               \
-                if (n == 4) F##_rows(row, a, scales, act_row_bytes, blocks, o + i, out_stride, 4);                   \
-                else if (n == 3) F##_rows(row, a, scales, act_row_bytes, blocks, o + i, out_stride, 3);              \
-                else F##_rows(row, a, scales, act_row_bytes, blocks, o + i, out_stride, 2);                          \
-            }                                                                                                        \
-        }                                                                                                            \
-    }
-
 FS_DECODE_ROWS(q8_0)
 FS_DECODE_ROWS(q4_k)
 FS_DECODE_ROWS(q6_k)
@@ -971,8 +942,8 @@ FS_DECODE_ROWS(q2_k)
 FS_DECODE_ROWS(q3_k)
 FS_DECODE_ROWS(iq2_xxs)
 
-FS_MATMUL_ROWS_Q8_0(q8_0, FS_VARIANT)
-FS_MATMUL_ROWS_Q8_0(q4_0, FS_VARIANT)
+FS_MATMUL_ROWS(q8_0, FS_VARIANT, 32, Q8_0_BYTES)
+FS_MATMUL_ROWS(q4_0, FS_VARIANT, 32, Q8_0_BYTES)
 FS_MATMUL_ROWS(q4_k, FS_VARIANT, 256, Q8_K_BYTES)
 FS_MATMUL_ROWS(q6_k, FS_VARIANT, 256, Q8_K_BYTES)
 FS_MATMUL_ROWS(q5_k, FS_VARIANT, 256, Q8_K_BYTES)
@@ -1017,7 +988,7 @@ typedef __m512 xf;
 #define xf_store(p, v) _mm512_storeu_ps(p, v)
 /* Products of a step summed straight into int32: pairs of steps need no int16 stage. */
 #define xi_dot(acc, u, p) _mm512_dpbusd_epi32(acc, u, _mm512_set1_epi32((int)load_u32(p)))
-#define xi_dot_finish(acc) (acc)
+#define xi_pairs(u, p) _mm512_maddubs_epi16(u, _mm512_set1_epi32((int)load_u32(p)))
 #else
 #define XV 8
 typedef __m256i xi;
@@ -1036,6 +1007,7 @@ typedef __m256 xf;
 #define xi_slli32(a, n) _mm256_slli_epi32(a, n)
 #define xi_madd16(acc, a, b) dot_i16(acc, a, b)
 #define xi_u8to32(p) _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(p)))
+#define xi_pairs(u, p) _mm256_maddubs_epi16(u, _mm256_set1_epi32((int)load_u32(p)))
 #define xf_cvt(a) _mm256_cvtepi32_ps(a)
 #define xf_set1(v) _mm256_set1_ps(v)
 #define xf_zero() _mm256_setzero_ps()
@@ -1047,7 +1019,6 @@ typedef __m256 xf;
 #define xf_store(p, v) _mm256_storeu_ps(p, v)
 #ifdef FS_VNNI
 #define xi_dot(acc, u, p) FS_DPBUSD(acc, u, _mm256_set1_epi32((int)load_u32(p)))
-#define xi_dot_finish(acc) (acc)
 #else
 #define FS_X16_INT16_SUMS 1
 /*
@@ -1055,7 +1026,6 @@ typedef __m256 xf;
  * one vpmaddwd.
  */
 #define xi_dot(acc, u, p) _mm256_add_epi16(acc, _mm256_maddubs_epi16(u, _mm256_set1_epi32((int)load_u32(p))))
-#define xi_dot_finish(acc) _mm256_madd_epi16(acc, _mm256_set1_epi16(1))
 #endif
 #endif
 
@@ -1181,7 +1151,11 @@ FS_ALWAYS_INLINE void q4_k_x16_rows(const uint8_t *gb, int first, const uint8_t 
         for (int r = 0; r < R; r++) xf_store(out + r * out_stride + XV * h, xf_sub(acc[h * R + r], mins[h * R + r]));
 }
 
-/* Likewise for Q4_0; eights[r·blocks + b] is 8·Σ a of activation row r's block b (T = Σ q·a − 8·Σ a). */
+/*
+ * Likewise for Q4_0; eights[r·blocks + b] is 8·Σ_g m_g·Σ a of activation row r's block b (T = Σ_g m_g·Σ q·a −
+ * that). A step's group (low nibbles: group l, high: 4 + l) is summed into the rows' int16 pairs by vpmaddubsw
+ * (≤ 2·15·127), then times its multiple, broadcast, into their int32 by vpmaddwd (avx2) or vpdpwssd.
+ */
 FS_ALWAYS_INLINE void q4_0_x16_rows(const uint8_t *gb, int first, const uint8_t *a, int64_t act_row_bytes,
                                     const int32_t *eights, const float *scales, int blocks, float *out,
                                     int64_t out_stride, const int R, const int H) {
@@ -1202,9 +1176,11 @@ FS_ALWAYS_INLINE void q4_0_x16_rows(const uint8_t *gb, int first, const uint8_t 
                 xi lo = xi_and(w, low), hi = xi_and(xi_srli16(w, 4), low);
                 FS_UNROLL
                 for (int r = 0; r < R; r++) {
-                    const uint8_t *x = a + r * act_row_bytes + 2 + 4 * l;
-                    sum[h * R + r] = xi_dot(sum[h * R + r], lo, x);
-                    sum[h * R + r] = xi_dot(sum[h * R + r], hi, x + 16);
+                    const uint8_t *x = a + r * act_row_bytes;
+                    xi m_lo = xi_set1_32((int)load_u32(x + Q8_0_MULTIPLES + 4 * l));
+                    xi m_hi = xi_set1_32((int)load_u32(x + Q8_0_MULTIPLES + 16 + 4 * l));
+                    sum[h * R + r] = xi_madd16(sum[h * R + r], xi_pairs(lo, x + Q8_0_QS + 4 * l), m_lo);
+                    sum[h * R + r] = xi_madd16(sum[h * R + r], xi_pairs(hi, x + Q8_0_QS + 16 + 4 * l), m_hi);
                 }
             }
         FS_UNROLL
@@ -1212,7 +1188,7 @@ FS_ALWAYS_INLINE void q4_0_x16_rows(const uint8_t *gb, int first, const uint8_t 
             xf d = xf_half(gb + Q4_0_X16_D + 2 * (first + XV * h));
             FS_UNROLL
             for (int r = 0; r < R; r++) {
-                xi t = xi_sub32(xi_dot_finish(sum[h * R + r]), xi_set1_32(eights[r * blocks + b]));
+                xi t = xi_sub32(sum[h * R + r], xi_set1_32(eights[r * blocks + b]));
                 acc[h * R + r] = xf_fma(xf_mul(d, xf_set1(scales[r * blocks + b])), xf_cvt(t), acc[h * R + r]);
             }
         }
@@ -1267,9 +1243,9 @@ FS_API void FS_EXPORT(fs_matmul_q4_0_x16)(const void *packed, int row_from, int 
             for (int b = 0; b < blocks; b++) {
                 const uint8_t *block = a + r * act_row_bytes + b * Q8_0_BYTES;
                 int32_t sum = 0;
-                for (int j = 0; j < 32; j++) sum += (int8_t)block[2 + j];
+                for (int j = 0; j < 32; j++) sum += q8_0_multiple(block, j / 4) * (int8_t)block[Q8_0_QS + j];
                 eights[r * blocks + b] = 8 * sum;
-                scales[r * blocks + b] = half(block);
+                scales[r * blocks + b] = load_f32(block);
             }
         for (int g = row_from / X16_ROWS; g < row_to / X16_ROWS; g++)
             for (int first = 0; first < X16_ROWS; first += n == 1 ? X16_ROWS : XV) {

@@ -64,17 +64,18 @@ static inline void q4_k_x16_portable(const uint8_t *gb, const uint8_t *a, int bl
     for (int r = 0; r < X16_ROWS; r++) out[r] = acc[r] - mins[r];
 }
 
-/* Likewise for Q4_0, as dot_q4_0: per block T = Σ (q − 8)·a, acc = fmaf(d_w·d_a, T, acc). */
+/* Likewise for Q4_0, as dot_q4_0: per block T = Σ_g m_g·Σ (q − 8)·a over group g, acc = fmaf(d_w·d_a, T, acc). */
 static inline void q4_0_x16_portable(const uint8_t *gb, const uint8_t *a, int blocks, float *out) {
     float acc[X16_ROWS] = {0};
     for (int b = 0; b < blocks; b++, gb += Q4_0_X16_BLOCK, a += Q8_0_BYTES) {
-        const int8_t *x = (const int8_t *)(a + 2);
-        float da = half_to_float(load_u16(a));
+        const int8_t *x = (const int8_t *)(a + Q8_0_QS);
+        float da = load_f32(a);
         for (int r = 0; r < X16_ROWS; r++) {
             int32_t t = 0;
             for (int j = 0; j < 16; j++) {
                 uint8_t packed = gb[Q4_0_X16_QS + 64 * (j / 4) + 4 * r + j % 4];
-                t += ((packed & 0xF) - 8) * x[j] + ((packed >> 4) - 8) * x[j + 16];
+                t += q8_0_multiple(a, j / 4) * ((packed & 0xF) - 8) * x[j]
+                     + q8_0_multiple(a, 4 + j / 4) * ((packed >> 4) - 8) * x[j + 16];
             }
             acc[r] = fmaf(half_to_float(load_u16(gb + Q4_0_X16_D + 2 * r)) * da, (float)t, acc[r]);
         }

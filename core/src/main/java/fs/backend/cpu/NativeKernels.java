@@ -62,8 +62,8 @@ final class NativeKernels {
      * values as a weight block holds, so that the kernels take the dot products of one block with one block.
      */
     enum Activations {
-        /** An f16 scale and 32 int8: Q8_0's own blocks. */
-        Q8_0(DType.Q8_0.blockElements(), DType.Q8_0.blockBytes()),
+        /** A float scale, 32 int8 and each run of 4's multiple of the scale (as 16 int16, each twice). */
+        Q8_0(32, 68),
         /**
          * A float scale, 256 int8, the 16 int16 sums of their runs of 16, and each run of 32's multiple of the scale
          * (as 16 int16, one per run of 16, and as 8 int16).

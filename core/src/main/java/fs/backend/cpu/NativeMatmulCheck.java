@@ -27,8 +27,8 @@ import java.nio.ByteOrder;
 public final class NativeMatmulCheck {
     private static final ValueLayout.OfShort I16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-    /** Q8_K's offsets: the quants, the multiples per chunk of 32 (blocks.h). */
-    private static final int Q8_K_QS = 4, Q8_K_CHUNK_MULTIPLES = 324;
+    /** Q8_K's offsets: the quants, the multiples per chunk of 32; Q8_0's: the quants, per 4 (blocks.h). */
+    private static final int Q8_K_QS = 4, Q8_K_CHUNK_MULTIPLES = 324, Q8_0_QS = 4, Q8_0_MULTIPLES = 36;
 
     private final NativeKernels kernels;
 
@@ -110,8 +110,8 @@ public final class NativeMatmulCheck {
     }
 
     /**
-     * The values {@code count} quantized activations stand for: d·q (Q8_0), d·m·q (Q8_K, m its chunk's multiple); the
-     * bf16, f16 or float itself (the float formats).
+     * The values {@code count} quantized activations stand for: d·m·q, m its group's multiple (Q8_0: per 4, Q8_K: per
+     * 32); the bf16, f16 or float itself (the float formats).
      */
     private static float[] dequantize(Activations format, MemorySegment quants, int count) {
         float[] values = new float[count];
@@ -126,12 +126,13 @@ public final class NativeMatmulCheck {
         return values;
     }
 
-    /** Value j of Q8_0 or Q8_K rows. */
+    /** Value j of Q8_0 or Q8_K rows: d·m·q, m its group's multiple (Q8_0: per 4 values, Q8_K: per 32). */
     private static float quantized(Activations format, MemorySegment quants, int j) {
         long at = (long) (j / format.elements) * format.bytes;
         int i = j % format.elements;
         if (format == Activations.Q8_0) {
-            return Float.float16ToFloat(quants.get(I16, at)) * quants.get(ValueLayout.JAVA_BYTE, at + 2 + i);
+            float step = quants.get(F32, at) * quants.get(I16, at + Q8_0_MULTIPLES + 4L * (i / 4));
+            return step * quants.get(ValueLayout.JAVA_BYTE, at + Q8_0_QS + i);
         }
         float step = quants.get(F32, at) * quants.get(I16, at + Q8_K_CHUNK_MULTIPLES + 2L * (i / 32));
         return step * quants.get(ValueLayout.JAVA_BYTE, at + Q8_K_QS + i);

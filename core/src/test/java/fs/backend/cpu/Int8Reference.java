@@ -19,6 +19,8 @@ final class Int8Reference {
     private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     /** Q8_K's offsets: the quants, the sums of 16, the multiples per group of 16 and per chunk of 32. */
     private static final int QS = 4, SUMS = 260, GROUP_MULTIPLES = 292, CHUNK_MULTIPLES = 324;
+    /** Q8_0's offsets: the quants, the multiples per group of 4 (each twice). */
+    private static final int Q8_0_QS = 4, Q8_0_MULTIPLES = 36;
 
     private Int8Reference() {}
 
@@ -130,11 +132,11 @@ final class Int8Reference {
     }
 
     /**
-     * x (whole blocks) quantized as {@code format}. Q8_0, per block of 32: amax = max |x|, q = round-half-even(x·(127
-     * / amax)) (0 for amax = 0), d = amax/127 as an f16. Q8_K, per block of 256: amax over the block, d = amax/2032
-     * as a float; per chunk c of 32 its multiple m_c = max(1, ⌈16·max_c|x| / amax⌉) and q = round-half-even(x·(2032
-     * / (amax·m_c))), so that q stands for d·m_c·q; then the int16 sums of each 16 quants and the multiples. The
-     * float formats (BF16, F16, F32 weights' activations) are {@link FloatMatmulReference}'s conversions.
+     * x (whole blocks) quantized as {@code format}: per block amax = max |x| and d = amax/2032 as a float; per group
+     * (Q8_0: of 4 values, Q8_K: a chunk of 32) its multiple m = max(1, ⌈16·max_g|x| / amax⌉) and q =
+     * round-half-even(x·(2032 / (amax·m))) (0 for amax = 0), so that q stands for d·m·q; Q8_K then the int16 sums of
+     * each 16 quants; the multiples. The float formats (BF16, F16, F32 weights' activations) are
+     * {@link FloatMatmulReference}'s conversions.
      */
     static byte[] quantize(Activations format, float[] x) {
         if (format.elements == 1) return FloatMatmulReference.convert(format, x);
@@ -144,13 +146,21 @@ final class Int8Reference {
             long at = (long) b * format.bytes;
             float amax = 0f;
             for (int j = from; j < from + format.elements; j++) amax = Math.max(amax, Math.abs(x[j]));
+            out.set(F32, at, amax / 2032f);
             if (format == Activations.Q8_0) {
-                float id = amax != 0f ? 127f / amax : 0f;
-                out.set(I16, at, Float.floatToFloat16(amax / 127f));
-                for (int j = 0; j < 32; j++) out.set(ValueLayout.JAVA_BYTE, at + 2 + j, round(x[from + j] * id));
+                for (int g = 0; g < 8; g++) {
+                    float groupMax = 0f;
+                    for (int j = from + 4 * g; j < from + 4 * g + 4; j++) groupMax = Math.max(groupMax, Math.abs(x[j]));
+                    int m = amax == 0f ? 1 : Math.max(1, (int) Math.ceil(groupMax * 16f / amax));
+                    float id = amax != 0f ? 2032f / (amax * m) : 0f;
+                    for (int j = 4 * g; j < 4 * g + 4; j++) {
+                        out.set(ValueLayout.JAVA_BYTE, at + Q8_0_QS + j, round(x[from + j] * id));
+                    }
+                    out.set(I16, at + Q8_0_MULTIPLES + 4 * g, (short) m);
+                    out.set(I16, at + Q8_0_MULTIPLES + 4 * g + 2, (short) m);
+                }
                 continue;
             }
-            out.set(F32, at, amax / 2032f);
             for (int c = 0; c < 8; c++) {
                 float chunkMax = 0f;
                 for (int j = from + 32 * c; j < from + 32 * c + 32; j++) chunkMax = Math.max(chunkMax, Math.abs(x[j]));
@@ -175,48 +185,53 @@ final class Int8Reference {
         return (byte) Math.rint(scaled);
     }
 
-    /** The multiple of the chunk of 32 that value j of a Q8_K block at {@code at} lies in. */
-    private static int multiple(MemorySegment a, long at, int j) {
+    /** The multiple of the group (Q8_0: of 4, Q8_K: of 32) that value j of a block at {@code at} lies in. */
+    private static int multiple(Activations format, MemorySegment a, long at, int j) {
+        if (format == Activations.Q8_0) return a.get(I16, at + Q8_0_MULTIPLES + 4 * (j / 4));
         return a.get(I16, at + CHUNK_MULTIPLES + 2 * (j / 32));
     }
 
+    /** The offset of a block's quants. */
+    private static long quants(Activations format) {
+        return format == Activations.Q8_0 ? Q8_0_QS : QS;
+    }
+
     /**
-     * The activation value a quant stands for: d·q of its Q8_0 block, d·m·q of its Q8_K block (for the exact products
-     * the tests compare with); the converted value itself (the float formats).
+     * The activation value a quant stands for, d·m·q (for the exact products the tests compare with); the converted
+     * value itself (the float formats).
      */
     static double activation(Activations format, byte[] act, long rowOffset, int j) {
         if (format.elements == 1) return FloatMatmulReference.value(format, act, rowOffset, j);
         MemorySegment a = MemorySegment.ofArray(act);
         long at = rowOffset + (long) (j / format.elements) * format.bytes;
-        if (format == Activations.Q8_0) return (double) half(a, at) * signed(a, at + 2 + j % 32);
-        int i = j % 256;
-        return (double) a.get(F32, at) * multiple(a, at, i) * signed(a, at + QS + i);
+        int i = j % format.elements;
+        return (double) a.get(F32, at) * multiple(format, a, at, i) * signed(a, at + quants(format) + i);
     }
 
     /**
      * The dot of the weight row at {@code rowOffset} with the quantized row at {@code actOffset}, as the kernels
-     * compute it. Q4_0 and Q4_K: per block one exact int32, T = Σ scale·q·a (against Q8_K, scale is the group's
-     * times the chunk's multiple), {@code acc = fma(D, (float) T, acc)}. The other formats: per block eight int32
+     * compute it. Q4_0 and Q4_K: per block one exact int32, T = Σ scale·q·a (scale is the weight group's times the
+     * activation group's multiple), {@code acc = fma(D, (float) T, acc)}. The other formats: per block eight int32
      * lane sums, lane l over the weights whose index inside their 32-weight chunk is 4l..4l+3, of scale·q·a; then
      * per lane {@code acc[l] = fma(D, (float) lane, acc[l])}, and at the end {@link #sumLanes}(acc). D is the
-     * block's d_w·d_a (Q8_0, Q4_0: both f16; K-quants: d_a·d_w). The mins, Σ min·m·a over the block, go likewise
+     * block's d_w·d_a (Q8_0, Q4_0: d_w an f16; K-quants: d_a·d_w). The mins, Σ min·m·a over the block, go likewise
      * into one accumulator with d_a·dmin, subtracted at the end.
      */
     static float dot(DType type, MemorySegment w, long rowOffset, byte[] act, long actOffset, int k) {
         Activations format = Activations.of(type);
         MemorySegment a = MemorySegment.ofArray(act);
-        boolean q8k = format == Activations.Q8_K, perBlock = type == DType.Q4_0 || type == DType.Q4_K;
-        long qs = q8k ? QS : 2;
+        boolean perBlock = type == DType.Q4_0 || type == DType.Q4_K;
+        long qs = quants(format);
         float[] acc = new float[8];
         float mins = 0f;
         for (int b = 0; b < k / type.blockElements(); b++) {
             Block block = decode(type, w, rowOffset + (long) b * type.blockBytes());
             long at = actOffset + (long) b * format.bytes;
-            float da = format == Activations.Q8_0 ? half(a, at) : a.get(F32, at);
+            float da = a.get(F32, at);
             long[] lanes = new long[8];
             long minSum = 0;
             for (int j = 0; j < type.blockElements(); j++) {
-                int x = signed(a, at + qs + j), m = q8k ? multiple(a, at, j) : 1;
+                int x = signed(a, at + qs + j), m = multiple(format, a, at, j);
                 lanes[perBlock ? 0 : j % 32 / 4] += (long) block.scale()[j] * m * block.q()[j] * x;
                 minSum += (long) block.min()[j] * m * x;
             }

@@ -197,8 +197,9 @@ class NativeKernelsTest {
     /**
      * On every tensor of the q-tied files in these formats, each row's native dot with the file's sample input is
      * within B of the exact product (llama.cpp's float64 matvec of the exact weights, stored with the sample), where
-     * B bounds what the int8 activations change: each activation is moved by at most half its block's step
-     * d = amax/127, so B = Σ_j |w_j|·d_j/2, plus the float32 rounding of the sums, 2^-20·Σ|w_j·x_j|.
+     * B bounds what the int8 activations change: each activation is moved by at most half its step d_j, which its
+     * group's multiple keeps within amax/127 of its block, so B = Σ_j |w_j|·d_j/2, plus the float32 rounding of the
+     * sums, 2^-20·Σ|w_j·x_j|.
      */
     @ParameterizedTest
     @MethodSource("variants")
