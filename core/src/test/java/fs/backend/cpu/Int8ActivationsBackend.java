@@ -10,7 +10,7 @@ import java.lang.foreign.ValueLayout;
 
 /**
  * The Vector API backend with the native kernels' one approximation and nothing else: before a matmul of a format
- * libfscpu has, each input row is replaced by the values its int8 quants stand for (d·q of {@link Int8Reference});
+ * libfscpu has, each input row is replaced by the values its int8 quants stand for (d·m·q of {@link Int8Reference});
  * the matmul itself is the exact float kernel. The native path differs from this only by float32 rounding.
  */
 final class Int8ActivationsBackend extends ForwardingBackend {

@@ -26,17 +26,17 @@ import org.junit.jupiter.params.provider.MethodSource;
 /**
  * The dense GGUF files (models/q-tied in every type; models/q-dense-heldout, other shapes and seed: untied, a GQA group
  * of 4, in the two types whose matmuls take Q8_0 activation blocks) on the native kernels (the best variant this CPU
- * runs) against golden-T.json, the float64 logits of each file's exact weights. The native path rounds every matmul's input to int8 (per block, to the
- * nearest of 255 steps of amax/127), so it cannot reproduce the golden to 1e-3 as the Vector API path does; how far
+ * runs) against golden-T.json, the float64 logits of each file's exact weights. The native path rounds every matmul's input to int8 (per group, to the
+ * nearest of 255 steps of its own, at most amax/127 of its block), so it cannot reproduce the golden to 1e-3 as the Vector API path does; how far
  * that rounding alone takes these logits is measured by {@link Int8ActivationsBackend}, the exact Vector API path
  * on the same int8-rounded inputs. The tolerance is twice that distance plus the exact path's 1e-3: the native
  * path's float sums decide a few roundings of ties the other way (each moves an activation by a whole step, up to
  * 0.1 in a logit when it is the LM head's input), a different draw of the same noise. Each file's line reports,
  * beside it, llama.cpp's own distance from the golden (llama-T.json), over the ids both have, and the native path's
  * largest distance must be no larger: the gate for the native kernels being the CPU's default. llama.cpp rounds
- * activations the same way but coarser for K-quant weights (one step per 256 values where the native path has one
- * per 32); for Q8_0 and Q4_0 weights both round with one step per 32, so there the two distances are draws of the
- * same noise and only finer steps hold the gate on more than one set of shapes (models/README.md, q-dense-heldout).
+ * activations the same way but coarser (one step per 256 values for K-quant weights where the native path has one
+ * per 32; one per 32 for Q8_0 and Q4_0 weights where it has one per 4): with llama.cpp's own step per 32 the Q8_0
+ * and Q4_0 distances were draws of the same noise, and q-dense-heldout's lost (models/README.md).
  */
 class NativeDenseGoldenTest {
     private static final double EXACT_TOLERANCE = 1e-3;
