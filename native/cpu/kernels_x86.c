@@ -178,6 +178,19 @@ static inline __m256i q8_0_multiples(const uint8_t *a) {
 }
 
 /*
+ * Σ_g m_g·Σ_{j in g} a_j of a Q8_0 activation block, exactly: the pair sums of its quants (vpmaddubsw by ones, 16
+ * int16) times the multiples, which the block stores once per pair (vpmaddwd), then the eight int32 lanes summed.
+ * The x16 kernels tabulate it per block and activation row at every call: a scalar loop here cost as much as the
+ * products of a 64-row slice.
+ */
+static inline int32_t q8_0_weighted_sum(const uint8_t *a) {
+    __m256i pairs = _mm256_maddubs_epi16(_mm256_set1_epi8(1), load256(a + Q8_0_QS));
+    __m256i lanes = _mm256_madd_epi16(pairs, q8_0_multiples(a));
+    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(lanes), _mm256_extracti128_si256(lanes, 1));
+    return sum_i32x4(s);
+}
+
+/*
  * Lane l: m_l times the four products of unsigned bytes u and signed bytes s, as int16 pairs (whose bounds the
  * callers give) times the multiples by vpmaddwd. No vpdpbusd: the multiples need the pairs (VNNI would take
  * vpdpbusd and vpmulld, one instruction no fewer).
@@ -1242,9 +1255,7 @@ FS_API void FS_EXPORT(fs_matmul_q4_0_x16)(const void *packed, int row_from, int 
         for (int r = 0; r < n; r++)
             for (int b = 0; b < blocks; b++) {
                 const uint8_t *block = a + r * act_row_bytes + b * Q8_0_BYTES;
-                int32_t sum = 0;
-                for (int j = 0; j < 32; j++) sum += q8_0_multiple(block, j / 4) * (int8_t)block[Q8_0_QS + j];
-                eights[r * blocks + b] = 8 * sum;
+                eights[r * blocks + b] = 8 * q8_0_weighted_sum(block);
                 scales[r * blocks + b] = load_f32(block);
             }
         for (int g = row_from / X16_ROWS; g < row_to / X16_ROWS; g++)
