@@ -197,7 +197,7 @@ final class QuantizeCommand implements Callable<Integer> {
         }
         put(tensors, names.norm(), weights.norm());
         // tied: the embedding is the output projection, and llama.cpp, like fs, takes it when output.weight is absent
-        if (!config.tieWordEmbeddings()) put(tensors, names.output(), weights.lmHead());
+        if (weights.lmHead() != null && !config.tieWordEmbeddings()) put(tensors, names.output(), weights.lmHead());
         return tensors;
     }
 

@@ -34,6 +34,7 @@ public final class DecoderModel {
     private final Weight embedTokens;
     private final List<Layer> layers;
     private final Weight finalNorm;
+    /** Null for a model without an output projection (an embedding model): it computes hidden states only. */
     private final Weight lmHead;
 
     /** Uploads the weights to {@code backend}; they live as long as the backend. */
@@ -63,7 +64,7 @@ public final class DecoderModel {
         }
         layers = List.copyOf(bound);
         finalNorm = upload(uploaded, weights.norm());
-        lmHead = upload(uploaded, weights.lmHead());
+        lmHead = weights.lmHead() == null ? null : upload(uploaded, weights.lmHead());
     }
 
     private List<Weight> uploadAll(Map<Tensor, Weight> uploaded, List<Tensor> tensors) {
@@ -108,6 +109,31 @@ public final class DecoderModel {
      * and values of its sequence's earlier positions (from earlier forwards, or from earlier rows of this batch).
      */
     public void forward(Batch batch, KvCache cache, ForwardBuffers buffers, Probe probe) {
+        if (lmHead == null && batch.logitCount() > 0) {
+            throw new FsException("this model has no output projection (lm_head.weight): it is an embedding model,"
+                    + " which computes embeddings (fs embed), not logits");
+        }
+        run(batch, cache, buffers, probe);
+        // The lm_head is the largest matmul: run it only on the rows whose logits are wanted.
+        int count = batch.logitCount();
+        if (count == 0) return;
+        backend.matmul(buffers.headIn, lmHead, buffers.logits, count);
+        buffers.logitsInUse = count;
+        probe.after("logits", -1, buffers.logits, (long) count * config.vocabSize());
+    }
+
+    /**
+     * Runs the batch's rows as {@link #forward} does, but stops at the final norm: the final-normed hidden states of
+     * the batch's logit rows (no output projection) are then readable through {@link ForwardBuffers#readHidden}, in
+     * logit-row order. What an embedding is pooled from.
+     */
+    public void hiddenStates(Batch batch, KvCache cache, ForwardBuffers buffers, Probe probe) {
+        run(batch, cache, buffers, probe);
+        buffers.hiddenInUse = batch.logitCount();
+    }
+
+    /** The layers and the final norm; the final-normed logit rows gathered, in order, into headIn. */
+    private void run(Batch batch, KvCache cache, ForwardBuffers buffers, Probe probe) {
         int rows = batch.rows();
         if (rows > buffers.batchRows() || batch.logitCount() > buffers.logitRows()) {
             throw new IllegalArgumentException("a batch of " + rows + " rows with " + batch.logitCount()
@@ -127,6 +153,7 @@ public final class DecoderModel {
         float eps = config.rmsNormEps();
         long hiddenLength = (long) rows * hidden;
         b.logitsInUse = 0; // until this forward's logits are written
+        b.hiddenInUse = 0;
 
         backend.embed(embedTokens, batch.tokenArray(), b.x);
         probe.after("embed", -1, b.x, hiddenLength);
@@ -140,17 +167,18 @@ public final class DecoderModel {
         backend.rmsNorm(b.x, finalNorm, b.xb, rows, eps);
         probe.after("final_norm", -1, b.xb, hiddenLength);
 
-        // The lm_head is the largest matmul: run it only on the rows whose logits are wanted, gathered in order, one
-        // copy per stretch of consecutive rows (a prefill's last rows are one copy).
+        // The rows whose logits (or hidden states) are wanted, gathered in order, one copy per stretch of consecutive
+        // rows (a prefill's last rows are one copy).
         int count = batch.logitCount();
-        if (count == 0) return;
         for (int i = 0, end; i < count; i = end) {
             end = i + 1;
             while (end < count && batch.logitRow(end) == batch.logitRow(end - 1) + 1) end++;
             backend.copy(b.xb, (long) batch.logitRow(i) * hidden, b.headIn, (long) i * hidden, (long) (end - i) * hidden);
         }
-        backend.matmul(b.headIn, lmHead, b.logits, count);
-        b.logitsInUse = count;
-        probe.after("logits", -1, b.logits, (long) count * config.vocabSize());
+    }
+
+    /** Whether the model has an output projection: false for an embedding model stored without lm_head. */
+    public boolean hasOutputProjection() {
+        return lmHead != null;
     }
 }

@@ -31,6 +31,9 @@ public final class ForwardBuffers {
     final Buffer logits; // [logitRows, vocab]
     /** Logits rows written by the last forward. */
     int logitsInUse;
+    /** Hidden-state rows written by the last {@link DecoderModel#hiddenStates}. */
+    int hiddenInUse;
+    private final int hidden;
 
     ForwardBuffers(ModelConfig config, Backend backend, int batchRows, int logitRows) {
         if (batchRows < 1) throw new IllegalArgumentException("batchRows must be at least 1: " + batchRows);
@@ -41,6 +44,7 @@ public final class ForwardBuffers {
         this.batchRows = batchRows;
         this.logitRows = logitRows;
         this.vocab = config.vocabSize();
+        this.hidden = config.hiddenSize();
         long rows = batchRows;
         x = backend.allocate(rows * config.hiddenSize());
         xb = backend.allocate(rows * config.hiddenSize());
@@ -96,6 +100,20 @@ public final class ForwardBuffers {
             throw new IllegalArgumentException("a logits row has " + vocab + " floats, not " + dst.length);
         }
         backend.read(logits, (long) index * vocab, dst);
+    }
+
+    /**
+     * Copies the final-normed hidden state of row {@code index} of the last {@link DecoderModel#hiddenStates}'s logit
+     * rows (hiddenSize floats) to the host.
+     */
+    public void readHidden(int index, float[] dst) {
+        if (index < 0 || index >= hiddenInUse) {
+            throw new IllegalArgumentException("hidden row " + index + " not in 0.." + (hiddenInUse - 1));
+        }
+        if (dst.length != hidden) {
+            throw new IllegalArgumentException("a hidden row has " + hidden + " floats, not " + dst.length);
+        }
+        backend.read(headIn, (long) index * hidden, dst);
     }
 
     private void checkIndex(int index) {

@@ -11,7 +11,7 @@ import java.util.Set;
 /**
  * Every weight of a model, bound by name (as its source names them) and checked against the config. {@code lmHead}
  * is the embedding table itself when the embeddings are tied, as in Hugging Face, even if the file stores an
- * lm_head.weight. {@code notes} are what binding chose that the user should hear about (see {@link WeightCheck}).
+ * lm_head.weight, and null for a bare Qwen3Model that has none ({@link TensorNaming#headless}). {@code notes} are what binding chose that the user should hear about (see {@link WeightCheck}).
  * Matrices are [out, in] as PyTorch's Linear stores them; none is copied (an expert's matrix of a GGUF stack is a
  * slice of it).
  */
@@ -48,7 +48,8 @@ public record ModelWeights(Tensor embedTokens, List<Layer> layers, Tensor norm, 
     /** The bytes of every weight the model reads, each once (a tied output projection is the embedding). */
     public long bytes() {
         Set<Tensor> seen = Collections.newSetFromMap(new IdentityHashMap<>());
-        List<Tensor> all = new ArrayList<>(List.of(embedTokens, norm, lmHead));
+        List<Tensor> all = new ArrayList<>(List.of(embedTokens, norm));
+        if (lmHead != null) all.add(lmHead);
         for (Layer layer : layers) {
             Attention a = layer.attention();
             all.addAll(List.of(a.norm(), a.q(), a.k(), a.v(), a.o(), a.qNorm(), a.kNorm(), layer.ffnNorm()));

@@ -1,5 +1,6 @@
 package fs.model;
 
+import java.util.function.Predicate;
 import java.util.regex.Pattern;
 
 /**
@@ -7,11 +8,13 @@ import java.util.regex.Pattern;
  * .weight) or llama.cpp's GGUF names (blk.N.attn_q.weight); a layer's tensors are named by their {@link TensorRole}.
  * Both store every matrix as [out, in], and Qwen3's GGUF conversion leaves q and k unpermuted (its NEOX rope is
  * Hugging Face's rotate-half), so only the names differ, and how an expert's matrices are stored: one tensor each in a
- * checkpoint, one [experts, out, in] stack in a GGUF file.
+ * checkpoint, one [experts, out, in] stack in a GGUF file. A bare Qwen3Model (its module paths without {@code model.},
+ * and no lm_head: how Qwen3-Embedding ships) is {@link #HUGGING_FACE_BARE}.
  */
 public enum TensorNaming {
     HUGGING_FACE("model.embed_tokens.weight", "model.norm.weight", "lm_head.weight", "model.layers.",
             "config.json", "checkpoint"),
+    HUGGING_FACE_BARE("embed_tokens.weight", "norm.weight", "lm_head.weight", "layers.", "config.json", "checkpoint"),
     GGUF("token_embd.weight", "output_norm.weight", "output.weight", "blk.", "the file's metadata", "file");
 
     private final String embedding;
@@ -59,6 +62,20 @@ public enum TensorNaming {
     public String expert(int layer, TensorRole role, int expert) {
         if (!role.perExpert() || stacksExperts()) throw new IllegalArgumentException(this + " has no " + role + " per expert");
         return layerPrefix + layer + "." + role.name(this).formatted(expert);
+    }
+
+    /**
+     * How a checkpoint names its tensors: bare when it stores {@code embed_tokens.weight} and no
+     * {@code model.embed_tokens.weight}.
+     */
+    public static TensorNaming ofCheckpoint(Predicate<String> stored) {
+        return stored.test(HUGGING_FACE_BARE.embedding) && !stored.test(HUGGING_FACE.embedding) ? HUGGING_FACE_BARE
+                : HUGGING_FACE;
+    }
+
+    /** Whether the source is a model without an output projection: a bare Qwen3Model, pooled for embeddings. */
+    public boolean headless() {
+        return this == HUGGING_FACE_BARE;
     }
 
     /** Whether an expert's matrices are one stack per layer (GGUF) rather than one tensor per expert. */

@@ -32,7 +32,7 @@ public enum TensorRole {
 
     /** The name inside a layer; for an expert's matrix in a Hugging Face checkpoint, a pattern of the expert. */
     String name(TensorNaming naming) {
-        return naming == TensorNaming.HUGGING_FACE ? huggingFace : gguf;
+        return naming == TensorNaming.GGUF ? gguf : huggingFace;
     }
 
     /** An expert's matrix: one per expert (Hugging Face) or a stack of them (GGUF). */

@@ -42,7 +42,9 @@ final class WeightBinder {
         int layerCount = layersToBind();
         for (int i = 0; i < layerCount; i++) layers.add(layer(i));
         Tensor norm = expect(names.norm(), hidden);
-        Tensor lmHead = config.tieWordEmbeddings() ? tiedHead(embedTokens) : expect(names.output(), vocab, hidden);
+        Tensor lmHead = config.tieWordEmbeddings() ? tiedHead(embedTokens)
+                : names.headless() ? null // a bare Qwen3Model computes hidden states only (embeddings)
+                : expect(names.output(), vocab, hidden);
         reportUnread();
         return new ModelWeights(embedTokens, layers, norm, lmHead, notes);
     }

@@ -8,6 +8,7 @@ import fs.model.GenerationConfig;
 import fs.model.GgufConfigReader;
 import fs.model.ModelConfig;
 import fs.model.ModelTensors;
+import fs.model.Pooling;
 import fs.model.TensorNaming;
 import fs.tensor.DType;
 import fs.tensor.Tensor;
@@ -19,6 +20,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalInt;
 
 /**
  * A single GGUF file as llama.cpp writes one for architecture qwen3: the config from its qwen3.* metadata, the
@@ -27,6 +29,7 @@ import java.util.Optional;
  */
 public final class GgufSource implements ModelSource {
     static final String CHAT_TEMPLATE = "tokenizer.chat_template";
+    private static final String ADD_EOS = "tokenizer.ggml.add_eos_token";
 
     /**
      * The tokens that end a turn besides the file's one eos id: Qwen3's generation_config.json stops at both, and
@@ -111,6 +114,24 @@ public final class GgufSource implements ModelSource {
     @Override
     public Tokenizer tokenizer() {
         return GgufTokenizer.read(file.metadata());
+    }
+
+    /** {@code {arch}.pooling_type}, as llama.cpp numbers it; none for a file without it (a causal LM). */
+    @Override
+    public Pooling pooling() {
+        String key = config.architecture().ggufName() + ".pooling_type";
+        if (!file.metadata().has(key)) return Pooling.NONE;
+        int id = file.metadata().nonNegativeInt(key);
+        return Pooling.ofLlamaCpp(id).orElseThrow(() -> file.metadata().error(key, "is " + id
+                + ", not one of llama.cpp's pooling types 0..4 (none, mean, cls, last, rank)"));
+    }
+
+    /** The eos id when tokenizer.ggml.add_eos_token is true, as llama.cpp tokenizes with special tokens added. */
+    @Override
+    public OptionalInt appendedToken(Tokenizer tokenizer) {
+        var metadata = file.metadata();
+        if (!metadata.has(ADD_EOS) || !metadata.bool(ADD_EOS)) return OptionalInt.empty();
+        return OptionalInt.of(metadata.nonNegativeInt("tokenizer.ggml.eos_token_id"));
     }
 
     @Override

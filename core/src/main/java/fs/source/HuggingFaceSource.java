@@ -4,12 +4,17 @@ import fs.chat.ChatTemplate;
 import fs.model.GenerationConfig;
 import fs.model.ModelConfig;
 import fs.model.ModelTensors;
+import fs.model.Pooling;
 import fs.model.TensorNaming;
 import fs.safetensors.Checkpoint;
+import fs.tensor.Tensor;
 import fs.tokenizer.Tokenizer;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalInt;
+import java.util.Set;
+import java.util.stream.Collectors;
 
 /**
  * A Hugging Face model directory: config.json, generation_config.json (optional), the safetensors checkpoint,
@@ -28,7 +33,8 @@ public final class HuggingFaceSource implements ModelSource {
         this.config = config;
         this.generationConfig = generationConfig;
         this.checkpoint = checkpoint;
-        this.tensors = new ModelTensors(directory, TensorNaming.HUGGING_FACE, checkpoint.tensors());
+        Set<String> stored = checkpoint.tensors().stream().map(Tensor::name).collect(Collectors.toSet());
+        this.tensors = new ModelTensors(directory, TensorNaming.ofCheckpoint(stored::contains), checkpoint.tensors());
     }
 
     static HuggingFaceSource open(Path directory) {
@@ -65,6 +71,16 @@ public final class HuggingFaceSource implements ModelSource {
     @Override
     public Tokenizer tokenizer() {
         return Tokenizer.load(directory, config.vocabSize()); // an id with no embedding row is refused here
+    }
+
+    @Override
+    public Pooling pooling() {
+        return EmbeddingSettings.pooling(directory, tensors.names());
+    }
+
+    @Override
+    public OptionalInt appendedToken(Tokenizer tokenizer) {
+        return EmbeddingSettings.appendedToken(directory, tokenizer);
     }
 
     @Override

@@ -4,10 +4,12 @@ import fs.chat.ChatTemplate;
 import fs.model.GenerationConfig;
 import fs.model.ModelConfig;
 import fs.model.ModelTensors;
+import fs.model.Pooling;
 import fs.tokenizer.Tokenizer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.stream.IntStream;
 
 /**
@@ -50,6 +52,15 @@ public sealed interface ModelSource extends AutoCloseable permits HuggingFaceSou
     }
 
     Tokenizer tokenizer();
+
+    /** How the model pools hidden states into an embedding, as its files say ({@link Pooling#NONE}: a causal LM). */
+    Pooling pooling();
+
+    /**
+     * The token the model's tokenizer appends to a text it embeds, if any: Qwen3-Embedding's {@code <|endoftext|>}
+     * (tokenizer.json's post_processor; a GGUF's tokenizer.ggml.add_eos_token and eos id).
+     */
+    OptionalInt appendedToken(Tokenizer tokenizer);
 
     ChatTemplate chatTemplate();
 
