@@ -33,6 +33,21 @@ PRESETS = {
     "tiny-tied-head-sharded": dict(hidden=32, layers=3, heads=8, kv_heads=2, head_dim=8, intermediate=64,
                                    lm_head="copy", shards=2, seed=1),
 }
+# Qwen3-Embedding and Qwen3-Reranker as they ship, in tiny shapes. "bare": tensors of a Qwen3Model, named without
+# "model." and without lm_head (lm_head "none" with tie false: Qwen3-Embedding-8B's config; "absent": 0.6B's);
+# "pooling": sentence-transformers' 1_Pooling/config.json (last token), and tokenizer.json's post_processor appends
+# <|endoftext|> as Qwen3-Embedding's does. The rerankers are plain Qwen3ForCausalLM checkpoints. The *-heldout pair
+# has other shapes and seeds.
+PRESETS.update({
+    "tiny-embed": dict(hidden=16, layers=2, heads=2, kv_heads=1, head_dim=8, intermediate=48,
+                       lm_head="absent", shards=1, seed=21, bare=True, pooling=True, embedding=True),
+    "tiny-embed-heldout": dict(hidden=24, layers=3, heads=3, kv_heads=1, head_dim=10, intermediate=40,
+                               lm_head="none", shards=1, seed=22, bare=True, pooling=False, embedding=True),
+    "tiny-rerank": dict(hidden=16, layers=2, heads=2, kv_heads=1, head_dim=8, intermediate=48,
+                        lm_head="absent", shards=1, seed=23),
+    "tiny-rerank-heldout": dict(hidden=24, layers=3, heads=4, kv_heads=2, head_dim=6, intermediate=40,
+                                lm_head="absent", shards=1, seed=24),
+})
 # Qwen3-MoE (Qwen3MoeForCausalLM): experts / top_k / moe_intermediate as Qwen3MoeConfig's num_experts /
 # num_experts_per_tok / moe_intermediate_size; layers in mlp_only keep a dense MLP of `intermediate`. The seed was
 # picked so that make_goldens.py also finds every routing decision at least 1e-3 (router logit) from a tie.
@@ -156,7 +171,7 @@ def make_weights(spec):
     def linear(name, out_features, in_features):
         w[name] = random_tensor([out_features, in_features], next(seeds), scale=in_features ** -0.5)
 
-    tied = spec["lm_head"] in ("absent", "copy")
+    tied = spec["lm_head"] in ("absent", "copy")  # "none": untied and no lm_head (a bare embedding model)
     output_row_std = TIED_ROW_STD if tied else 1.0
     w["model.embed_tokens.weight"] = random_tensor([VOCAB, h], next(seeds), scale=output_row_std,
                                                    row_scales=row_scales if tied else None)
@@ -181,6 +196,8 @@ def make_weights(spec):
     w["model.norm.weight"] = random_tensor([h], next(seeds), scale=0.1 * final_scale, offset=final_scale)
     if spec["lm_head"] == "copy":
         w["lm_head.weight"] = w["model.embed_tokens.weight"]
+    if spec.get("bare"):
+        w = {name.removeprefix("model."): t for name, t in w.items()}
     elif spec["lm_head"] == "own":
         w["lm_head.weight"] = random_tensor([VOCAB, h], next(seeds), row_scales=row_scales)
     return w
@@ -212,7 +229,7 @@ def config_json(spec):
         "rope_scaling": None,
         "rope_theta": 1000000,
         "sliding_window": None,
-        "tie_word_embeddings": spec["lm_head"] != "own",
+        "tie_word_embeddings": spec["lm_head"] not in ("own", "none"),
         "torch_dtype": "bfloat16",
         "transformers_version": "4.51.0",
         "use_cache": True,
@@ -273,6 +290,35 @@ GENERATION_CONFIG = {
 }
 
 
+# sentence-transformers' 1_Pooling/config.json as Qwen3-Embedding-0.6B ships it (hidden size aside)
+POOLING_CONFIG = {
+    "word_embedding_dimension": None,
+    "pooling_mode_cls_token": False,
+    "pooling_mode_mean_tokens": False,
+    "pooling_mode_max_tokens": False,
+    "pooling_mode_mean_sqrt_len_tokens": False,
+    "pooling_mode_weightedmean_tokens": False,
+    "pooling_mode_lasttoken": True,
+    "include_prompt": True,
+}
+
+
+def write_embedding_tokenizer(path):
+    """Qwen3's tokenizer.json with Qwen3-Embedding's post_processor: ByteLevel, then <|endoftext|> after a text."""
+    with open(path) as f:
+        tokenizer = json.load(f)
+    eos = {"SpecialToken": {"id": "<|endoftext|>", "type_id": 0}}
+    tokenizer["post_processor"] = {"type": "Sequence", "processors": [
+        tokenizer["post_processor"],
+        {"type": "TemplateProcessing",
+         "single": [{"Sequence": {"id": "A", "type_id": 0}}, eos],
+         "pair": [{"Sequence": {"id": "A", "type_id": 0}}, eos, {"Sequence": {"id": "B", "type_id": 1}}, eos],
+         "special_tokens": {"<|endoftext|>": {"id": "<|endoftext|>", "ids": [151643], "tokens": ["<|endoftext|>"]}}},
+    ]}
+    with open(path, "w") as f:
+        json.dump(tokenizer, f, ensure_ascii=False, separators=(",", ":"))
+
+
 def write_json(path, value):
     with open(path, "w") as f:
         json.dump(value, f, indent=2)
@@ -304,6 +350,12 @@ def write_checkpoint(directory, spec):
     write_json(os.path.join(directory, "generation_config.json"), GENERATION_CONFIG)
     for name in ("tokenizer.json", "tokenizer_config.json"):
         shutil.copyfile(os.path.join(TOKENIZER_DIR, name), os.path.join(directory, name))
+    if spec.get("embedding"):
+        write_embedding_tokenizer(os.path.join(directory, "tokenizer.json"))
+    if spec.get("pooling"):
+        os.makedirs(os.path.join(directory, "1_Pooling"), exist_ok=True)
+        write_json(os.path.join(directory, "1_Pooling", "config.json"),
+                   dict(POOLING_CONFIG, word_embedding_dimension=spec["hidden"]))
     weights = make_weights(spec)
     if spec["shards"] == 1:
         total = write_safetensors(os.path.join(directory, "model.safetensors"), weights)

@@ -66,6 +66,8 @@ def load_checkpoint(directory):
     weights = {}
     for name in files:
         weights.update(read_safetensors(os.path.join(directory, name)))
+    if "embed_tokens.weight" in weights:  # a bare Qwen3Model (Qwen3-Embedding): the same modules without "model."
+        weights = {("model." + name if name != "lm_head.weight" else name): t for name, t in weights.items()}
     return config, weights
 
 
@@ -174,8 +176,8 @@ class Qwen3Reference:
         self.kv_heads = config["num_key_value_heads"]
         self.head_dim = config.get("head_dim") or config["hidden_size"] // self.heads
         self.eps = config["rms_norm_eps"]
-        if "lm_head.weight" in weights and not config["tie_word_embeddings"]:
-            self.lm_head = weights["lm_head.weight"]
+        if not config["tie_word_embeddings"]:
+            self.lm_head = weights.get("lm_head.weight")  # None: a bare Qwen3Model, hidden states only
         else:  # tied: the output projection is the embedding, whether or not the file also carries a copy
             self.lm_head = weights["model.embed_tokens.weight"]
         self.inv_freq, self.attention_factor = rope_parameters(config, self.head_dim)
@@ -228,6 +230,10 @@ class Qwen3Reference:
 
     def forward(self, ids, cache):
         """Logits [len(ids), vocab] for ids placed after the cache's positions; appends their keys/values to cache."""
+        return self.linear(self.hidden(ids, cache), "lm_head.weight")
+
+    def hidden(self, ids, cache):
+        """The final-normed hidden states [len(ids), hidden] (what forward projects to logits)."""
         start = cache[0][0].shape[1]
         n = len(ids)
         positions = torch.arange(start, start + n)
@@ -254,8 +260,7 @@ class Qwen3Reference:
             x = x + self.linear(attended, p + "self_attn.o_proj.weight")
             h = rms_norm(x, self.w[p + "post_attention_layernorm.weight"], self.eps)
             x = x + self.feed_forward(layer, h)
-        x = rms_norm(x, self.w["model.norm.weight"], self.eps)
-        return self.linear(x, "lm_head.weight")
+        return rms_norm(x, self.w["model.norm.weight"], self.eps)
 
     def logits(self, ids):
         """Logits for every position of ids, computed as one sequence."""
