@@ -21,14 +21,29 @@ import java.util.List;
 /**
  * Writes a bf16 Hugging Face checkpoint as the GGUF file tools/reference/to_gguf.py (and llama.cpp's converter) would
  * make of it: the qwen3.* and tokenizer.ggml.* metadata, the chat template, matrices with their bf16 bytes, 1-D norm
- * weights widened to F32, no output.weight when tied.
+ * weights widened to F32, no output.weight when tied. An embedding model (a bare Qwen3Model, as Qwen3-Embedding ships)
+ * gets what llama.cpp's GGUFs of Qwen3-Embedding carry: qwen3.pooling_type 3 (last) and tokenizer.ggml.add_eos_token
+ * with <|endoftext|> as the eos, which llama.cpp then appends to every text.
  */
-final class CheckpointGguf {
+public final class CheckpointGguf {
     private CheckpointGguf() {}
 
-    static Path write(Path checkpointDir, Path file) {
+    /** llama.cpp's LLAMA_POOLING_TYPE_LAST. */
+    private static final int POOLING_LAST = 3;
+
+    public static Path write(Path checkpointDir, Path file) {
         ModelConfig config = ModelConfig.read(checkpointDir.resolve("config.json"));
         GgufWriter writer = new GgufWriter();
+        try (Checkpoint checkpoint = Checkpoint.open(checkpointDir)) {
+            TensorNaming from = TensorNaming.ofCheckpoint(name -> checkpoint.tensors().stream()
+                    .anyMatch(t -> t.name().equals(name)));
+            metadata(writer, checkpointDir, config, from.headless());
+            tensors(writer, checkpoint, config, from);
+        }
+        return writer.write(file);
+    }
+
+    private static void metadata(GgufWriter writer, Path checkpointDir, ModelConfig config, boolean embedding) {
         writer.string("general.architecture", "qwen3")
                 .u32("qwen3.block_count", config.numHiddenLayers())
                 .u32("qwen3.context_length", config.maxPositionEmbeddings())
@@ -43,36 +58,39 @@ final class CheckpointGguf {
         TokenizerGguf.keys(checkpointDir.resolve("tokenizer.json"), config.vocabSize()).values()
                 .forEach(key -> key.accept(writer));
         writer.u32("tokenizer.ggml.bos_token_id", config.bosTokenId())
-                .u32("tokenizer.ggml.eos_token_id", config.eosTokenIds().getFirst())
+                // Qwen3's bos id is <|endoftext|>'s
+                .u32("tokenizer.ggml.eos_token_id", embedding ? config.bosTokenId() : config.eosTokenIds().getFirst())
                 .string("tokenizer.chat_template", chatTemplate(checkpointDir));
-        try (Checkpoint checkpoint = Checkpoint.open(checkpointDir)) {
-            List<String[]> names = new ArrayList<>();
-            names.add(new String[] {TensorNaming.HUGGING_FACE.embedding(), TensorNaming.GGUF.embedding()});
-            for (int layer = 0; layer < config.numHiddenLayers(); layer++) {
-                for (TensorRole role : List.of(TensorRole.ATTN_NORM, TensorRole.Q, TensorRole.K, TensorRole.V,
-                        TensorRole.O, TensorRole.Q_NORM, TensorRole.K_NORM, TensorRole.FFN_NORM, TensorRole.GATE,
-                        TensorRole.UP, TensorRole.DOWN)) {
-                    names.add(new String[] {TensorNaming.HUGGING_FACE.layer(layer, role),
-                            TensorNaming.GGUF.layer(layer, role)});
-                }
-            }
-            names.add(new String[] {TensorNaming.HUGGING_FACE.norm(), TensorNaming.GGUF.norm()});
-            if (!config.tieWordEmbeddings()) {
-                names.add(new String[] {TensorNaming.HUGGING_FACE.output(), TensorNaming.GGUF.output()});
-            }
-            for (String[] name : names) {
-                Tensor tensor = checkpoint.tensor(name[0]);
-                long[] dims = new long[tensor.rank()];
-                for (int i = 0; i < dims.length; i++) dims[i] = tensor.dim(dims.length - 1 - i);
-                byte[] bf16 = tensor.data().toArray(ValueLayout.JAVA_BYTE);
-                if (tensor.rank() == 2) {
-                    writer.tensor(name[1], DType.BF16, dims, bf16);
-                } else {
-                    writer.tensor(name[1], DType.F32, dims, widened(bf16));
-                }
+        if (embedding) {
+            writer.u32("qwen3.pooling_type", POOLING_LAST).bool("tokenizer.ggml.add_eos_token", true);
+        }
+    }
+
+    private static void tensors(GgufWriter writer, Checkpoint checkpoint, ModelConfig config, TensorNaming from) {
+        List<String[]> names = new ArrayList<>();
+        names.add(new String[] {from.embedding(), TensorNaming.GGUF.embedding()});
+        for (int layer = 0; layer < config.numHiddenLayers(); layer++) {
+            for (TensorRole role : List.of(TensorRole.ATTN_NORM, TensorRole.Q, TensorRole.K, TensorRole.V,
+                    TensorRole.O, TensorRole.Q_NORM, TensorRole.K_NORM, TensorRole.FFN_NORM, TensorRole.GATE,
+                    TensorRole.UP, TensorRole.DOWN)) {
+                names.add(new String[] {from.layer(layer, role), TensorNaming.GGUF.layer(layer, role)});
             }
         }
-        return writer.write(file);
+        names.add(new String[] {from.norm(), TensorNaming.GGUF.norm()});
+        if (!config.tieWordEmbeddings() && !from.headless()) {
+            names.add(new String[] {from.output(), TensorNaming.GGUF.output()});
+        }
+        for (String[] name : names) {
+            Tensor tensor = checkpoint.tensor(name[0]);
+            long[] dims = new long[tensor.rank()];
+            for (int i = 0; i < dims.length; i++) dims[i] = tensor.dim(dims.length - 1 - i);
+            byte[] bf16 = tensor.data().toArray(ValueLayout.JAVA_BYTE);
+            if (tensor.rank() == 2) {
+                writer.tensor(name[1], DType.BF16, dims, bf16);
+            } else {
+                writer.tensor(name[1], DType.F32, dims, widened(bf16));
+            }
+        }
     }
 
     /** bf16 is the top half of a float32: widening is exact. */
