@@ -49,6 +49,8 @@ public final class Main implements Runnable {
             RmCommand.class,
             QuantizeCommand.class,
             ImatrixCommand.class,
+            EmbedCommand.class,
+            RerankCommand.class,
             CommandLine.HelpCommand.class);
 
     /**

@@ -20,6 +20,7 @@ import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Consumer;
 import java.util.function.IntFunction;
 import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.Model.CommandSpec;
@@ -265,6 +266,16 @@ final class ModelOptions {
         return loadWith(model(), cacheType(cacheTypeK, "-ctk"), cacheType(cacheTypeV, "-ctv"), sizedFor, err);
     }
 
+    /**
+     * The same, with {@code beforeUpload} first asking the opened source what the command needs of it (that it is an
+     * embedding model, its tokenizer): what it throws comes before the weights are uploaded.
+     */
+    <S> LoadedModel<S> loadWith(Consumer<ModelSource> beforeUpload, IntFunction<Engine.Allocation<S>> sizedFor,
+                                PrintWriter err) {
+        return loadWith(model(), cacheType(cacheTypeK, "-ctk"), cacheType(cacheTypeV, "-ctv"), beforeUpload, sizedFor,
+                err);
+    }
+
     /** The same with the cache storing {@code keys} and {@code values} (null: the default), for fs bench. */
     <S> LoadedModel<S> loadWith(KvCacheType keys, KvCacheType values, IntFunction<Engine.Allocation<S>> sizedFor,
                                 PrintWriter err) {
@@ -273,6 +284,12 @@ final class ModelOptions {
 
     private <S> LoadedModel<S> loadWith(String model, KvCacheType keys, KvCacheType values,
                                         IntFunction<Engine.Allocation<S>> sizedFor, PrintWriter err) {
+        return loadWith(model, keys, values, source -> {}, sizedFor, err);
+    }
+
+    private <S> LoadedModel<S> loadWith(String model, KvCacheType keys, KvCacheType values,
+                                        Consumer<ModelSource> beforeUpload, IntFunction<Engine.Allocation<S>> sizedFor,
+                                        PrintWriter err) {
         long start = System.nanoTime();
         BackendChoice choice = BackendChoice.named(backend).orElseThrow(() ->
                 new FsException("--backend " + backend + " is unknown; choose one of " + BackendChoice.SPELLINGS));
@@ -283,6 +300,12 @@ final class ModelOptions {
         }
         ModelSource source = Engine.open(model, err);
         mapped.add(source);
+        try {
+            beforeUpload.accept(source);
+        } catch (RuntimeException e) {
+            source.close();
+            throw e;
+        }
         LoadedModel<S> loaded = Engine.load(source, new Engine.Options(choice, device, threadCount(), ctx, "--ctx",
                 keys, values, err), sizedFor);
         err.printf(Locale.ROOT, "fs: %s: %d layers, context %d, on %s, %s (%.2f s)%n", source.path(),

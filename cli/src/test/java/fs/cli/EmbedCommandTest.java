@@ -1,0 +1,157 @@
+package fs.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import fs.model.Golden;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** fs embed and fs rerank on the tiny Qwen3-Embedding and Qwen3-Reranker checkpoints, against their goldens. */
+class EmbedCommandTest {
+    private static final double TOLERANCE = 1e-3;
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    @TempDir
+    Path dir;
+
+    /** The golden's cases: text, ids, vector, truncated. */
+    private static JsonNode golden(String checkpoint, String file) throws IOException {
+        return JSON.readTree(Golden.modelDir(checkpoint).resolve("golden").resolve(file).toFile()).get("cases");
+    }
+
+    private static void assertVector(JsonNode expected, JsonNode actual, String what) {
+        assertEquals(expected.size(), actual.size(), what + ": dimensions");
+        for (int i = 0; i < expected.size(); i++) {
+            assertEquals(expected.get(i).doubleValue(), actual.get(i).doubleValue(), TOLERANCE, what + " entry " + i);
+        }
+    }
+
+    @Test
+    void embedsDocumentsAndInstructedQueriesAsTheReferenceDoes() throws IOException {
+        String model = Golden.modelDir("tiny-embed").toString();
+        JsonNode cases = golden("tiny-embed", "embedding.json");
+        List<String> args = new ArrayList<>(List.of("embed", model, "--json", "-t", "2", "-ctk", "f32", "-ctv", "f32"));
+        List<JsonNode> documents = new ArrayList<>();
+        for (JsonNode c : cases) {
+            if (c.get("kind").asText().equals("document")) {
+                args.add(c.get("text").asText());
+                documents.add(c);
+            }
+        }
+        CliRun run = CliRun.of(args.toArray(String[]::new));
+        assertEquals(0, run.exitCode(), run.err());
+        JsonNode response = JSON.readTree(run.out());
+        assertEquals("list", response.get("object").asText());
+        assertEquals(documents.size(), response.get("data").size());
+        long tokens = 0;
+        for (int i = 0; i < documents.size(); i++) {
+            JsonNode entry = response.get("data").get(i);
+            assertEquals(i, entry.get("index").asInt());
+            assertVector(documents.get(i).get("vector"), entry.get("embedding"), "document " + i);
+            tokens += documents.get(i).get("ids").size();
+        }
+        assertEquals(tokens, response.get("usage").get("prompt_tokens").asLong(), "with the appended <|endoftext|>");
+
+        JsonNode query = cases.get(2);
+        String text = query.get("text").asText(); // "Instruct: {task}\nQuery:{query}"
+        String task = text.substring("Instruct: ".length(), text.indexOf("\nQuery:"));
+        CliRun asQuery = CliRun.of("embed", model, "--instruct", task, text.substring(text.indexOf("\nQuery:") + 7),
+                "--dimensions", "8", "-t", "2");
+        assertEquals(0, asQuery.exitCode(), asQuery.err());
+        String[] floats = asQuery.out().strip().split(" ");
+        assertEquals(8, floats.length, asQuery.out());
+        for (int i = 0; i < 8; i++) {
+            assertEquals(query.get("truncated").get(i).doubleValue(), Double.parseDouble(floats[i]), TOLERANCE);
+        }
+    }
+
+    @Test
+    void readsOneTextPerLineOfAFile() throws IOException {
+        JsonNode cases = golden("tiny-embed-heldout", "embedding.json");
+        Path file = Files.writeString(dir.resolve("texts.txt"),
+                cases.get(0).get("text").asText() + "\n\n" + cases.get(1).get("text").asText() + "\n");
+        CliRun run = CliRun.of("embed", Golden.modelDir("tiny-embed-heldout").toString(), "-f", file.toString(),
+                "-t", "2");
+        assertEquals(0, run.exitCode(), run.err());
+        List<String> lines = run.out().strip().lines().toList();
+        assertEquals(2, lines.size(), "the blank line is skipped");
+        for (int i = 0; i < 2; i++) {
+            String[] floats = lines.get(i).split(" ");
+            assertEquals(24, floats.length);
+            for (int j = 0; j < floats.length; j++) {
+                assertEquals(cases.get(i).get("vector").get(j).doubleValue(), Double.parseDouble(floats[j]), TOLERANCE);
+            }
+        }
+    }
+
+    @Test
+    void badInputIsOneLineAndExitTwo() {
+        String embed = Golden.modelDir("tiny-embed").toString();
+        String tied = Golden.modelDir("tiny-tied").toString();
+        assertUsage(CliRun.of("embed", tied, "hello", "-t", "2", "--backend", "cpu"), tied + " is not an embedding model");
+        assertUsage(CliRun.of("embed", embed, "-t", "2", "--backend", "cpu"), "no input: give TEXT… or -f FILE");
+        assertUsage(CliRun.of("embed", embed, "", "-t", "2", "--backend", "cpu"), "text 0 is empty");
+        assertUsage(CliRun.of("embed", embed, "a", "a much longer text than four tokens", "-c", "4", "-t", "2", "--backend", "cpu"),
+                "input 1 has 8 tokens, more than the context of 4");
+        assertUsage(CliRun.of("embed", embed, "hello", "--dimensions", "17", "-t", "2", "--backend", "cpu"),
+                "--dimensions 17 is more than the model's 16");
+        assertUsage(CliRun.of("rerank", embed, "-q", "q", "d", "-t", "2", "--backend", "cpu"), embed + " is an embedding model");
+        assertUsage(CliRun.of("rerank", Golden.modelDir("tiny-rerank").toString(), "-q", "", "d", "-t", "2", "--backend", "cpu"),
+                "-q is empty");
+        CliRun truncated = CliRun.of("embed", embed, "a much longer text than four tokens", "-c", "4", "--truncate",
+                "-t", "2");
+        assertEquals(0, truncated.exitCode(), truncated.err());
+    }
+
+    /** Exit 2 and one line saying what is wrong, the model never loaded (no load line). */
+    private static void assertUsage(CliRun run, String expected) {
+        assertEquals(2, run.exitCode(), run.out() + run.err());
+        List<String> lines = run.err().lines().toList();
+        assertEquals(1, lines.size(), run.err());
+        assertTrue(lines.getFirst().startsWith("fs: " + expected), lines.getFirst());
+    }
+
+    @Test
+    void ranksDocumentsByTheReferencesYesProbability() throws IOException {
+        String model = Golden.modelDir("tiny-rerank-heldout").toString();
+        JsonNode cases = golden("tiny-rerank-heldout", "rerank.json");
+        List<String> args = new ArrayList<>(List.of("rerank", model, "-q", cases.get(0).get("query").asText(),
+                "--json", "-t", "2"));
+        for (int i = 0; i < 3; i++) args.add(cases.get(i).get("document").asText());
+        CliRun run = CliRun.of(args.toArray(String[]::new));
+        assertEquals(0, run.exitCode(), run.err());
+        JsonNode results = JSON.readTree(run.out()).get("results");
+        assertEquals(3, results.size());
+        double previous = 1;
+        for (JsonNode result : results) {
+            int index = result.get("index").asInt();
+            double score = result.get("relevance_score").asDouble();
+            assertEquals(cases.get(index).get("p_yes").asDouble(), score, TOLERANCE, "document " + index);
+            assertEquals(cases.get(index).get("document").asText(), result.get("document").get("text").asText());
+            assertTrue(score <= previous, "highest first");
+            previous = score;
+        }
+
+        JsonNode other = cases.get(3);
+        CliRun instructed = CliRun.of("rerank", model, "-q", other.get("query").asText(), "--instruct",
+                other.get("instruction").asText(), other.get("document").asText(), "d", "--top-n", "1", "-t", "2");
+        assertEquals(0, instructed.exitCode(), instructed.err());
+        List<String> lines = instructed.out().strip().lines().toList();
+        assertEquals(1, lines.size(), "--top-n 1");
+        String[] fields = lines.getFirst().split("\t");
+        if (fields[1].equals("0")) {
+            assertEquals(other.get("p_yes").asDouble(), Double.parseDouble(fields[0]), TOLERANCE);
+            assertEquals(other.get("document").asText(), fields[2]);
+        } else {
+            assertTrue(Double.parseDouble(fields[0]) >= other.get("p_yes").asDouble() - TOLERANCE, lines.getFirst());
+        }
+    }
+}
