@@ -38,7 +38,8 @@ TEXTS = [
     ("document", "fs runs Qwen3 on the JVM: naïve café ☕ — 42"),
 ]
 RERANK_PREFIX = ("<|im_start|>system\nJudge whether the Document meets the requirements based on the Query and the"
-                 " Instruct provided. Note that the answer can only be \"yes\" or \"no\".<|im_end|>\n<|im_start|>user\n")
+                 " Instruct provided. Note that the answer can only be \"yes\" or \"no\".<|im_end|>\n"
+                 "<|im_start|>user\n")
 RERANK_SUFFIX = "<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n"
 QUERY = "What is the capital of China?"
 DOCUMENTS = [

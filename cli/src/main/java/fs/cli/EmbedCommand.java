@@ -41,11 +41,13 @@ final class EmbedCommand implements Callable<Integer> {
     @Mixin
     ModelOptions modelOptions;
 
-    @Parameters(index = "1..*", paramLabel = "TEXT", description = "The texts to embed (one of TEXT or -f is required).")
+    @Parameters(index = "1..*", paramLabel = "TEXT",
+            description = "The texts to embed (no default: one of TEXT or -f is required).")
     List<String> texts = new ArrayList<>();
 
     @Option(names = {"-f", "--file"}, paramLabel = "FILE",
-            description = "Reads the texts from FILE, UTF-8, one per line (blank lines are skipped).")
+            description = "Reads the texts from FILE, UTF-8, one per line, blank lines skipped (one of TEXT or -f is "
+                    + "required).")
     Path file;
 
     @Option(names = "--json", description = "Print OpenAI's embeddings response instead: {\"object\": \"list\", "
@@ -53,12 +55,13 @@ final class EmbedCommand implements Callable<Integer> {
     boolean json;
 
     @Option(names = "--dimensions", paramLabel = "N",
-            description = "Keep the first N dimensions, normalized again (Matryoshka, as the model card allows).")
+            description = "Keep the first N dimensions, normalized again (Matryoshka, as the model card allows; "
+                    + "default: all of them).")
     Integer dimensions;
 
     @Option(names = "--instruct", paramLabel = "TASK",
             description = "Embed the texts as queries in the model card's form: \"Instruct: TASK\\nQuery:TEXT\" (e.g. "
-                    + "\"" + Embeddings.DEFAULT_TASK + "\"); documents go without it.")
+                    + "\"" + Embeddings.DEFAULT_TASK + "\"); default: none, as for documents.")
     String task;
 
     @Option(names = "--truncate", description = "Keep the first tokens of an input longer than the context rather "

@@ -31,10 +31,10 @@ final class RerankCommand implements Callable<Integer> {
     @Mixin
     ModelOptions modelOptions;
 
-    @Option(names = {"-q", "--query"}, paramLabel = "QUERY", required = true, description = "The query.")
+    @Option(names = {"-q", "--query"}, paramLabel = "QUERY", required = true, description = "The query (required).")
     String query;
 
-    @Parameters(index = "1..*", paramLabel = "DOC", description = "The documents to rank (at least one).")
+    @Parameters(index = "1..*", paramLabel = "DOC", description = "The documents to rank (no default: at least one is required).")
     List<String> documents = new ArrayList<>();
 
     @Option(names = "--instruct", paramLabel = "INSTRUCTION",
@@ -55,10 +55,14 @@ final class RerankCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         PrintWriter err = spec.commandLine().getErr();
-        if (query.isEmpty()) throw new ParameterException(spec.commandLine(), "-q is empty: there is nothing to rank by");
+        if (query.isEmpty()) {
+            throw new ParameterException(spec.commandLine(), "-q is empty: there is nothing to rank by");
+        }
         if (documents.isEmpty()) throw new ParameterException(spec.commandLine(), "no document: give DOC…");
         for (int i = 0; i < documents.size(); i++) {
-            if (documents.get(i).isEmpty()) throw new ParameterException(spec.commandLine(), "document " + i + " is empty");
+            if (documents.get(i).isEmpty()) {
+                throw new ParameterException(spec.commandLine(), "document " + i + " is empty");
+            }
         }
         if (topN != null && topN < 1) {
             throw new ParameterException(spec.commandLine(), "--top-n must be at least 1, got " + topN);

@@ -96,19 +96,26 @@ class EmbedCommandTest {
     void badInputIsOneLineAndExitTwo() {
         String embed = Golden.modelDir("tiny-embed").toString();
         String tied = Golden.modelDir("tiny-tied").toString();
-        assertUsage(CliRun.of("embed", tied, "hello", "-t", "2", "--backend", "cpu"), tied + " is not an embedding model");
-        assertUsage(CliRun.of("embed", embed, "-t", "2", "--backend", "cpu"), "no input: give TEXT… or -f FILE");
-        assertUsage(CliRun.of("embed", embed, "", "-t", "2", "--backend", "cpu"), "text 0 is empty");
-        assertUsage(CliRun.of("embed", embed, "a", "a much longer text than four tokens", "-c", "4", "-t", "2", "--backend", "cpu"),
+        assertUsage(onCpu("embed", tied, "hello"), tied + " is not an embedding model");
+        assertUsage(onCpu("embed", embed), "no input: give TEXT… or -f FILE");
+        assertUsage(onCpu("embed", embed, ""), "text 0 is empty");
+        assertUsage(onCpu("embed", embed, "a", "a much longer text than four tokens", "-c", "4"),
                 "input 1 has 8 tokens, more than the context of 4");
-        assertUsage(CliRun.of("embed", embed, "hello", "--dimensions", "17", "-t", "2", "--backend", "cpu"),
+        assertUsage(onCpu("embed", embed, "hello", "--dimensions", "17"),
                 "--dimensions 17 is more than the model's 16");
-        assertUsage(CliRun.of("rerank", embed, "-q", "q", "d", "-t", "2", "--backend", "cpu"), embed + " is an embedding model");
-        assertUsage(CliRun.of("rerank", Golden.modelDir("tiny-rerank").toString(), "-q", "", "d", "-t", "2", "--backend", "cpu"),
+        assertUsage(onCpu("rerank", embed, "-q", "q", "d"), embed + " is an embedding model");
+        assertUsage(onCpu("rerank", Golden.modelDir("tiny-rerank").toString(), "-q", "", "d"),
                 "-q is empty");
         CliRun truncated = CliRun.of("embed", embed, "a much longer text than four tokens", "-c", "4", "--truncate",
                 "-t", "2");
         assertEquals(0, truncated.exitCode(), truncated.err());
+    }
+
+    /** fs with {@code args} on the CPU backend, two threads (no line saying why not OpenCL). */
+    private static CliRun onCpu(String... args) {
+        List<String> all = new ArrayList<>(List.of(args));
+        all.addAll(List.of("-t", "2", "--backend", "cpu"));
+        return CliRun.of(all.toArray(String[]::new));
     }
 
     /** Exit 2 and one line saying what is wrong, the model never loaded (no load line). */

@@ -115,7 +115,8 @@ public final class Embeddings {
         }
         int[] kept = Arrays.copyOf(ids, contextLength);
         // a text keeps the token its tokenizer ends it with: the model was trained to pool at that token
-        if (appended.isPresent() && ids[ids.length - 1] == appended.getAsInt()) kept[kept.length - 1] = ids[ids.length - 1];
+        int last = ids[ids.length - 1];
+        if (appended.isPresent() && last == appended.getAsInt()) kept[kept.length - 1] = last;
         return kept;
     }
 

@@ -11,8 +11,9 @@ import java.util.OptionalInt;
 
 /**
  * Relevance scores as Qwen3-Reranker's model card computes them: each document is judged in the card's prompt (a
- * system line, {@code <Instruct>: …\n<Query>: …\n<Document>: …} as the user's turn, the assistant's turn opened with
- * an empty think block), and its score is P("yes") = softmax over the "no" and "yes" logits at the last position.
+ * system line, {@code <Instruct>: …\n<Query>: …\n<Document>: …} as the user's turn, the assistant's turn opened
+ * with an empty think block), and its score is P("yes") = softmax over the "no" and "yes" logits at the last
+ * position.
  * Documents run batched ({@link SequenceBatcher}).
  */
 public final class Reranker {
