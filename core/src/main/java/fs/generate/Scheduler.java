@@ -10,8 +10,11 @@ import fs.model.Probe;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
 
 /**
  * Generates for many requests at once on one loaded model, with continuous batching as llama-server does it: every
@@ -78,6 +81,8 @@ public final class Scheduler implements AutoCloseable {
     private final Condition work = lock.newCondition();
     private final ArrayDeque<Request> waiting = new ArrayDeque<>();
     private final List<Request> cancelledWaiting = new ArrayList<>();
+    /** Work queued by {@link #runBetweenSteps}, run on the scheduler's thread before its next step. */
+    private final List<Task> tasks = new ArrayList<>();
     private int freeSlots;
     private boolean closed;
 
@@ -197,6 +202,33 @@ public final class Scheduler implements AutoCloseable {
     }
 
     /**
+     * Runs {@code task} on the scheduler's thread between two steps, where it may run forwards of its own on the
+     * model's backend (with its own cache and buffers, such as embeddings'); the answers being generated wait for it.
+     * The future fails with what the task throws, or with IllegalStateException when the scheduler closes first.
+     */
+    public <T> CompletableFuture<T> runBetweenSteps(Supplier<T> task) {
+        CompletableFuture<T> result = new CompletableFuture<>();
+        lock.lock();
+        try {
+            if (closed) throw new IllegalStateException("the scheduler is closed");
+            tasks.add(new Task(() -> {
+                try {
+                    result.complete(task.get());
+                } catch (RuntimeException | Error e) {
+                    result.completeExceptionally(e);
+                }
+            }, result::completeExceptionally));
+            work.signal();
+        } finally {
+            lock.unlock();
+        }
+        return result;
+    }
+
+    /** A {@link #runBetweenSteps} task, and how to fail it when the scheduler closes before it runs. */
+    private record Task(Runnable run, Consumer<Throwable> fail) {}
+
+    /**
      * Stops the scheduler: running and waiting requests end with {@code onDone(CANCELLED, …)}, and its thread ends
      * (this waits for it, unless called from a sink, on that thread). Afterwards the backend is the caller's again.
      */
@@ -238,6 +270,8 @@ public final class Scheduler implements AutoCloseable {
                 left.addAll(cancelledWaiting);
                 waiting.clear();
                 cancelledWaiting.clear();
+                for (Task task : tasks) task.fail().accept(failure);
+                tasks.clear();
             } finally {
                 lock.unlock();
             }
@@ -255,12 +289,16 @@ public final class Scheduler implements AutoCloseable {
             admitted.clear();
             dropped.clear();
             boolean stopping;
+            List<Task> toRun;
             lock.lock();
             try {
-                while (!closed && active.isEmpty() && waiting.isEmpty() && cancelledWaiting.isEmpty()) {
+                while (!closed && active.isEmpty() && waiting.isEmpty() && cancelledWaiting.isEmpty()
+                        && tasks.isEmpty()) {
                     work.awaitUninterruptibly();
                 }
                 stopping = closed;
+                toRun = List.copyOf(tasks);
+                tasks.clear();
                 dropped.addAll(cancelledWaiting);
                 cancelledWaiting.clear();
                 if (stopping) {
@@ -276,6 +314,10 @@ public final class Scheduler implements AutoCloseable {
                 lock.unlock();
             }
             for (Request r : dropped) r.finish(StopReason.CANCELLED, System.nanoTime());
+            for (Task task : toRun) {
+                if (stopping) task.fail().accept(new IllegalStateException("the scheduler is closed"));
+                else task.run().run();
+            }
             if (stopping) {
                 for (Request r : List.copyOf(active)) end(r, StopReason.CANCELLED);
                 return;

@@ -2,6 +2,7 @@ package fs.generate;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -24,6 +25,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -230,6 +232,41 @@ class SchedulerTest {
                 scheduler.submit(prompt(3), SamplingParams.greedy(), 1, NO_STOP, 21, new Recorder());
             }
         });
+    }
+
+    @Test
+    void aTaskRunsOnTheSchedulersThreadBetweenStepsAndFailsOnceItIsClosed() throws Exception {
+        Recorder answer = new Recorder();
+        Scheduler scheduler = new Scheduler(test.model(), new Scheduler.Config(1, CONTEXT, 5, 0));
+        Thread[] schedulerThread = new Thread[1];
+        scheduler.submit(prompt(3), SamplingParams.greedy(), 20, NO_STOP, new TokenSink() {
+            @Override
+            public void onToken(int id, TokenLogprobs logprobs) {
+                schedulerThread[0] = Thread.currentThread();
+                answer.onToken(id, logprobs);
+            }
+
+            @Override
+            public void onDone(StopReason reason, GenerationStats stats) {
+                answer.onDone(reason, stats);
+            }
+
+            @Override
+            public void onError(RuntimeException error) {
+                answer.onError(error);
+            }
+        });
+        Thread ranOn = scheduler.runBetweenSteps(Thread::currentThread).get();
+        assertEquals(StopReason.TOKEN_LIMIT, answer.await());
+        assertEquals(schedulerThread[0], ranOn, "the thread that owns the backend");
+        assertArrayEquals(alone(prompt(3), 20), answer.ids(), "the answer is the same with a task between its steps");
+        IllegalArgumentException thrown = new IllegalArgumentException("the task's own failure");
+        var failing = scheduler.runBetweenSteps(() -> {
+            throw thrown;
+        });
+        assertSame(thrown, assertThrows(ExecutionException.class, failing::get).getCause());
+        scheduler.close();
+        assertThrows(IllegalStateException.class, () -> scheduler.runBetweenSteps(() -> 1));
     }
 
     /**
