@@ -9,6 +9,7 @@ import fs.hub.ModelResolver;
 import fs.model.FeedForward;
 import fs.model.ModelConfig;
 import fs.model.ModelWeights;
+import fs.model.Pooling;
 import fs.model.TensorNaming;
 import fs.model.TensorRole;
 import fs.progress.Terminal;
@@ -106,6 +107,10 @@ final class QuantizeCommand implements Callable<Integer> {
                 case HuggingFaceSource directory ->
                         QuantizationMetadata.fromHuggingFace(directory.path(), config, preset);
             };
+            if (source instanceof HuggingFaceSource && source.pooling() == Pooling.LAST) {
+                QuantizationMetadata.recordLastTokenPooling(metadata, config,
+                        source.appendedToken(source.tokenizer()));
+            }
             if (importance != null) QuantizationMetadata.recordImportance(metadata, imatrix, importance);
             QuantizationRun run = QuantizationRun.prepareParts(plan, tensors, RowQuantizers::of, importance);
             long sourceBytes = tensors.values().stream().flatMap(List::stream).mapToLong(t -> t.data().byteSize()).sum();

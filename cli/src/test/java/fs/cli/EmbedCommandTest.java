@@ -92,6 +92,22 @@ class EmbedCommandTest {
         }
     }
 
+    /** fs quantize keeps an embedding checkpoint an embedding model: pooling_type and the appended eos go along. */
+    @Test
+    void aQuantizedEmbeddingCheckpointStillEmbedsAsTheReference() throws IOException {
+        JsonNode cases = golden("tiny-embed-heldout", "embedding.json");
+        Path gguf = dir.resolve("embed.gguf");
+        CliRun quantize = CliRun.of("quantize", Golden.modelDir("tiny-embed-heldout").toString(), "-o", gguf.toString(),
+                "--type", "BF16", "-t", "2");
+        assertEquals(0, quantize.exitCode(), quantize.err());
+        CliRun run = CliRun.of("embed", gguf.toString(), cases.get(0).get("text").asText(), "--json", "-t", "2");
+        assertEquals(0, run.exitCode(), run.err());
+        JsonNode response = JSON.readTree(run.out());
+        assertVector(cases.get(0).get("vector"), response.get("data").get(0).get("embedding"), "from the GGUF");
+        assertEquals(cases.get(0).get("ids").size(), response.get("usage").get("prompt_tokens").asInt(),
+                "<|endoftext|> appended by add_eos_token");
+    }
+
     @Test
     void badInputIsOneLineAndExitTwo() {
         String embed = Golden.modelDir("tiny-embed").toString();

@@ -18,6 +18,7 @@ import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalInt;
 
 /**
  * The metadata of the file {@code fs quantize} writes. From a GGUF file: its own, as llama-quantize copies it, with
@@ -31,6 +32,8 @@ public final class QuantizationMetadata {
     static final String QUANTIZATION_VERSION = "general.quantization_version";
     /** ggml's GGML_QNT_VERSION: the block layouts of the quantized types, as llama-quantize stamps every file. */
     static final int QUANTIZATION_VERSION_VALUE = 2;
+    /** llama.cpp's LLAMA_POOLING_TYPE_LAST. */
+    private static final int LLAMA_POOLING_TYPE_LAST = 3;
 
     // llama.cpp's token types (llama_token_type), as convert_hf_to_gguf.py assigns them.
     private static final int NORMAL = 1;
@@ -124,6 +127,20 @@ public final class QuantizationMetadata {
         metadata.remove(FILE_TYPE);
         metadata.put(QUANTIZATION_VERSION, uint32(QUANTIZATION_VERSION_VALUE));
         metadata.put(FILE_TYPE, uint32(type.fileType()));
+    }
+
+    /**
+     * What makes the file an embedding model for llama.cpp and fs, as llama.cpp's GGUFs of Qwen3-Embedding carry it:
+     * {@code {arch}.pooling_type} 3 (last token) and, when the checkpoint's tokenizer appends a token to a text, that
+     * token as the eos with {@code tokenizer.ggml.add_eos_token} (llama.cpp appends the eos when it is set).
+     */
+    public static void recordLastTokenPooling(Map<String, GgufValue> metadata, ModelConfig config,
+                                              OptionalInt appended) {
+        metadata.put(config.architecture().ggufName() + ".pooling_type", uint32(LLAMA_POOLING_TYPE_LAST));
+        if (appended.isPresent()) {
+            metadata.put("tokenizer.ggml.eos_token_id", uint32(appended.getAsInt()));
+            metadata.put("tokenizer.ggml.add_eos_token", new GgufValue(GgufValueType.BOOL, true));
+        }
     }
 
     /** An importance matrix's provenance, as llama-quantize records it in the file it weighed. */
