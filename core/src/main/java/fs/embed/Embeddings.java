@@ -52,7 +52,7 @@ public final class Embeddings {
             case LAST -> {}
             case NONE -> throw new FsException(model + " is not an embedding model (no last-token pooling: a GGUF"
                     + " without pooling_type, a checkpoint with lm_head and without 1_Pooling/config.json)");
-            case RANK -> throw new FsException(model + " is a reranker (pooling_type rank): use fs rerank");
+            case RANK -> throw new FsException(model + " is a reranker (pooling_type rank), not an embedding model");
             default -> throw new FsException(model + " pools with " + pooling + "; fs embeds with last-token pooling"
                     + " only");
         }

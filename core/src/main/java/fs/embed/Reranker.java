@@ -56,6 +56,10 @@ public final class Reranker {
             throw new FsException(model + " is an embedding model: use fs embed (a reranker is a causal LM, such as"
                     + " Qwen3-Reranker)");
         }
+        if (pooling == Pooling.RANK) { // its classifier rows are the lm_head's yes/no rows, stored as cls.output
+            throw new FsException(model + " is llama.cpp's reranker GGUF (pooling_type rank, a classifier head), which"
+                    + " fs does not read yet: use the checkpoint, or a GGUF of it converted as a causal LM");
+        }
         if (pooling != Pooling.NONE) {
             throw new FsException(model + " pools with " + pooling + "; fs reranks with a causal LM's yes/no logits");
         }

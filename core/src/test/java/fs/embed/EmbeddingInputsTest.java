@@ -31,7 +31,9 @@ class EmbeddingInputsTest {
         assertTrue(assertThrows(FsException.class, () -> Embeddings.check("m", Pooling.NONE)).getMessage()
                 .startsWith("m is not an embedding model"));
         assertTrue(assertThrows(FsException.class, () -> Embeddings.check("m", Pooling.RANK)).getMessage()
-                .contains("use fs rerank"));
+                .contains("is a reranker"));
+        assertTrue(assertThrows(FsException.class, () -> Reranker.check("m", Pooling.RANK, true)).getMessage()
+                .contains("does not read yet"));
         assertTrue(assertThrows(FsException.class, () -> Embeddings.check("m", Pooling.MEAN)).getMessage()
                 .contains("pools with mean"));
         Embeddings.check("m", Pooling.LAST);
