@@ -32,7 +32,7 @@ public final class Main implements Runnable {
      * option of every command it is given (310 ms of CPU time before a first token, interpreted: picocli's classes
      * are too old for the AOT cache), where reading one command takes 215 ms (see {@link #commandLine(String...)}).
      */
-    private static final List<Class<?>> COMMANDS = List.of(
+    static final List<Class<?>> COMMANDS = List.of(
             InspectCommand.class,
             TokenizeCommand.class,
             DetokenizeCommand.class,
