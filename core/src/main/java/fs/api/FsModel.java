@@ -10,7 +10,7 @@ import fs.engine.Engine;
 import fs.engine.LoadedModel;
 import fs.embed.Embeddings;
 import fs.embed.Reranker;
-import fs.embed.SequenceBatcher;
+import fs.embed.ScheduledRetrieval;
 import fs.generate.SamplingParams;
 import fs.generate.Scheduler;
 import fs.generate.TokenConstraint;
@@ -18,7 +18,6 @@ import fs.generate.TokenSink;
 import fs.grammar.GrammarConstraint;
 import fs.grammar.TokenVocabulary;
 import fs.model.GenerationConfig;
-import fs.model.Pooling;
 import fs.source.ModelSource;
 import fs.tokenizer.Tokenizer;
 import java.io.PrintWriter;
@@ -26,8 +25,6 @@ import java.io.Writer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.function.Supplier;
 
 /**
@@ -43,8 +40,6 @@ import java.util.function.Supplier;
 public final class FsModel implements AutoCloseable {
     /** Sends that may wait for a slot beyond the busy ones; more fail rather than queue without bound. */
     static final int QUEUE_LIMIT = 1024;
-    /** Inputs of one embed or rerank call that run at once, each in a slot of a KV cache of their own. */
-    static final int EMBEDDING_SLOTS = 4;
 
     private final LoadedModel<Scheduler> loaded;
     private final Scheduler scheduler;
@@ -54,11 +49,7 @@ public final class FsModel implements AutoCloseable {
     private final ChatTemplate template; // null: templateProblem says why there is none
     private final FsException templateProblem;
     private final GrammarCache grammars = new GrammarCache(16);
-    private final Pooling pooling;
-    private final Embeddings embeddings;
-    private final Reranker reranker; // null: the vocabulary has no "yes" and "no" to score with
-    /** The cache and buffers of embed and rerank, allocated at the first call: scheduler thread only. */
-    private SequenceBatcher batcher;
+    private final ScheduledRetrieval retrieval;
     private boolean closed; // guarded by this
 
     /**
@@ -152,10 +143,7 @@ public final class FsModel implements AutoCloseable {
         }
         this.template = found;
         this.templateProblem = problem;
-        this.pooling = loaded.source().pooling();
-        this.embeddings = new Embeddings(tokenizer, loaded.source().appendedToken(tokenizer));
-        this.reranker = tokenizer.tokenId("yes").isPresent() && tokenizer.tokenId("no").isPresent()
-                ? new Reranker(tokenizer) : null;
+        this.retrieval = new ScheduledRetrieval(loaded, tokenizer);
     }
 
     /**
@@ -247,18 +235,16 @@ public final class FsModel implements AutoCloseable {
         List<int[]> ids = new ArrayList<>();
         for (String text : texts) {
             if (text.isEmpty()) throw new FsException("input " + ids.size() + " is empty");
-            ids.add(embeddings.tokens(params.queryTask() == null ? text : Embeddings.query(params.queryTask(), text)));
+            ids.add(retrieval.tokens(params.queryTask() == null ? text : Embeddings.query(params.queryTask(), text)));
         }
         return embedTokens(ids, params);
     }
 
     /** As {@link #embed}, of token ids embedded as given (nothing appended; {@link EmbedParams#queryTask} unused). */
     public List<Embedding> embedTokens(List<int[]> inputs, EmbedParams params) {
-        Embeddings.check(loaded.source().path().toString(), pooling);
-        int[][] fitted = embeddings.fitted(inputs, contextLength(), params.truncate());
-        checkVocabulary(fitted);
+        int[][] fitted = retrieval.fitted(inputs, params.truncate());
         Embeddings.Options options = new Embeddings.Options(params.dimensions(), true, params.truncate());
-        List<float[]> vectors = onSchedulerThread(() -> embeddings.embed(batcher(), List.of(fitted), options));
+        List<float[]> vectors = whileOpen(() -> retrieval.embed(fitted, options));
         List<Embedding> result = new ArrayList<>();
         for (int i = 0; i < fitted.length; i++) result.add(new Embedding(i, vectors.get(i), fitted[i].length));
         return List.copyOf(result);
@@ -275,54 +261,17 @@ public final class FsModel implements AutoCloseable {
         Objects.requireNonNull(query, "query");
         Objects.requireNonNull(documents, "documents");
         Objects.requireNonNull(params, "params");
-        Reranker.check(loaded.source().path().toString(), pooling, loaded.model().hasOutputProjection());
-        if (reranker == null) throw new FsException("the model's vocabulary has no \"yes\" and \"no\" to score with");
-        for (int i = 0; i < documents.size(); i++) {
-            if (documents.get(i).isEmpty()) throw new FsException("document " + i + " is empty");
-        }
-        int[][] prompts = reranker.prompts(params.instruction(), query, documents, contextLength(), params.truncate());
-        double[] scores = onSchedulerThread(() -> reranker.scores(batcher(), prompts));
+        int[][] prompts = retrieval.prompts(params.instruction(), query, documents, params.truncate());
+        double[] scores = whileOpen(() -> retrieval.scores(prompts));
         return Reranker.ranked(scores, params.topN()).stream().map(s -> new Ranked(s.index(), s.relevance())).toList();
     }
 
-    private void checkVocabulary(int[][] inputs) {
-        int vocab = loaded.config().vocabSize();
-        for (int i = 0; i < inputs.length; i++) {
-            for (int id : inputs[i]) {
-                if (id < 0 || id >= vocab) {
-                    throw new FsException("input " + i + ": token id " + id + " is outside the vocabulary (0.."
-                            + (vocab - 1) + ")");
-                }
-            }
-        }
-    }
-
-    /**
-     * The batcher of embed and rerank: {@link #EMBEDDING_SLOTS} inputs at once, each up to the context a chat has,
-     * allocated on the model's backend at the first call (scheduler thread only).
-     */
-    private SequenceBatcher batcher() {
-        if (batcher == null) {
-            batcher = new SequenceBatcher(loaded.model(), EMBEDDING_SLOTS, contextLength(), Engine.PREFILL_CHUNK,
-                    loaded.cacheTypes());
-        }
-        return batcher;
-    }
-
-    /** Runs {@code work} on the scheduler's thread, which owns the backend, and waits for it. */
-    private <T> T onSchedulerThread(Supplier<T> work) {
-        CompletableFuture<T> result;
+    /** What {@code run} returns; a closed model is an FsException. */
+    private static <T> T whileOpen(Supplier<T> run) {
         try {
-            result = scheduler.runBetweenSteps(work);
+            return run.get();
         } catch (IllegalStateException e) {
             throw new FsException("the model is closed", e);
-        }
-        try {
-            return result.join();
-        } catch (CompletionException e) {
-            if (e.getCause() instanceof RuntimeException cause) throw cause;
-            if (e.getCause() instanceof Error cause) throw cause;
-            throw e;
         }
     }
 
