@@ -2,16 +2,23 @@ package fs.cli;
 
 import fs.FsException;
 import fs.chat.ChatTemplate;
+import fs.embed.Embeddings;
+import fs.embed.Reranker;
+import fs.embed.ScheduledRetrieval;
 import fs.engine.Engine;
 import fs.engine.LoadedModel;
 import fs.generate.SamplingParams;
 import fs.generate.Scheduler;
 import fs.model.GenerationConfig;
+import fs.model.Pooling;
 import fs.server.OpenAiServer;
 import fs.server.SchedulerEngine;
+import fs.server.ServedTask;
 import fs.server.ServerConfig;
 import fs.server.ServedModel;
 import fs.server.WarmUp;
+import fs.source.ModelSource;
+import fs.tokenizer.Tokenizer;
 import java.io.PrintWriter;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
@@ -35,7 +42,8 @@ import sun.misc.Signal;
 @Command(name = "serve", mixinStandardHelpOptions = true, resourceBundle = "fs.cli.ServeHelp",
         description = "Serves the model over an OpenAI-compatible HTTP API (/v1/chat/completions, /v1/completions, "
                 + "/v1/models, /health, /metrics) until SIGTERM or Ctrl-C. The sampling flags set the defaults of "
-                + "requests that leave a field out, as llama-server's do; a request's own field wins.")
+                + "requests that leave a field out, as llama-server's do; a request's own field wins. With "
+                + "--embedding it serves /v1/embeddings instead of the completions, with --rerank /v1/rerank.")
 final class ServeCommand implements Callable<Integer> {
     /** How long running requests may go on after SIGTERM before they are cut. */
     static final Duration SHUTDOWN_GRACE = Duration.ofSeconds(5);
@@ -48,6 +56,17 @@ final class ServeCommand implements Callable<Integer> {
 
     @Mixin
     SamplingOptions samplingOptions;
+
+    @Option(names = {"--embedding", "--embeddings"},
+            description = "Serve embeddings on POST /v1/embeddings (OpenAI's API) instead of completions, as "
+                    + "llama-server's --embedding: the model must be an embedding model, such as Qwen3-Embedding "
+                    + "(default: off).")
+    boolean embedding;
+
+    @Option(names = {"--rerank", "--reranking"},
+            description = "Serve reranking on POST /v1/rerank (llama-server's, Jina's and Cohere's API) instead of "
+                    + "completions: the model must be a reranker, such as Qwen3-Reranker (default: off).")
+    boolean rerank;
 
     @Option(names = "--host", paramLabel = "HOST", defaultValue = "127.0.0.1",
             description = "Address to listen on (default: ${DEFAULT-VALUE}, this machine only; 0.0.0.0 for every "
@@ -158,6 +177,8 @@ final class ServeCommand implements Callable<Integer> {
         PrintWriter err = spec.commandLine().getErr();
         if (apiKey != null && apiKey.isBlank()) throw new FsException("--api-key is empty");
         if (alias != null && alias.isBlank()) throw new FsException("--alias is empty");
+        if (embedding && rerank) throw usage("--embedding and --rerank are exclusive: a server does one or the other");
+        ServedTask task = embedding ? ServedTask.EMBEDDING : rerank ? ServedTask.RERANK : ServedTask.CHAT;
         String model = modelOptions.model();
         CountDownLatch stop = new CountDownLatch(1);
         OpenAiServer server = OpenAiServer.start(
@@ -169,7 +190,7 @@ final class ServeCommand implements Callable<Integer> {
         err.flush();
         // The scheduler holds every slot's KV cache: the context is shared out among them, as llama-server does.
         // It is closed here too (closing is idempotent) for when serve fails before the server took it over.
-        try (LoadedModel<Scheduler> loaded = modelOptions.loadWith(context -> {
+        try (LoadedModel<Scheduler> loaded = modelOptions.loadWith(source -> checkPooling(task, source), context -> {
             int perSlot = context / parallel;
             if (perSlot < 1) {
                 throw new FsException("--ctx " + context + " shared among --parallel " + parallel + " slots "
@@ -179,7 +200,7 @@ final class ServeCommand implements Callable<Integer> {
             return (uploaded, cacheTypes) -> new Scheduler(uploaded, slots, cacheTypes);
         }, err); Scheduler scheduler = loaded.state()) {
             try {
-                serve(server, loaded, alias != null ? alias : modelId(model), stop, err);
+                serve(server, loaded, task, alias != null ? alias : modelId(model), stop, err);
             } finally {
                 server.shutdown(SHUTDOWN_GRACE); // before the model closes: running requests still use it
             }
@@ -190,8 +211,20 @@ final class ServeCommand implements Callable<Integer> {
         return 0;
     }
 
-    private void serve(OpenAiServer server, LoadedModel<Scheduler> loaded, String id, CountDownLatch stop,
-                       PrintWriter err) throws InterruptedException {
+    private void serve(OpenAiServer server, LoadedModel<Scheduler> loaded, ServedTask task, String id,
+                       CountDownLatch stop, PrintWriter err) throws InterruptedException {
+        Tokenizer tokenizer = loaded.source().tokenizer();
+        ScheduledRetrieval retrieval = task == ServedTask.CHAT ? null : new ScheduledRetrieval(loaded, tokenizer);
+        switch (task) {
+            case CHAT -> {
+                if (!loaded.model().hasOutputProjection()) {
+                    throw new FsException(loaded.source().path() + " is an embedding model (no lm_head): serve it "
+                            + "with --embedding");
+                }
+            }
+            case EMBEDDING -> retrieval.checkEmbeds();
+            case RERANK -> retrieval.checkReranks();
+        }
         GenerationConfig config = loaded.source().generationConfig();
         // Each request draws its own: a fresh random seed unless --seed fixes one, as in llama-server.
         Supplier<SamplingParams> defaults = () -> samplingOptions.resolve(config);
@@ -204,8 +237,8 @@ final class ServeCommand implements Callable<Integer> {
                 throw new FsException(e.getMessage(), e);
             }
         });
-        ServedModel served = new ServedModel(id, System.currentTimeMillis() / 1000,
-                loaded.source().tokenizer(), chatTemplate(loaded), defaults, engine);
+        ServedModel served = new ServedModel(id, System.currentTimeMillis() / 1000, tokenizer, chatTemplate(loaded),
+                defaults, engine, task, retrieval);
         try {
             WarmUp.run(served);
         } catch (RuntimeException | InterruptedException e) {
@@ -226,7 +259,24 @@ final class ServeCommand implements Callable<Integer> {
         err.flush();
     }
 
-    /** The name clients give in "model": a local model's file or directory name, else the repo as given. */
+    /**
+     * Refuses, before the weights are uploaded, a model whose pooling does not fit the task: an embedding model served
+     * for chat or reranking, or a causal LM served to embed (what the weights tell is checked once they are loaded).
+     */
+    private static void checkPooling(ServedTask task, ModelSource source) {
+        String name = source.path().toString();
+        switch (task) {
+            case CHAT -> {
+                if (source.pooling() == Pooling.LAST) {
+                    throw new FsException(name + " is an embedding model (pooling last): serve it with --embedding");
+                }
+            }
+            case EMBEDDING -> Embeddings.check(name, source.pooling());
+            case RERANK -> Reranker.check(name, source.pooling(), true);
+        }
+    }
+
+    /** The name clients give in "model: a local model's file or directory name, else the repo as given. */
     static String modelId(String model) {
         Path path = Path.of(model);
         if (Files.exists(path) && path.getFileName() != null) return path.toAbsolutePath().normalize().getFileName().toString();

@@ -55,11 +55,7 @@ final class CompletionHandler {
         CompletionRequest request = chat
                 ? CompletionRequest.chat(exchange.readJsonObject(OpenAiServer.MAX_BODY_BYTES))
                 : CompletionRequest.completion(exchange.readJsonObject(OpenAiServer.MAX_BODY_BYTES));
-        if (request.model() != null && !request.model().equals(served.id())) {
-            throw new ApiException(404, "invalid_request_error", "model_not_found", "model", "the model "
-                    + fs.Quoted.quote(request.model()) + " does not exist: this server serves "
-                    + fs.Quoted.quote(served.id()) + " (see GET /v1/models)");
-        }
+        served.requireNamed(request.model());
         int[] prompt = promptIds(served, request.prompt(), request.tools());
         checkFits(prompt.length, request.maxTokens(), served.engine().contextLength(), chat ? "messages" : "prompt");
         SamplingParams params = request.sampling().over(defaults(served));

@@ -24,10 +24,11 @@ import org.eclipse.jetty.util.thread.VirtualThreadPool;
 /**
  * An OpenAI-compatible HTTP server on Jetty 12's core (no servlets), each request on its own virtual thread:
  * {@code POST /v1/chat/completions}, {@code POST /v1/completions}, {@code GET /v1/models}, {@code GET /health} and
- * {@code GET /metrics}. It listens before the model is loaded (health says 503 until {@link #ready}), answers every
- * bad request, from a malformed request line to a wrong field, with OpenAI's error object, bounds how long a client
- * may take ({@link ServerConfig.Timeouts}) and how large its headers may be, guards against cross-site requests
- * ({@link CrossSiteGuard}), and logs one line per request ({@link AccessLog}).
+ * {@code GET /metrics}; or, for a model served to embed or rerank ({@link ServedTask}), {@code POST /v1/embeddings}
+ * or {@code POST /v1/rerank} in place of the completions. It listens before the model is loaded (health says 503
+ * until {@link #ready}), answers every bad request, from a malformed request line to a wrong field, with OpenAI's
+ * error object, bounds how long a client may take ({@link ServerConfig.Timeouts}) and how large its headers may be,
+ * guards against cross-site requests ({@link CrossSiteGuard}), and logs one line per request ({@link AccessLog}).
  */
 public final class OpenAiServer {
     /** The largest request body read; a larger one is refused with 413 before it is read. */
@@ -241,11 +242,28 @@ public final class OpenAiServer {
                 expect(exchange, "POST");
                 metrics.requestReceived();
                 requireJsonBody(exchange);
-                return completions.handle(exchange, servedModel(), path.equals("/v1/chat/completions"));
+                ServedModel served = servedModel();
+                served.require(ServedTask.CHAT);
+                return completions.handle(exchange, served, path.equals("/v1/chat/completions"));
+            }
+            case "/v1/embeddings", "/embeddings" -> {
+                expect(exchange, "POST");
+                requireJsonBody(exchange);
+                ServedModel served = servedModel();
+                served.require(ServedTask.EMBEDDING);
+                RetrievalHandler.embeddings(exchange, served);
+            }
+            case "/v1/rerank", "/rerank", "/v2/rerank" -> {
+                expect(exchange, "POST");
+                requireJsonBody(exchange);
+                ServedModel served = servedModel();
+                served.require(ServedTask.RERANK);
+                RetrievalHandler.rerank(exchange, served);
             }
             default -> throw new ApiException(404, "invalid_request_error", "not_found", null,
                     "no such endpoint: " + method + " " + path + " (POST /v1/chat/completions, POST "
-                            + "/v1/completions, GET /v1/models, GET /health, GET /metrics)");
+                            + "/v1/completions, POST /v1/embeddings, POST /v1/rerank, GET /v1/models, GET /health, "
+                            + "GET /metrics)");
         }
         return null;
     }
@@ -260,7 +278,7 @@ public final class OpenAiServer {
     }
 
     /**
-     * A completion body must be announced (411 otherwise: Content-Length or chunked) and be JSON (415 otherwise): a
+     * A request body must be announced (411 otherwise: Content-Length or chunked) and be JSON (415 otherwise): a
      * web page can POST text/plain anywhere without the browser asking first, but not application/json.
      */
     private static void requireJsonBody(Exchange exchange) {

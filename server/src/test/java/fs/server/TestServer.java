@@ -86,16 +86,16 @@ final class TestServer implements AutoCloseable {
     /** Starts the server, answering with {@code engine} (the server closes it). */
     OpenAiServer serve(CompletionEngine engine, String apiKey) {
         server = listen(apiKey);
-        server.ready(new ServedModel(MODEL_ID, 1, tokenizer, () -> template, () -> SamplingParams.of(generationConfig),
-                engine));
+        server.ready(ServedModel.forChat(MODEL_ID, 1, tokenizer, () -> template,
+                () -> SamplingParams.of(generationConfig), engine));
         return server;
     }
 
     /** Starts the server as {@code config} says (which must listen on 127.0.0.1), answering with {@code engine}. */
     OpenAiServer serveWith(CompletionEngine engine, ServerConfig config) {
         server = OpenAiServer.start(config, new PrintWriter(log, true));
-        server.ready(new ServedModel(MODEL_ID, 1, tokenizer, () -> template, () -> SamplingParams.of(generationConfig),
-                engine));
+        server.ready(ServedModel.forChat(MODEL_ID, 1, tokenizer, () -> template,
+                () -> SamplingParams.of(generationConfig), engine));
         return server;
     }
 

@@ -69,7 +69,7 @@ class WarmUpTest {
     void oneRequestAloneThenOneInEverySlotAtOnce() throws Exception {
         Tokenizer tokenizer = Tokenizer.load(TestServer.MODEL);
         BatchExpectingEngine engine = new BatchExpectingEngine(4);
-        ServedModel served = new ServedModel("m", 0, tokenizer, () -> null, SamplingParams::greedy, engine);
+        ServedModel served = ServedModel.forChat("m", 0, tokenizer, () -> null, SamplingParams::greedy, engine);
         Thread warming = Thread.ofVirtual().start(() -> {
             try {
                 WarmUp.run(served);

@@ -1,0 +1,110 @@
+package fs.server;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import fs.FsException;
+import fs.embed.Embeddings;
+import fs.embed.Reranker;
+import fs.embed.ScheduledRetrieval;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.Base64;
+import java.util.List;
+import java.util.function.Supplier;
+
+/**
+ * Answers {@code POST /v1/embeddings} in OpenAI's shape and {@code POST /v1/rerank} in llama-server's (Jina's,
+ * Cohere's): checks the request, tokenizes and checks the inputs against the model on the request's own thread, then
+ * waits for the forwards, which run on the engine's scheduler thread between the chats' steps
+ * ({@link ScheduledRetrieval}).
+ */
+final class RetrievalHandler {
+    private RetrievalHandler() {}
+
+    static void embeddings(Exchange exchange, ServedModel served) throws IOException {
+        EmbeddingRequest request = EmbeddingRequest.of(exchange.readJsonObject(OpenAiServer.MAX_BODY_BYTES));
+        served.requireNamed(request.model());
+        ScheduledRetrieval retrieval = served.retrieval();
+        if (request.dimensions() > retrieval.hiddenSize()) {
+            throw ApiException.invalid("dimensions", "'dimensions' must be at most " + retrieval.hiddenSize()
+                    + ", the model's embedding size, got " + request.dimensions());
+        }
+        List<int[]> ids = switch (request.inputs()) {
+            case EmbeddingRequest.Inputs.Texts texts -> texts.texts().stream().map(retrieval::tokens).toList();
+            case EmbeddingRequest.Inputs.Tokens tokens -> tokens.ids();
+        };
+        int[][] fitted = inputProblem("input", () -> retrieval.fitted(ids, request.truncate()));
+        List<float[]> vectors = whileServing(() -> retrieval.embed(fitted,
+                new Embeddings.Options(request.dimensions(), true, request.truncate())));
+
+        ObjectNode response = JsonNodeFactory.instance.objectNode();
+        response.put("object", "list");
+        ArrayNode data = response.putArray("data");
+        for (int i = 0; i < vectors.size(); i++) {
+            ObjectNode entry = data.addObject();
+            entry.put("object", "embedding");
+            entry.put("index", i);
+            if (request.base64()) {
+                entry.put("embedding", base64(vectors.get(i)));
+            } else {
+                ArrayNode vector = entry.putArray("embedding");
+                for (float v : vectors.get(i)) vector.add(v);
+            }
+        }
+        response.put("model", served.id());
+        usage(response, fitted);
+        exchange.sendJson(200, response);
+    }
+
+    static void rerank(Exchange exchange, ServedModel served) throws IOException {
+        RerankRequest request = RerankRequest.of(exchange.readJsonObject(OpenAiServer.MAX_BODY_BYTES));
+        served.requireNamed(request.model());
+        ScheduledRetrieval retrieval = served.retrieval();
+        int[][] prompts = inputProblem("documents", () -> retrieval.prompts(request.instruction(), request.query(),
+                request.documents(), request.truncate()));
+        double[] scores = whileServing(() -> retrieval.scores(prompts));
+
+        ObjectNode response = JsonNodeFactory.instance.objectNode();
+        response.put("model", served.id());
+        response.put("object", "list");
+        usage(response, prompts);
+        ArrayNode results = response.putArray("results");
+        for (Reranker.Score score : Reranker.ranked(scores, request.topN())) {
+            results.addObject().put("index", score.index()).put("relevance_score", score.relevance());
+        }
+        exchange.sendJson(200, response);
+    }
+
+    /** The vector's float32 values, little-endian, in base64: what OpenAI's {@code encoding_format: base64} sends. */
+    static String base64(float[] vector) {
+        ByteBuffer bytes = ByteBuffer.allocate(vector.length * Float.BYTES).order(ByteOrder.LITTLE_ENDIAN);
+        bytes.asFloatBuffer().put(vector);
+        return Base64.getEncoder().encodeToString(bytes.array());
+    }
+
+    private static void usage(ObjectNode response, int[][] sequences) {
+        long tokens = 0;
+        for (int[] sequence : sequences) tokens += sequence.length;
+        response.putObject("usage").put("prompt_tokens", tokens).put("total_tokens", tokens);
+    }
+
+    /** What the model refuses in the inputs (one too long, an id out of the vocabulary): a 400 naming {@code param}. */
+    private static <T> T inputProblem(String param, Supplier<T> check) {
+        try {
+            return check.get();
+        } catch (FsException e) {
+            throw ApiException.invalid(param, e.getMessage());
+        }
+    }
+
+    /** The forwards' result; a scheduler that closed first means the server is shutting down (503). */
+    private static <T> T whileServing(Supplier<T> run) {
+        try {
+            return run.get();
+        } catch (IllegalStateException e) {
+            throw ApiException.unavailable("shutting_down", "the server is shutting down");
+        }
+    }
+}
