@@ -128,6 +128,50 @@ class ServeCommandTest {
     }
 
     @Test
+    void embeddingAndRerankAreExclusive() {
+        assertOneErrorLine(serve(MODEL.toString(), "--embedding", "--rerank"), 2,
+                "--embedding and --rerank are exclusive");
+    }
+
+    /** Each task refuses, in one line and before the upload where the files tell, a model not made for it. */
+    @Test
+    void aModelNotMadeForTheTaskIsOneLine() {
+        String embedder = Golden.modelDir("tiny-embed").toString();
+        String reranker = Golden.modelDir("tiny-rerank").toString();
+        assertOneErrorLine(serve(embedder, "--port", "0"), 1, "is an embedding model (pooling last): serve it with "
+                + "--embedding");
+        assertOneErrorLine(serve(embedder, "--port", "0", "--rerank"), 1, "is an embedding model");
+        assertOneErrorLine(serve(reranker, "--port", "0", "--embedding"), 1, "is not an embedding model");
+    }
+
+    /** llama-server's flags, spelled either way: the endpoint each serves answers, the completions do not. */
+    @Test
+    void embeddingAndRerankServeTheirEndpoints() throws Exception {
+        String embedder = Golden.modelDir("tiny-embed").toString();
+        int hidden;
+        try (ModelSource source = Engine.open(embedder, new PrintWriter(Writer.nullWriter()))) {
+            hidden = source.config().hiddenSize();
+        }
+        try (LiveServe live = new LiveServe(embedder, "--port", "0", "-t", "2", "--backend", "cpu", "--ctx", "128",
+                "--embeddings")) {
+            HttpResponse<String> embedded = live.post("/v1/embeddings", "{\"input\":[\"a\",\"b c\"]}");
+            assertEquals(200, embedded.statusCode(), embedded.body());
+            JsonNode data = JSON.readTree(embedded.body()).get("data");
+            assertEquals(2, data.size());
+            assertEquals(hidden, data.get(1).get("embedding").size(), "every entry of the last hidden state");
+            assertEquals(501, live.post("/v1/chat/completions", "{\"messages\":[]}").statusCode());
+        }
+        try (LiveServe live = new LiveServe(Golden.modelDir("tiny-rerank").toString(), "--port", "0", "-t", "2",
+                "--backend", "cpu", "--ctx", "256", "--reranking")) {
+            HttpResponse<String> ranked = live.post("/v1/rerank", "{\"query\":\"q\",\"documents\":[\"a\",\"b\"],"
+                    + "\"top_n\":1}");
+            assertEquals(200, ranked.statusCode(), ranked.body());
+            assertEquals(1, JSON.readTree(ranked.body()).get("results").size());
+            assertEquals(501, live.post("/v1/embeddings", "{\"input\":\"a\"}").statusCode());
+        }
+    }
+
+    @Test
     void anEmptyApiKeyIsRefused() {
         assertOneErrorLine(serve("--api-key", " "), 1, "--api-key is empty");
     }
