@@ -275,6 +275,11 @@ public final class FsModel implements AutoCloseable {
         }
     }
 
+    /** The length of an embedding that keeps every dimension ({@link EmbedParams#dimensions} 0): the hidden size. */
+    public int embeddingSize() {
+        return retrieval.hiddenSize();
+    }
+
     /** Positions each chat's history plus its answer may take: the context length shared out among the slots. */
     public int contextLength() {
         return scheduler.config().contextLength();
