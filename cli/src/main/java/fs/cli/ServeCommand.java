@@ -215,16 +215,12 @@ final class ServeCommand implements Callable<Integer> {
                        CountDownLatch stop, PrintWriter err) throws InterruptedException {
         Tokenizer tokenizer = loaded.source().tokenizer();
         ScheduledRetrieval retrieval = task == ServedTask.CHAT ? null : new ScheduledRetrieval(loaded, tokenizer);
-        switch (task) {
-            case CHAT -> {
-                if (!loaded.model().hasOutputProjection()) {
-                    throw new FsException(loaded.source().path() + " is an embedding model (no lm_head): serve it "
-                            + "with --embedding");
-                }
-            }
-            case EMBEDDING -> retrieval.checkEmbeds();
-            case RERANK -> retrieval.checkReranks();
+        // What the loaded weights and the vocabulary tell (the pooling was checked before the upload).
+        if (task == ServedTask.CHAT && !loaded.model().hasOutputProjection()) {
+            throw new FsException(loaded.source().path() + " is an embedding model (no lm_head): serve it with "
+                    + "--embedding");
         }
+        if (task == ServedTask.RERANK) retrieval.checkReranks();
         GenerationConfig config = loaded.source().generationConfig();
         // Each request draws its own: a fresh random seed unless --seed fixes one, as in llama-server.
         Supplier<SamplingParams> defaults = () -> samplingOptions.resolve(config);
@@ -276,7 +272,7 @@ final class ServeCommand implements Callable<Integer> {
         }
     }
 
-    /** The name clients give in "model: a local model's file or directory name, else the repo as given. */
+    /** The name clients give in "model": a local model's file or directory name, else the repo as given. */
     static String modelId(String model) {
         Path path = Path.of(model);
         if (Files.exists(path) && path.getFileName() != null) return path.toAbsolutePath().normalize().getFileName().toString();

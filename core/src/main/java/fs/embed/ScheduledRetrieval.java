@@ -44,7 +44,7 @@ public final class ScheduledRetrieval {
     }
 
     /** Refuses, in one line, a model that is not an embedding model ({@link Embeddings#check}). */
-    public void checkEmbeds() {
+    private void checkEmbeds() {
         Embeddings.check(name, pooling);
     }
 
@@ -70,9 +70,9 @@ public final class ScheduledRetrieval {
     }
 
     /**
-     * The inputs, token ids, as they run: checked ({@link #checkEmbeds}, none, an empty one, one longer than
-     * {@link #contextLength} unless {@code truncate}, an id outside the vocabulary: each an FsException naming the
-     * input by its index) and truncated when asked ({@link Embeddings#fitted}).
+     * The inputs, token ids, as they run: checked (a model that is not an embedding model, no input, an empty one,
+     * one longer than {@link #contextLength} unless {@code truncate}, an id outside the vocabulary: each an
+     * FsException, naming the input by its index) and truncated when asked ({@link Embeddings#fitted}).
      */
     public int[][] fitted(List<int[]> inputs, boolean truncate) {
         checkEmbeds();
