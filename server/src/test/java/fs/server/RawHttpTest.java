@@ -195,7 +195,7 @@ class RawHttpTest {
 
     @Test
     void unknownPathsAndWrongMethodsGetErrorObjects() throws Exception {
-        HttpResponse<String> missing = get(fixture, "/v1/embeddings");
+        HttpResponse<String> missing = get(fixture, "/v1/images/generations");
         assertEquals(404, missing.statusCode());
         assertEquals("not_found", error(missing).get("code").textValue());
         HttpResponse<String> method = get(fixture, "/v1/chat/completions");
