@@ -13,12 +13,16 @@ import java.util.List;
  * <p>An answer constrained from its first token may let Qwen3 think first: with thinking on, Qwen3 opens its answer
  * with a {@code <think>…</think>} block, so the grammar then starts with an optional one, and the shape follows it.
  * Inside it the thoughts are free but for the two characters {@code </}, which only the closing tag may hold (a GBNF
- * grammar has no "anything but this word"). With thinking off, the template has already closed an empty block in the
- * prompt, and the shape starts at once.
+ * grammar has no "anything but this word"); at most 20 spaces or newlines follow it. With thinking off, the template
+ * has already closed an empty block in the prompt, and the shape starts at once.
  */
 public final class AnswerGrammar {
+    /**
+     * The layout after the thoughts is bounded (the template's is two newlines), as the JSON's whitespace is: a
+     * random model favours whitespace tokens wherever they are allowed and, unbounded, never gets to the answer.
+     */
     private static final String THINK = """
-            think ::= "<think>" think-text "</think>" [ \\n]*
+            think ::= "<think>" think-text "</think>" [ \\n]{0,20}
             think-text ::= ( [^<] | "<"+ [^</] )*
             """;
 

@@ -58,6 +58,18 @@ class AnswerGrammarTest {
     }
 
     @Test
+    void theLayoutAfterTheThoughtsIsBoundedSoThatAModelCannotLoopInIt() {
+        String calls = AnswerGrammar.toolCalls(FUNCTIONS, false, true);
+        assertTrue(matches(calls, "<think>\nx\n</think>" + PARIS));
+        assertTrue(matches(calls, "<think>\nx\n</think>" + "\n \n".repeat(6) + "\n\n" + PARIS), "20 characters");
+        assertFalse(matches(calls, "<think>\nx\n</think>" + "\n".repeat(21) + PARIS));
+        assertFalse(matches(calls, "<think>\nx\n</think>" + " ".repeat(21) + PARIS));
+        JsonNode schema = json("{\"type\":\"object\"}");
+        assertTrue(matches(AnswerGrammar.json(schema, true), "<think>\nx\n</think>" + " ".repeat(20) + "{}"));
+        assertFalse(matches(AnswerGrammar.json(schema, true), "<think>\nx\n</think>" + " ".repeat(21) + "{}"));
+    }
+
+    @Test
     void afterAToolCallTagTheRestOfTheCallFollows() {
         String rest = AnswerGrammar.afterToolCallTag(FUNCTIONS, true);
         assertTrue(matches(rest, PARIS.substring("<tool_call>".length())));
