@@ -109,6 +109,18 @@ class JsonSchemaGbnfTest {
         Grammar g = grammar("{\"type\":\"array\",\"items\":{\"type\":\"null\"}}");
         accepts(g, "[\n" + " ".repeat(20) + "null]");
         refuses(g, "[\n" + " ".repeat(21) + "null]", "[  null]");
+        // Between every two tokens: nothing, one space, or a newline and at most 20 spaces or tabs (llama.cpp's rule).
+        Grammar object = grammar("""
+                {"type": "object", "properties": {"city": {"type": "string", "maxLength": 12},
+                 "days": {"type": "integer", "enum": [1, 3, 7]}}, "required": ["city", "days"]}""");
+        String indent = "\n" + "\t ".repeat(10);
+        accepts(object, "{\"city\":\"Paris\",\"days\":3}", "{ \"city\" : \"Paris\" , \"days\" : 3 }",
+                "{" + indent + "\"city\":" + indent + "\"Paris\"," + indent + "\"days\"" + indent + ":3" + indent + "}");
+        refuses(object, "{" + indent + "\t\"city\":\"Paris\",\"days\":3}", "{\"city\":\"Paris\",\"days\":3\n\n}",
+                "{\"city\":\t\"Paris\",\"days\":3}", "{\"city\": \n\"Paris\",\"days\":3}");
+        // OpenAI's json_object: any object, under the same bound.
+        accepts(Grammar.anyJsonObject(), "{" + indent + "\"a\": [1," + indent + "{}]}");
+        refuses(Grammar.anyJsonObject(), "{" + indent + " \"a\": 1}", "{\"a\":  1}", "{\"a\": [1,\n\n2]}");
     }
 
     private static String refusal(String schema) {

@@ -64,6 +64,10 @@ class AnswerGrammarTest {
         assertTrue(matches(calls, "<think>\nx\n</think>" + "\n \n".repeat(6) + "\n\n" + PARIS), "20 characters");
         assertFalse(matches(calls, "<think>\nx\n</think>" + "\n".repeat(21) + PARIS));
         assertFalse(matches(calls, "<think>\nx\n</think>" + " ".repeat(21) + PARIS));
+        String indented = "\n" + " ".repeat(20);
+        assertTrue(matches(calls, PARIS.replace("{\"city\": ", "{" + indented + "\"city\":" + indented)),
+                "the arguments' whitespace is bounded as any schema's");
+        assertFalse(matches(calls, PARIS.replace("{\"city\": ", "{" + indented + " \"city\": ")));
         JsonNode schema = json("{\"type\":\"object\"}");
         assertTrue(matches(AnswerGrammar.json(schema, true), "<think>\nx\n</think>" + " ".repeat(20) + "{}"));
         assertFalse(matches(AnswerGrammar.json(schema, true), "<think>\nx\n</think>" + " ".repeat(21) + "{}"));
