@@ -1,10 +1,11 @@
 /*
  * fscpu_bench: times the matmuls of every format on one thread, in every x86 variant this CPU runs: a 1024x3072
- * matrix (Qwen3-0.6B's ffn_down) of random blocks against 1, 2, 3, 4, 8 and 128 activation rows (decode, a
- * scheduler's streams, a prefill call's rows) and a 151936x1024 one (lm_head) against one, and checks each variant's
- * outputs against the scalar variant's, bit for bit. Built on demand only:
+ * matrix (Qwen3-0.6B's ffn_down) and a 3072x1024 one (its ffn_gate and ffn_up) of random blocks against 1, 2, 3, 4,
+ * 8 and 128 activation rows (decode, a scheduler's streams, a prefill call's rows) and a 151936x1024 one (lm_head)
+ * against one, and checks each variant's outputs against the scalar variant's, bit for bit. Built on demand only:
  *   cmake -S native/cpu -B build/fscpu && cmake --build build/fscpu --target fscpu_bench && build/fscpu/fscpu_bench
- * Arguments: formats (e.g. "q6_k,q4_0", or "all"), then a number of activation rows to time that alone (ffn_down).
+ * Arguments: formats (e.g. "q6_k,q4_0", or "all"), then a number of activation rows to time that alone (ffn_down
+ * and ffn_gate's shapes).
  * Times are thread CPU time, best of 11, so other processes on a shared machine disturb them less.
  */
 #define _POSIX_C_SOURCE 200112L
@@ -220,7 +221,10 @@ int main(int argc, char **argv) {
     size_t shapes = only_rows > 0 ? 1 : sizeof act_rows / sizeof *act_rows;
     for (size_t i = 0; i < sizeof formats / sizeof *formats; i++) {
         if (only && !listed(only, formats[i].name)) continue;
-        for (size_t r = 0; r < shapes; r++) bench(&formats[i], 1024, 3072, act_rows[r]);
+        for (size_t r = 0; r < shapes; r++) {
+            bench(&formats[i], 1024, 3072, act_rows[r]);
+            bench(&formats[i], 3072, 1024, act_rows[r]);
+        }
         if (!only_rows) bench(&formats[i], 151936, 1024, 1);
     }
     return 0;
