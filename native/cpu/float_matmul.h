@@ -2,18 +2,22 @@
  * What the float matmuls (BF16, F16 and F32 weights) of every variant share: the order of their float operations
  * (native/cpu/README.md, "Float matmuls"), which each variant computes bit for bit.
  *
- * A dot product of k values keeps 4 chains of 16 float lanes, all +0 at first. The values go in chunks, 32 for BF16
- * (16 pairs: one 512-bit vdpbf16ps) and 16 for F16 and F32, chunk c into chain c % 4, the last chunk padded with
- * zeros. BF16: lane l takes the chunk's pair 2l, 2l + 1, the odd product first (vdpbf16ps's order), each product
- * added with one rounding and bf16 denormals read as zero, results below 2^-126 flushed to zero after rounding (the
- * instruction's DAZ and FTZ). F16 and F32: lane l takes value l, acc = fmaf(w, x, acc). Then the chains are summed
- * lane by lane as (c0 + c1) + (c2 + c3), and the 16 lanes as sum_lanes below.
+ * BF16: a dot product of k values keeps one chain of 16 float lanes, +0 at first. The values go in chunks of 32 (16
+ * pairs: one 512-bit vdpbf16ps), the last chunk padded with zeros; lane l takes the chunk's pair 2l, 2l + 1, the odd
+ * product first (vdpbf16ps's order), each product added with one rounding and bf16 denormals read as zero, results
+ * below 2^-126 flushed to zero after rounding (the instruction's DAZ and FTZ). One chain, not several, so that a
+ * kernel's registers hold tiles of weight rows × activation rows (each chunk loaded once for many dots), whose dots
+ * give it the independent chains the instruction's latency needs. Then the 16 lanes are summed as fm_sum_lanes.
+ *
+ * F16 and F32: 4 chains of 16 float lanes, all +0, chunks of 16 values, chunk c into chain c % 4, the last padded
+ * with zeros; lane l takes value l, acc = fmaf(w, x, acc). Then the chains are summed lane by lane as
+ * (c0 + c1) + (c2 + c3), and the 16 lanes as fm_sum_lanes.
  */
 #ifndef FLOAT_MATMUL_H
 #define FLOAT_MATMUL_H
 
 #define FM_LANES 16
-#define FM_CHAINS 4
+#define FM_CHAINS 4 /* F16 and F32 */
 #define FM_BF16_CHUNK 32
 #define FM_HALF_CHUNK 16 /* F16 and F32 */
 

@@ -55,9 +55,8 @@ static inline float bf16_step(float acc, float a, float b) {
 }
 
 static float dot_bf16(const uint8_t *w, const uint8_t *x, int k) {
-    float chains[FM_CHAINS * FM_LANES] = {0};
+    float acc[FM_LANES] = {0};
     for (int c = 0; c * FM_BF16_CHUNK < k; c++) {
-        float *acc = chains + (c % FM_CHAINS) * FM_LANES;
         for (int l = 0; l < FM_LANES; l++) {
             int odd = c * FM_BF16_CHUNK + 2 * l + 1, even = odd - 1;
             float wo = odd < k ? bf16_operand(load_u16(w + 2 * odd)) : 0.0f;
@@ -67,7 +66,7 @@ static float dot_bf16(const uint8_t *w, const uint8_t *x, int k) {
             acc[l] = bf16_step(bf16_step(acc[l], wo, xo), we, xe);
         }
     }
-    return fm_sum_chains(chains);
+    return fm_sum_lanes(acc);
 }
 
 static float dot_f16(const uint8_t *w, const uint8_t *x, int k) {

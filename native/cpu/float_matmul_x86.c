@@ -2,9 +2,10 @@
  * The float matmuls (BF16, F16, F32 weights) of the x86 variants, compiled once per variant as kernels_x86.c is
  * (CMakeLists.txt). They compute the order of float_matmul.h, as float_matmul_scalar.c does, bit for bit:
  *   BF16 on a CPU with AVX512-BF16 (the avx512 variant, checked at run time: Ice Lake has AVX-512 VNNI without it):
- *        vdpbf16ps, 32 products per instruction, one to four activation rows per weight row loaded;
+ *        vdpbf16ps, 32 products per instruction, on register tiles of 4 weight rows × 4 activation rows (16 chains);
  *   BF16 elsewhere: the same products as two float FMAs per pair (exact products, one rounding each) with MXCSR's
- *        DAZ and FTZ set around the loop, which is what vdpbf16ps does with its own rounding mode;
+ *        DAZ and FTZ set around the loop, which is what vdpbf16ps does with its own rounding mode, 4 weight rows at
+ *        a time;
  *   F16 (activations as f16, as llama.cpp's) and F32: F16C conversions and float FMAs, no MXCSR change.
  */
 #include <immintrin.h>
@@ -53,47 +54,76 @@ static inline float sum_chains_256(const __m256 *lo, const __m256 *hi) {
                        "+x"(b[3])                                                                                    \
                      : "m"(csr))
 
-/* One chunk of 32 bf16 pairs: lane l of lo (hi) takes pair l (8 + l): the odd value's product, then the even's. */
-static inline void bf16_chunk_fma(__m256 *lo, __m256 *hi, const uint8_t *w, const uint8_t *x) {
+/*
+ * One chunk of 32 bf16 pairs of RW weight rows (row_bytes apart) with the activation chunk x into their chains (lo, hi
+ * per row): lane l of lo (hi) takes pair l (8 + l), the odd value's product, then the even's; x split once for the
+ * RW rows.
+ */
+static inline __attribute__((always_inline)) void bf16_fma_chunk(__m256 *lo, __m256 *hi, const uint8_t *w,
+                                                                 int64_t row_bytes, const uint8_t *x, int RW) {
     const __m256i high = _mm256_set1_epi32((int)0xFFFF0000u);
 #pragma GCC unroll 2
     for (int h = 0; h < 2; h++) {
-        __m256i wv = load256(w + 32 * h), xv = load256(x + 32 * h);
-        __m256 *acc = h == 0 ? lo : hi;
-        *acc = _mm256_fmadd_ps(_mm256_castsi256_ps(_mm256_and_si256(wv, high)),
-                               _mm256_castsi256_ps(_mm256_and_si256(xv, high)), *acc);
-        *acc = _mm256_fmadd_ps(_mm256_castsi256_ps(_mm256_slli_epi32(wv, 16)),
-                               _mm256_castsi256_ps(_mm256_slli_epi32(xv, 16)), *acc);
+        __m256i xv = load256(x + 32 * h);
+        __m256 xo = _mm256_castsi256_ps(_mm256_and_si256(xv, high));
+        __m256 xe = _mm256_castsi256_ps(_mm256_slli_epi32(xv, 16));
+#pragma GCC unroll 4
+        for (int i = 0; i < RW; i++) {
+            __m256i wv = load256(w + i * row_bytes + 32 * h);
+            __m256 *acc = h == 0 ? &lo[i] : &hi[i];
+            *acc = _mm256_fmadd_ps(_mm256_castsi256_ps(_mm256_and_si256(wv, high)), xo, *acc);
+            *acc = _mm256_fmadd_ps(_mm256_castsi256_ps(_mm256_slli_epi32(wv, 16)), xe, *acc);
+        }
     }
 }
 
-/* w · x of k bf16 by float FMAs, under DAZ and FTZ as vdpbf16ps computes them; the sum after MXCSR is restored. */
-static float dot_bf16_fma(const uint8_t *w, const uint8_t *x, int k) {
-    __m256 lo[FM_CHAINS], hi[FM_CHAINS];
-    for (int j = 0; j < FM_CHAINS; j++) lo[j] = hi[j] = _mm256_setzero_ps();
+/*
+ * The dots of RW weight rows (row_bytes apart) with activation row x, k bf16 each, by float FMAs under DAZ and FTZ as
+ * vdpbf16ps computes them, one chain per row; out[i] for row i, summed after MXCSR is restored. RW (1..4) is a
+ * constant where inlined.
+ */
+static inline __attribute__((always_inline)) void bf16_fma_rows(const uint8_t *w, int64_t row_bytes, const uint8_t *x,
+                                                                int k, int RW, float *out) {
+    __m256 lo[4], hi[4];
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; i++) lo[i] = hi[i] = _mm256_setzero_ps();
     unsigned saved = _mm_getcsr(), flushing = saved | MXCSR_FTZ_DAZ;
     SET_MXCSR(flushing, lo, hi);
-    int chunks = k / FM_BF16_CHUNK, c = 0;
-    for (; c + FM_CHAINS <= chunks; c += FM_CHAINS) {
-        _mm_prefetch((const char *)w + 2 * c * FM_BF16_CHUNK + PREFETCH_AHEAD, _MM_HINT_T0);
-        _mm_prefetch((const char *)w + 2 * c * FM_BF16_CHUNK + PREFETCH_AHEAD + 64, _MM_HINT_T0);
+    const int chunk_bytes = 2 * FM_BF16_CHUNK;
+    int chunks = k / FM_BF16_CHUNK, rest = k - chunks * FM_BF16_CHUNK;
+    for (int c = 0; c < chunks; c++) {
 #pragma GCC unroll 4
-        for (int j = 0; j < FM_CHAINS; j++) {
-            bf16_chunk_fma(&lo[j], &hi[j], w + 2 * (c + j) * FM_BF16_CHUNK, x + 2 * (c + j) * FM_BF16_CHUNK);
+        for (int i = 0; i < RW; i++) {
+            _mm_prefetch((const char *)w + i * row_bytes + c * chunk_bytes + PREFETCH_AHEAD, _MM_HINT_T0);
         }
+        bf16_fma_chunk(lo, hi, w + c * chunk_bytes, row_bytes, x + c * chunk_bytes, RW);
     }
-    for (; c < chunks; c++) {
-        bf16_chunk_fma(&lo[c % FM_CHAINS], &hi[c % FM_CHAINS], w + 2 * c * FM_BF16_CHUNK, x + 2 * c * FM_BF16_CHUNK);
-    }
-    int rest = k - chunks * FM_BF16_CHUNK;
-    if (rest > 0) {
-        uint8_t wp[2 * FM_BF16_CHUNK] = {0}, xp[2 * FM_BF16_CHUNK] = {0};
-        memcpy(wp, w + 2 * c * FM_BF16_CHUNK, 2 * rest);
-        memcpy(xp, x + 2 * c * FM_BF16_CHUNK, 2 * rest);
-        bf16_chunk_fma(&lo[c % FM_CHAINS], &hi[c % FM_CHAINS], wp, xp);
+    if (rest > 0) { /* the padded chunk: zeros past k */
+        uint8_t wp[4 * 2 * FM_BF16_CHUNK] = {0}, xp[2 * FM_BF16_CHUNK] = {0};
+        memcpy(xp, x + chunks * chunk_bytes, 2 * rest);
+        for (int i = 0; i < RW; i++) memcpy(wp + i * chunk_bytes, w + i * row_bytes + chunks * chunk_bytes, 2 * rest);
+        bf16_fma_chunk(lo, hi, wp, chunk_bytes, xp, RW);
     }
     SET_MXCSR(saved, lo, hi);
-    return sum_chains_256(lo, hi);
+#pragma GCC unroll 4
+    for (int i = 0; i < RW; i++) out[i] = sum_lanes_256(lo[i], hi[i]);
+}
+
+/* The bf16 matmul by FMAs: per group of 4 weight rows (then the last one to three), each activation row. */
+static void matmul_bf16_fma(const uint8_t *w, int64_t row_bytes, int row_from, int row_to, const uint8_t *act,
+                            int act_rows, int k, float *out, int64_t out_stride) {
+    int64_t x_stride = 2 * (int64_t)k;
+    int i = row_from;
+    for (; i + 4 <= row_to; i += 4) {
+        for (int r = 0; r < act_rows; r++) {
+            bf16_fma_rows(w + i * row_bytes, row_bytes, act + r * x_stride, k, 4, out + r * out_stride + i);
+        }
+    }
+    for (; i < row_to; i++) {
+        for (int r = 0; r < act_rows; r++) {
+            bf16_fma_rows(w + i * row_bytes, row_bytes, act + r * x_stride, k, 1, out + r * out_stride + i);
+        }
+    }
 }
 
 /* One chunk of 16 f16 (F16C: exact) into lanes 0..7 (lo) and 8..15 (hi). */
@@ -142,79 +172,109 @@ DOT_16(dot_f32, f32_chunk, 4)
 #if defined(__AVX512F__)
 #define BF16_TARGET __attribute__((target("avx512bf16")))
 
-/* Four chains of 16 lanes summed as fm_sum_chains does. */
-static inline float sum_chains_512(__m512 c0, __m512 c1, __m512 c2, __m512 c3) {
-    __m512 v = _mm512_add_ps(_mm512_add_ps(c0, c1), _mm512_add_ps(c2, c3));
+/* The 16 lanes of v summed as fm_sum_lanes does. */
+static inline float sum_lanes_512(__m512 v) {
     return sum_lanes_256(_mm512_castps512_ps256(v), _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
 }
 
 /*
- * Weight row w against R activation rows (x_stride bytes apart) by vdpbf16ps: each chunk of the weights loaded once
- * for the R rows, each row with its own four chains; out[r * out_stride] for row r. R is a constant where inlined.
+ * The 16 lanes of a, b, c and d each summed as fm_sum_lanes does, into out[0..3], four sums in each instruction:
+ * halves added ([a0..7 b0..7] + [a8..15 b8..15]), then quarters ([a0..3 b0..3 c0..3 d0..3] + [a4..7 ...]: w0..w3 of
+ * each), then w0 + w2 and w1 + w3 in each quarter, then those two.
  */
-static inline __attribute__((always_inline)) BF16_TARGET void dot_bf16_rows(const uint8_t *w, const uint8_t *x,
-                                                                           int64_t x_stride, int k, int R, float *out,
-                                                                           int64_t out_stride) {
-    __m512 acc[4][FM_CHAINS];
-    for (int r = 0; r < R; r++) {
-        for (int j = 0; j < FM_CHAINS; j++) acc[r][j] = _mm512_setzero_ps();
-    }
-    const int chunk_bytes = 2 * FM_BF16_CHUNK;
-    int chunks = k / FM_BF16_CHUNK, c = 0;
-    for (; c + FM_CHAINS <= chunks; c += FM_CHAINS) {
-        if (R == 1) {
-            for (int p = 0; p < FM_CHAINS * chunk_bytes; p += 64) {
-                _mm_prefetch((const char *)w + c * chunk_bytes + PREFETCH_AHEAD + p, _MM_HINT_T0);
-            }
-        }
-#pragma GCC unroll 4
-        for (int j = 0; j < FM_CHAINS; j++) {
-            __m512bh wv = (__m512bh)_mm512_loadu_si512(w + (c + j) * chunk_bytes);
-#pragma GCC unroll 4
-            for (int r = 0; r < R; r++) {
-                __m512bh xv = (__m512bh)_mm512_loadu_si512(x + r * x_stride + (c + j) * chunk_bytes);
-                acc[r][j] = _mm512_dpbf16_ps(acc[r][j], wv, xv);
-            }
-        }
-    }
-    for (; c < chunks; c++) {
-        __m512bh wv = (__m512bh)_mm512_loadu_si512(w + c * chunk_bytes);
-        for (int r = 0; r < R; r++) {
-            __m512bh xv = (__m512bh)_mm512_loadu_si512(x + r * x_stride + c * chunk_bytes);
-            acc[r][c % FM_CHAINS] = _mm512_dpbf16_ps(acc[r][c % FM_CHAINS], wv, xv);
-        }
-    }
-    int rest = k - chunks * FM_BF16_CHUNK;
-    if (rest > 0) { /* the padded chunk: zeros past k */
-        __mmask32 m = (__mmask32)((1u << rest) - 1);
-        __m512bh wv = (__m512bh)_mm512_maskz_loadu_epi16(m, w + c * chunk_bytes);
-        for (int r = 0; r < R; r++) {
-            __m512bh xv = (__m512bh)_mm512_maskz_loadu_epi16(m, x + r * x_stride + c * chunk_bytes);
-            acc[r][c % FM_CHAINS] = _mm512_dpbf16_ps(acc[r][c % FM_CHAINS], wv, xv);
-        }
-    }
-    for (int r = 0; r < R; r++) out[r * out_stride] = sum_chains_512(acc[r][0], acc[r][1], acc[r][2], acc[r][3]);
+static inline void sum_lanes_512x4(__m512 a, __m512 b, __m512 c, __m512 d, float *out) {
+    __m512 ab = _mm512_add_ps(_mm512_shuffle_f32x4(a, b, _MM_SHUFFLE(1, 0, 1, 0)),
+                              _mm512_shuffle_f32x4(a, b, _MM_SHUFFLE(3, 2, 3, 2)));
+    __m512 cd = _mm512_add_ps(_mm512_shuffle_f32x4(c, d, _MM_SHUFFLE(1, 0, 1, 0)),
+                              _mm512_shuffle_f32x4(c, d, _MM_SHUFFLE(3, 2, 3, 2)));
+    __m512 w = _mm512_add_ps(_mm512_shuffle_f32x4(ab, cd, _MM_SHUFFLE(2, 0, 2, 0)),
+                             _mm512_shuffle_f32x4(ab, cd, _MM_SHUFFLE(3, 1, 3, 1)));
+    __m512 pairs = _mm512_add_ps(w, _mm512_permute_ps(w, _MM_SHUFFLE(1, 0, 3, 2)));
+    __m512 sums = _mm512_add_ps(pairs, _mm512_permute_ps(pairs, _MM_SHUFFLE(2, 3, 0, 1)));
+    _mm_storeu_ps(out, _mm512_castps512_ps128(_mm512_permutexvar_ps(_mm512_setr_epi32(0, 4, 8, 12, 0, 0, 0, 0, 0, 0,
+                                                                                      0, 0, 0, 0, 0, 0), sums)));
 }
 
-/* The bf16 matmul by vdpbf16ps: per weight row, the activation rows four at a time, then the last one to three. */
-static BF16_TARGET void matmul_bf16_dpbf16(const uint8_t *w, int64_t row_bytes, int row_from, int row_to,
-                                           const uint8_t *act, int act_rows, int k, float *out, int64_t out_stride) {
-    int64_t x_stride = 2 * (int64_t)k;
-    for (int i = row_from; i < row_to; i++) {
-        const uint8_t *row = w + i * row_bytes;
-        int r = 0;
-        for (; r + 4 <= act_rows; r += 4) {
-            dot_bf16_rows(row, act + r * x_stride, x_stride, k, 4, out + r * out_stride + i, out_stride);
+/*
+ * RW weight rows (row_bytes apart) against RC activation rows (x_stride bytes apart) by vdpbf16ps, one chain per
+ * pair: each weight chunk loaded once for the RC activation rows, each activation chunk once for the RW weight rows;
+ * out[r * out_stride + i] for weight row i and activation row r. RW and RC (1..4) are constants where inlined.
+ */
+static inline __attribute__((always_inline)) BF16_TARGET void bf16_tile(const uint8_t *w, int64_t row_bytes,
+                                                                       const uint8_t *x, int64_t x_stride, int k,
+                                                                       int RW, int RC, float *out, int64_t out_stride) {
+    __m512 acc[4][4];
+#pragma GCC unroll 4
+    for (int i = 0; i < RW; i++) {
+#pragma GCC unroll 4
+        for (int r = 0; r < RC; r++) acc[i][r] = _mm512_setzero_ps();
+    }
+    const int chunk_bytes = 2 * FM_BF16_CHUNK;
+    int chunks = k / FM_BF16_CHUNK, rest = k - chunks * FM_BF16_CHUNK;
+    for (int c = 0; c < chunks; c++) {
+        __m512bh wv[4];
+#pragma GCC unroll 4
+        for (int i = 0; i < RW; i++) {
+            if (RC == 1) _mm_prefetch((const char *)w + i * row_bytes + c * chunk_bytes + PREFETCH_AHEAD, _MM_HINT_T0);
+            wv[i] = (__m512bh)_mm512_loadu_si512(w + i * row_bytes + c * chunk_bytes);
         }
-        const uint8_t *x = act + r * x_stride;
-        float *o = out + r * out_stride + i;
-        switch (act_rows - r) {
-        case 3: dot_bf16_rows(row, x, x_stride, k, 3, o, out_stride); break;
-        case 2: dot_bf16_rows(row, x, x_stride, k, 2, o, out_stride); break;
-        case 1: dot_bf16_rows(row, x, x_stride, k, 1, o, out_stride); break;
-        default: break;
+#pragma GCC unroll 4
+        for (int r = 0; r < RC; r++) {
+            __m512bh xv = (__m512bh)_mm512_loadu_si512(x + r * x_stride + c * chunk_bytes);
+#pragma GCC unroll 4
+            for (int i = 0; i < RW; i++) acc[i][r] = _mm512_dpbf16_ps(acc[i][r], wv[i], xv);
         }
     }
+    if (rest > 0) { /* the padded chunk: zeros past k */
+        __mmask32 m = (__mmask32)((1u << rest) - 1);
+        __m512bh wv[4];
+#pragma GCC unroll 4
+        for (int i = 0; i < RW; i++) {
+            wv[i] = (__m512bh)_mm512_maskz_loadu_epi16(m, w + i * row_bytes + chunks * chunk_bytes);
+        }
+#pragma GCC unroll 4
+        for (int r = 0; r < RC; r++) {
+            __m512bh xv = (__m512bh)_mm512_maskz_loadu_epi16(m, x + r * x_stride + chunks * chunk_bytes);
+#pragma GCC unroll 4
+            for (int i = 0; i < RW; i++) acc[i][r] = _mm512_dpbf16_ps(acc[i][r], wv[i], xv);
+        }
+    }
+#pragma GCC unroll 4
+    for (int r = 0; r < RC; r++) {
+        if (RW == 4) {
+            sum_lanes_512x4(acc[0][r], acc[1][r], acc[2][r], acc[3][r], out + r * out_stride);
+        } else {
+#pragma GCC unroll 4
+            for (int i = 0; i < RW; i++) out[r * out_stride + i] = sum_lanes_512(acc[i][r]);
+        }
+    }
+}
+
+/* RW weight rows against every activation row: four at a time, then the last one to three. */
+static inline __attribute__((always_inline)) BF16_TARGET void bf16_rows(const uint8_t *w, int64_t row_bytes,
+                                                                       const uint8_t *act, int act_rows, int k, int RW,
+                                                                       float *out, int64_t out_stride) {
+    int64_t x_stride = 2 * (int64_t)k;
+    int r = 0;
+    for (; r + 4 <= act_rows; r += 4) {
+        bf16_tile(w, row_bytes, act + r * x_stride, x_stride, k, RW, 4, out + r * out_stride, out_stride);
+    }
+    const uint8_t *x = act + r * x_stride;
+    float *o = out + r * out_stride;
+    switch (act_rows - r) {
+    case 3: bf16_tile(w, row_bytes, x, x_stride, k, RW, 3, o, out_stride); break;
+    case 2: bf16_tile(w, row_bytes, x, x_stride, k, RW, 2, o, out_stride); break;
+    case 1: bf16_tile(w, row_bytes, x, x_stride, k, RW, 1, o, out_stride); break;
+    default: break;
+    }
+}
+
+/* The bf16 matmul by vdpbf16ps: weight rows four at a time (then one at a time), each group against every row. */
+static BF16_TARGET void matmul_bf16_dpbf16(const uint8_t *w, int64_t row_bytes, int row_from, int row_to,
+                                           const uint8_t *act, int act_rows, int k, float *out, int64_t out_stride) {
+    int i = row_from;
+    for (; i + 4 <= row_to; i += 4) bf16_rows(w + i * row_bytes, row_bytes, act, act_rows, k, 4, out + i, out_stride);
+    for (; i < row_to; i++) bf16_rows(w + i * row_bytes, row_bytes, act, act_rows, k, 1, out + i, out_stride);
 }
 #endif
 
@@ -266,12 +326,7 @@ FS_API void FS_EXPORT(fs_matmul_bf16)(const void *w, int64_t row_bytes, int row_
         return;
     }
 #endif
-    for (int i = row_from; i < row_to; i++) {
-        const uint8_t *row = (const uint8_t *)w + i * row_bytes;
-        for (int r = 0; r < act_rows; r++) {
-            out[r * out_stride + i] = dot_bf16_fma(row, (const uint8_t *)act + (int64_t)r * k * 2, k);
-        }
-    }
+    matmul_bf16_fma(w, row_bytes, row_from, row_to, act, act_rows, k, out, out_stride);
 }
 
 #define FLOAT_MATMUL(F, ACT_BYTES)                                                                                   \

@@ -8,10 +8,10 @@ import java.nio.ByteOrder;
 
 /**
  * libfscpu's float matmuls (BF16, F16, F32 weights) written out in Java, one value at a time (native/cpu/README.md,
- * "Float matmuls"): what every variant must reproduce bit for bit, vdpbf16ps included. A dot keeps 4 chains of 16
- * lanes; chunk c of the values (32 for BF16, 16 for F16 and F32; the last padded with zeros) goes into chain c % 4,
- * BF16's lane l taking pair 2l, 2l + 1 (odd product first), F16's and F32's lane l value l; then the chains are
- * summed lane by lane as (c0 + c1) + (c2 + c3) and the lanes as {@link #sumLanes}.
+ * "Float matmuls"): what every variant must reproduce bit for bit, vdpbf16ps included. A BF16 dot keeps one chain of
+ * 16 lanes, chunks of 32 values (the last padded with zeros), lane l taking pair 2l, 2l + 1 (odd product first). An
+ * F16 or F32 dot keeps 4 chains of 16 lanes, chunk c of 16 values (the last padded with zeros) into chain c % 4, lane
+ * l taking value l; the chains are summed lane by lane as (c0 + c1) + (c2 + c3). Then the lanes as {@link #sumLanes}.
  */
 final class FloatMatmulReference {
     private static final ValueLayout.OfShort I16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
@@ -54,24 +54,24 @@ final class FloatMatmulReference {
     /** The dot of the weight row at {@code rowOffset} (k values of {@code format}) with the row at actOffset. */
     static float dot(Activations format, MemorySegment w, long rowOffset, byte[] act, long actOffset, int k) {
         MemorySegment a = MemorySegment.ofArray(act);
-        float[] chains = new float[CHAINS * LANES];
         if (format == Activations.BF16) {
+            float[] lanes = new float[LANES];
             for (int c = 0; c * 32 < k; c++) {
                 for (int l = 0; l < LANES; l++) {
                     int odd = 32 * c + 2 * l + 1, even = odd - 1;
-                    int at = (c % CHAINS) * LANES + l;
-                    float acc = step(chains[at], bf16(w, rowOffset, odd, k), bf16(a, actOffset, odd, k));
-                    chains[at] = step(acc, bf16(w, rowOffset, even, k), bf16(a, actOffset, even, k));
+                    float acc = step(lanes[l], bf16(w, rowOffset, odd, k), bf16(a, actOffset, odd, k));
+                    lanes[l] = step(acc, bf16(w, rowOffset, even, k), bf16(a, actOffset, even, k));
                 }
             }
-        } else {
-            for (int c = 0; c * LANES < k; c++) {
-                for (int l = 0; l < LANES; l++) {
-                    int j = LANES * c + l, at = (c % CHAINS) * LANES + l;
-                    float wj = j < k ? value(format, w, rowOffset, j) : 0f;
-                    float xj = j < k ? value(format, a, actOffset, j) : 0f;
-                    chains[at] = Math.fma(wj, xj, chains[at]);
-                }
+            return sumLanes(lanes);
+        }
+        float[] chains = new float[CHAINS * LANES];
+        for (int c = 0; c * LANES < k; c++) {
+            for (int l = 0; l < LANES; l++) {
+                int j = LANES * c + l, at = (c % CHAINS) * LANES + l;
+                float wj = j < k ? value(format, w, rowOffset, j) : 0f;
+                float xj = j < k ? value(format, a, actOffset, j) : 0f;
+                chains[at] = Math.fma(wj, xj, chains[at]);
             }
         }
         float[] v = new float[LANES];

@@ -42,7 +42,8 @@ class NativeFloatMatmulTest {
         Activations format = Activations.of(type);
         SplittableRandom random = new SplittableRandom(type.ordinal());
         for (int k : new int[] {1024, 83}) {
-            int n = 67, rows = 6;
+            // 67 weight rows and 7 input rows: a kernel's tiles of four of each, and what is left over of both
+            int n = 67, rows = 7;
             float[] x = new float[rows * k], weights = new float[n * k];
             for (int i = 0; i < x.length; i++) x[i] = (float) (random.nextGaussian() * (i % 97 == 0 ? 40 : 1));
             for (int i = 0; i < weights.length; i++) weights[i] = (float) (random.nextGaussian() * 0.05);
@@ -54,7 +55,7 @@ class NativeFloatMatmulTest {
     }
 
     /**
-     * BF16 rows of k = 130, zero but at 0, 1 and 128, 129 (lane 0 of chain 0, twice), so each output is one lane's
+     * BF16 rows of k = 130, zero but at 0, 1 and 128, 129 (lane 0 of chunks 0 and 4), so each output is one lane's
      * four steps: bf16 near 2^-63 (products and sums about 2^-126: FTZ), denormals (DAZ), huge and ordinary ones;
      * and the sum 2^-126 − 2^-150, which rounds to 2^-126 on the denormal grid but is tiny after rounding: zero.
      */
