@@ -80,7 +80,7 @@ static inline __attribute__((always_inline)) void bf16_fma_chunk(__m256 *lo, __m
 /*
  * The dots of RW weight rows (row_bytes apart) with activation row x, k bf16 each, by float FMAs under DAZ and FTZ as
  * vdpbf16ps computes them, one chain per row; out[i] for row i, summed after MXCSR is restored. RW (1..4) is a
- * constant where inlined.
+ * constant where inlined. Prefetches the next group's rows into L2 as bf16_tile does.
  */
 static inline __attribute__((always_inline)) void bf16_fma_rows(const uint8_t *w, int64_t row_bytes, const uint8_t *x,
                                                                 int k, int RW, float *out) {
@@ -94,7 +94,7 @@ static inline __attribute__((always_inline)) void bf16_fma_rows(const uint8_t *w
     for (int c = 0; c < chunks; c++) {
 #pragma GCC unroll 4
         for (int i = 0; i < RW; i++) {
-            _mm_prefetch((const char *)w + i * row_bytes + c * chunk_bytes + PREFETCH_AHEAD, _MM_HINT_T0);
+            _mm_prefetch((const char *)w + RW * row_bytes + (c * RW + i) * chunk_bytes, _MM_HINT_T1);
         }
         bf16_fma_chunk(lo, hi, w + c * chunk_bytes, row_bytes, x + c * chunk_bytes, RW);
     }
@@ -199,6 +199,9 @@ static inline void sum_lanes_512x4(__m512 a, __m512 b, __m512 c, __m512 d, float
  * RW weight rows (row_bytes apart) against RC activation rows (x_stride bytes apart) by vdpbf16ps, one chain per
  * pair: each weight chunk loaded once for the RC activation rows, each activation chunk once for the RW weight rows;
  * out[r * out_stride + i] for weight row i and activation row r. RW and RC (1..4) are constants where inlined.
+ * A decode's tile (RC = 1) prefetches the next tile's rows into L2, one line per line it reads: the rows lie back to
+ * back, so that is one stream running a tile ahead (per-row prefetches a fixed distance ahead, or none, measured
+ * slower than the one-row kernel this replaced, on the LM head from memory as on ffn_down from L3).
  */
 static inline __attribute__((always_inline)) BF16_TARGET void bf16_tile(const uint8_t *w, int64_t row_bytes,
                                                                        const uint8_t *x, int64_t x_stride, int k,
@@ -215,7 +218,7 @@ static inline __attribute__((always_inline)) BF16_TARGET void bf16_tile(const ui
         __m512bh wv[4];
 #pragma GCC unroll 4
         for (int i = 0; i < RW; i++) {
-            if (RC == 1) _mm_prefetch((const char *)w + i * row_bytes + c * chunk_bytes + PREFETCH_AHEAD, _MM_HINT_T0);
+            if (RC == 1) _mm_prefetch((const char *)w + RW * row_bytes + (c * RW + i) * chunk_bytes, _MM_HINT_T1);
             wv[i] = (__m512bh)_mm512_loadu_si512(w + i * row_bytes + c * chunk_bytes);
         }
 #pragma GCC unroll 4
