@@ -5,7 +5,7 @@
  * against one, and checks each variant's outputs against the scalar variant's, bit for bit. Built on demand only:
  *   cmake -S native/cpu -B build/fscpu && cmake --build build/fscpu --target fscpu_bench && build/fscpu/fscpu_bench
  * Arguments: formats (e.g. "q6_k,q4_0", or "all"), then a number of activation rows to time that alone (ffn_down
- * and ffn_gate's shapes).
+ * and ffn_gate's shapes), then a matrix shape ROWSxK to time alone (e.g. 3072x1024: gate and up).
  * Times are thread CPU time, best of 11, so other processes on a shared machine disturb them less.
  */
 #define _POSIX_C_SOURCE 200112L
@@ -218,12 +218,22 @@ int main(int argc, char **argv) {
     /* A second argument, e.g. "4": that many activation rows alone, without the lm_head decode. */
     int only_rows = argc > 2 ? atoi(argv[2]) : 0, act_rows[] = {1, 2, 3, 4, 8, 128};
     if (only_rows > 0) act_rows[0] = only_rows;
+    /* A third, e.g. "3072x1024": that matrix alone (rows a multiple of 16, k of 256) instead of both FFN shapes. */
+    int rows = 1024, k = 3072;
+    if (argc > 3 && (sscanf(argv[3], "%dx%d", &rows, &k) != 2 || rows <= 0 || rows % 16 || k <= 0 || k % 256)) {
+        fprintf(stderr, "fscpu_bench: %s is no shape ROWSxK (rows a multiple of 16, k of 256)\n", argv[3]);
+        return 2;
+    }
     size_t shapes = only_rows > 0 ? 1 : sizeof act_rows / sizeof *act_rows;
     for (size_t i = 0; i < sizeof formats / sizeof *formats; i++) {
         if (only && !listed(only, formats[i].name)) continue;
         for (size_t r = 0; r < shapes; r++) {
-            bench(&formats[i], 1024, 3072, act_rows[r]);
-            bench(&formats[i], 3072, 1024, act_rows[r]);
+            if (argc > 3) {
+                bench(&formats[i], rows, k, act_rows[r]);
+            } else {
+                bench(&formats[i], 1024, 3072, act_rows[r]);
+                bench(&formats[i], 3072, 1024, act_rows[r]);
+            }
         }
         if (!only_rows) bench(&formats[i], 151936, 1024, 1);
     }
