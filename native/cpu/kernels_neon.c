@@ -5,8 +5,8 @@
  * eight lanes are two 128-bit registers, its bytes 0..15 (lanes 0..3) and 16..31 (lanes 4..7), and lane l of a
  * register sums bytes 4l..4l + 3 as the scalar lanes do. sdot sums in int32 without saturating, so a chunk's
  * weights are formed as signed bytes (offset and sign included) and each dot is multiplied by its integer scale.
- * The float lanes are acc = vfmaq(acc, (float) lane, D): one fused multiply-add per block per lane, as fmaf (Q4_0
- * and Q4_K: one integer per block, its lanes summed, and one fmaf).
+ * The float lanes are acc = vfmaq(acc, (float) lane, D): one fused multiply-add per block per lane, as fmaf (Q8_0,
+ * Q4_0 and Q4_K: one integer per block, its lanes summed, and one fmaf).
  */
 #include <arm_neon.h>
 #include <math.h>
@@ -135,16 +135,17 @@ static inline lanes8 q8_0_multiples(const uint8_t *a) {
     return (lanes8){vmovl_s16(vget_low_s16(m)), vmovl_high_s16(m)};
 }
 
+/* Q8_0: one int32 per block, its groups' dots times their multiples, summed (kernels_scalar.c). */
 static float dot_q8_0(const uint8_t *w, const uint8_t *a, int blocks) {
     const int32x4_t zero = vdupq_n_s32(0);
-    floats8 acc = no_floats();
+    float acc = 0.0f;
     for (int b = 0; b < blocks; b++, w += Q8_0_BLOCK, a += Q8_0_BYTES) {
         lanes8 m = q8_0_multiples(a);
-        lanes8 lanes = {vmulq_s32(vdotq_s32(zero, load_s8(w + 2), load_s8(a + Q8_0_QS)), m.lo),
-                        vmulq_s32(vdotq_s32(zero, load_s8(w + 18), load_s8(a + Q8_0_QS + 16)), m.hi)};
-        acc = add_lanes(acc, half(w) * load_f32(a), lanes);
+        int32x4_t t = vmulq_s32(vdotq_s32(zero, load_s8(w + 2), load_s8(a + Q8_0_QS)), m.lo);
+        t = vmlaq_s32(t, vdotq_s32(zero, load_s8(w + 18), load_s8(a + Q8_0_QS + 16)), m.hi);
+        acc = fmaf(half(w) * load_f32(a), (float)vaddvq_s32(t), acc);
     }
-    return sum_floats(acc);
+    return acc;
 }
 
 /* Q4_0: low nibbles are weights 0..15, high nibbles 16..31, each minus 8; one int32 per block (kernels_scalar.c). */
@@ -474,5 +475,28 @@ static void q4_0_x16_neon(const uint8_t *gb, const uint8_t *a, int blocks, float
     for (int g = 0; g < 4; g++) vst1q_f32(out + 4 * g, acc[g]);
 }
 
+/* Q8_0: a step is activation group l, its 4 quants against 4 rows' 4 signed weights per sdot, times m_l. */
+static void q8_0_x16_neon(const uint8_t *gb, const uint8_t *a, int blocks, float *out) {
+    float32x4_t acc[4];
+    for (int g = 0; g < 4; g++) acc[g] = vdupq_n_f32(0.0f);
+    for (int b = 0; b < blocks; b++, gb += Q8_0_X16_BLOCK, a += Q8_0_BYTES) {
+        int32x4_t t[4];
+        for (int g = 0; g < 4; g++) t[g] = vdupq_n_s32(0);
+        for (int l = 0; l < 8; l++) {
+            int8x16_t x = broadcast4(a + Q8_0_QS + 4 * l);
+            int32_t m = q8_0_multiple(a, l);
+            for (int g = 0; g < 4; g++)
+                t[g] = vmlaq_n_s32(t[g], vdotq_s32(vdupq_n_s32(0), load_s8(gb + Q8_0_X16_QS + 64 * l + 16 * g), x), m);
+        }
+        float da = load_f32(a);
+        for (int g = 0; g < 4; g++) {
+            float32x4_t d = vcvt_f32_f16(vreinterpret_f16_u8(vld1_u8(gb + Q8_0_X16_D + 8 * g)));
+            acc[g] = vfmaq_f32(acc[g], vcvtq_f32_s32(t[g]), vmulq_n_f32(d, da));
+        }
+    }
+    for (int g = 0; g < 4; g++) vst1q_f32(out + 4 * g, acc[g]);
+}
+
 FS_MATMUL_X16(q4_k, neon, 256, Q8_K_BYTES, Q4_K_X16_BLOCK, q4_k_x16_neon)
 FS_MATMUL_X16(q4_0, neon, 32, Q8_0_BYTES, Q4_0_X16_BLOCK, q4_0_x16_neon)
+FS_MATMUL_X16(q8_0, neon, 32, Q8_0_BYTES, Q8_0_X16_BLOCK, q8_0_x16_neon)

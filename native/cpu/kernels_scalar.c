@@ -43,9 +43,9 @@ FS_API void fs_quantize_q8_k_scalar(const float *x, void *y, int64_t count) {
 }
 
 /*
- * Every dot product but Q4_0's and Q4_K's (one int32 per block: below) sums a block's integer products into eight
- * int32 lanes, lane l taking the weights whose index inside their 32-weight chunk is 4l..4l + 3 (as a 256-bit
- * vpmaddubsw + vpmaddwd or vpdpbusd does), and adds each lane times the block's float scale into its float lane:
+ * Every dot product but Q8_0's, Q4_0's and Q4_K's (one int32 per block: below) sums a block's integer products
+ * into eight int32 lanes, lane l taking the weights whose index inside their 32-weight chunk is 4l..4l + 3 (as a
+ * 256-bit vpmaddubsw + vpmaddwd or vpdpbusd does), and adds each lane times the block's float scale into its float lane:
  * acc[l] = fmaf(d, (float)lane[l], acc[l]).
  * Against Q8_K activations a group's integer scale is its weight scale times its chunk's multiple m. Every lane sum
  * is exact in int32 (at most 2^28 in magnitude: Q6_K's 4·32·127·128·16 per chunk, times 8) and is rounded once, to
@@ -67,18 +67,19 @@ static inline int32_t multiple(const uint8_t *a, int c) {
 }
 
 /*
- * Q8_0 weights by Q8_0 activations: lane l sums m_l·Σ w·a over group l (values 4l..4l + 3, |lane| ≤ 4·128·127·16),
- * scaled by d_w·d_a (the f16 d_w, exact as a float, times the float d_a).
+ * Q8_0 weights by Q8_0 activations: per block one exact int32, T = Σ_g m_g·Σ w·a over group g (values 4g..4g + 3;
+ * |T| ≤ 32·128·127·16 < 2^24, so exact as a float too), times d_w·d_a (the f16 d_w, exact as a float, times the
+ * float d_a) into one float: a group of 16 rows' block integers then fit one vector (the repacked kernels).
  */
 static float dot_q8_0(const uint8_t *w, const uint8_t *a, int blocks) {
-    float acc[8] = {0};
+    float acc = 0.0f;
     for (int b = 0; b < blocks; b++, w += Q8_0_BLOCK, a += Q8_0_BYTES) {
         const int8_t *q = (const int8_t *)(w + 2), *x = (const int8_t *)(a + Q8_0_QS);
-        int32_t lanes[8] = {0};
-        for (int j = 0; j < 32; j++) lanes[j / 4] += q8_0_multiple(a, j / 4) * q[j] * x[j];
-        add_lanes(acc, half_to_float(load_u16(w)) * load_f32(a), lanes);
+        int32_t t = 0;
+        for (int j = 0; j < 32; j++) t += q8_0_multiple(a, j / 4) * q[j] * x[j];
+        acc = fmaf(half_to_float(load_u16(w)) * load_f32(a), (float)t, acc);
     }
-    return sum_lanes(acc);
+    return acc;
 }
 
 /*
@@ -257,3 +258,4 @@ FS_MATMUL(iq2_xxs, scalar, 256, Q8_K_BYTES, dot_iq2_xxs)
 
 FS_MATMUL_X16(q4_k, scalar, 256, Q8_K_BYTES, Q4_K_X16_BLOCK, q4_k_x16_portable)
 FS_MATMUL_X16(q4_0, scalar, 32, Q8_0_BYTES, Q4_0_X16_BLOCK, q4_0_x16_portable)
+FS_MATMUL_X16(q8_0, scalar, 32, Q8_0_BYTES, Q8_0_X16_BLOCK, q8_0_x16_portable)

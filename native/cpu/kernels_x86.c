@@ -199,15 +199,32 @@ static inline __m256i q8_0_lanes(__m256i u, __m256i s, __m256i multiples) {
     return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), multiples);
 }
 
+/* The lanes of one Q8_0 block against the activation block a, by the sign trick (pairs ≤ 2·128·127 < 2^15). */
+static inline __m256i q8_0_block_lanes(const uint8_t *w, const uint8_t *a) {
+    __m256i q = load256(w + 2);
+    return q8_0_lanes(_mm256_sign_epi8(q, q), _mm256_sign_epi8(load256(a + Q8_0_QS), q), q8_0_multiples(a));
+}
+
 static float dot_q8_0(const uint8_t *w, const uint8_t *a, int blocks) {
-    __m256 acc = _mm256_setzero_ps();
+    float acc = 0.0f;
+    for (int b = 0; b < blocks; b++, w += Q8_0_BLOCK, a += Q8_0_BYTES)
+        acc = fmaf(half(w) * load_f32(a), (float)sum_i32x8(q8_0_block_lanes(w, a)), acc);
+    return acc;
+}
+
+/* dot_q8_0 for four weight rows against one activation row, as dot4_q4_0 (below). */
+static void dot4_q8_0(const uint8_t *w, int64_t stride, const uint8_t *a, int blocks, float *out, int64_t out_step) {
+    __m128 acc = _mm_setzero_ps();
     for (int b = 0; b < blocks; b++, w += Q8_0_BLOCK, a += Q8_0_BYTES) {
-        __m256i q = load256(w + 2), x = load256(a + Q8_0_QS);
-        /* pairs ≤ 2·128·127 < 2^15 */
-        __m256i lanes = q8_0_lanes(_mm256_sign_epi8(q, q), _mm256_sign_epi8(x, q), q8_0_multiples(a));
-        acc = add_lanes(acc, half(w) * load_f32(a), lanes);
+        __m128i t = sums_i32x8(q8_0_block_lanes(w, a), q8_0_block_lanes(w + stride, a),
+                               q8_0_block_lanes(w + 2 * stride, a), q8_0_block_lanes(w + 3 * stride, a));
+        __m128 d = _mm_mul_ps(_mm_setr_ps(half(w), half(w + stride), half(w + 2 * stride), half(w + 3 * stride)),
+                              _mm_set1_ps(load_f32(a)));
+        acc = _mm_fmadd_ps(d, _mm_cvtepi32_ps(t), acc);
     }
-    return sum_vector(acc);
+    float sums[4];
+    _mm_storeu_ps(sums, acc);
+    for (int q = 0; q < 4; q++) out[q * out_step] = sums[q];
 }
 
 /*
@@ -277,37 +294,18 @@ static void dot4_q4_0(const uint8_t *w, int64_t stride, const uint8_t *a, int bl
 /* Unrolls the loop that follows (over rows or chunks): GCC at -O2 keeps them rolled, the accumulators in memory. */
 #define FS_UNROLL _Pragma("GCC unroll 8")
 
-/* Q8_0 against R activation rows: a block's 32 signed weights shared by the rows, the sign trick per row. */
-FS_ALWAYS_INLINE void q8_0_rows(const uint8_t *w, const uint8_t *a, int64_t act_row_bytes, int blocks, float *out,
-                                int64_t out_stride, const int R) {
-    __m256 acc[FS_ROWS];
-    FS_UNROLL
-    for (int r = 0; r < R; r++) acc[r] = _mm256_setzero_ps();
-    for (int b = 0; b < blocks; b++, w += Q8_0_BLOCK, a += Q8_0_BYTES) {
-        __m256i q = load256(w + 2), magnitudes = _mm256_sign_epi8(q, q);
-        __m256 d = _mm256_set1_ps(half(w));
-        FS_UNROLL
-        for (int r = 0; r < R; r++) {
-            const uint8_t *x = a + r * act_row_bytes;
-            __m256i lanes = q8_0_lanes(magnitudes, _mm256_sign_epi8(load256(x + Q8_0_QS), q), q8_0_multiples(x));
-            acc[r] = _mm256_fmadd_ps(_mm256_mul_ps(d, _mm256_broadcast_ss((const float *)x)),
-                                     _mm256_cvtepi32_ps(lanes), acc[r]);
-        }
-    }
-    FS_UNROLL
-    for (int r = 0; r < R; r++) out[r * out_stride] = sum_vector(acc[r]);
-}
-
 /*
- * Q4_0 against R activation rows: a block's 32 weights as signed bytes (nibbles − 8) shared by the rows, the sign
- * trick per row (one product fewer than q·x − 8·x); the rows' block integers summed together (sums_i32x8), so their
- * float accumulators are the lanes of one vector, row r in lane r, and a block is one vector fma for all of them.
+ * Q8_0 and Q4_0 against R activation rows: a block's 32 signed weights (Q4_0: nibbles − 8) shared by the rows, the
+ * sign trick per row (for Q4_0 one product fewer than q·x − 8·x); the rows' block integers summed together
+ * (sums_i32x8), so their float accumulators are the lanes of one vector, row r in lane r, and a block is one vector
+ * fma for all of them.
  */
-FS_ALWAYS_INLINE void q4_0_rows(const uint8_t *w, const uint8_t *a, int64_t act_row_bytes, int blocks, float *out,
-                                int64_t out_stride, const int R) {
+FS_ALWAYS_INLINE void signed_32_rows(const uint8_t *w, const uint8_t *a, int64_t act_row_bytes, int blocks,
+                                     float *out, int64_t out_stride, const int R, const int q4_0) {
     __m128 acc = _mm_setzero_ps();
-    for (int b = 0; b < blocks; b++, w += Q4_0_BLOCK, a += Q8_0_BYTES) {
-        __m256i q = _mm256_sub_epi8(q4_0_unpack(w), _mm256_set1_epi8(8)), magnitudes = _mm256_sign_epi8(q, q);
+    for (int b = 0; b < blocks; b++, w += q4_0 ? Q4_0_BLOCK : Q8_0_BLOCK, a += Q8_0_BYTES) {
+        __m256i q = q4_0 ? _mm256_sub_epi8(q4_0_unpack(w), _mm256_set1_epi8(8)) : load256(w + 2);
+        __m256i magnitudes = _mm256_sign_epi8(q, q);
         __m256i lanes[FS_ROWS];
         float da[FS_ROWS];
         FS_UNROLL
@@ -327,6 +325,16 @@ FS_ALWAYS_INLINE void q4_0_rows(const uint8_t *w, const uint8_t *a, int64_t act_
     _mm_storeu_ps(sums, acc);
     FS_UNROLL
     for (int r = 0; r < R; r++) out[r * out_stride] = sums[r];
+}
+
+FS_ALWAYS_INLINE void q8_0_rows(const uint8_t *w, const uint8_t *a, int64_t act_row_bytes, int blocks, float *out,
+                                int64_t out_stride, const int R) {
+    signed_32_rows(w, a, act_row_bytes, blocks, out, out_stride, R, 0);
+}
+
+FS_ALWAYS_INLINE void q4_0_rows(const uint8_t *w, const uint8_t *a, int64_t act_row_bytes, int blocks, float *out,
+                                int64_t out_stride, const int R) {
+    signed_32_rows(w, a, act_row_bytes, blocks, out, out_stride, R, 1);
 }
 
 /* A vector of int16 whose every lane is int16 lane `index` (0..7) of the 128-bit value both halves of v hold. */
@@ -904,18 +912,20 @@ FS_ALWAYS_INLINE void iq2_xxs_rows(const uint8_t *w, const uint8_t *a, int64_t a
     }
 
 /*
- * dot4_q4_0's decode loop: weight rows four at a time, i with i + n/4, i + n/2 and i + 3n/4 of the slice's n, and
- * dot_q4_0 for the last n % 4. Sequential streams, not neighbouring rows: reading rows i and i + 1 side by side ran
- * at a third of the speed on a 151936-row matrix.
+ * dot4_F's decode loop (Q8_0, Q4_0: a block's integer is little work beside its lane reduction and fma, which four
+ * rows share): weight rows four at a time, i with i + n/4, i + n/2 and i + 3n/4 of the slice's n, and dot_F for the
+ * last n % 4. Sequential streams, not neighbouring rows: reading rows i and i + 1 side by side ran at a third of
+ * the speed on a 151936-row matrix.
  */
-static void q4_0_decode(const uint8_t *weights, int64_t row_bytes, int row_from, int row_to, const uint8_t *a,
-                        int blocks, float *out) {
-    int quarter = (row_to - row_from) / 4;
-    for (int i = row_from; i < row_from + quarter; i++)
-        dot4_q4_0(weights + (int64_t)i * row_bytes, quarter * row_bytes, a, blocks, out + i, quarter);
-    for (int i = row_from + 4 * quarter; i < row_to; i++)
-        out[i] = dot_q4_0(weights + (int64_t)i * row_bytes, a, blocks);
-}
+#define FS_DECODE_ROWS4(F)                                                                                           \
+    static void F##_decode(const uint8_t *weights, int64_t row_bytes, int row_from, int row_to, const uint8_t *a,    \
+                           int blocks, float *out) {                                                                 \
+        int quarter = (row_to - row_from) / 4;                                                                       \
+        for (int i = row_from; i < row_from + quarter; i++)                                                          \
+            dot4_##F(weights + (int64_t)i * row_bytes, quarter * row_bytes, a, blocks, out + i, quarter);            \
+        for (int i = row_from + 4 * quarter; i < row_to; i++)                                                        \
+            out[i] = dot_##F(weights + (int64_t)i * row_bytes, a, blocks);                                           \
+    }
 
 /*
  * fs_matmul_F_V: activation rows FS_ROWS at a time, each group over the slice's weight rows by F_rows (one weight
@@ -947,7 +957,8 @@ static void q4_0_decode(const uint8_t *weights, int64_t row_bytes, int row_from,
         }                                                                                                            \
     }
 
-FS_DECODE_ROWS(q8_0)
+FS_DECODE_ROWS4(q8_0)
+FS_DECODE_ROWS4(q4_0)
 FS_DECODE_ROWS(q4_k)
 FS_DECODE_ROWS(q6_k)
 FS_DECODE_ROWS(q5_k)
@@ -1002,6 +1013,13 @@ typedef __m512 xf;
 /* Products of a step summed straight into int32: pairs of steps need no int16 stage. */
 #define xi_dot(acc, u, p) _mm512_dpbusd_epi32(acc, u, _mm512_set1_epi32((int)load_u32(p)))
 #define xi_pairs(u, p) _mm512_maddubs_epi16(u, _mm512_set1_epi32((int)load_u32(p)))
+#define xi_maddubs(u, s) _mm512_maddubs_epi16(u, s)
+#define xi_abs8(a) _mm512_abs_epi8(a)
+/*
+ * a negated where w is negative (AVX-512 has no vpsignb: a masked subtraction by w's sign bits). Where w is 0, a
+ * stays, unlike vpsignb's 0: it meets |w| = 0, and the products are the same.
+ */
+#define xi_sign8(a, w) _mm512_mask_sub_epi8(a, _mm512_movepi8_mask(w), _mm512_setzero_si512(), a)
 #else
 #define XV 8
 typedef __m256i xi;
@@ -1021,6 +1039,9 @@ typedef __m256 xf;
 #define xi_madd16(acc, a, b) dot_i16(acc, a, b)
 #define xi_u8to32(p) _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(p)))
 #define xi_pairs(u, p) _mm256_maddubs_epi16(u, _mm256_set1_epi32((int)load_u32(p)))
+#define xi_maddubs(u, s) _mm256_maddubs_epi16(u, s)
+#define xi_abs8(a) _mm256_abs_epi8(a)
+#define xi_sign8(a, w) _mm256_sign_epi8(a, w)
 #define xf_cvt(a) _mm256_cvtepi32_ps(a)
 #define xf_set1(v) _mm256_set1_ps(v)
 #define xf_zero() _mm256_setzero_ps()
@@ -1213,6 +1234,50 @@ FS_ALWAYS_INLINE void q4_0_x16_rows(const uint8_t *gb, int first, const uint8_t 
 }
 
 /*
+ * Likewise for Q8_0: a step is one activation group (weights 4l..4l + 3, multiple m_l). The signed weights by the
+ * sign trick: |q| shared by the activation rows, each row's 4 quants, broadcast, with the rows' weight signs; then
+ * vpmaddubsw into the rows' int16 pairs (≤ 2·128·127) and times m_l into their int32 by vpmaddwd or vpdpwssd.
+ */
+FS_ALWAYS_INLINE void q8_0_x16_rows(const uint8_t *gb, int first, const uint8_t *a, int64_t act_row_bytes, int blocks,
+                                    float *out, int64_t out_stride, const int R, const int H) {
+    xf acc[FS_ROWS]; /* [h·R + r]: H·R ≤ FS_ROWS */
+    FS_UNROLL
+    for (int v = 0; v < H * R; v++) acc[v] = xf_zero();
+    for (int b = 0; b < blocks; b++, gb += Q8_0_X16_BLOCK, a += Q8_0_BYTES) {
+        if (R == 1) prefetch_block(gb + 2 * Q8_0_X16_BLOCK, Q8_0_X16_BLOCK);
+        xi sum[FS_ROWS];
+        FS_UNROLL
+        for (int v = 0; v < H * R; v++) sum[v] = xi_zero();
+        FS_UNROLL
+        for (int l = 0; l < 8; l++)
+            FS_UNROLL
+            for (int h = 0; h < H; h++) {
+                xi w = xi_load(gb + Q8_0_X16_QS + 64 * l + 4 * (first + XV * h)), magnitudes = xi_abs8(w);
+                FS_UNROLL
+                for (int r = 0; r < R; r++) {
+                    const uint8_t *x = a + r * act_row_bytes;
+                    xi signed_x = xi_sign8(xi_set1_32((int)load_u32(x + Q8_0_QS + 4 * l)), w);
+                    xi m = xi_set1_32((int)load_u32(x + Q8_0_MULTIPLES + 4 * l));
+                    sum[h * R + r] = xi_madd16(sum[h * R + r], xi_maddubs(magnitudes, signed_x), m);
+                }
+            }
+        FS_UNROLL
+        for (int h = 0; h < H; h++) {
+            xf d = xf_half(gb + Q8_0_X16_D + 2 * (first + XV * h));
+            FS_UNROLL
+            for (int r = 0; r < R; r++) {
+                xf da = xf_set1(load_f32(a + r * act_row_bytes));
+                acc[h * R + r] = xf_fma(xf_mul(d, da), xf_cvt(sum[h * R + r]), acc[h * R + r]);
+            }
+        }
+    }
+    FS_UNROLL
+    for (int h = 0; h < H; h++)
+        FS_UNROLL
+        for (int r = 0; r < R; r++) xf_store(out + r * out_stride + XV * h, acc[h * R + r]);
+}
+
+/*
  * fs_matmul_F_x16_V: activation rows FS_ROWS at a time, their per-block terms tabulated once (on the stack: 64
  * bytes per Q8_K block and row, 8 per Q8_0 block and row), then every group of the slice, XV rows at a time; one
  * activation row (decode) takes a group's 16 rows at once (H = 2 halves on ymm), each 64-byte step read whole.
@@ -1272,6 +1337,29 @@ FS_API void FS_EXPORT(fs_matmul_q4_0_x16)(const void *packed, int row_from, int 
                 default: FS_Q4_0_X16(4); break;
                 }
 #undef FS_Q4_0_X16
+            }
+    }
+}
+
+FS_API void FS_EXPORT(fs_matmul_q8_0_x16)(const void *packed, int row_from, int row_to, const void *act,
+                                          int act_rows, int k, float *out, int64_t out_stride) {
+    int blocks = k / 32;
+    int64_t act_row_bytes = (int64_t)blocks * Q8_0_BYTES, group_bytes = (int64_t)blocks * Q8_0_X16_BLOCK;
+    for (int r0 = 0; r0 < act_rows; r0 += FS_ROWS) {
+        int n = act_rows - r0 < FS_ROWS ? act_rows - r0 : FS_ROWS;
+        const uint8_t *a = (const uint8_t *)act + r0 * act_row_bytes;
+        for (int g = row_from / X16_ROWS; g < row_to / X16_ROWS; g++)
+            for (int first = 0; first < X16_ROWS; first += n == 1 ? X16_ROWS : XV) {
+                const uint8_t *gb = (const uint8_t *)packed + g * group_bytes;
+                float *o = out + r0 * out_stride + X16_ROWS * g + first;
+#define FS_Q8_0_X16(R) q8_0_x16_rows(gb, first, a, act_row_bytes, blocks, o, out_stride, R, 1)
+                switch (n) {
+                case 1: q8_0_x16_rows(gb, 0, a, act_row_bytes, blocks, o, out_stride, 1, X16_ROWS / XV); break;
+                case 2: FS_Q8_0_X16(2); break;
+                case 3: FS_Q8_0_X16(3); break;
+                default: FS_Q8_0_X16(4); break;
+                }
+#undef FS_Q8_0_X16
             }
     }
 }

@@ -1,5 +1,5 @@
 /*
- * Repacking Q4_K and Q4_0 weights into groups of 16 interleaved rows (repacked.h has the layouts): done once, at
+ * Repacking Q4_K, Q4_0 and Q8_0 weights into groups of 16 interleaved rows (repacked.h has the layouts): done once, at
  * load, by the caller's threads (each a range of groups), the same for every variant.
  */
 #include "repacked.h"
@@ -8,6 +8,7 @@ FS_API int64_t fs_repacked_bytes(const char *format, int64_t rows, int k) {
     if (rows <= 0 || rows % X16_ROWS != 0 || k <= 0) return 0;
     if (strcmp(format, "q4_k") == 0) return k % 256 == 0 ? rows / X16_ROWS * (k / 256) * Q4_K_X16_BLOCK : 0;
     if (strcmp(format, "q4_0") == 0) return k % 32 == 0 ? rows / X16_ROWS * (k / 32) * Q4_0_X16_BLOCK : 0;
+    if (strcmp(format, "q8_0") == 0) return k % 32 == 0 ? rows / X16_ROWS * (k / 32) * Q8_0_X16_BLOCK : 0;
     return 0;
 }
 
@@ -43,6 +44,19 @@ FS_API void fs_repack_q4_0(const void *w, int64_t row_bytes, int group_from, int
                 const uint8_t *block = (const uint8_t *)w + (int64_t)(X16_ROWS * g + r) * row_bytes + b * Q4_0_BLOCK;
                 memcpy(gb + Q4_0_X16_D + 2 * r, block, 2);
                 for (int l = 0; l < 4; l++) memcpy(gb + Q4_0_X16_QS + 64 * l + 4 * r, block + 2 + 4 * l, 4);
+            }
+        }
+}
+
+FS_API void fs_repack_q8_0(const void *w, int64_t row_bytes, int group_from, int group_to, int k, void *packed) {
+    int blocks = k / 32;
+    for (int g = group_from; g < group_to; g++)
+        for (int b = 0; b < blocks; b++) {
+            uint8_t *gb = (uint8_t *)packed + ((int64_t)g * blocks + b) * Q8_0_X16_BLOCK;
+            for (int r = 0; r < X16_ROWS; r++) {
+                const uint8_t *block = (const uint8_t *)w + (int64_t)(X16_ROWS * g + r) * row_bytes + b * Q8_0_BLOCK;
+                memcpy(gb + Q8_0_X16_D + 2 * r, block, 2);
+                for (int l = 0; l < 8; l++) memcpy(gb + Q8_0_X16_QS + 64 * l + 4 * r, block + 2 + 4 * l, 4);
             }
         }
 }

@@ -1,5 +1,5 @@
 /*
- * The repacked layouts of Q4_K and Q4_0 weights (fscpu.h: fs_repack_F, fs_matmul_F_x16_V) and their matmul in
+ * The repacked layouts of Q4_K, Q4_0 and Q8_0 weights (fscpu.h: fs_repack_F, fs_matmul_F_x16_V) and their matmul in
  * portable C, which the scalar variant runs and which specifies the others.
  *
  * A group of 16 consecutive weight rows is stored block by block: group-block b holds block b of each of the 16
@@ -17,6 +17,10 @@
  *   @0    d[16]      f16
  *   @32   nibbles: for each 4-byte step l (0..3) 64 bytes, row r's at 4r..4r + 3: its qs[4l .. 4l + 3] (low nibbles
  *         weights 4l..4l + 3, high nibbles 16 + 4l..16 + 4l + 3); step l at 32 + 64l.
+ * Q8_0 group-block (544 bytes; 34 per row, as unpacked):
+ *   @0    d[16]      f16
+ *   @32   quants: for each 4-byte step l (0..7) 64 bytes, row r's at 4r..4r + 3: its qs[4l .. 4l + 3] (weights
+ *         4l..4l + 3: one group of the Q8_0 activations' multiples); step l at 32 + 64l.
  * A group of k weights is k / 256 (k / 32) group-blocks back to back; group g at g times that.
  */
 #ifndef FSCPU_REPACKED_H
@@ -34,6 +38,9 @@
 #define Q4_0_X16_D 0
 #define Q4_0_X16_QS 32
 #define Q4_0_X16_BLOCK 288
+#define Q8_0_X16_D 0
+#define Q8_0_X16_QS 32
+#define Q8_0_X16_BLOCK 544
 
 /*
  * The rows' outputs of one activation row r against group-blocks from gb on, as dot_q4_k computes them: per block
@@ -78,6 +85,22 @@ static inline void q4_0_x16_portable(const uint8_t *gb, const uint8_t *a, int bl
                      + q8_0_multiple(a, 4 + j / 4) * ((packed >> 4) - 8) * x[j + 16];
             }
             acc[r] = fmaf(half_to_float(load_u16(gb + Q4_0_X16_D + 2 * r)) * da, (float)t, acc[r]);
+        }
+    }
+    for (int r = 0; r < X16_ROWS; r++) out[r] = acc[r];
+}
+
+/* Likewise for Q8_0, as dot_q8_0: per block T = Σ_g m_g·Σ q·a over group g, acc = fmaf(d_w·d_a, T, acc). */
+static inline void q8_0_x16_portable(const uint8_t *gb, const uint8_t *a, int blocks, float *out) {
+    float acc[X16_ROWS] = {0};
+    for (int b = 0; b < blocks; b++, gb += Q8_0_X16_BLOCK, a += Q8_0_BYTES) {
+        const int8_t *x = (const int8_t *)(a + Q8_0_QS);
+        float da = load_f32(a);
+        for (int r = 0; r < X16_ROWS; r++) {
+            int32_t t = 0;
+            for (int j = 0; j < 32; j++)
+                t += q8_0_multiple(a, j / 4) * (int8_t)gb[Q8_0_X16_QS + 64 * (j / 4) + 4 * r + j % 4] * x[j];
+            acc[r] = fmaf(half_to_float(load_u16(gb + Q8_0_X16_D + 2 * r)) * da, (float)t, acc[r]);
         }
     }
     for (int r = 0; r < X16_ROWS; r++) out[r] = acc[r];
