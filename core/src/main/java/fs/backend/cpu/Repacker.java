@@ -1,6 +1,7 @@
 package fs.backend.cpu;
 
 import fs.backend.cpu.NativeKernels.RepackedRows;
+import fs.tensor.DType;
 import fs.tensor.Tensor;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -63,7 +64,7 @@ final class Repacker implements WorkerPool.Task {
      */
     RepackedRows repack(Tensor tensor) {
         int rows = (int) tensor.rows(), k = (int) tensor.columns();
-        if (tensor.rank() != 2 || rows % NativeKernels.GROUP_ROWS != 0 || !kernels.repacks(tensor.dtype())
+        if (tensor.rank() != 2 || rows % NativeKernels.GROUP_ROWS != 0 || !repacksAtUpload(tensor.dtype())
                 || kernels.repackedBytes(tensor.dtype(), rows, k) == 0) {
             return null;
         }
@@ -81,6 +82,17 @@ final class Repacker implements WorkerPool.Task {
         releaseFilePages(tensor.data());
         released.add(tensor.data());
         return packed;
+    }
+
+    /**
+     * Whether weights of this format are repacked at upload: every format the kernels have a repacked layout for,
+     * but Q8_0 only on the avx512 variant. There its x16 kernel, 16 rows' int32 in a zmm, runs a 1024×3072 matmul
+     * of 8 or 128 rows at about twice the unpacked kernel's speed (fscpu_bench, native/cpu/README.md); on avxvnni
+     * (AVX2 and VNNI, 8 rows in a ymm) an earlier measurement on Zen 5 had it make the lm_head's decode slower
+     * (31 → 27 Gmac/s), so the 256-bit variants keep reading Q8_0 from the file's rows.
+     */
+    boolean repacksAtUpload(DType type) {
+        return kernels.repacks(type) && (type != DType.Q8_0 || kernels.isa().equals("avx512"));
     }
 
     /** A single-row weight's bytes in the arena, so that reading it never maps the file's pages around it. */

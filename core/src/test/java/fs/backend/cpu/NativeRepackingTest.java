@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import fs.FsException;
 import fs.backend.Buffer;
@@ -34,10 +35,12 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * The CPU backend repacking Q4_K and Q4_0 weights at upload (the default) against the same backend with repacking
- * off: the same floats, bit for bit, from matmuls of any rows and threads, from the expert matmul, and in a model's
- * logits; a file's tensor whose pages repacking released reads back as the file; the description says which formats
- * were repacked; FS_CPU_REPACK / fs.cpu.repack choose, a bad value is one error line.
+ * The CPU backend repacking Q4_K and Q4_0 weights at upload (the default), and Q8_0 on the avx512 variant alone,
+ * against the same backend with repacking off: the same floats, bit for bit, from matmuls of any rows and threads,
+ * from the expert matmul, and in a model's logits; a file's tensor whose pages repacking released reads back as the
+ * file; the description says which formats were repacked; FS_CPU_REPACK / fs.cpu.repack choose, a bad value is one
+ * error line. Q8_0's cases need a CPU that runs avx512 (NativeRepackedKernelsTest checks its kernels on every
+ * variant).
  */
 class NativeRepackingTest {
     /** Weight rows: whole groups of 16 over three units of 64, the last one partial. */
@@ -45,7 +48,12 @@ class NativeRepackingTest {
     private static final int K = 512;
 
     private static VectorBackend backend(int threads, boolean repack) {
-        CpuKernels kernels = CpuKernels.nativeKernels(null);
+        return backend(null, threads, repack);
+    }
+
+    /** The native kernels of variant isa (null: the best this CPU runs). */
+    private static VectorBackend backend(String isa, int threads, boolean repack) {
+        CpuKernels kernels = CpuKernels.nativeKernels(isa);
         assertTrue(kernels.nativeKernels() != null, "the native kernels load: " + kernels.unavailable());
         return new VectorBackend(threads, repack ? kernels : kernels.withoutRepacking());
     }
@@ -75,21 +83,29 @@ class NativeRepackingTest {
         return read(backend, out, rows * N);
     }
 
+    /** The variant whose backend repacks {@code type}: Q8_0 is repacked on avx512 alone (skipped without it). */
+    private static String repackingIsa(DType type) {
+        if (type != DType.Q8_0) return null;
+        assumeTrue(NativeKernelsTest.variants().contains("avx512"), "Q8_0 is repacked on avx512 alone");
+        return "avx512";
+    }
+
     @ParameterizedTest
-    @ValueSource(strings = {"Q4_K", "Q4_0"})
+    @ValueSource(strings = {"Q4_K", "Q4_0", "Q8_0"})
     void aRepackedWeightsMatmulIsTheStoredWeightsBitForBit(String name) {
         DType type = DType.valueOf(name);
+        String isa = repackingIsa(type);
         SplittableRandom random = new SplittableRandom(type.ordinal());
         Tensor tensor = new Tensor("w", type, new long[] {N, K},
                 NativeKernelsTest.randomRows(random, type, N, K, Arena.ofAuto()));
         for (int rows : new int[] {1, 3, 4, 9, 21}) {
             float[] x = gaussian(random, rows * K);
             float[] expected;
-            try (VectorBackend stored = backend(1, false)) {
+            try (VectorBackend stored = backend(isa, 1, false)) {
                 expected = matmul(stored, tensor, x, rows);
             }
             for (int threads : new int[] {1, 3}) {
-                try (VectorBackend repacked = backend(threads, true)) {
+                try (VectorBackend repacked = backend(isa, threads, true)) {
                     assertArrayEquals(expected, matmul(repacked, tensor, x, rows),
                             type + ", " + rows + " rows, " + threads + " threads");
                     assertTrue(repacked.description().contains(" int8 matmul, " + type + " repacked, "),
@@ -125,22 +141,22 @@ class NativeRepackingTest {
     }
 
     /**
-     * On q-tied's Q4_K_M and Q4_0 files: the prompt's logits, in one batch, and two tokens decoded after it, the same
-     * to the bit with the file's Q4_K / Q4_0 matrices repacked as with them read in place.
+     * On q-tied's Q4_K_M, Q4_0 and Q8_0 files: the prompt's logits, in one batch, and two tokens decoded after it, the
+     * same to the bit with the file's Q4_K / Q4_0 / Q8_0 matrices repacked as with them read in place.
      */
     @ParameterizedTest
-    @ValueSource(strings = {"Q4_K_M", "Q4_0"})
+    @ValueSource(strings = {"Q4_K_M", "Q4_0", "Q8_0"})
     void aModelsLogitsAreTheSameWithRepackingOnAndOff(String type) throws IOException {
+        String format = type.substring(0, 4), isa = repackingIsa(DType.valueOf(format));
         int[] prompt = TopLogitsGolden.load(QTied.dir().resolve("golden-" + type + ".json")).tokens();
         float[][][] logits = new float[2][][];
         for (int repack = 0; repack < 2; repack++) {
-            try (ModelSource source = ModelSource.open(QTied.gguf(type)); VectorBackend backend = backend(2,
-                    repack == 1)) {
+            try (ModelSource source = ModelSource.open(QTied.gguf(type));
+                    VectorBackend backend = backend(isa, 2, repack == 1)) {
                 ModelConfig config = source.config();
                 SingleSequence model = new SingleSequence(new DecoderModel(config,
                         ModelWeights.bind(config, source.tensors()), backend),
                         new SingleSequence.Shape(64, prompt.length, prompt.length));
-                String format = type.substring(0, 4);
                 assertEquals(repack == 1, backend.description().contains(" int8 matmul, " + format + " repacked, "),
                         backend.description());
                 model.forward(prompt, 0, Probe.NONE);
@@ -175,6 +191,25 @@ class NativeRepackingTest {
             repacked.embed(a, tokens, x);
             stored.embed(b, tokens, y);
             assertArrayEquals(read(stored, y, tokens.length * width), read(repacked, x, tokens.length * width));
+        }
+    }
+
+    /** Q8_0 is repacked at upload by the avx512 variant and by no other; Q4_0 by every variant. */
+    @Test
+    void q80IsRepackedOnAvx512AloneAndQ40Everywhere() {
+        SplittableRandom random = new SplittableRandom(5);
+        Tensor q8 = new Tensor("q8", DType.Q8_0, new long[] {N, K},
+                NativeKernelsTest.randomRows(random, DType.Q8_0, N, K, Arena.ofAuto()));
+        Tensor q4 = new Tensor("q4", DType.Q4_0, new long[] {N, K},
+                NativeKernelsTest.randomRows(random, DType.Q4_0, N, K, Arena.ofAuto()));
+        for (String isa : NativeKernelsTest.variants()) {
+            try (VectorBackend backend = backend(isa, 1, true)) {
+                backend.upload(q8);
+                backend.upload(q4);
+                String description = backend.description();
+                assertEquals(isa.equals("avx512"), description.contains("Q8_0"), description);
+                assertTrue(description.contains("Q4_0"), description);
+            }
         }
     }
 
