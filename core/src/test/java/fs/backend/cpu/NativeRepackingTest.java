@@ -176,15 +176,18 @@ class NativeRepackingTest {
      * A repacked tensor of a file's mapping, whose pages repacking released, still reads as the file's bytes where
      * the Vector API reads it in place (here: its rows as an embedding table).
      */
-    @Test
-    void aRepackedTensorsReleasedFilePagesReadBackAsTheFile() {
-        try (GgufFile gguf = GgufFile.open(QTied.gguf("Q4_K_M"));
-                VectorBackend repacked = backend(1, true); VectorBackend stored = backend(1, false)) {
-            GgufTensor t = gguf.tensors().stream().filter(g -> g.type() == DType.Q4_K).findFirst().orElseThrow();
+    @ParameterizedTest
+    @ValueSource(strings = {"Q4_K_M", "Q8_0"})
+    void aRepackedTensorsReleasedFilePagesReadBackAsTheFile(String file) {
+        DType type = DType.valueOf(file.substring(0, 4));
+        String isa = repackingIsa(type);
+        try (GgufFile gguf = GgufFile.open(QTied.gguf(file));
+                VectorBackend repacked = backend(isa, 1, true); VectorBackend stored = backend(isa, 1, false)) {
+            GgufTensor t = gguf.tensors().stream().filter(g -> g.type() == type).findFirst().orElseThrow();
             assertTrue(t.data().isMapped(), "a file's tensor");
             Tensor tensor = new Tensor(t.name(), t.type(), new long[] {t.rows(), t.columns()}, t.data());
             Weight a = repacked.upload(tensor), b = stored.upload(tensor);
-            assertTrue(repacked.description().contains("Q4_K repacked"), repacked.description());
+            assertTrue(repacked.description().contains(type + " repacked"), repacked.description());
             int[] tokens = {0, 7, (int) t.rows() - 1};
             int width = (int) t.columns();
             Buffer x = repacked.allocate((long) tokens.length * width), y = stored.allocate((long) tokens.length * width);
