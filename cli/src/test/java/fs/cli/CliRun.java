@@ -6,6 +6,7 @@ import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -27,11 +28,17 @@ record CliRun(int exitCode, String out, String err) {
      * from the environment, which a process cannot change for itself. The JVM's incubator warning is left out of err.
      */
     static CliRun inChildJvm(Map<String, String> hub, String... args) throws IOException, InterruptedException {
+        return inChildJvm(Path.of("").toAbsolutePath(), hub, args);
+    }
+
+    /** {@link #inChildJvm(Map, String...)} started in {@code workingDirectory}, for relative paths. */
+    static CliRun inChildJvm(Path workingDirectory, Map<String, String> hub, String... args)
+            throws IOException, InterruptedException {
         String java = ProcessHandle.current().info().command().orElseThrow();
         List<String> command = new ArrayList<>(List.of(java, "--add-modules", "jdk.incubator.vector",
                 "--enable-native-access=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"), "fs.cli.Main"));
         command.addAll(List.of(args));
-        ProcessBuilder builder = new ProcessBuilder(command);
+        ProcessBuilder builder = new ProcessBuilder(command).directory(workingDirectory.toFile());
         builder.environment().keySet().removeIf(name -> name.startsWith("HF_"));
         builder.environment().putAll(hub);
         Process fs = builder.start();

@@ -191,7 +191,7 @@ class TokenizeCommandTest {
 
     @Test
     void refusesAMissingOrBrokenModel(@TempDir Path dir) throws IOException {
-        assertOneLineError(run("tokenize", dir.resolve("nope").toString(), "x"), "is not a directory and not a Hugging Face repo id");
+        assertOneLineError(run("tokenize", dir.resolve("nope").toString(), "x"), "nope: no such directory");
         assertOneLineError(run("detokenize", dir.toString(), "1"), "no tokenizer.json at");
         Files.writeString(dir.resolve("tokenizer.json"), "{\"model\": {\"vocab\": {\"a\": 0,");
         assertOneLineError(run("tokenize", dir.toString(), "x"), "tokenizer.json: the file ends too early at line 1, column 29");

@@ -90,14 +90,19 @@ public final class ModelResolver {
     /**
      * The local directory or GGUF file of {@code model}: the directory (which must contain config.json) or file itself
      * when it exists, else the cache snapshot of the Hugging Face repo it names, or the cached GGUF file its tag names,
-     * downloaded first when needed.
+     * downloaded first when needed. A name in an existing folder that names nothing there is a mistyped path, and
+     * the error names the nearest entry of that folder.
      *
      * @throws FsException with one line saying what is wrong and what to do
      */
     public Path resolveModel(String model) {
         Optional<Path> local = existingPath(model);
         if (local.isPresent()) return checkedModel(local.get());
-        if (model.toLowerCase(Locale.ROOT).endsWith(GGUF_EXTENSION)) throw new FsException(model + ": no such file");
+        boolean gguf = model.toLowerCase(Locale.ROOT).endsWith(GGUF_EXTENSION);
+        // A name whose folder exists (models/tiny-tiedd) is a mistyped path, though it may also spell a repo id.
+        Optional<MissingPath> missing = MissingPath.of(model, gguf);
+        if (missing.isPresent()) throw new FsException(missing.get().message(gguf ? "file" : "directory"));
+        if (gguf) throw new FsException(model + ": no such file");
         Optional<GgufTag> tagged = GgufTag.parse(model);
         RepoId repo = tagged.map(GgufTag::repo).or(() -> RepoId.parse(model)).orElseThrow(() -> new FsException(
                 "'" + model + "' is not a directory and not a Hugging Face repo id (owner/name, e.g. Qwen/Qwen3-0.6B)"));
@@ -150,8 +155,8 @@ public final class ModelResolver {
      * @throws FsException with one line, as {@link #resolveModel} throws them (HF_HUB_OFFLINE, a 404, the network)
      */
     public Optional<RemoteHeaders> remoteHeaders(String model) {
-        if (existingPath(model).isPresent() || model.toLowerCase(Locale.ROOT).endsWith(GGUF_EXTENSION)
-                || GgufTag.parse(model).isPresent()) {
+        if (existingPath(model).isPresent() || MissingPath.of(model, false).isPresent()
+                || model.toLowerCase(Locale.ROOT).endsWith(GGUF_EXTENSION) || GgufTag.parse(model).isPresent()) {
             return Optional.empty();
         }
         Optional<RepoId> parsed = RepoId.parse(model);

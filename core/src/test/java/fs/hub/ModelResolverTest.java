@@ -276,12 +276,42 @@ class ModelResolverTest {
 
     @Test
     void whatIsNeitherADirectoryNorARepoIdIsRejectedUpFront() {
-        for (String model : List.of("not a repo", "a/b/c", "-x/y", "x/y-", "a--b/c", "a/b..c", "", "/no/such/dir",
-                "./missing")) {
+        for (String model : List.of("not a repo", "a/b/c", "-x/y", "x/y-", "a--b/c", "a/b..c", "", "/no/such/dir")) {
             FsException e = assertThrows(FsException.class, () -> resolve(environment(), model), model);
             assertTrue(e.getMessage().contains("is not a directory and not a Hugging Face repo id"), e.getMessage());
         }
         assertTrue(hub.requests.isEmpty());
+    }
+
+    @Test
+    void aMissingNameInAnExistingFolderIsAMistypedPathAnsweredWithTheNearestEntry() throws IOException {
+        Path models = Files.createDirectories(temp.resolve("models"));
+        Files.createDirectories(models.resolve("tiny-tied"));
+        Files.createDirectories(models.resolve("tiny-moe"));
+        Files.writeString(models.resolve("tiny.gguf"), "GGUF");
+
+        FsException directory = assertThrows(FsException.class,
+                () -> resolve(environment(), models.resolve("tiny-tiedd").toString()));
+        assertEquals(models.resolve("tiny-tiedd") + ": no such directory (did you mean " + models.resolve("tiny-tied")
+                + "?)", directory.getMessage());
+        FsException file = assertThrows(FsException.class,
+                () -> resolve(environment(), models.resolve("tiny.ggfu.gguf").toString()));
+        assertEquals(models.resolve("tiny.ggfu.gguf") + ": no such file (did you mean " + models.resolve("tiny.gguf")
+                + "?)", file.getMessage());
+        FsException nothingNear = assertThrows(FsException.class,
+                () -> resolve(environment(), models.resolve("qwen3").toString()));
+        assertEquals(models.resolve("qwen3") + ": no such directory", nothingNear.getMessage());
+        assertTrue(hub.requests.isEmpty());
+    }
+
+    @Test
+    void editDistanceCountsInsertionsDeletionsAndReplacements() {
+        assertEquals(0, MissingPath.editDistance("tiny-tied", "tiny-tied"));
+        assertEquals(1, MissingPath.editDistance("tiny-tiedd", "tiny-tied"));
+        assertEquals(2, MissingPath.editDistance("tiny-moe", "tiny-tie"));
+        assertEquals(3, MissingPath.editDistance("kitten", "sitting"));
+        assertEquals(3, MissingPath.editDistance("", "abc"));
+        assertEquals(3, MissingPath.editDistance("abc", ""));
     }
 
     @Test
