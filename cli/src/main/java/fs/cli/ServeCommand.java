@@ -12,6 +12,7 @@ import fs.generate.Scheduler;
 import fs.model.GenerationConfig;
 import fs.model.Pooling;
 import fs.server.OpenAiServer;
+import fs.server.PortInUseException;
 import fs.server.SchedulerEngine;
 import fs.server.ServedTask;
 import fs.server.ServerConfig;
@@ -181,8 +182,13 @@ final class ServeCommand implements Callable<Integer> {
         ServedTask task = embedding ? ServedTask.EMBEDDING : rerank ? ServedTask.RERANK : ServedTask.CHAT;
         String model = modelOptions.model();
         CountDownLatch stop = new CountDownLatch(1);
-        OpenAiServer server = OpenAiServer.start(
-                new ServerConfig(host, port, apiKey, allowedHosts, corsOrigins, timeouts, jsonLog), err);
+        OpenAiServer server;
+        try {
+            server = OpenAiServer.start(
+                    new ServerConfig(host, port, apiKey, allowedHosts, corsOrigins, timeouts, jsonLog), err);
+        } catch (PortInUseException e) {
+            throw new FsException(e.getMessage() + ": choose another with --port N (--port 0 picks a free one)", e);
+        }
         InetSocketAddress address = server.address();
         err.println("fs: listening on http://" + address.getHostString() + ":" + address.getPort()
                 + " (" + parallel + (parallel == 1 ? " slot, " : " slots, ") + queue + " queued at most); loading "

@@ -108,7 +108,9 @@ class ServeCommandTest {
     void aPortInUseIsOneLine() throws Exception {
         try (ServerSocket taken = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
             Run run = serve(MODEL.toString(), "--port", Integer.toString(taken.getLocalPort()));
-            assertOneErrorLine(run, 1, "cannot listen on 127.0.0.1:" + taken.getLocalPort());
+            assertOneErrorLine(run, 1, "cannot listen on 127.0.0.1:" + taken.getLocalPort()
+                    + ": the port is in use by another program: choose another with --port N (--port 0 picks a free"
+                    + " one)");
         }
     }
 

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import fs.FsException;
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.net.BindException;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -99,6 +100,11 @@ public final class OpenAiServer {
                 server.jetty.stop();
             } catch (Exception ignored) {
                 // it did not start: there is nothing more to stop
+            }
+            for (Throwable cause = e; cause != null; cause = cause.getCause()) {
+                if (cause instanceof BindException && config.port() != 0) {
+                    throw new PortInUseException(config.host(), config.port(), e);
+                }
             }
             Throwable cause = e.getCause() != null && e.getMessage() == null ? e.getCause() : e;
             throw new FsException("cannot listen on " + config.host() + ":" + config.port() + ": " + cause.getMessage());
