@@ -32,6 +32,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
 /**
@@ -123,15 +124,15 @@ final class BenchCommand implements Callable<Integer> {
         int mostPrompt = Arrays.stream(promptTokens).max().orElse(0), mostGen = Arrays.stream(genTokens).max().orElse(0);
         if (IntStream.concat(Arrays.stream(promptTokens), Arrays.stream(genTokens)).anyMatch(t -> t < 0)
                 || mostPrompt + mostGen == 0) {
-            throw new FsException("-p and -n must be ≥ 0 and not all 0; got -p " + joined(promptTokens) + " -n "
+            throw usage("-p and -n must be ≥ 0 and not all 0; got -p " + joined(promptTokens) + " -n "
                     + joined(genTokens));
         }
-        if (repetitions < 1) throw new FsException("-r must be at least 1, got " + repetitions);
-        if (Arrays.stream(depths).anyMatch(d -> d < 0)) throw new FsException("-d must be ≥ 0, got " + joined(depths));
+        if (repetitions < 1) throw usage("-r must be at least 1, got " + repetitions);
+        if (Arrays.stream(depths).anyMatch(d -> d < 0)) throw usage("-d must be ≥ 0, got " + joined(depths));
         int mostDepth = Arrays.stream(depths).max().orElse(0);
         PrintWriter err = spec.commandLine().getErr();
         if (parallel != null) {
-            if (mostDepth > 0) throw new FsException("-d does not apply to --parallel (its streams start empty)");
+            if (mostDepth > 0) throw usage("-d does not apply to --parallel (its streams start empty)");
             return callParallel(mostGen, err);
         }
         // Each pp test is one forward of all its tokens, as llama-bench's (up to its 512-token micro-batch); a depth is
@@ -204,9 +205,9 @@ final class BenchCommand implements Callable<Integer> {
 
     private int callParallel(int mostGen, PrintWriter err) {
         if (parallel.length == 0 || Arrays.stream(parallel).anyMatch(n -> n < 1 || n > MAX_PARALLEL)) {
-            throw new FsException("--parallel takes stream counts in 1.." + MAX_PARALLEL + ", got " + joined(parallel));
+            throw usage("--parallel takes stream counts in 1.." + MAX_PARALLEL + ", got " + joined(parallel));
         }
-        if (mostGen == 0) throw new FsException("--parallel measures generation: give -n a count above 0");
+        if (mostGen == 0) throw usage("--parallel measures generation: give -n a count above 0");
         int needed = PARALLEL_PROMPT + mostGen;
         // One scheduler, one cache, for every test: a test of N streams uses N of its slots, each sized no larger
         // than a stream needs.
@@ -439,5 +440,9 @@ final class BenchCommand implements Callable<Integer> {
         double mean = mean(values), sum = 0;
         for (double v : values) sum += (v - mean) * (v - mean);
         return Math.sqrt(sum / (values.length - 1));
+    }
+
+    private ParameterException usage(String message) {
+        return new ParameterException(spec.commandLine(), message);
     }
 }

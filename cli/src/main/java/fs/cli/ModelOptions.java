@@ -15,6 +15,8 @@ import java.nio.file.Files;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Iterator;
 import java.util.List;
 import java.util.LinkedHashMap;
 import java.util.Locale;
@@ -69,9 +71,27 @@ final class ModelOptions {
             description = "Context length: positions in the KV cache (default: min(max_position_embeddings, 4096)).")
     Integer ctx;
 
-    @Option(names = "--backend", paramLabel = "KIND", defaultValue = "auto",
+    @Option(names = "--backend", paramLabel = "KIND", defaultValue = "auto", converter = BackendConverter.class,
+            completionCandidates = BackendSpellings.class,
             description = "auto, cpu, java (the CPU on the exact Vector API kernels) or opencl (default: ${DEFAULT-VALUE}).")
-    String backend;
+    BackendChoice backend;
+
+    /** A backend as --backend spells it; anything else is a usage error listing the spellings. */
+    static final class BackendConverter implements ITypeConverter<BackendChoice> {
+        @Override
+        public BackendChoice convert(String value) {
+            return BackendChoice.named(value).orElseThrow(() -> new TypeConversionException(
+                    "'" + value + "' is not a backend; choose one of " + BackendChoice.SPELLINGS));
+        }
+    }
+
+    /** --backend's values, for completion and for the test that tries every enumerated option. */
+    static final class BackendSpellings implements Iterable<String> {
+        @Override
+        public Iterator<String> iterator() {
+            return Arrays.stream(BackendChoice.values()).map(BackendChoice::spelling).iterator();
+        }
+    }
 
     @Option(names = "--device", paramLabel = "N",
             description = "OpenCL device index (see fs devices; default: the GPU with the most memory, else the first device).")
@@ -80,11 +100,13 @@ final class ModelOptions {
     // Lists, split at commas, for fs bench, which runs its tests once per type as llama-bench does; every other
     // command takes one type (see cacheType).
     @Option(names = {"-ctk", "--cache-type-k"}, paramLabel = "TYPE", split = ",", converter = CacheTypeConverter.class,
+            completionCandidates = CacheTypeLabels.class,
             description = "What the KV cache stores keys as: f32, f16, bf16 or q8_0 (default: f16; f32 with --backend "
                     + "java). fs bench takes a comma list, one run of its tests per type.")
     List<KvCacheType> cacheTypeK;
 
     @Option(names = {"-ctv", "--cache-type-v"}, paramLabel = "TYPE", split = ",", converter = CacheTypeConverter.class,
+            completionCandidates = CacheTypeLabels.class,
             description = "What the KV cache stores values as: f32, f16, bf16 or q8_0 (default: f16; f32 with "
                     + "--backend java). fs bench takes a comma list.")
     List<KvCacheType> cacheTypeV;
@@ -98,6 +120,14 @@ final class ModelOptions {
             } catch (FsException e) {
                 throw new TypeConversionException(e.getMessage());
             }
+        }
+    }
+
+    /** The KV cache types' names, for completion and for the test that tries every enumerated option. */
+    static final class CacheTypeLabels implements Iterable<String> {
+        @Override
+        public Iterator<String> iterator() {
+            return Arrays.stream(KvCacheType.values()).map(KvCacheType::label).iterator();
         }
     }
 
@@ -291,8 +321,6 @@ final class ModelOptions {
                                         Consumer<ModelSource> beforeUpload, IntFunction<Engine.Allocation<S>> sizedFor,
                                         PrintWriter err) {
         long start = System.nanoTime();
-        BackendChoice choice = BackendChoice.named(backend).orElseThrow(() ->
-                new FsException("--backend " + backend + " is unknown; choose one of " + BackendChoice.SPELLINGS));
         int processors = Runtime.getRuntime().availableProcessors();
         if (threadCount() > processors) {
             err.println("fs: note: " + threadCount() + " threads on " + processors + " available processors: the "
@@ -306,7 +334,7 @@ final class ModelOptions {
             source.close();
             throw e;
         }
-        LoadedModel<S> loaded = Engine.load(source, new Engine.Options(choice, device, threadCount(), ctx, "--ctx",
+        LoadedModel<S> loaded = Engine.load(source, new Engine.Options(backend, device, threadCount(), ctx, "--ctx",
                 keys, values, err), sizedFor);
         err.printf(Locale.ROOT, "fs: %s: %d layers, context %d, on %s, %s (%.2f s)%n", source.path(),
                 loaded.config().numHiddenLayers(), loaded.contextLength(), loaded.backend().description(),

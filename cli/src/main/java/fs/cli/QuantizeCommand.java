@@ -30,6 +30,8 @@ import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -37,11 +39,13 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.stream.Collectors;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
+import picocli.CommandLine.TypeConversionException;
 
 @Command(name = "quantize", mixinStandardHelpOptions = true,
         description = "Writes a model (a Hugging Face directory of bf16 safetensors, or a GGUF file) as a GGUF file in "
@@ -59,10 +63,31 @@ final class QuantizeCommand implements Callable<Integer> {
     Path output;
 
     /** docs/QUANTIZATION.md's decision: the fastest format within its quality budget on the trained model. */
-    @Option(names = "--type", paramLabel = "T", defaultValue = "Q4_K_M",
+    @Option(names = "--type", paramLabel = "T", defaultValue = "Q4_K_M", converter = TypeConverter.class,
+            completionCandidates = TypeNames.class,
             description = "Q8_0, Q6_K, Q5_K_M, Q4_K_M, Q4_K_S, Q4_0, Q2_K, IQ2_XXS (needs --imatrix), F16 or BF16 "
                     + "(default: ${DEFAULT-VALUE}, see docs/QUANTIZATION.md).")
-    String type;
+    QuantizationType preset;
+
+    /** A type fs quantize makes, in any case; anything else is a usage error listing them. */
+    static final class TypeConverter implements ITypeConverter<QuantizationType> {
+        @Override
+        public QuantizationType convert(String value) {
+            try {
+                return QuantizationType.parse(value);
+            } catch (FsException e) {
+                throw new TypeConversionException(e.getMessage());
+            }
+        }
+    }
+
+    /** --type's values, for completion and for the test that tries every enumerated option. */
+    static final class TypeNames implements Iterable<String> {
+        @Override
+        public Iterator<String> iterator() {
+            return Arrays.stream(QuantizationType.values()).map(Enum::name).iterator();
+        }
+    }
 
     @Option(names = "--imatrix", paramLabel = "FILE",
             description = "An importance matrix (fs imatrix or llama-imatrix) that weighs the quantization (default: "
@@ -84,7 +109,6 @@ final class QuantizeCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         PrintWriter err = spec.commandLine().getErr();
-        QuantizationType preset = QuantizationType.parse(type);
         ImportanceMatrix importance = imatrix == null ? null : ImportanceMatrix.read(imatrix);
         Path path = ModelResolver.resolve(model, err);
         checkOutput(path);

@@ -176,8 +176,8 @@ final class ServeCommand implements Callable<Integer> {
     @Override
     public Integer call() throws InterruptedException {
         PrintWriter err = spec.commandLine().getErr();
-        if (apiKey != null && apiKey.isBlank()) throw new FsException("--api-key is empty");
-        if (alias != null && alias.isBlank()) throw new FsException("--alias is empty");
+        if (apiKey != null && apiKey.isBlank()) throw usage("--api-key is empty");
+        if (alias != null && alias.isBlank()) throw usage("--alias is empty");
         if (embedding && rerank) throw usage("--embedding and --rerank are exclusive: a server does one or the other");
         ServedTask task = embedding ? ServedTask.EMBEDDING : rerank ? ServedTask.RERANK : ServedTask.CHAT;
         String model = modelOptions.model();

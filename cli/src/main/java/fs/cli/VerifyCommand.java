@@ -28,6 +28,7 @@ import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
@@ -72,8 +73,13 @@ final class VerifyCommand implements Callable<Integer> {
             description = "OpenCL device index (see fs devices; default: the GPU with the most memory, else the first device).")
     Integer device;
 
+    private Integer threads;
+
     @Option(names = {"-t", "--threads"}, paramLabel = "N", description = "CPU threads of the oracle (default: the number of available processors).")
-    Integer threads;
+    void threads(int n) {
+        if (n < 1) throw usage("--threads must be at least 1, got " + n);
+        threads = n;
+    }
 
     @Option(names = "--threshold", paramLabel = "NMSE", description = "Largest NMSE an op may show (default: 1e-6).")
     double threshold = DEFAULT_THRESHOLD;
@@ -102,7 +108,6 @@ final class VerifyCommand implements Callable<Integer> {
                         throw new FsException("verify needs an OpenCL device: " + notSelected.reason());
             };
             int threadCount = threads != null ? threads : Runtime.getRuntime().availableProcessors();
-            if (threadCount < 1) throw new FsException("--threads must be at least 1, got " + threadCount);
 
             SingleSequence.Shape shape = new SingleSequence.Shape(tokens.length, tokens.length, tokens.length);
             // The oracle is the exact Vector API path whatever FS_CPU_KERNELS says.
@@ -134,9 +139,9 @@ final class VerifyCommand implements Callable<Integer> {
     private int verifyNative() {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
-        if (device != null) throw new FsException("--device has no use with --native (it checks the CPU's kernels)");
+        if (device != null) throw usage("--device has no use with --native (it checks the CPU's kernels)");
         if (threshold != DEFAULT_THRESHOLD) {
-            throw new FsException("--threshold has no use with --native: each output's bound comes from its int8 rounding");
+            throw usage("--threshold has no use with --native: each output's bound comes from its int8 rounding");
         }
         List<NativeCheck.Op> ops;
         int agree = 0, positions;
@@ -150,7 +155,6 @@ final class VerifyCommand implements Callable<Integer> {
             NativeMatmulCheck check = NativeMatmulCheck.load();
             isa = check.isa();
             int threadCount = threads != null ? threads : Runtime.getRuntime().availableProcessors();
-            if (threadCount < 1) throw new FsException("--threads must be at least 1, got " + threadCount);
             SingleSequence.Shape shape = new SingleSequence.Shape(tokens.length, tokens.length, tokens.length);
             ModelWeights weights = ModelWeights.bind(config, source.tensors());
             try (NativeCheck exact = new NativeCheck(new VectorBackend(threadCount, CpuKernels.vectorApi()), check);
@@ -281,5 +285,9 @@ final class VerifyCommand implements Callable<Integer> {
         for (int id : report.oracleTop1()) oracle.add(id);
         root.put("agree", report.agree());
         return root.toString();
+    }
+
+    private ParameterException usage(String message) {
+        return new ParameterException(spec.commandLine(), message);
     }
 }

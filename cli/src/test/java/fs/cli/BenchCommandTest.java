@@ -95,7 +95,8 @@ class BenchCommandTest {
         assertTrue(last.contains("positions 0..103 do not fit the context of 64 tokens"), tooDeep.err());
         assertTrue(!tooDeep.err().contains("\tat "), tooDeep.err());
         CliRun negative = CliRun.of("bench", model, "-d", "-1");
-        assertTrue(negative.exitCode() != 0 && negative.err().contains("-d must be"), negative.err());
+        assertEquals(2, negative.exitCode(), negative.err());
+        assertEquals("fs: -d must be ≥ 0, got -1 (see 'fs bench --help')", negative.err().strip());
     }
 
     @Test
@@ -140,7 +141,7 @@ class BenchCommandTest {
     @Test
     void aBadStreamCountIsOneClearError() {
         CliRun run = CliRun.of("bench", model, "--parallel", "2,0", "-r", "1");
-        assertEquals(1, run.exitCode());
+        assertEquals(2, run.exitCode());
         assertTrue(run.err().contains("--parallel takes stream counts in 1..256, got 2,0"), run.err());
         assertEquals(1, run.err().strip().split("\n").length, run.err());
     }
@@ -148,7 +149,7 @@ class BenchCommandTest {
     @Test
     void aNegativeCountIsOneClearError() {
         CliRun run = CliRun.of("bench", model, "-p", "8,-1", "-r", "1");
-        assertEquals(1, run.exitCode());
+        assertEquals(2, run.exitCode());
         assertTrue(run.err().contains("-p 8,-1"), run.err());
         assertEquals(1, run.err().strip().split("\n").length, run.err());
     }

@@ -53,7 +53,8 @@ class EngineLoadingTest {
     @Test
     void anUnknownBackendIsOneLineNamingTheChoices() {
         CliRun run = CliRun.of("run", MODEL, "-p", "Hello", "-n", "1", "--backend", "gpu");
-        assertEquals(1, run.exitCode(), run.err());
-        assertEquals("fs: --backend gpu is unknown; choose one of auto, cpu, java, opencl", run.err().strip());
+        assertEquals(2, run.exitCode(), run.err());
+        assertEquals("fs: invalid value for --backend: 'gpu' is not a backend; choose one of auto, cpu, java, opencl "
+                + "(see 'fs run --help')", run.err().strip());
     }
 }

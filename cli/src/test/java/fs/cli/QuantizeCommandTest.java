@@ -199,8 +199,10 @@ class QuantizeCommandTest {
         Path out = dir.resolve("out.gguf");
         assertOneLineError(CliRun.of("quantize", BF16, "-o", out.toString(), "--type", "IQ2_XXS"),
                 "--type IQ2_XXS needs an importance matrix (--imatrix FILE");
-        assertOneLineError(CliRun.of("quantize", BF16, "-o", out.toString(), "--type", "Q3_K_M"),
-                "--type Q3_K_M is not a type fs quantize makes (it makes Q8_0, Q6_K");
+        CliRun unknownType = CliRun.of("quantize", BF16, "-o", out.toString(), "--type", "Q3_K_M");
+        assertEquals(2, unknownType.exitCode(), unknownType.err());
+        assertTrue(unknownType.err().startsWith("fs: invalid value for --type: 'Q3_K_M' is not a type fs quantize "
+                + "makes (it makes Q8_0, Q6_K"), unknownType.err());
         assertOneLineError(CliRun.of("quantize", BF16, "-o", out.toString(), "--type", "Q8_0", "--imatrix", BF16),
                 "'imatrix.datasets' is missing");
         assertOneLineError(CliRun.of("quantize", QTied.gguf("Q4_0").toString(), "-o", out.toString(), "--type", "F16"),

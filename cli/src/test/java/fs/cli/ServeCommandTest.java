@@ -175,12 +175,12 @@ class ServeCommandTest {
 
     @Test
     void anEmptyApiKeyIsRefused() {
-        assertOneErrorLine(serve("--api-key", " "), 1, "--api-key is empty");
+        assertOneErrorLine(serve("--api-key", " "), 2, "--api-key is empty (see 'fs serve --help')");
     }
 
     @Test
     void anEmptyAliasIsRefused() {
-        assertOneErrorLine(serve("--alias", ""), 1, "--alias is empty");
+        assertOneErrorLine(serve("--alias", ""), 2, "--alias is empty (see 'fs serve --help')");
     }
 
     /**

@@ -1,10 +1,16 @@
 package fs.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.util.ArrayList;
 import java.util.List;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.FieldSource;
+import picocli.CommandLine;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Model.OptionSpec;
 
 /** A command line fs cannot read is one plain line naming what is wrong, exit 2, before any model is looked for. */
 class UsageErrorsTest {
@@ -55,5 +61,42 @@ class UsageErrorsTest {
         assertEquals(2, run.exitCode(), run.err());
         assertEquals("", run.out());
         assertEquals(example.get(1) + System.lineSeparator(), run.err());
+    }
+
+    /**
+     * Every option that takes one of a fixed set of values (an enum, or one that lists its values for completion), of
+     * every command: a value not in the set is a usage error, exit 2 with the pointer to the command's help, before
+     * the model is looked for.
+     */
+    @Test
+    void aValueOutsideAnEnumeratedOptionsSetIsAUsageError() {
+        List<String> tried = new ArrayList<>();
+        for (CommandLine command : Main.commandLine().getSubcommands().values()) {
+            CommandSpec spec = command.getCommandSpec();
+            if (command.getCommand() instanceof CommandLine.HelpCommand) continue;
+            for (OptionSpec option : spec.options()) {
+                if (option.hidden() || !enumerated(option)) continue;
+                List<String> args = new ArrayList<>(List.of(spec.name()));
+                spec.positionalParameters().stream().filter(p -> p.required()).forEach(p -> args.add(ABSENT));
+                spec.options().stream().filter(o -> o.required() && o.group() == null && o != option)
+                        .forEach(o -> args.addAll(List.of(o.longestName(), "1")));
+                args.addAll(List.of(option.longestName(), "cuda"));
+                CliRun run = CliRun.of(args.toArray(String[]::new));
+                String line = String.join(" ", args);
+                assertEquals(2, run.exitCode(), line + ": " + run.err());
+                assertEquals("", run.out(), line);
+                assertEquals(1, run.err().lines().count(), line + ": " + run.err());
+                assertTrue(run.err().strip().matches("fs: .*'cuda'.*see 'fs " + spec.name() + " --help'\\)?"),
+                        line + ": " + run.err());
+                tried.add(spec.name() + " " + option.longestName());
+            }
+        }
+        assertTrue(tried.containsAll(List.of("run --backend", "chat --backend", "bench --cache-type-k",
+                "serve --log-format", "quantize --type")), "enumerated options found: " + tried);
+    }
+
+    private static boolean enumerated(OptionSpec option) {
+        Iterable<String> candidates = option.completionCandidates();
+        return option.auxiliaryTypes()[0].isEnum() || candidates != null && candidates.iterator().hasNext();
     }
 }

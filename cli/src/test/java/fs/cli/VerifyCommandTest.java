@@ -120,8 +120,9 @@ class VerifyCommandTest {
     @Test
     void nativeRefusesWhatItHasNoUseForInOneLine() {
         Result device = verify(QTied.gguf("Q8_0").toString(), "--native", "--device", "0");
-        assertEquals(1, device.exit());
-        assertEquals("fs: --device has no use with --native (it checks the CPU's kernels)", device.err().strip());
+        assertEquals(2, device.exit());
+        assertEquals("fs: --device has no use with --native (it checks the CPU's kernels); see 'fs verify --help'",
+                device.err().strip());
     }
 
     /** Float weights (tiny-tied's are BF16) have native kernels too: within the same bound. */

@@ -50,7 +50,7 @@ public enum QuantizationType {
         for (QuantizationType type : values()) {
             if (type.name().equalsIgnoreCase(name)) return type;
         }
-        throw new FsException("--type " + name + " is not a type fs quantize makes (it makes "
+        throw new FsException("'" + name + "' is not a type fs quantize makes (it makes "
                 + Arrays.stream(values()).map(Enum::name).collect(Collectors.joining(", ")) + ")");
     }
 }
