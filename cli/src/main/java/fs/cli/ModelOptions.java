@@ -268,6 +268,15 @@ final class ModelOptions {
     }
 
     /**
+     * The same, with {@code beforeUpload} first asking the opened source what the command needs of it (its tokenizer
+     * and chat template, for the prompt): what it or {@code shapeFor} throws comes before the weights are loaded.
+     */
+    LoadedModel<SingleSequence> load(Consumer<ModelSource> beforeUpload, IntFunction<SingleSequence.Shape> shapeFor,
+                                     PrintWriter err) {
+        return loadWith(beforeUpload, sequence(shapeFor), err);
+    }
+
+    /**
      * Loads {@code model} instead of the one the user named, with the same backend, threads, context and cache types
      * (a second model of the command, such as perplexity's KL-divergence base).
      */

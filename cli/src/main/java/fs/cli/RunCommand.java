@@ -11,7 +11,9 @@ import fs.generate.TextStream;
 import fs.grammar.Grammar;
 import fs.grammar.GrammarConstraint;
 import fs.grammar.TokenVocabulary;
+import fs.model.ModelConfig;
 import fs.model.SingleSequence;
+import fs.source.ModelSource;
 import fs.tokenizer.Tokenizer;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -21,6 +23,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
+import java.util.concurrent.atomic.AtomicReference;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -93,14 +96,23 @@ final class RunCommand implements Callable<Integer> {
         Grammar grammar = grammarOptions.grammar();
         int maxNewTokens = answerOptions.maxNewTokens;
 
-        try (LoadedModel<SingleSequence> loaded = modelOptions.load(
-                context -> SingleSequence.Shape.forGeneration(context, ModelOptions.PREFILL_BATCH), err)) {
+        // The prompt is tokenized, and checked against the context, once the model's files are open and before its
+        // weights are loaded: a prompt that cannot run is refused without that wait.
+        AtomicReference<int[]> promptIds = new AtomicReference<>();
+        AtomicReference<ModelConfig> config = new AtomicReference<>();
+        try (LoadedModel<SingleSequence> loaded = modelOptions.load(source -> {
+                    int[] ids = tokens != null ? tokens.ids() : promptIds(source, text);
+                    TokenIds.checkInVocabulary(source.config(), ids, tokens != null ? "--tokens" : "the prompt");
+                    promptIds.set(ids);
+                    config.set(source.config());
+                }, context -> {
+                    Generator.checkFits(promptIds.get().length, maxNewTokens, context, config.get());
+                    return SingleSequence.Shape.forGeneration(context, ModelOptions.PREFILL_BATCH);
+                }, err)) {
             Tokenizer tokenizer = printIds && tokens != null && grammar == null ? null : loaded.source().tokenizer();
-            int[] ids = tokens != null ? tokens.ids() : promptIds(loaded, tokenizer, text);
-            TokenIds.checkInVocabulary(loaded.config(), ids, tokens != null ? "--tokens" : "the prompt");
+            int[] ids = promptIds.get();
             SamplingParams params = samplingOptions.resolve(loaded.source().generationConfig());
             Generator generator = new Generator(loaded.state(), loaded.source().stopIds(), params);
-            generator.checkFits(ids.length, maxNewTokens);
             if (!params.isGreedy() && samplingOptions.seed == null) err.println("fs: seed " + params.seed());
             TextStream stream = printIds ? null : new TextStream(tokenizer, answerOptions.hideThink, out);
             GrammarConstraint constraint = grammar == null ? null
@@ -174,9 +186,10 @@ final class RunCommand implements Callable<Integer> {
     }
 
     /** The prompt's ids: the text as it is with --raw, else one user turn (after the system prompt) for the answer. */
-    private int[] promptIds(LoadedModel<SingleSequence> loaded, Tokenizer tokenizer, String text) {
+    private int[] promptIds(ModelSource source, String text) {
+        Tokenizer tokenizer = source.tokenizer();
         if (raw) return tokenizer.encode(text);
-        return new ChatPrompt(loaded.source().chatTemplate(), tokenizer).nextTurn(answerOptions.system,
+        return new ChatPrompt(source.chatTemplate(), tokenizer).nextTurn(answerOptions.system,
                 List.of(new ChatMessage("user", text)), List.of(), answerOptions.enableThinking());
     }
 }

@@ -127,6 +127,19 @@ class RunCommandTest {
         assertEquals(text.out(), decoded.out());
     }
 
+    /** Refused once the tokenizer and the config are read, before the weights load (whose line would come first). */
+    @Test
+    void aPromptLongerThanTheContextIsRefusedBeforeTheWeightsLoad() {
+        String model = Golden.modelDir("tiny-tied").toString();
+        CliRun run = CliRun.of("run", model, "-p", "word ".repeat(40), "--ctx", "16", "-t", "2", "--temp", "0");
+        assertEquals(1, run.exitCode(), run.err());
+        assertEquals("", run.out());
+        assertEquals(1, run.err().lines().count(), "no load line before the refusal: " + run.err());
+        assertTrue(run.err().matches("fs: \\d+ prompt tokens \\+ -?\\d+ new tokens \\(-n\\) do not fit the context of 16 "
+                + "tokens; raise --ctx .*\\R|fs: \\d+ prompt tokens do not fit the context of 16 tokens; raise --ctx .*\\R"),
+                run.err());
+    }
+
     @Test
     void aPromptThatCannotFitTheContextIsOneErrorLine() throws IOException {
         Golden golden = Golden.load("tiny-tied");

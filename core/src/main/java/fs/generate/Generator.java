@@ -1,5 +1,6 @@
 package fs.generate;
 
+import fs.model.ModelConfig;
 import fs.model.Probe;
 import fs.model.SingleSequence;
 import java.util.Arrays;
@@ -46,8 +47,16 @@ public final class Generator {
 
     /** Throws the user-facing error when a prompt plus maxNewTokens (if ≥ 0) cannot fit the context. */
     public void checkFits(int promptTokens, int maxNewTokens) {
-        RequestProgress.checkFits(promptTokens, maxNewTokens, sequence.shape().contextLength(), " (-n)",
-                "; raise --ctx (the model allows up to " + sequence.config().maxPositionEmbeddings()
+        checkFits(promptTokens, maxNewTokens, sequence.shape().contextLength(), sequence.config());
+    }
+
+    /**
+     * The same for a sequence of {@code contextLength} positions of a {@code config} model not allocated yet, so that
+     * a prompt that cannot fit is refused before the weights are loaded.
+     */
+    public static void checkFits(int promptTokens, int maxNewTokens, int contextLength, ModelConfig config) {
+        RequestProgress.checkFits(promptTokens, maxNewTokens, contextLength, " (-n)",
+                "; raise --ctx (the model allows up to " + config.maxPositionEmbeddings()
                         + ") or shorten the prompt or -n");
     }
 
