@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import fs.gguf.QTied;
 import fs.model.Golden;
 import java.io.IOException;
 import org.junit.jupiter.api.Test;
@@ -39,6 +40,25 @@ class BenchCommandTest {
             assertEquals(2 * 9_798_016L, test.get("model_size").longValue());
             assertTrue(test.hasNonNull("backends"));
         }
+    }
+
+    /** The backend column says which kernels multiply this model's weights: float ones for BF16, int8 for blocks. */
+    @Test
+    void theBackendSaysWhatRunsForTheModelsWeights() throws IOException {
+        String bf16 = backendOf(model);
+        String q4km = backendOf(QTied.gguf("Q4_K_M").toString());
+        if (bf16.startsWith("cpu (native ")) {
+            assertTrue(bf16.matches("cpu \\(native \\w+ float matmul, Vector API .*"), bf16);
+            assertTrue(q4km.matches("cpu \\(native \\w+ int8 (and float )?matmul, .*"), q4km);
+        } else {
+            assertTrue(bf16.startsWith("cpu (Vector API, ") && q4km.startsWith("cpu (Vector API, "), bf16 + "; " + q4km);
+        }
+    }
+
+    private static String backendOf(String model) throws IOException {
+        CliRun run = CliRun.of("bench", model, "-p", "0", "-n", "1", "-r", "1", "-t", "1", "--backend", "cpu", "--json");
+        assertEquals(0, run.exitCode(), run.err());
+        return new ObjectMapper().readTree(run.out()).get(0).get("backends").textValue();
     }
 
     @Test

@@ -63,6 +63,11 @@ public final class VectorBackend implements Backend {
     private final Repacker repacker;
     /** The formats of the weights repacked so far, for the description. */
     private final Set<DType> repackedFormats = EnumSet.noneOf(DType.class);
+    /**
+     * With native kernels, the formats of the matrices uploaded so far (each one the native matmul covers), for the
+     * description: it says what runs for these weights.
+     */
+    private final Set<DType> matrixFormats = EnumSet.noneOf(DType.class);
     /** The native matmul of a call's experts at once, with {@link #nativeMatmul}; else null. */
     private final NativeExpertMatmul nativeExperts;
     private final NativeFloatOps nativeFloatOps; // null: the Java kernels
@@ -111,9 +116,14 @@ public final class VectorBackend implements Backend {
     public String description() {
         String threads = pool.threads() + (pool.threads() == 1 ? " thread" : " threads");
         if (nativeMatmul != null) {
+            // int8 for block formats (the activations quantized to Q8_0/Q8_K), float for BF16/F16/F32 weights; no
+            // word before any matrix is uploaded.
+            boolean int8 = matrixFormats.stream().anyMatch(DType::isQuantized);
+            boolean floats = matrixFormats.stream().anyMatch(type -> !type.isQuantized());
+            String kinds = int8 && floats ? " int8 and float" : int8 ? " int8" : floats ? " float" : "";
             String repacked = repackedFormats.isEmpty() ? ""
                     : repackedFormats.stream().map(DType::name).collect(Collectors.joining("/", ", ", " repacked"));
-            return "cpu (native " + nativeMatmul.isa() + " int8 matmul" + repacked + ", Vector API "
+            return "cpu (native " + nativeMatmul.isa() + kinds + " matmul" + repacked + ", Vector API "
                     + F.vectorBitSize() + "-bit, " + threads + ")";
         }
         return "cpu (Vector API, " + threads + ", " + F.vectorBitSize() + "-bit"
@@ -133,6 +143,7 @@ public final class VectorBackend implements Backend {
         RowFormat format = RowFormats.of(tensor.dtype()).orElseThrow();
         NativeKernels.RepackedRows repacked = repacker == null ? null : repacker.repack(tensor);
         if (repacked != null) repackedFormats.add(tensor.dtype());
+        if (tensor.rows() > 1 && nativeMatmul != null) matrixFormats.add(tensor.dtype());
         MemorySegment data = repacker != null && tensor.rows() == 1 ? repacker.copy(tensor.data()) : tensor.data();
         return new CpuWeight(tensor.name(), tensor.dtype(), tensor.rows(), tensor.columns(), data, format, repacked);
     }

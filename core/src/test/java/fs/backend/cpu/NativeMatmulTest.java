@@ -136,14 +136,23 @@ class NativeMatmulTest {
         }
     }
 
+    /** The description says which native matmuls the weights uploaded so far run on: float for BF16, int8 for blocks. */
     @Test
-    void theDescriptionNamesTheKernelsThatRun() {
+    void theDescriptionNamesTheKernelsThatRunForTheWeights() {
         String best = NativeKernels.best(NativeLibrary.load(NativeLibrary.bundled()));
+        SplittableRandom random = new SplittableRandom(7);
         try (VectorBackend backend = new VectorBackend(2, CpuKernels.nativeKernels(null));
                 VectorBackend scalar = new VectorBackend(1, CpuKernels.nativeKernels("scalar"))) {
-            assertTrue(backend.description().startsWith("cpu (native " + best + " int8 matmul, Vector API "),
+            assertTrue(backend.description().startsWith("cpu (native " + best + " matmul, Vector API "),
                     backend.description());
             assertTrue(backend.description().endsWith(", 2 threads)"), backend.description());
+            backend.upload(new Tensor("w", DType.BF16, new long[] {N, K}, Arena.ofAuto().allocate(2L * N * K)));
+            assertTrue(backend.description().startsWith("cpu (native " + best + " float matmul, Vector API "),
+                    backend.description());
+            backend.upload(randomTensor(DType.Q8_0, random));
+            assertTrue(backend.description().startsWith("cpu (native " + best + " int8 and float matmul, "),
+                    backend.description());
+            scalar.upload(randomTensor(DType.Q4_0, random));
             assertTrue(scalar.description().startsWith("cpu (native scalar int8 matmul"), scalar.description());
         }
     }
