@@ -13,6 +13,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
 import java.util.Properties;
+import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -26,7 +27,7 @@ import picocli.CommandLine.Spec;
         versionProvider = Main.Version.class,
         description = "Runs Qwen3 models from Hugging Face checkpoints on the CPU (Vector API) or OpenCL.",
         footer = "%nSee 'fs COMMAND --help' for a command's options, e.g. fs run --help.")
-public final class Main implements Runnable {
+public final class Main implements Callable<Integer> {
     /**
      * The commands, in the order {@code fs --help} lists them. They are not in the annotation: picocli reads every
      * option of every command it is given (310 ms of CPU time before a first token, interpreted: picocli's classes
@@ -196,9 +197,16 @@ public final class Main implements Runnable {
     @Spec
     CommandSpec spec;
 
+    /**
+     * {@code fs} alone: the commands, as {@code fs --help} lists them, on stderr (no command ran, so nothing is a
+     * result), and the exit status of a usage error.
+     */
     @Override
-    public void run() {
-        throw new CommandLine.ParameterException(spec.commandLine(), "a command is required");
+    public Integer call() {
+        CommandLine fs = spec.commandLine();
+        fs.usage(fs.getErr());
+        fs.getErr().println("fs: a command is required");
+        return 2;
     }
 
     /** The project version and the commit it was built from, as Maven wrote them into the jar. */

@@ -25,6 +25,7 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
 
 /**
  * The launcher {@code ./fs} itself, run as a user runs it, on a copy of the repository's layout in a temporary folder
@@ -62,6 +63,23 @@ class LauncherScriptTest {
         assertEquals(0, fs.exit(), fs.err());
         assertEquals(version() + "\n", fs.out());
         assertEquals("", fs.err());
+    }
+
+    /** {@code ./fs} alone lists the commands (on stderr: no command ran) and exits as a usage error does. */
+    @Test
+    void theLauncherAloneListsTheCommands() throws Exception {
+        Files.copy(manifestJar, Files.createDirectories(repo.resolve("cli/target")).resolve("fs.jar"));
+
+        Launched fs = launch(List.of(repo.resolve("fs").toString()), temp);
+
+        assertEquals(2, fs.exit(), fs.err());
+        assertEquals("", fs.out());
+        assertTrue(fs.err().startsWith("Usage: fs "), fs.err());
+        for (Class<?> command : Main.COMMANDS) {
+            String name = command.getAnnotation(CommandLine.Command.class).name();
+            assertTrue(fs.err().lines().anyMatch(line -> line.matches("  " + name + "[ ,].*")), name + ": " + fs.err());
+        }
+        assertTrue(fs.err().endsWith("\nfs: a command is required\n"), fs.err());
     }
 
     @Test

@@ -24,7 +24,6 @@ class UsageErrorsTest {
             List.of("server", "fs: unknown command 'server' (did you mean 'serve'?); see 'fs --help'"),
             List.of("frobnicate", "fs: unknown command 'frobnicate' (see 'fs --help')"),
             List.of("help rnu", "fs: unknown command 'rnu' (did you mean 'run'?); see 'fs --help'"),
-            List.of("", "fs: a command is required (see 'fs --help')"),
             List.of("-m " + ABSENT + " -p hi", "fs: unknown option '-m' (did you mean 'fs run -m'?); see 'fs --help'"),
             List.of("run " + ABSENT + " -p hi --temprature 1",
                     "fs: unknown option '--temprature' (did you mean '--temp'?); see 'fs run --help'"),
