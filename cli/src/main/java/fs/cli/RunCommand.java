@@ -117,24 +117,28 @@ final class RunCommand implements Callable<Integer> {
             TextStream stream = printIds ? null : new TextStream(tokenizer, answerOptions.hideThink, out);
             GrammarConstraint constraint = grammar == null ? null
                     : new GrammarConstraint(grammar, TokenVocabulary.of(tokenizer), loaded.source().stopIds());
-            Generator.Generation generation = generator.generate(ids, maxNewTokens,
-                    ModelFileChangedException.watching(loaded.source(), stream != null ? stream : id -> {}), () -> false,
-                    constraint);
-            ModelFileChangedException.checkUnchanged(loaded.source()); // the last forward, which may have chosen to stop, read the weights too
-            if (stream != null) {
-                stream.finish();
-                out.println();
-            } else {
-                out.println(TokenIds.spaced(generation.ids()));
+            try (CtrlC ctrlC = new CtrlC()) {
+                Generator.Generation generation = generator.generate(ids, maxNewTokens,
+                        ModelFileChangedException.watching(loaded.source(), stream != null ? stream : id -> {}), ctrlC,
+                        constraint);
+                ModelFileChangedException.checkUnchanged(loaded.source()); // the last forward, which may have chosen to stop, read the weights too
+                if (stream != null) {
+                    stream.finish();
+                    out.println();
+                } else {
+                    out.println(TokenIds.spaced(generation.ids()));
+                }
+                out.flush();
+                if (generation.stopReason() == StopReason.CONTEXT_FULL) {
+                    err.println("fs: stopped: the context of " + loaded.state().shape().contextLength()
+                            + " tokens is full (raise --ctx)");
+                } else if (generation.stopReason() == StopReason.CANCELLED) {
+                    err.println("fs: stopped: interrupted (Ctrl-C)");
+                }
+                err.println(generation.stats().summary());
+                return generation.stopReason() == StopReason.CANCELLED ? CtrlC.EXIT : 0;
             }
-            out.flush();
-            if (generation.stopReason() == StopReason.CONTEXT_FULL) {
-                err.println("fs: stopped: the context of " + loaded.state().shape().contextLength()
-                        + " tokens is full (raise --ctx)");
-            }
-            err.println(generation.stats().summary());
         }
-        return 0;
     }
 
     /**

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import fs.model.Golden;
 import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
@@ -156,8 +157,42 @@ class LauncherScriptTest {
         return bin;
     }
 
+    /**
+     * Ctrl-C while fs run writes its answer: the answer ends where it is, with its final newline, the speeds of what
+     * was generated follow on stderr, and the exit status is a SIGINT's (130).
+     */
+    @Test
+    void ctrlCDuringRunEndsTheLineAndPrintsTheSpeeds() throws Exception {
+        Files.copy(manifestJar, Files.createDirectories(repo.resolve("cli/target")).resolve("fs.jar"));
+        // No -n: without the interrupt it would write until the context of 4,096 positions is full.
+        Process fs = start(List.of(repo.resolve("fs").toString(), "run", Golden.modelDir("tiny-tied").toString(),
+                "-p", "hi", "--temp", "0", "-t", "1", "--backend", "cpu"), temp);
+        fs.getOutputStream().close();
+        CompletableFuture<String> err = CompletableFuture.supplyAsync(() -> readAll(fs.getErrorStream()));
+        InputStream stdout = fs.getInputStream();
+        int first = stdout.read(); // the answer has begun
+
+        assertEquals(0, new ProcessBuilder("kill", "-INT", Long.toString(fs.pid())).start().waitFor());
+        String out = (char) first + readAll(stdout);
+
+        assertEquals(CtrlC.EXIT, fs.waitFor(), err.join());
+        assertTrue(first >= 0 && out.endsWith("\n"), "stdout ends its line: " + out);
+        List<String> lines = err.join().lines().toList();
+        assertTrue(lines.contains("fs: stopped: interrupted (Ctrl-C)"), err.join());
+        assertTrue(lines.getLast().matches("generation: \\d+ tokens \\(\\d+ forwards\\) in .* tok/s\\)"), err.join());
+    }
+
     /** Runs the launcher with {@code pathFirst} at the front of PATH, on this JVM's JDK, without the startup cache. */
     private Launched launch(List<String> command, Path pathFirst) throws IOException, InterruptedException {
+        Process process = start(command, pathFirst);
+        process.getOutputStream().close();
+        CompletableFuture<String> err = CompletableFuture.supplyAsync(() -> readAll(process.getErrorStream()));
+        String out = readAll(process.getInputStream());
+        return new Launched(process.waitFor(), out, err.join());
+    }
+
+    /** The launcher started as {@link #launch} starts it, for a test that talks to it while it runs. */
+    private Process start(List<String> command, Path pathFirst) throws IOException {
         ProcessBuilder builder = new ProcessBuilder(command);
         builder.environment().put("PATH", pathFirst + File.pathSeparator + System.getenv("PATH"));
         builder.environment().put("JAVA_HOME", System.getProperty("java.home"));
@@ -165,11 +200,7 @@ class LauncherScriptTest {
         builder.environment().put("TMPDIR", temp.toString());
         builder.environment().put("FAKE_JAR", manifestJar.toString());
         builder.environment().remove("FS_JAVA_OPTS");
-        Process process = builder.start();
-        process.getOutputStream().close();
-        CompletableFuture<String> err = CompletableFuture.supplyAsync(() -> readAll(process.getErrorStream()));
-        String out = readAll(process.getInputStream());
-        return new Launched(process.waitFor(), out, err.join());
+        return builder.start();
     }
 
     private static String readAll(InputStream in) {
