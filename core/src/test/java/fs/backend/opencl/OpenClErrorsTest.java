@@ -24,8 +24,8 @@ class OpenClErrorsTest {
     void buildFailureQuotesTheBuildLog() {
         DeviceContext context = DeviceContext.of(OpenClTestSupport.device());
         String source = "__kernel void broken(__global float* x) {\n  x[0] = undeclared_thing;\n}\n";
-        FsException e = assertThrows(FsException.class,
-                () -> ClProgram.build(context.context, context.deviceId, "broken.cl", source, "-cl-std=CL1.2"));
+        FsException e = assertThrows(FsException.class, () -> QuietNativeStderr.during(
+                () -> ClProgram.build(context.context, context.deviceId, "broken.cl", source, "-cl-std=CL1.2")));
         assertTrue(e.getMessage().startsWith("OpenCL build of broken.cl (-cl-std=CL1.2) failed with "
                 + "CL_BUILD_PROGRAM_FAILURE (-11): "), e.getMessage());
         assertTrue(e.getMessage().contains("undeclared_thing"), "the build log names the error: " + e.getMessage());
