@@ -31,7 +31,6 @@ final class RetrievalTestServer implements AutoCloseable {
     /** Positions an input may take: enough for the goldens, few enough for a too-long input to be short. */
     static final int CONTEXT = 256;
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
 
     final String id;
     private final LoadedModel<Scheduler> loaded;
@@ -65,12 +64,18 @@ final class RetrievalTestServer implements AutoCloseable {
         return "http://127.0.0.1:" + server.address().getPort() + path;
     }
 
-    /** POSTs {@code body} as JSON to {@code path}: the status and the parsed body. */
+    /**
+     * POSTs {@code body} as JSON to {@code path}: the status and the parsed body. A client of its own each time: a
+     * shared one's kept-alive connection, closed by the server after an answer that left a body unread, was once
+     * taken for the next request and failed it with "header parser received no bytes" (a POST is not retried).
+     */
     Answer post(String path, String body) throws IOException, InterruptedException {
-        HttpResponse<String> response = HTTP.send(HttpRequest.newBuilder(URI.create(url(path)))
-                .timeout(Duration.ofSeconds(60)).header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
-        return new Answer(response.statusCode(), JSON.readTree(response.body()));
+        try (HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build()) {
+            HttpResponse<String> response = http.send(HttpRequest.newBuilder(URI.create(url(path)))
+                    .timeout(Duration.ofSeconds(60)).header("Content-Type", "application/json")
+                    .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
+            return new Answer(response.statusCode(), JSON.readTree(response.body()));
+        }
     }
 
     record Answer(int status, JsonNode body) {}
