@@ -10,11 +10,12 @@
 # ~/.cache/fs-peers/llama.cpp/build/bin, what ../shared/peers/build-llama-cpp.sh makes). IK_BIN, when set, is an
 # ik_llama.cpp build's bin folder: its llama-bench runs too, with -rtr 1 (rows repacked at load), the next mark. Every
 # figure is printed with /proc/loadavg read before it: on 2 cores any other job halves the figures.
+# tools/peer/head-to-head-table.py turns this output into docs/PERFORMANCE.md's table (fs ÷ llama.cpp per type).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 dir=${1:?usage: quantized-head-to-head.sh DIR [TYPES] [OPENCL_TYPES]}
 types=${2:-BF16 Q8_0 Q6_K Q4_K_M Q4_0 Q2_K}
-opencl_types=${3:-Q8_0 Q4_K_M}
+opencl_types=${3-Q8_0 Q4_K_M}  # "" runs none
 llama=${LLAMA_BIN:-$HOME/.cache/fs-peers/llama.cpp/build/bin}
 pp=${PP:-128} tg=${TG:-64} runs=${RUNS:-3}
 bw=$(mktemp -d)/bandwidth
