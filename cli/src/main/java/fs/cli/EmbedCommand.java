@@ -1,12 +1,10 @@
 package fs.cli;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import fs.FsException;
 import fs.embed.Embeddings;
 import fs.embed.SequenceBatcher;
 import fs.engine.LoadedModel;
+import fs.server.EmbeddingsResponse;
 import fs.tokenizer.Tokenizer;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -162,19 +160,6 @@ final class EmbedCommand implements Callable<Integer> {
 
     /** OpenAI's embeddings response: the vectors in order, the model as named, the tokens run. */
     static String openAiResponse(List<float[]> vectors, List<int[]> ids, String model) {
-        ObjectNode response = new ObjectMapper().createObjectNode();
-        response.put("object", "list");
-        ArrayNode data = response.putArray("data");
-        for (int i = 0; i < vectors.size(); i++) {
-            ObjectNode entry = data.addObject();
-            entry.put("object", "embedding");
-            entry.put("index", i);
-            ArrayNode embedding = entry.putArray("embedding");
-            for (float v : vectors.get(i)) embedding.add(v);
-        }
-        response.put("model", model);
-        long tokens = ids.stream().mapToLong(a -> a.length).sum();
-        response.putObject("usage").put("prompt_tokens", tokens).put("total_tokens", tokens);
-        return response.toString();
+        return EmbeddingsResponse.of(vectors, ids, model, false).toString();
     }
 }

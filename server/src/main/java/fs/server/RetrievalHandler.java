@@ -8,9 +8,6 @@ import fs.embed.Embeddings;
 import fs.embed.Reranker;
 import fs.embed.ScheduledRetrieval;
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
-import java.util.Base64;
 import java.util.List;
 import java.util.function.Supplier;
 
@@ -39,23 +36,7 @@ final class RetrievalHandler {
         List<float[]> vectors = whileServing(() -> retrieval.embed(fitted,
                 new Embeddings.Options(request.dimensions(), true, request.truncate())));
 
-        ObjectNode response = JsonNodeFactory.instance.objectNode();
-        response.put("object", "list");
-        ArrayNode data = response.putArray("data");
-        for (int i = 0; i < vectors.size(); i++) {
-            ObjectNode entry = data.addObject();
-            entry.put("object", "embedding");
-            entry.put("index", i);
-            if (request.base64()) {
-                entry.put("embedding", base64(vectors.get(i)));
-            } else {
-                ArrayNode vector = entry.putArray("embedding");
-                for (float v : vectors.get(i)) vector.add(v);
-            }
-        }
-        response.put("model", served.id());
-        usage(response, fitted);
-        exchange.sendJson(200, response);
+        exchange.sendJson(200, EmbeddingsResponse.of(vectors, List.of(fitted), served.id(), request.base64()));
     }
 
     static void rerank(Exchange exchange, ServedModel served) throws IOException {
@@ -69,25 +50,12 @@ final class RetrievalHandler {
         ObjectNode response = JsonNodeFactory.instance.objectNode();
         response.put("model", served.id());
         response.put("object", "list");
-        usage(response, prompts);
+        EmbeddingsResponse.usage(response, List.of(prompts));
         ArrayNode results = response.putArray("results");
         for (Reranker.Score score : Reranker.ranked(scores, request.topN())) {
             results.addObject().put("index", score.index()).put("relevance_score", score.relevance());
         }
         exchange.sendJson(200, response);
-    }
-
-    /** The vector's float32 values, little-endian, in base64: what OpenAI's {@code encoding_format: base64} sends. */
-    static String base64(float[] vector) {
-        ByteBuffer bytes = ByteBuffer.allocate(vector.length * Float.BYTES).order(ByteOrder.LITTLE_ENDIAN);
-        bytes.asFloatBuffer().put(vector);
-        return Base64.getEncoder().encodeToString(bytes.array());
-    }
-
-    private static void usage(ObjectNode response, int[][] sequences) {
-        long tokens = 0;
-        for (int[] sequence : sequences) tokens += sequence.length;
-        response.putObject("usage").put("prompt_tokens", tokens).put("total_tokens", tokens);
     }
 
     /** What the model refuses in the inputs (one too long, an id out of the vocabulary): a 400 naming {@code param}. */
