@@ -260,7 +260,7 @@ final class BenchCommand implements Callable<Integer> {
      */
     private static double[] runStreams(Scheduler scheduler, int streams, int nGen, int vocab, Random random) {
         CountDownLatch done = new CountDownLatch(streams);
-        long[] firstToken = new long[streams], end = new long[streams];
+        long[] end = new long[streams];
         GenerationStats[] stats = new GenerationStats[streams];
         RuntimeException[] failure = new RuntimeException[1];
         for (int s = 0; s < streams; s++) {
@@ -270,7 +270,6 @@ final class BenchCommand implements Callable<Integer> {
                     new int[0], new TokenSink() {
                         @Override
                         public void onToken(int id, TokenLogprobs logprobs) {
-                            if (firstToken[stream] == 0) firstToken[stream] = System.nanoTime();
                         }
 
                         @Override
@@ -294,7 +293,11 @@ final class BenchCommand implements Callable<Integer> {
             throw new FsException("interrupted while the streams ran");
         }
         if (failure[0] != null) throw failure[0];
-        long from = Arrays.stream(firstToken).min().orElseThrow(), to = Arrays.stream(end).max().orElseThrow();
+        // The aggregate runs from the first stream's decode start (its prefill's end, as its stats count it) to the
+        // last stream's end: one stream's aggregate is then its own decode speed, not one token's sampling faster.
+        long from = Long.MAX_VALUE;
+        for (int s = 0; s < streams; s++) from = Math.min(from, end[s] - stats[s].decodeNanos());
+        long to = Arrays.stream(end).max().orElseThrow();
         long steps = Arrays.stream(stats).mapToLong(GenerationStats::decodeSteps).sum();
         double perStream = Arrays.stream(stats).mapToDouble(GenerationStats::decodeTokensPerSecond).average().orElse(0);
         return new double[] {to == from ? 0 : steps / ((to - from) / 1e9), perStream};
