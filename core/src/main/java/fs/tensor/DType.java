@@ -16,7 +16,7 @@ import java.util.Optional;
  * is read from here, and each piece of code that handles a format is found from its constant. A quantized format has
  * a reference decoding and a quantizer (fs.format's ReferenceDequantizer and RowQuantizers, exhaustive switches over
  * this enum), a CPU row reader (fs.backend.cpu's RowFormats, likewise), and, named by {@link #kernelName()}, a
- * matmul in libfscpu and a header of the OpenCL block kernels. README.md, "Adding a format", lists them.
+ * matmul in libfscpu and a header of the OpenCL block kernels. docs/ARCHITECTURE.md, "Adding a format", lists them.
  *
  * <p>Each file format declares only its own types: {@link #fromSafetensorsName} knows the dtypes safetensors
  * headers name (the enum names), {@link #fromGgmlId} the ggml types fs reads from GGUF files, by the number GGUF

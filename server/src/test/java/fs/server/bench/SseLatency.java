@@ -23,8 +23,8 @@ import org.eclipse.jetty.util.thread.VirtualThreadPool;
 /**
  * How long a server-sent event takes from the handler's flush to the client's read, on the JDK's HttpServer and on
  * Jetty 12's core, each on virtual threads as fs serve runs them: one event (an OpenAI-sized chunk carrying the
- * nanoTime of its write) every 5 ms, read off a raw socket in the same JVM. A benchmark for README's choice of stack;
- * it asserts nothing. {@code java -cp ... fs.server.bench.SseLatency [EVENTS]}
+ * nanoTime of its write) every 5 ms, read off a raw socket in the same JVM. A benchmark for the choice of stack
+ * (docs/SERVER.md, "Why Jetty"); it asserts nothing. {@code java -cp ... fs.server.bench.SseLatency [EVENTS]}
  */
 public final class SseLatency {
     private static final String PAD = "x".repeat(160); // a chat.completion.chunk is about 200 bytes
