@@ -109,6 +109,10 @@ final class LiveServe implements AutoCloseable {
         });
     }
 
+    int port() {
+        return port;
+    }
+
     String log() {
         return err.toString();
     }
