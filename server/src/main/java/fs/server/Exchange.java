@@ -45,6 +45,7 @@ final class Exchange {
     private final Duration sendTimeout;
     private final EndPoint endPoint;
     private boolean completed;
+    private ErrorShape errorShape = ApiException::body;
     private int status = -1; // the status sent
     private boolean pipelined; // the probe read bytes of a next request: the connection closes after this one
 
@@ -145,14 +146,19 @@ final class Exchange {
         send(status, contentType, body.getBytes(StandardCharsets.UTF_8));
     }
 
-    /** The error object with its status; a 503 says when to retry. */
+    /** The request is one of an API whose errors have {@code shape} (OpenAI's until this is called). */
+    void speaks(ErrorShape shape) {
+        this.errorShape = shape;
+    }
+
+    /** The error object in the request's API's shape, with its status; a 503 says when to retry. */
     void sendError(ApiException error) throws IOException {
         if (error.status == 503) setHeader("Retry-After", "1");
         // The body was not read (413), or the request cannot be trusted to have ended where the parser thinks.
         if (error.status == 413 || error.status == 400 || error.status == 408) {
             response.getHeaders().put(HttpHeader.CONNECTION, "close");
         }
-        sendJson(error.status, error.body());
+        sendJson(error.status, errorShape.body(error));
     }
 
     private void send(int status, String contentType, byte[] body) throws IOException {
