@@ -38,7 +38,7 @@ check "the bundled loader found PoCL through the bundle's vendors folder" has de
 check "verify on the bf16 checkpoint passes" step_exit verify-bf16-tiny 0
 check "verify says the backends agree" has verify.txt '^OK: the backends agree'
 for test in pp128 pp512 tg64; do
-  check "the summary has the bf16 $test figure" has summary.md "^\| tiny-tied bfloat16 \| opencl .* \| $test \| [0-9.]+ ± [0-9.]+ \|$"
+  check "the summary has the bf16 $test figure" has summary.md "^\| qwen3 [0-9.]+[KMB] BF16 \| opencl .* \| $test \| [0-9.]+ ± [0-9.]+ \|$"
 done
 for t in Q8_0 Q4_K_M; do
   for kind in verify bench; do
