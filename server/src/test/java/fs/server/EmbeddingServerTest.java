@@ -122,19 +122,19 @@ class EmbeddingServerTest {
 
     @Test
     void badRequestsAreFourHundredsNamingTheField() throws Exception {
-        assertBad("{}", "input", "'input' is required");
-        assertBad("{\"input\":\"\"}", "input", "empty string");
-        assertBad("{\"input\":[]}", "input", "empty array");
-        assertBad("{\"input\":[\"a\",\"\"]}", "input[1]", "empty string");
-        assertBad("{\"input\":[\"a\",3]}", "input[1]", "expected a string");
-        assertBad("{\"input\":[[1,2],[]]}", "input[1]", "empty array of token ids");
-        assertBad("{\"input\":[" + "\"a\",".repeat(EmbeddingRequest.MAX_INPUTS) + "\"a\"]}", "input",
+        fixture.assertBad("/v1/embeddings", "{}", "input", "'input' is required");
+        fixture.assertBad("/v1/embeddings", "{\"input\":\"\"}", "input", "empty string");
+        fixture.assertBad("/v1/embeddings", "{\"input\":[]}", "input", "empty array");
+        fixture.assertBad("/v1/embeddings", "{\"input\":[\"a\",\"\"]}", "input[1]", "empty string");
+        fixture.assertBad("/v1/embeddings", "{\"input\":[\"a\",3]}", "input[1]", "expected a string");
+        fixture.assertBad("/v1/embeddings", "{\"input\":[[1,2],[]]}", "input[1]", "empty array of token ids");
+        fixture.assertBad("/v1/embeddings", "{\"input\":[" + "\"a\",".repeat(EmbeddingRequest.MAX_INPUTS) + "\"a\"]}", "input",
                 "more than the " + EmbeddingRequest.MAX_INPUTS);
-        assertBad("{\"input\":\"a\",\"encoding_format\":\"int8\"}", "encoding_format", "\"float\" or \"base64\"");
-        assertBad("{\"input\":\"a\",\"dimensions\":-1}", "dimensions", "at least 1");
-        assertBad("{\"input\":\"a\",\"dimensions\":25}", "dimensions", "at most 24");
-        assertBad("{\"input\":[1,2,151936]}", "input", "token id 151936 is outside the vocabulary");
-        assertBad("{\"input\":[\"a\",\"" + "word ".repeat(300) + "\"]}", "input",
+        fixture.assertBad("/v1/embeddings", "{\"input\":\"a\",\"encoding_format\":\"int8\"}", "encoding_format", "\"float\" or \"base64\"");
+        fixture.assertBad("/v1/embeddings", "{\"input\":\"a\",\"dimensions\":-1}", "dimensions", "at least 1");
+        fixture.assertBad("/v1/embeddings", "{\"input\":\"a\",\"dimensions\":25}", "dimensions", "at most 24");
+        fixture.assertBad("/v1/embeddings", "{\"input\":[1,2,151936]}", "input", "token id 151936 is outside the vocabulary");
+        fixture.assertBad("/v1/embeddings", "{\"input\":[\"a\",\"" + "word ".repeat(300) + "\"]}", "input",
                 "input 1 has ", "more than the context of " + RetrievalTestServer.CONTEXT);
 
         RetrievalTestServer.Answer truncated = fixture.post("/v1/embeddings",
@@ -172,17 +172,6 @@ class EmbeddingServerTest {
         }
     }
 
-    private static void assertBad(String body, String param, String... fragments) throws Exception {
-        RetrievalTestServer.Answer answer = fixture.post("/v1/embeddings", body);
-        String shown = body.length() > 80 ? body.substring(0, 80) + "…" : body;
-        assertEquals(400, answer.status(), shown + ": " + answer.body());
-        JsonNode error = answer.body().get("error");
-        assertEquals("invalid_request_error", error.get("type").asText(), shown);
-        assertEquals(param, error.get("param").asText(), shown + ": " + error);
-        for (String fragment : fragments) {
-            assertTrue(error.get("message").asText().contains(fragment), shown + ": " + error);
-        }
-    }
 
     private static void assertMatches(JsonNode expected, float[] actual, String what) {
         assertEquals(expected.size(), actual.length, what + ": length");

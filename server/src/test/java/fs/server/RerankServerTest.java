@@ -111,17 +111,17 @@ class RerankServerTest {
 
     @Test
     void badRequestsAreFourHundredsNamingTheField() throws Exception {
-        assertBad("{\"documents\":[\"a\"]}", "query", "'query' is required");
-        assertBad("{\"query\":\"\",\"documents\":[\"a\"]}", "query", "empty string");
-        assertBad("{\"query\":\"q\"}", "documents", "'documents' is required");
-        assertBad("{\"query\":\"q\",\"documents\":[]}", "documents", "empty array");
-        assertBad("{\"query\":\"q\",\"documents\":[\"a\",\"\"]}", "documents[1]", "empty string");
-        assertBad("{\"query\":\"q\",\"documents\":[\"a\",{\"text\":\"b\"}]}", "documents[1]", "expected a string");
-        assertBad("{\"query\":\"q\",\"documents\":[" + "\"a\",".repeat(RerankRequest.MAX_DOCUMENTS) + "\"a\"]}",
+        fixture.assertBad("/v1/rerank", "{\"documents\":[\"a\"]}", "query", "'query' is required");
+        fixture.assertBad("/v1/rerank", "{\"query\":\"\",\"documents\":[\"a\"]}", "query", "empty string");
+        fixture.assertBad("/v1/rerank", "{\"query\":\"q\"}", "documents", "'documents' is required");
+        fixture.assertBad("/v1/rerank", "{\"query\":\"q\",\"documents\":[]}", "documents", "empty array");
+        fixture.assertBad("/v1/rerank", "{\"query\":\"q\",\"documents\":[\"a\",\"\"]}", "documents[1]", "empty string");
+        fixture.assertBad("/v1/rerank", "{\"query\":\"q\",\"documents\":[\"a\",{\"text\":\"b\"}]}", "documents[1]", "expected a string");
+        fixture.assertBad("/v1/rerank", "{\"query\":\"q\",\"documents\":[" + "\"a\",".repeat(RerankRequest.MAX_DOCUMENTS) + "\"a\"]}",
                 "documents", "more than the " + RerankRequest.MAX_DOCUMENTS);
-        assertBad(request("\"top_n\":0"), "top_n", "at least 1");
-        assertBad(request("\"instruction\":\"\""), "instruction", "empty string");
-        assertBad("{\"query\":\"q\",\"documents\":[\"a\",\"" + "word ".repeat(300) + "\"]}", "documents",
+        fixture.assertBad("/v1/rerank", request("\"top_n\":0"), "top_n", "at least 1");
+        fixture.assertBad("/v1/rerank", request("\"instruction\":\"\""), "instruction", "empty string");
+        fixture.assertBad("/v1/rerank", "{\"query\":\"q\",\"documents\":[\"a\",\"" + "word ".repeat(300) + "\"]}", "documents",
                 "document 1 makes a prompt of", "more than the context of " + RetrievalTestServer.CONTEXT);
     }
 
@@ -132,18 +132,6 @@ class RerankServerTest {
             assertEquals(501, answer.status(), path);
             assertTrue(answer.body().get("error").get("message").asText().contains("started with --rerank"),
                     answer.body().toString());
-        }
-    }
-
-    private static void assertBad(String body, String param, String... fragments) throws Exception {
-        RetrievalTestServer.Answer answer = fixture.post("/v1/rerank", body);
-        String shown = body.length() > 80 ? body.substring(0, 80) + "…" : body;
-        assertEquals(400, answer.status(), shown + ": " + answer.body());
-        JsonNode error = answer.body().get("error");
-        assertEquals("invalid_request_error", error.get("type").asText(), shown);
-        assertEquals(param, error.get("param").asText(), shown + ": " + error);
-        for (String fragment : fragments) {
-            assertTrue(error.get("message").asText().contains(fragment), shown + ": " + error);
         }
     }
 }

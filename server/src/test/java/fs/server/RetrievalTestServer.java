@@ -1,5 +1,8 @@
 package fs.server;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import fs.embed.ScheduledRetrieval;
@@ -79,6 +82,22 @@ final class RetrievalTestServer implements AutoCloseable {
     }
 
     record Answer(int status, JsonNode body) {}
+
+    /**
+     * POSTs {@code body} to {@code path} and asserts OpenAI's 400 invalid_request_error naming {@code param}, whose
+     * message holds every fragment.
+     */
+    void assertBad(String path, String body, String param, String... fragments) throws Exception {
+        Answer answer = post(path, body);
+        String shown = body.length() > 80 ? body.substring(0, 80) + "…" : body;
+        assertEquals(400, answer.status(), shown + ": " + answer.body());
+        JsonNode error = answer.body().get("error");
+        assertEquals("invalid_request_error", error.get("type").asText(), shown);
+        assertEquals(param, error.get("param").asText(), shown + ": " + error);
+        for (String fragment : fragments) {
+            assertTrue(error.get("message").asText().contains(fragment), shown + ": " + error);
+        }
+    }
 
     @Override
     public void close() {
