@@ -1,11 +1,9 @@
 package fs.cli;
 
+import fs.ProcessOutput;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.PrintWriter;
 import java.io.StringWriter;
-import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -43,25 +41,14 @@ record CliRun(int exitCode, String out, String err) {
         builder.environment().putAll(hub);
         Process fs = builder.start();
         fs.getOutputStream().close(); // nothing on stdin
-        CompletableFuture<String> out = text(fs.getInputStream());
-        CompletableFuture<String> err = text(fs.getErrorStream());
+        CompletableFuture<String> out = ProcessOutput.text(fs.getInputStream());
+        CompletableFuture<String> err = ProcessOutput.text(fs.getErrorStream());
         if (!fs.waitFor(60, TimeUnit.SECONDS)) {
             fs.destroyForcibly();
             throw new AssertionError("fs " + String.join(" ", args) + " did not finish in 60 s");
         }
         return new CliRun(fs.exitValue(), out.join(),
                 err.join().replaceFirst("WARNING: Using incubator modules: jdk.incubator.vector\\R", ""));
-    }
-
-    /** All of {@code stream}, read on another thread (a pipe not read fills and stops the process). */
-    private static CompletableFuture<String> text(InputStream stream) {
-        return CompletableFuture.supplyAsync(() -> {
-            try {
-                return new String(stream.readAllBytes(), StandardCharsets.UTF_8);
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
-        });
     }
 
     static String ids(int[] ids) {

@@ -4,12 +4,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import fs.ProcessOutput;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.File;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -190,8 +189,8 @@ class ReadmeExampleTest {
         assertEquals(2, replaced, "the commands set FS_CLONE and JAVA_HOME: " + blocks("sh"));
         Process bash = new ProcessBuilder("bash", "-c", script.toString()).directory(app.toFile()).start();
         bash.getOutputStream().close();
-        CompletableFuture<String> out = text(bash.getInputStream());
-        CompletableFuture<String> err = text(bash.getErrorStream());
+        CompletableFuture<String> out = ProcessOutput.text(bash.getInputStream());
+        CompletableFuture<String> err = ProcessOutput.text(bash.getErrorStream());
         if (!bash.waitFor(120, TimeUnit.SECONDS)) {
             bash.destroyForcibly();
             throw new AssertionError("the example did not finish in 120 s: " + script);
@@ -200,17 +199,6 @@ class ReadmeExampleTest {
     }
 
     private record Run(int exit, String out, String err) {}
-
-    /** All of {@code stream}, read on another thread (a pipe not read fills and stops the process). */
-    private static CompletableFuture<String> text(InputStream stream) {
-        return CompletableFuture.supplyAsync(() -> {
-            try {
-                return new String(stream.readAllBytes(), StandardCharsets.UTF_8);
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
-        });
-    }
 
     /** stderr's lines but the JDK's own notice that the Vector API is an incubator module. */
     private static List<String> withoutTheIncubatorWarning(String err) {

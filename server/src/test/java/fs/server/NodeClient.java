@@ -3,8 +3,8 @@ package fs.server;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import fs.ProcessOutput;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -29,21 +29,13 @@ final class NodeClient {
         List<String> command = new ArrayList<>(List.of("node", script));
         command.addAll(List.of(args));
         Process node = new ProcessBuilder(command).directory(DIR.toFile()).start();
-        CompletableFuture<String> err = CompletableFuture.supplyAsync(() -> read(node.getErrorStream()));
-        String out = read(node.getInputStream());
+        CompletableFuture<String> err = ProcessOutput.text(node.getErrorStream());
+        String out = ProcessOutput.text(node.getInputStream()).join();
         if (!node.waitFor(2, TimeUnit.MINUTES)) {
             node.destroyForcibly();
             throw new AssertionError(script + " ran past 2 minutes; it printed:\n" + out);
         }
         assertEquals(0, node.exitValue(), script + " failed:\n" + out + err.join());
         return out;
-    }
-
-    private static String read(java.io.InputStream in) {
-        try (in) {
-            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            return "(unreadable: " + e.getMessage() + ")";
-        }
     }
 }
