@@ -71,10 +71,23 @@ record CompletionRequest(
                 return defaults.withOverrides(temperature, topK, topP, minP, repeatPenalty, presencePenalty,
                         frequencyPenalty, seed);
             } catch (FsException e) {
-                throw ApiException.invalid(null, e.getMessage());
+                throw ApiException.invalid(refusedField(e.getMessage()), e.getMessage());
             }
         }
+
+        /** The request field a sampler's refusal names (its message starts with the setting's name), or null. */
+        private static String refusedField(String message) {
+            for (Map.Entry<String, String> setting : SAMPLER_FIELDS.entrySet()) {
+                if (message.startsWith(setting.getKey())) return setting.getValue();
+            }
+            return null;
+        }
     }
+
+    /** The sampler's name of each setting (SamplingParams' messages), and the request field that sets it. */
+    private static final Map<String, String> SAMPLER_FIELDS = Map.of("temperature", "temperature", "top-k", "top_k",
+            "top-p", "top_p", "min-p", "min_p", "repeat penalty", "repetition_penalty",
+            "presence penalty", "presence_penalty", "frequency penalty", "frequency_penalty");
 
     private static final Map<String, String> CHAT_ROLES = Map.of("system", "system", "developer", "system",
             "user", "user", "assistant", "assistant", "tool", "tool");

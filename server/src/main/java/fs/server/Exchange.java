@@ -7,14 +7,10 @@ import com.fasterxml.jackson.databind.ObjectReader;
 import fs.FsException;
 import fs.json.StrictJson;
 import java.io.IOException;
-import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.util.concurrent.TimeoutException;
-import org.eclipse.jetty.http.HttpException;
 import org.eclipse.jetty.http.HttpHeader;
-import org.eclipse.jetty.io.Content;
 import org.eclipse.jetty.io.EndPoint;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
@@ -42,18 +38,18 @@ final class Exchange {
     private final Request request;
     private final Response response;
     private final Callback callback;
-    private final Duration sendTimeout;
+    private final ServerConfig.Timeouts timeouts;
     private final EndPoint endPoint;
     private boolean completed;
     private ErrorShape errorShape = ApiException::body;
     private int status = -1; // the status sent
     private boolean pipelined; // the probe read bytes of a next request: the connection closes after this one
 
-    Exchange(Request request, Response response, Callback callback, Duration sendTimeout) {
+    Exchange(Request request, Response response, Callback callback, ServerConfig.Timeouts timeouts) {
         this.request = request;
         this.response = response;
         this.callback = callback;
-        this.sendTimeout = sendTimeout;
+        this.timeouts = timeouts;
         this.endPoint = request.getConnectionMetaData().getConnection().getEndPoint();
         // While the answer is generated nothing is read or written: that silence is not the client's, so the idle
         // timeout is ignored then. A read or write in progress still fails on it (Jetty fails them before asking).
@@ -94,14 +90,7 @@ final class Exchange {
     JsonNode readJsonObject(int maxBytes) throws IOException {
         long declared = request.getLength(); // -1: chunked (Jetty has refused a malformed Content-Length)
         if (declared > maxBytes) throw tooLarge(maxBytes); // refused before a byte of it is read
-        byte[] body;
-        try (InputStream in = Content.Source.asInputStream(request)) {
-            body = in.readNBytes(maxBytes + 1);
-        } catch (IOException e) {
-            ApiException answer = answerable(e);
-            if (answer != null) throw answer;
-            throw new ClientGoneException("the client went away while sending its body (" + describe(e) + ")", e);
-        }
+        byte[] body = RequestBody.read(request, endPoint, maxBytes, timeouts.bodyRate());
         if (body.length > maxBytes) throw tooLarge(maxBytes);
         try {
             return StrictJson.parseObject(body, 0, body.length, "the request body");
@@ -181,12 +170,14 @@ final class Exchange {
 
     /** Writes and flushes {@code bytes} (one HTTP chunk when chunked), the response's last with {@code last}. */
     void write(boolean last, byte[] bytes) throws IOException {
-        endPoint.setIdleTimeout(sendTimeout.toMillis()); // from the first write on, a stalled reader has this long
+        endPoint.setIdleTimeout(timeouts.send().toMillis()); // from the first write on, a stalled reader has this long
         try (Blocker.Callback written = Blocker.callback()) {
             response.write(last, ByteBuffer.wrap(bytes), written);
             written.block();
         } catch (IOException e) {
-            throw new ClientGoneException("the client went away (" + describe(e) + ")", e);
+            throw new ClientGoneException(stalled(e) ? "the client did not read the answer for "
+                    + timeouts.send().toSeconds() + " s (fs serve --send-timeout)"
+                    : "the client went away (" + describe(e) + ")", e);
         }
         if (last) complete();
     }
@@ -213,23 +204,25 @@ final class Exchange {
         return completed;
     }
 
-    /**
-     * The answer to a failed body read: a malformed body (e.g. a bad chunk size) or a timeout; null when the client
-     * went away, which there is no one to answer.
-     */
-    private static ApiException answerable(IOException e) {
+    /** Whether a write failed because the client read nothing for the send timeout. */
+    private static boolean stalled(Throwable e) {
         for (Throwable cause = e; cause != null; cause = cause.getCause()) {
-            if (cause instanceof HttpException http) return protocolError(http.getCode(), http.getReason());
-            if (cause instanceof TimeoutException) {
-                return new ApiException(408, "invalid_request_error", "request_timeout", null,
-                        "the request body did not arrive in time (fs serve --body-timeout)");
-            }
+            if (cause instanceof TimeoutException) return true;
         }
-        return null;
+        return false;
     }
 
     /** An error the HTTP layer found, as OpenAI's error object: its status, and a code that names it. */
     static ApiException protocolError(int status, String reason) {
+        if (status == 426) { // Jetty's answer to HTTP/2's preface, sent without TLS to a server that has no h2c
+            return new ApiException(426, "invalid_request_error", "http2_not_supported", null, "bad HTTP request: "
+                    + "this server speaks HTTP/1.1 only (for HTTP/2, put a reverse proxy in front)");
+        }
+        if (status == 505) { // the client's fault, though a 5xx
+            return new ApiException(505, "invalid_request_error", "http_version_not_supported", null,
+                    "bad HTTP request: " + (reason == null ? "" : reason + ": ")
+                            + "this server speaks HTTP/1.1 and HTTP/1.0");
+        }
         String code = switch (status) {
             case 408 -> "request_timeout";
             case 411 -> "length_required";
@@ -245,7 +238,7 @@ final class Exchange {
                 "bad HTTP request: " + message);
     }
 
-    private static String describe(Throwable e) {
+    static String describe(Throwable e) {
         Throwable root = e;
         while (root.getCause() != null && root.getMessage() == null) root = root.getCause();
         return root.getMessage() != null ? root.getMessage() : root.getClass().getSimpleName();

@@ -22,6 +22,12 @@ final class JsonErrorHandler extends ErrorHandler {
         this.log = log;
     }
 
+    /** Every method's error gets its JSON and its log line (Jetty's writes a page for GET, POST and HEAD only). */
+    @Override
+    public boolean errorPageForMethod(String method) {
+        return true;
+    }
+
     @Override
     protected void generateResponse(Request request, Response response, int code, String message, Throwable cause,
                                     Callback callback) {
@@ -34,9 +40,9 @@ final class JsonErrorHandler extends ErrorHandler {
         response.getHeaders().put(HttpHeader.CONNECTION, "close"); // where the next request starts is unknown
         response.write(true, ByteBuffer.wrap(error.body().toString().getBytes(java.nio.charset.StandardCharsets.UTF_8)),
                 callback);
-        String path = request.getHttpURI().getPath();
+        String path = request.getHttpURI().getPath(); // null for CONNECT's host:port
         boolean unread = UNREAD_REQUEST.equals(path);
-        log.log(new AccessLog.Entry(unread ? "-" : request.getMethod(), unread ? "-" : path, code, false,
+        log.log(new AccessLog.Entry(unread ? "-" : request.getMethod(), unread || path == null ? "-" : path, code, false,
                 (System.nanoTime() - request.getBeginNanoTime()) / 1e9, -1, -1, null, error.getMessage()));
     }
 }

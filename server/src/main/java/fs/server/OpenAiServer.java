@@ -14,7 +14,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.HttpConfiguration;
-import org.eclipse.jetty.server.HttpConnectionFactory;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.server.Server;
@@ -66,7 +65,7 @@ public final class OpenAiServer {
         // While a request is handled Jetty sets this idle timeout (and restores the connector's, the keep-alive one,
         // after): it bounds the pause between two reads of the body; the first write switches to the send timeout.
         http.setIdleTimeout(config.timeouts().body().toMillis());
-        connector = new ServerConnector(jetty, 1, 1, new HttpConnectionFactory(http));
+        connector = new ServerConnector(jetty, 1, 1, BodyFramingParser.connectionFactory(http));
         connector.setHost(config.host());
         connector.setPort(config.port());
         connector.setIdleTimeout(config.timeouts().idle().toMillis());
@@ -166,7 +165,7 @@ public final class OpenAiServer {
     private void dispatch(Request request, Response response, Callback callback) {
         exchanges.incrementAndGet();
         long start = System.nanoTime();
-        Exchange exchange = new Exchange(request, response, callback, config.timeouts().send());
+        Exchange exchange = new Exchange(request, response, callback, config.timeouts());
         String method = exchange.method();
         String path = exchange.path() != null ? exchange.path() : request.getHttpURI().getPathQuery();
         CompletionHandler.Outcome outcome = null;

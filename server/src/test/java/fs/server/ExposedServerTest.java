@@ -209,7 +209,41 @@ class ExposedServerTest {
             }
             String line = logOnceItHas(flood, "POST /v1/chat/completions cancelled").stream()
                     .filter(l -> l.startsWith("fs: POST /v1/chat/completions")).findFirst().orElseThrow();
-            assertTrue(line.contains("the client went away"), line);
+            assertTrue(line.contains("the client did not read the answer for 2 s (fs serve --send-timeout)"), line);
+            assertFalse(line.contains("Exception"), line);
+        }
+    }
+
+    @Test
+    void aBodyThatTricklesInIsCutOnceItFallsBehindTheRateFloor() throws Exception {
+        try (TestServer rated = TestServer.load(64)) {
+            // Each pause (200 ms) is far within the body timeout; the whole body is not: 1 s, then 100 bytes a second.
+            ServerConfig.Timeouts timeouts = new ServerConfig.Timeouts(SHORT.header(), SHORT.body(), SHORT.send(),
+                    SHORT.idle(), new ServerConfig.BodyRate(Duration.ofSeconds(1), 100));
+            rated.serveWith(new ScriptedEngine(rated.tokenizer.encode(SCRIPT), 0),
+                    new ServerConfig("127.0.0.1", 0, null, List.of(), List.of(), timeouts, false));
+            try (Socket socket = connect(rated)) {
+                send(socket, "POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\nContent-Type: "
+                        + "application/json\r\nContent-Length: 1000\r\n\r\n");
+                Thread trickle = Thread.ofVirtual().start(() -> {
+                    try {
+                        for (int i = 0; i < 1000; i++) {
+                            send(socket, " ");
+                            Thread.sleep(200);
+                        }
+                    } catch (IOException | InterruptedException e) {
+                        // the server closed the connection, as it should
+                    }
+                });
+                Answer answer = read(socket.getInputStream());
+                trickle.interrupt();
+                assertEquals(408, answer.status(), answer.body());
+                assertEquals("request_timeout", answer.error().get("code").textValue());
+                assertTrue(answer.error().get("message").textValue().contains("arrived too slowly"), answer.body());
+            }
+            String line = logOnceItHas(rated, "POST /v1/chat/completions 408").stream()
+                    .filter(l -> l.startsWith("fs: POST /v1/chat/completions 408")).findFirst().orElseThrow();
+            assertTrue(line.contains("arrived too slowly"), line);
         }
     }
 
@@ -312,6 +346,70 @@ class ExposedServerTest {
             assertFalse(answer.body().contains("<"), "never HTML: " + answer.body());
         }
         assertEquals(200, exchange(fixture, "GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n").status(), "serves on");
+    }
+
+    @Test
+    void anHttp2PrefaceAndAConnectAreJsonErrorsEachLogged() throws Exception {
+        Answer preface = exchange(fixture, "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
+        assertEquals(426, preface.status(), preface.body());
+        assertEquals("http2_not_supported", preface.error().get("code").textValue());
+        assertEquals("invalid_request_error", preface.error().get("type").textValue());
+        Answer connect = exchange(fixture, "CONNECT localhost:22 HTTP/1.1\r\n\r\n");
+        assertEquals(400, connect.status(), connect.body());
+        connect.error();
+        List<String> lines = logOnceItHas(fixture, "fs: PRI * 426", "fs: CONNECT - 400");
+        assertEquals(1, lines.stream().filter(l -> l.startsWith("fs: PRI * 426")).count(), String.join("\n", lines));
+    }
+
+    @Test
+    void httpVersionsNotSpokenAreTheClientsFault() throws Exception {
+        for (String line : List.of("GET /health\r\n", "GET /health HTTP/3.0\r\nHost: localhost\r\n\r\n")) {
+            Answer answer = exchange(fixture, line);
+            assertEquals(505, answer.status(), answer.body());
+            assertEquals("invalid_request_error", answer.error().get("type").textValue(), answer.body());
+            assertEquals("http_version_not_supported", answer.error().get("code").textValue(), answer.body());
+        }
+    }
+
+    @Test
+    void eachBrokenBodySaysWhatIsWrongWithIt() throws Exception {
+        String chunked = "POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+                + "Transfer-Encoding: chunked\r\n\r\n";
+        Map<String, String> cases = new java.util.LinkedHashMap<>();
+        cases.put(chunked + "zz\r\n{}\r\n0\r\n\r\n", "a chunk size is not hex digits");
+        cases.put(chunked + "2\r\n{}XX\r\n0\r\n\r\n", "a chunk's data is not followed by CRLF");
+        cases.put(chunked + "2\r\n{}\r\n0\r\nbad trailer\r\n\r\n", "a trailer field after the last chunk");
+        for (Map.Entry<String, String> c : cases.entrySet()) {
+            Answer answer = exchange(fixture, c.getKey());
+            assertEquals(400, answer.status(), answer.body());
+            assertTrue(answer.error().get("message").textValue().contains(c.getValue()), answer.body());
+        }
+        // Cut short: the client sends part of its body and closes its end (it still reads the answer).
+        Map<String, String> truncated = Map.of(
+                chunked + "9\r\n{}", "the chunked body ended before its last, empty chunk",
+                post("/v1/chat/completions", "application/json", "{}").replace("Content-Length: 2", "Content-Length: 10"),
+                "the body ended after 2 of its 10 bytes");
+        for (Map.Entry<String, String> c : truncated.entrySet()) {
+            try (Socket socket = connect(fixture)) {
+                send(socket, c.getKey());
+                socket.shutdownOutput();
+                Answer answer = read(socket.getInputStream());
+                assertEquals(400, answer.status(), answer.body());
+                assertTrue(answer.error().get("message").textValue().contains(c.getValue()), answer.body());
+            }
+        }
+    }
+
+    @Test
+    void aSamplingValueNoSamplerTakesNamesItsField() throws Exception {
+        Map<String, String> cases = Map.of("\"temperature\":-1", "temperature", "\"top_k\":-1", "top_k",
+                "\"top_p\":0", "top_p", "\"min_p\":2", "min_p", "\"repeat_penalty\":0", "repetition_penalty");
+        for (Map.Entry<String, String> c : cases.entrySet()) {
+            Answer answer = exchange(fixture, post("/v1/chat/completions", "application/json",
+                    "{\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]," + c.getKey() + "}"));
+            assertEquals(400, answer.status(), answer.body());
+            assertEquals(c.getValue(), answer.error().get("param").textValue(), answer.body());
+        }
     }
 
     // F. Cross-site requests.
