@@ -26,7 +26,11 @@ public final class ChatTemplate {
     static final String QWEN3_SHA256 = "87a2728cb8dc9fe424d624542f6060ec05a1d285ebbec578bb078900e33396b5";
     private static final long MAX_TEMPLATE_BYTES = 1 << 20;
 
-    private ChatTemplate() {}
+    private final String jinja;
+
+    private ChatTemplate(String jinja) {
+        this.jinja = jinja;
+    }
 
     /**
      * Reads the template from {@code modelDir/tokenizer_config.json} ("chat_template"), or from
@@ -54,7 +58,12 @@ public final class ChatTemplate {
             throw new FsException("unsupported chat template in " + source + " (sha256 " + sha256
                     + "); only Qwen3's template is implemented");
         }
-        return new ChatTemplate();
+        return new ChatTemplate(template);
+    }
+
+    /** The template's Jinja text, as the model ships it (what llama-server's /props shows as chat_template). */
+    public String jinja() {
+        return jinja;
     }
 
     public String render(List<ChatMessage> messages, boolean addGenerationPrompt, Boolean enableThinking) {

@@ -265,10 +265,27 @@ public final class OpenAiServer {
                 served.require(ServedTask.RERANK);
                 RetrievalHandler.rerank(exchange, served);
             }
+            case "/tokenize", "/detokenize", "/apply-template" -> { // llama-server's utility endpoints
+                expect(exchange, "POST");
+                requireJsonBody(exchange);
+                ServedModel served = servedModel();
+                switch (path) {
+                    case "/tokenize" -> LlamaServerUtility.tokenize(exchange, served);
+                    case "/detokenize" -> LlamaServerUtility.detokenize(exchange, served);
+                    default -> LlamaServerUtility.applyTemplate(exchange, served);
+                }
+            }
+            case "/props", "/slots" -> {
+                expect(exchange, "GET");
+                ServedModel served = servedModel();
+                if (path.equals("/props")) LlamaServerUtility.props(exchange, served);
+                else LlamaServerUtility.slots(exchange, served);
+            }
             default -> throw new ApiException(404, "invalid_request_error", "not_found", null,
                     "no such endpoint: " + method + " " + path + " (POST /v1/chat/completions, POST "
                             + "/v1/completions, POST /v1/embeddings, POST /v1/rerank, GET /v1/models, GET /health, "
-                            + "GET /metrics)");
+                            + "GET /metrics, POST /tokenize, POST /detokenize, POST /apply-template, GET /props, "
+                            + "GET /slots)");
         }
         return null;
     }
