@@ -98,6 +98,13 @@ class LlamaServerUtilityTest {
     }
 
     @Test
+    void aBodyOfManyReadsIsReadWhole() throws Exception {
+        String text = "Many words, read in many pieces. ".repeat(8_000); // 264 kB: many reads of the socket
+        JsonNode tokens = ok(post("/tokenize", body(Map.of("content", text)))).get("tokens");
+        assertArrayEquals(fixture.tokenizer.encode(text), JSON.treeToValue(tokens, int[].class));
+    }
+
+    @Test
     void piecesAreTextOrTheBytesOfPartCharacters() throws Exception {
         JsonNode tokens = ok(post("/tokenize", body(Map.of("content", TEXT, "with_pieces", true)))).get("tokens");
         int[] expected = fixture.tokenizer.encode(TEXT);
