@@ -59,9 +59,10 @@ final class AnswerRelay {
     /**
      * The answer's end: {@code end} null when it was cut (the server shuts down) or failed ({@code error} set);
      * {@code tokens} the tokens counted; {@code unsent} the logprobs entries no piece carried (their text was held
-     * back or empty).
+     * back or empty); {@code stopString} the stop string that ended it ({@link End#STOP_STRING}), else null.
      */
-    record Finish(End end, RuntimeException error, GenerationStats stats, int tokens, List<LogprobEntry> unsent) {
+    record Finish(End end, RuntimeException error, GenerationStats stats, int tokens, List<LogprobEntry> unsent,
+                  String stopString) {
         /** Whether the answer came to an end (else {@link #failure} says why not). */
         boolean ended() {
             return end != null;
@@ -166,10 +167,11 @@ final class AnswerRelay {
                         // Not by this request: the engine is shutting down.
                         case CANCELLED -> pieces.cut() ? pieces.cutEnd() : null;
                     };
-                    return new Finish(end, null, done.stats(), tokens, List.copyOf(pieces.unsent));
+                    return new Finish(end, null, done.stats(), tokens, List.copyOf(pieces.unsent),
+                            end == End.STOP_STRING ? pieces.stopString() : null);
                 }
                 case AnswerQueue.Event.Failed failed -> {
-                    return new Finish(null, failed.error(), null, tokens, List.of());
+                    return new Finish(null, failed.error(), null, tokens, List.of(), null);
                 }
             }
         }
@@ -211,6 +213,11 @@ final class AnswerRelay {
 
         int calls() {
             return calls;
+        }
+
+        /** The stop string found, or null. */
+        String stopString() {
+            return stops.matched();
         }
 
         void push(String text) throws IOException {
@@ -264,7 +271,8 @@ final class AnswerRelay {
         }
     }
 
-    private static int[] promptIds(ServedModel served, CompletionRequest.Prompt prompt, ChatTools tools) {
+    /** The prompt's token ids as the model reads them (a chat through its template, with the tools it is shown). */
+    static int[] promptIds(ServedModel served, CompletionRequest.Prompt prompt, ChatTools tools) {
         try {
             return switch (prompt) {
                 // Stateless: a system prompt, if any, is the request's first message.

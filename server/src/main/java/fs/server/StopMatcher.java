@@ -10,7 +10,7 @@ import java.util.List;
 final class StopMatcher {
     private final List<String> stops;
     private final HeldBackText pending = new HeldBackText();
-    private boolean stopped;
+    private String matched; // the stop string found; null until one is
 
     StopMatcher(List<String> stops) {
         this.stops = List.copyOf(stops);
@@ -21,11 +21,13 @@ final class StopMatcher {
      * it, {@link #stopped()} turns true, and everything after is dropped.
      */
     String push(String piece) {
-        if (stopped) return "";
+        if (stopped()) return "";
         pending.append(piece);
         int first = pending.indexOfFirst(stops);
         if (first >= 0) {
-            stopped = true;
+            String text = pending.toString();
+            // Of stops that begin at the same place (e.g. "lo" and "low"), the first given is the one reported.
+            matched = stops.stream().filter(stop -> text.startsWith(stop, first)).findFirst().orElseThrow();
             String before = pending.take(first);
             pending.takeAll();
             return before;
@@ -35,11 +37,16 @@ final class StopMatcher {
 
     /** Whether a stop string was found. */
     boolean stopped() {
-        return stopped;
+        return matched != null;
+    }
+
+    /** The stop string found (as the request gave it), or null while none is. */
+    String matched() {
+        return matched;
     }
 
     /** What was held back, at the end of the text: it never became a stop string. */
     String flush() {
-        return stopped ? "" : pending.takeAll();
+        return stopped() ? "" : pending.takeAll();
     }
 }

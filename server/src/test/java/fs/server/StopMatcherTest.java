@@ -39,6 +39,19 @@ class StopMatcherTest {
     }
 
     @Test
+    void itTellsWhichStopStringMatched() {
+        StopMatcher stops = new StopMatcher(List.of("world", "lo", "l"));
+        assertEquals(null, stops.matched());
+        assertEquals("he", stops.push("hello world"));
+        assertEquals("l", stops.matched(), "the earliest in the text; of two there, the first given");
+        StopMatcher split = new StopMatcher(List.of("END", "STOP"));
+        split.push("a ST");
+        assertEquals(null, split.matched(), "a stop string's start is not yet a match");
+        split.push("OP b");
+        assertEquals("STOP", split.matched());
+    }
+
+    @Test
     void withoutStopsEverythingPassesAtOnce() {
         StopMatcher stops = new StopMatcher(List.of());
         assertEquals("abc", stops.push("abc"));
