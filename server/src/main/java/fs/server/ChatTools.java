@@ -114,16 +114,7 @@ record ChatTools(List<Function> functions, Choice choice, boolean parallel) {
             }
             JsonFields function = tool.object("function");
             String name = function.textOrNull("name");
-            if (name == null) {
-                throw ApiException.invalid(at + ".function.name", "'" + at + ".function.name' is required");
-            }
-            if (!NAME.matcher(name).matches()) {
-                throw ApiException.invalid(at + ".function.name", "the function name " + quoted(name)
-                        + " must be 1 to 64 letters, digits, underscores or dashes");
-            }
-            if (!names.add(name)) {
-                throw ApiException.invalid(at + ".function.name", "two tools are named " + quoted(name));
-            }
+            checkName(name, at + ".function.name", names);
             function.textOrNull("description"); // checked: a string if given
             JsonNode parameters = function.get("parameters");
             if (parameters == null || parameters.isNull()) {
@@ -135,6 +126,33 @@ record ChatTools(List<Function> functions, Choice choice, boolean parallel) {
             functions.add(new Function(name, parameters, body.array("tools").get(i), at));
         }
         return List.copyOf(functions);
+    }
+
+    /**
+     * A function offered in another API's flat shape, the tool at {@code at} with its name in {@code at.name}: checked
+     * as OpenAI's are, and shown to the chat template as OpenAI's tool object, the shape the templates read.
+     * {@code names} holds the names of the functions before it, to refuse a second of the same name.
+     */
+    static Function function(String at, String name, String description, JsonNode parameters, Set<String> names) {
+        checkName(name, at + ".name", names);
+        JsonNode schema = parameters != null ? parameters : noParameters();
+        ObjectNode definition = JsonNodeFactory.instance.objectNode();
+        definition.put("type", "function");
+        ObjectNode function = definition.putObject("function");
+        function.put("name", name);
+        if (description != null) function.put("description", description);
+        function.set("parameters", schema);
+        return new Function(name, schema, definition, at);
+    }
+
+    /** A function's name: given, by OpenAI's rule, and not the name of one before it. */
+    private static void checkName(String name, String param, Set<String> names) {
+        if (name == null) throw ApiException.invalid(param, "'" + param + "' is required");
+        if (!NAME.matcher(name).matches()) {
+            throw ApiException.invalid(param, "the function name " + quoted(name)
+                    + " must be 1 to 64 letters, digits, underscores or dashes");
+        }
+        if (!names.add(name)) throw ApiException.invalid(param, "two tools are named " + quoted(name));
     }
 
     /** The schema of a function that takes no arguments: an empty object. */

@@ -23,10 +23,11 @@ final class CompletionHandler {
     record Outcome(int promptTokens, int completionTokens, String finishReason) {}
 
     private final ServerMetrics metrics;
-    private final AnswerConstraints constraints = new AnswerConstraints();
+    private final AnswerConstraints constraints;
 
-    CompletionHandler(ServerMetrics metrics) {
+    CompletionHandler(ServerMetrics metrics, AnswerConstraints constraints) {
         this.metrics = metrics;
+        this.constraints = constraints;
     }
 
     Outcome handle(Exchange exchange, ServedModel served, boolean chat) throws IOException {

@@ -175,7 +175,7 @@ record CompletionRequest(
         boolean includeUsage = body.has("stream_options")
                 && body.object("stream_options").bool("include_usage", false);
         return new CompletionRequest(model, prompt, stream, includeUsage, maxTokens, sampling,
-                topLogprobs, stopStrings(body.get("stop")), tools, format);
+                topLogprobs, stopStrings("stop", body.get("stop")), tools, format);
     }
 
     private static List<ChatMessage> messages(JsonFields body) {
@@ -316,7 +316,8 @@ record CompletionRequest(
         return value;
     }
 
-    private static List<String> stopStrings(JsonNode stop) {
+    /** The stop strings of the request's {@code field} (a string or an array of strings), the empty ones left out. */
+    static List<String> stopStrings(String field, JsonNode stop) {
         if (stop == null || stop.isNull()) return List.of();
         List<String> strings = new ArrayList<>();
         if (stop.isTextual()) {
@@ -324,14 +325,14 @@ record CompletionRequest(
         } else if (stop.isArray()) {
             for (int i = 0; i < stop.size(); i++) {
                 JsonNode one = stop.get(i);
-                if (!one.isTextual()) throw ApiException.wrongType("stop[" + i + "]", "a string", kind(one));
+                if (!one.isTextual()) throw ApiException.wrongType(field + "[" + i + "]", "a string", kind(one));
                 strings.add(one.textValue());
             }
         } else {
-            throw ApiException.wrongType("stop", "a string or an array of strings", kind(stop));
+            throw ApiException.wrongType(field, "a string or an array of strings", kind(stop));
         }
         if (strings.size() > MAX_STOP_STRINGS) {
-            throw ApiException.invalid("stop", "at most " + MAX_STOP_STRINGS + " stop strings, got " + strings.size());
+            throw ApiException.invalid(field, "at most " + MAX_STOP_STRINGS + " stop strings, got " + strings.size());
         }
         strings.removeIf(String::isEmpty); // an empty string would stop before the first token
         return List.copyOf(strings);
@@ -355,7 +356,7 @@ record CompletionRequest(
     }
 
     /** The field's number rounded to a float (beyond a float's range: infinite, for the range checks to refuse). */
-    private static Float number(JsonFields body, String field) {
+    static Float number(JsonFields body, String field) {
         Double value = body.numberOrNull(field);
         return value != null ? value.floatValue() : null;
     }

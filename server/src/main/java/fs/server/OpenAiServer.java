@@ -24,7 +24,7 @@ import org.eclipse.jetty.util.thread.VirtualThreadPool;
 /**
  * An OpenAI-compatible HTTP server on Jetty 12's core (no servlets), each request on its own virtual thread:
  * {@code POST /v1/chat/completions}, {@code POST /v1/completions}, {@code GET /v1/models}, {@code GET /health} and
- * {@code GET /metrics}; or, for a model served to embed or rerank ({@link ServedTask}), {@code POST /v1/embeddings}
+ * {@code GET /metrics}, and Anthropic's {@code POST /v1/messages} ({@link AnthropicMessages}); or, for a model served to embed or rerank ({@link ServedTask}), {@code POST /v1/embeddings}
  * or {@code POST /v1/rerank} in place of the completions. It listens before the model is loaded (health says 503
  * until {@link #ready}), answers every bad request, from a malformed request line to a wrong field, with OpenAI's
  * error object, bounds how long a client may take ({@link ServerConfig.Timeouts}) and how large its headers may be,
@@ -47,7 +47,9 @@ public final class OpenAiServer {
     private final PrintWriter debugLog;
     private final CrossSiteGuard guard;
     private final ServerMetrics metrics = new ServerMetrics();
-    private final CompletionHandler completions = new CompletionHandler(metrics);
+    private final AnswerConstraints constraints = new AnswerConstraints(); // one grammar cache for every API
+    private final CompletionHandler completions = new CompletionHandler(metrics, constraints);
+    private final AnthropicMessages anthropic = new AnthropicMessages(metrics, constraints);
     private final AtomicInteger exchanges = new AtomicInteger(); // being handled now
     private volatile ServedModel model; // null while loading
     private volatile boolean shuttingDown;
@@ -83,7 +85,8 @@ public final class OpenAiServer {
 
     /**
      * Listens on {@code host:port} (port 0: any free port) and starts answering; with an {@code apiKey}, every request
-     * but /health must carry {@code Authorization: Bearer KEY}. Each request is logged as one line on {@code log}.
+     * but /health must carry {@code Authorization: Bearer KEY} (or {@code x-api-key: KEY}). Each request is logged as
+     * one line on {@code log}.
      */
     public static OpenAiServer start(String host, int port, String apiKey, PrintWriter log) {
         return start(ServerConfig.defaults(host, port, apiKey), log);
@@ -204,6 +207,7 @@ public final class OpenAiServer {
      * completion request came to, else null.
      */
     private CompletionHandler.Outcome answer(Exchange exchange, String method, String path) throws IOException {
+        if (AnthropicMessages.owns(path)) exchange.speaks(AnthropicMessages::errorBody);
         if (exchange.headerCount() > MAX_HEADERS) {
             throw new ApiException(431, "invalid_request_error", "request_header_fields_too_large", null,
                     "the request has more than " + MAX_HEADERS + " header fields");
@@ -225,7 +229,8 @@ public final class OpenAiServer {
         }
         if (!health && !authorized(exchange)) {
             throw new ApiException(401, "invalid_request_error", "invalid_api_key", null,
-                    "a valid API key is required: send the header 'Authorization: Bearer KEY' (fs serve --api-key)");
+                    "a valid API key is required: send the header 'Authorization: Bearer KEY' or 'x-api-key: KEY' "
+                            + "(fs serve --api-key)");
         }
         switch (path) {
             case "/health" -> {
@@ -250,6 +255,16 @@ public final class OpenAiServer {
                 ServedModel served = servedModel();
                 served.require(ServedTask.CHAT);
                 return completions.handle(exchange, served, path.equals("/v1/chat/completions"));
+            }
+            case AnthropicMessages.MESSAGES, AnthropicMessages.COUNT_TOKENS -> {
+                expect(exchange, "POST");
+                boolean message = path.equals(AnthropicMessages.MESSAGES);
+                if (message) metrics.requestReceived();
+                requireJsonBody(exchange);
+                ServedModel served = servedModel();
+                served.require(ServedTask.CHAT);
+                if (message) return anthropic.message(exchange, served);
+                anthropic.countTokens(exchange, served);
             }
             case "/v1/embeddings", "/embeddings" -> {
                 expect(exchange, "POST");
@@ -283,9 +298,9 @@ public final class OpenAiServer {
             }
             default -> throw new ApiException(404, "invalid_request_error", "not_found", null,
                     "no such endpoint: " + method + " " + path + " (POST /v1/chat/completions, POST "
-                            + "/v1/completions, POST /v1/embeddings, POST /v1/rerank, GET /v1/models, GET /health, "
-                            + "GET /metrics, POST /tokenize, POST /detokenize, POST /apply-template, GET /props, "
-                            + "GET /slots)");
+                            + "/v1/completions, POST /v1/messages, POST /v1/messages/count_tokens, POST "
+                            + "/v1/embeddings, POST /v1/rerank, GET /v1/models, GET /health, GET /metrics, POST "
+                            + "/tokenize, POST /detokenize, POST /apply-template, GET /props, GET /slots)");
         }
         return null;
     }
@@ -333,12 +348,17 @@ public final class OpenAiServer {
         }
     }
 
+    /** Whether the request carries the key: as a bearer token (OpenAI's way) or in x-api-key (Anthropic's). */
     private boolean authorized(Exchange exchange) {
         if (apiKey == null) return true;
         String header = exchange.header("Authorization");
-        if (header == null || !header.regionMatches(true, 0, "Bearer ", 0, 7)) return false;
+        boolean bearer = header != null && header.regionMatches(true, 0, "Bearer ", 0, 7);
+        return (bearer && isKey(header.substring(7))) || isKey(exchange.header("x-api-key"));
+    }
+
+    private boolean isKey(String given) {
         // Constant time: how much of the key a guess got right must not show in the response time.
-        return MessageDigest.isEqual(apiKey, header.substring(7).strip().getBytes(StandardCharsets.UTF_8));
+        return given != null && MessageDigest.isEqual(apiKey, given.strip().getBytes(StandardCharsets.UTF_8));
     }
 
     private static void expect(Exchange exchange, String method) {
