@@ -69,7 +69,6 @@ final class AnthropicContent implements AnswerRelay.Sink {
     /** More of a text or thinking block: the open one when it is of that kind, else a new one. */
     private void grow(String type, String text) throws IOException {
         if (open == null || !open.get("type").textValue().equals(type)) {
-            stop();
             ObjectNode block = JSON.objectNode();
             block.put("type", type);
             block.put(type, "");
@@ -83,7 +82,9 @@ final class AnthropicContent implements AnswerRelay.Sink {
         send(delta);
     }
 
+    /** Opens {@code block}, the one before it closed. */
     private void start(ObjectNode block) throws IOException {
+        stop();
         open = block;
         openText.setLength(0);
         if (events == null) return;
