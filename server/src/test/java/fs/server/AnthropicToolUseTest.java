@@ -9,12 +9,14 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import fs.chat.ChatMessage;
 import fs.chat.ToolCall;
+import java.io.InputStream;
 import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -214,6 +216,24 @@ class AnthropicToolUseTest {
             JsonNode body = JSON.readTree(response.substring(response.indexOf("\r\n\r\n") + 4));
             assertEquals("error", body.get("type").textValue(), response);
             assertEquals("permission_error", body.at("/error/type").textValue(), response);
+        }
+    }
+
+    @Test
+    void shutdownCutsARunningStreamWithAnErrorEvent() throws Exception {
+        try (TestServer slow = TestServer.load(64)) {
+            OpenAiServer server = slow.serve(new ScriptedEngine(slow.tokenizer.encode(TEXT.repeat(50)), 20), null);
+            HttpRequest request = HttpRequest.newBuilder(URI.create(slow.url("/v1/messages")))
+                    .header("Content-Type", "application/json")
+                    .POST(HttpRequest.BodyPublishers.ofString(question().put("stream", true).toString())).build();
+            InputStream in = http.send(request, HttpResponse.BodyHandlers.ofInputStream()).body();
+            in.read(); // the stream has started
+            server.shutdown(Duration.ZERO);
+            String rest = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+            assertTrue(rest.contains("event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\""),
+                    rest);
+            assertFalse(rest.contains("message_stop"), "a cut answer does not stop as a finished one");
+            assertTrue(rest.endsWith("\n\n"), "the last event is whole");
         }
     }
 
