@@ -24,8 +24,9 @@ import org.eclipse.jetty.util.thread.VirtualThreadPool;
 /**
  * An OpenAI-compatible HTTP server on Jetty 12's core (no servlets), each request on its own virtual thread:
  * {@code POST /v1/chat/completions}, {@code POST /v1/completions}, {@code GET /v1/models}, {@code GET /health} and
- * {@code GET /metrics}, and Anthropic's {@code POST /v1/messages} ({@link AnthropicMessages}); or, for a model served to embed or rerank ({@link ServedTask}), {@code POST /v1/embeddings}
- * or {@code POST /v1/rerank} in place of the completions. It listens before the model is loaded (health says 503
+ * {@code GET /metrics}, and Anthropic's {@code POST /v1/messages} ({@link AnthropicMessages}); or, for a model served
+ * to embed or rerank ({@link ServedTask}), {@code POST /v1/embeddings} or {@code POST /v1/rerank} in place of the
+ * completions. It listens before the model is loaded (health says 503
  * until {@link #ready}), answers every bad request, from a malformed request line to a wrong field, with OpenAI's
  * error object, bounds how long a client may take ({@link ServerConfig.Timeouts}) and how large its headers may be,
  * guards against cross-site requests ({@link CrossSiteGuard}), and logs one line per request ({@link AccessLog}).

@@ -100,10 +100,12 @@ class AnthropicRequestTest {
         assertEquals("messages[0].content[0].type", refusedField("{\"max_tokens\":5,\"messages\":[{\"role\":"
                 + "\"user\",\"content\":[{\"type\":\"image\",\"source\":{}}]}]}"));
         assertEquals("messages[0].content[0].input", refusedField("{\"max_tokens\":5,\"messages\":[{\"role\":"
-                + "\"assistant\",\"content\":[{\"type\":\"tool_use\",\"id\":\"t\",\"name\":\"f\",\"input\":\"x\"}]}]}"));
+                + "\"assistant\",\"content\":[{\"type\":\"tool_use\",\"id\":\"t\",\"name\":\"f\","
+                + "\"input\":\"x\"}]}]}"));
         assertEquals("tools[0].type", refusedField("{\"max_tokens\":5," + hi + ",\"tools\":[{\"type\":"
                 + "\"web_search_20250305\",\"name\":\"web_search\"}]}"));
-        assertEquals("tools[0].input_schema", refusedField("{\"max_tokens\":5," + hi + ",\"tools\":[{\"name\":\"f\"}]}"));
+        assertEquals("tools[0].input_schema", refusedField("{\"max_tokens\":5," + hi
+                + ",\"tools\":[{\"name\":\"f\"}]}"));
         assertEquals("tools[1].name", refusedField("{\"max_tokens\":5," + hi + ",\"tools\":[" + TOOL + "," + TOOL
                 + "]}"));
         assertEquals("tool_choice", refusedField("{\"max_tokens\":5," + hi + ",\"tool_choice\":{\"type\":\"any\"}}"));

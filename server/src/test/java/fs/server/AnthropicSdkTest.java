@@ -20,8 +20,8 @@ import org.junit.jupiter.api.Test;
 /**
  * Anthropic's official TypeScript SDK (@anthropic-ai/sdk 1.17.0, pinned in server/src/test/node/package.json)
  * through anthropic-client.mjs against the server on models/tiny-tied, which wants an API key: a message and a stream
- * carry the text of the tokens the existing Generator picks greedily, a stop sequence ends it and is named, count_tokens
- * counts the prompt the template renders, and errors reach the SDK as its error classes.
+ * carry the text of the tokens the existing Generator picks greedily, a stop sequence ends it and is named,
+ * count_tokens counts the prompt the template renders, and errors reach the SDK as its error classes.
  */
 class AnthropicSdkTest {
     private static final ObjectMapper JSON = new ObjectMapper();

@@ -36,7 +36,8 @@ class AnthropicToolUseTest {
     private static final String THOUGHT = "The user wants the weather.";
     private static final String TEXT = "Let me check.";
     private static final String ANSWER = "<think>\n" + THOUGHT + "\n</think>\n\n" + TEXT
-            + "\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"days\": 2}}\n</tool_call>";
+            + "\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"days\": 2}}"
+            + "\n</tool_call>";
 
     private static TestServer fixture;
     private static ScriptedEngine engine;
@@ -55,7 +56,8 @@ class AnthropicToolUseTest {
     }
 
     private static ObjectNode weatherTool() {
-        ObjectNode tool = JSON.createObjectNode().put("name", "get_weather").put("description", "The weather in a city");
+        ObjectNode tool = JSON.createObjectNode().put("name", "get_weather")
+                .put("description", "The weather in a city");
         ObjectNode schema = tool.putObject("input_schema").put("type", "object");
         schema.putObject("properties").putObject("city").put("type", "string");
         schema.putArray("required").add("city");
@@ -205,7 +207,7 @@ class AnthropicToolUseTest {
         assertEquals("invalid_request_error", errorType(get, 405));
     }
 
-    /** A request that names another host (DNS rebinding) is refused in Anthropic's shape (raw: the client sets Host). */
+    /** A request naming another host (DNS rebinding) is refused in Anthropic's shape (raw: HttpClient sets Host). */
     private static void assertHostIsCheckedFirst() throws Exception {
         try (Socket socket = new Socket("127.0.0.1", fixture.serverAddress().getPort())) {
             socket.getOutputStream().write(("POST /v1/messages HTTP/1.1\r\nHost: evil.example\r\nContent-Type: "
@@ -230,8 +232,8 @@ class AnthropicToolUseTest {
             in.read(); // the stream has started
             server.shutdown(Duration.ZERO);
             String rest = new String(in.readAllBytes(), StandardCharsets.UTF_8);
-            assertTrue(rest.contains("event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\""),
-                    rest);
+            assertTrue(rest.contains("event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":"
+                    + "\"overloaded_error\""), rest);
             assertFalse(rest.contains("message_stop"), "a cut answer does not stop as a finished one");
             assertTrue(rest.endsWith("\n\n"), "the last event is whole");
         }
