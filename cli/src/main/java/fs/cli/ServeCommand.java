@@ -84,7 +84,8 @@ final class ServeCommand implements Callable<Integer> {
     String alias;
 
     @Option(names = "--api-key", paramLabel = "KEY",
-            description = "Require 'Authorization: Bearer KEY' on every request but /health (default: none).")
+            description = "Require 'Authorization: Bearer KEY' (or 'x-api-key: KEY') on every request but /health "
+                    + "(default: none).")
     String apiKey;
 
     @Option(names = "--allowed-hosts", paramLabel = "HOST", split = ",",

@@ -8,7 +8,8 @@ import java.util.List;
  *
  * @param host         the address to listen on
  * @param port         the port; 0 picks a free one
- * @param apiKey       the key every request but /health must carry as {@code Authorization: Bearer KEY}; null: none
+ * @param apiKey       the key every request but /health must carry as {@code Authorization: Bearer KEY} (or
+ *                     {@code x-api-key: KEY}); null: none
  * @param allowedHosts Host header names served besides loopback names, IP literals and {@code host}; {@code "*"}:
  *                     any (the defense against DNS rebinding off)
  * @param corsOrigins  the browser origins that may call the API cross-site ({@code "*"}: any); empty: none, and no
