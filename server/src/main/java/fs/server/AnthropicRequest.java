@@ -88,7 +88,7 @@ final class AnthropicRequest {
     private static void userTurn(JsonFields message, List<ChatMessage> messages) {
         StringBuilder text = new StringBuilder();
         int count = message.array("content").size();
-        boolean any = false;
+        boolean results = false; // whether the turn held tool results
         for (int j = 0; j < count; j++) {
             JsonFields block = message.element("content", j);
             switch (blockType(block)) {
@@ -103,12 +103,12 @@ final class AnthropicRequest {
                     // The template has no place for it: the model reads that the call failed from the result.
                     boolean error = block.bool("is_error", false);
                     messages.add(ChatMessage.tool(error ? "Error: " + result : result));
-                    any = true;
+                    results = true;
                 }
                 default -> throw unsupportedBlock(block, "user", "text or tool_result");
             }
         }
-        if (!text.isEmpty() || !any) messages.add(ChatMessage.user(text.toString()));
+        if (!text.isEmpty() || !results) messages.add(ChatMessage.user(text.toString()));
     }
 
     /** An assistant turn's blocks: its text, its thinking (kept apart from the text) and its tool calls. */
