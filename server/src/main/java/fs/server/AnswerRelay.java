@@ -102,7 +102,7 @@ final class AnswerRelay {
     static AnswerRelay submit(ServedModel served, CompletionRequest request, String promptParam,
                               AnswerConstraints constraints, ServerMetrics metrics) {
         served.requireNamed(request.model());
-        int[] prompt = promptIds(served, request.prompt(), request.tools());
+        int[] prompt = promptIds(served, request.prompt(), request.tools(), promptParam);
         checkFits(prompt.length, request.maxTokens(), served.engine().contextLength(), promptParam);
         SamplingParams params = request.sampling().over(defaults(served));
         // A chat whose thinking is not turned off leaves Qwen3 to open a think block before a constrained shape.
@@ -271,8 +271,11 @@ final class AnswerRelay {
         }
     }
 
-    /** The prompt's token ids as the model reads them (a chat through its template, with the tools it is shown). */
-    static int[] promptIds(ServedModel served, CompletionRequest.Prompt prompt, ChatTools tools) {
+    /**
+     * The prompt's token ids as the model reads them (a chat through its template, with the tools it is shown);
+     * {@code promptParam} names the request's field that holds the prompt, for the template's refusals.
+     */
+    static int[] promptIds(ServedModel served, CompletionRequest.Prompt prompt, ChatTools tools, String promptParam) {
         try {
             return switch (prompt) {
                 // Stateless: a system prompt, if any, is the request's first message.
@@ -293,8 +296,7 @@ final class AnswerRelay {
             };
         } catch (FsException e) {
             // The template's refusals (e.g. a system message that is not first) are about the request.
-            throw ApiException.invalid(prompt instanceof CompletionRequest.Prompt.Chat ? "messages" : "prompt",
-                    e.getMessage());
+            throw ApiException.invalid(promptParam, e.getMessage());
         }
     }
 

@@ -80,7 +80,7 @@ final class AnthropicMessages {
                 AnthropicRequest.countTokens(exchange.readJsonObject(OpenAiServer.MAX_BODY_BYTES));
         served.requireNamed(request.model());
         ObjectNode count = JSON.objectNode();
-        count.put("input_tokens", AnswerRelay.promptIds(served, request.prompt(), request.tools()).length);
+        count.put("input_tokens", AnswerRelay.promptIds(served, request.prompt(), request.tools(), "messages").length);
         exchange.sendJson(200, count);
     }
 

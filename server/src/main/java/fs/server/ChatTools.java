@@ -36,7 +36,8 @@ record ChatTools(List<Function> functions, Choice choice, boolean parallel) {
      * @param name       what the model calls it by
      * @param parameters the JSON schema of its arguments (an object schema with no properties when not given)
      * @param definition the tool object as the request gave it: the chat template shows it to the model as is
-     * @param param      where it is in the request ({@code tools[i]}), for errors about it
+     * @param param      where its fields are in the request ({@code tools[i].function}, or {@code tools[i]} for a
+     *                   tool in another API's flat shape), for errors about them
      */
     record Function(String name, JsonNode parameters, JsonNode definition, String param) {}
 
@@ -123,7 +124,7 @@ record ChatTools(List<Function> functions, Choice choice, boolean parallel) {
                 throw ApiException.wrongType(at + ".function.parameters", "an object (a JSON schema)",
                         kind(parameters));
             }
-            functions.add(new Function(name, parameters, body.array("tools").get(i), at));
+            functions.add(new Function(name, parameters, body.array("tools").get(i), at + ".function"));
         }
         return List.copyOf(functions);
     }

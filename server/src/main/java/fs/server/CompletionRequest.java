@@ -203,10 +203,7 @@ record CompletionRequest(
         return result;
     }
 
-    /**
-     * An assistant message's calls: OpenAI sends each one's arguments as a string holding JSON, which is read back
-     * into JSON here so that the template writes it as the model wrote it.
-     */
+    /** An assistant message's calls. */
     private static List<ToolCall> toolCalls(JsonFields message) {
         if (!message.has("tool_calls")) return List.of();
         List<ToolCall> result = new ArrayList<>();
@@ -235,20 +232,26 @@ record CompletionRequest(
                 throw ApiException.invalid(callAt + ".function.arguments",
                         "'" + callAt + ".function.arguments' is required");
             }
-            JsonNode parsed;
-            try {
-                parsed = Exchange.WHOLE_JSON.readTree(arguments);
-            } catch (JsonProcessingException e) {
-                throw ApiException.invalid(callAt + ".function.arguments", "'" + callAt + ".function.arguments' is "
-                        + "not JSON: " + e.getOriginalMessage());
-            }
-            if (parsed == null || parsed.isMissingNode()) {
-                throw ApiException.invalid(callAt + ".function.arguments",
-                        "'" + callAt + ".function.arguments' is empty: send \"{}\" for no arguments");
-            }
-            result.add(new ToolCall(name, parsed));
+            result.add(toolCall(name, arguments, callAt + ".function.arguments"));
         }
         return List.copyOf(result);
+    }
+
+    /**
+     * A call a client sends back: OpenAI's APIs send its arguments as a string holding JSON, which is read back into
+     * JSON here so that the template writes it as the model wrote it; {@code param} names the arguments' field.
+     */
+    static ToolCall toolCall(String name, String arguments, String param) {
+        JsonNode parsed;
+        try {
+            parsed = Exchange.WHOLE_JSON.readTree(arguments);
+        } catch (JsonProcessingException e) {
+            throw ApiException.invalid(param, "'" + param + "' is not JSON: " + e.getOriginalMessage());
+        }
+        if (parsed == null || parsed.isMissingNode()) {
+            throw ApiException.invalid(param, "'" + param + "' is empty: send \"{}\" for no arguments");
+        }
+        return new ToolCall(name, parsed);
     }
 
     /** A message's content: a string, or an array of text parts (joined); null only for an assistant. */

@@ -25,7 +25,10 @@ final class EventStream {
         write(DATA, Exchange.JSON.writeValueAsBytes(event), false);
     }
 
-    /** An event with a name: an {@code event: NAME} line before its data, as Anthropic's typed events come. */
+    /**
+     * An event with a name: an {@code event: NAME} line before its data, as Anthropic's and the Responses API's typed
+     * events come.
+     */
     void send(String name, JsonNode event) throws IOException {
         write(("event: " + name + "\ndata: ").getBytes(StandardCharsets.UTF_8), Exchange.JSON.writeValueAsBytes(event),
                 false);

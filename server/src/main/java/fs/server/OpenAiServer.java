@@ -24,12 +24,13 @@ import org.eclipse.jetty.util.thread.VirtualThreadPool;
 /**
  * An OpenAI-compatible HTTP server on Jetty 12's core (no servlets), each request on its own virtual thread:
  * {@code POST /v1/chat/completions}, {@code POST /v1/completions}, {@code GET /v1/models}, {@code GET /health} and
- * {@code GET /metrics}, and Anthropic's {@code POST /v1/messages} ({@link AnthropicMessages}); or, for a model served
- * to embed or rerank ({@link ServedTask}), {@code POST /v1/embeddings} or {@code POST /v1/rerank} in place of the
- * completions. It listens before the model is loaded (health says 503
- * until {@link #ready}), answers every bad request, from a malformed request line to a wrong field, with OpenAI's
- * error object, bounds how long a client may take ({@link ServerConfig.Timeouts}) and how large its headers may be,
- * guards against cross-site requests ({@link CrossSiteGuard}), and logs one line per request ({@link AccessLog}).
+ * {@code GET /metrics}, OpenAI's Responses API {@code POST /v1/responses} ({@link ResponsesHandler}) and Anthropic's
+ * {@code POST /v1/messages} ({@link AnthropicMessages}); or, for a model served to embed or rerank
+ * ({@link ServedTask}), {@code POST /v1/embeddings} or {@code POST /v1/rerank} in place of the completions. It listens
+ * before the model is loaded (health says 503 until {@link #ready}), answers every bad request, from a malformed
+ * request line to a wrong field, with OpenAI's error object, bounds how long a client may take
+ * ({@link ServerConfig.Timeouts}) and how large its headers may be, guards against cross-site requests
+ * ({@link CrossSiteGuard}), and logs one line per request ({@link AccessLog}).
  */
 public final class OpenAiServer {
     /** The largest request body read; a larger one is refused with 413 before it is read. */
@@ -50,6 +51,7 @@ public final class OpenAiServer {
     private final ServerMetrics metrics = new ServerMetrics();
     private final AnswerConstraints constraints = new AnswerConstraints(); // one grammar cache for every API
     private final CompletionHandler completions = new CompletionHandler(metrics, constraints);
+    private final ResponsesHandler responses = new ResponsesHandler(metrics, constraints);
     private final AnthropicMessages anthropic = new AnthropicMessages(metrics, constraints);
     private final AtomicInteger exchanges = new AtomicInteger(); // being handled now
     private volatile ServedModel model; // null while loading
@@ -257,6 +259,14 @@ public final class OpenAiServer {
                 served.require(ServedTask.CHAT);
                 return completions.handle(exchange, served, path.equals("/v1/chat/completions"));
             }
+            case "/v1/responses" -> {
+                expect(exchange, "POST");
+                metrics.requestReceived();
+                requireJsonBody(exchange);
+                ServedModel served = servedModel();
+                served.require(ServedTask.CHAT);
+                return responses.handle(exchange, served);
+            }
             case AnthropicMessages.MESSAGES, AnthropicMessages.COUNT_TOKENS -> {
                 expect(exchange, "POST");
                 boolean message = path.equals(AnthropicMessages.MESSAGES);
@@ -299,9 +309,10 @@ public final class OpenAiServer {
             }
             default -> throw new ApiException(404, "invalid_request_error", "not_found", null,
                     "no such endpoint: " + method + " " + path + " (POST /v1/chat/completions, POST "
-                            + "/v1/completions, POST /v1/messages, POST /v1/messages/count_tokens, POST "
-                            + "/v1/embeddings, POST /v1/rerank, GET /v1/models, GET /health, GET /metrics, POST "
-                            + "/tokenize, POST /detokenize, POST /apply-template, GET /props, GET /slots)");
+                            + "/v1/completions, POST /v1/responses, POST /v1/messages, POST "
+                            + "/v1/messages/count_tokens, POST /v1/embeddings, POST /v1/rerank, GET /v1/models, GET "
+                            + "/health, GET /metrics, POST /tokenize, POST /detokenize, POST /apply-template, GET "
+                            + "/props, GET /slots)");
         }
         return null;
     }

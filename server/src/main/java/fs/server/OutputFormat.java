@@ -40,6 +40,44 @@ sealed interface OutputFormat {
         return format;
     }
 
+    /**
+     * Reads the Responses API's {@code text.format}: {@code text}, {@code json_object}, or {@code json_schema} with
+     * its name and schema on the format itself.
+     */
+    static OutputFormat textFormat(JsonNode body) {
+        JsonFields fields = JsonFields.of(body, CompletionRequest.API_ERRORS);
+        if (!fields.has("text")) return new Text();
+        JsonFields text = fields.object("text");
+        text.textOrNull("verbosity"); // a string if given; the model has no setting for it
+        if (!text.has("format")) return new Text();
+        JsonFields format = text.object("format");
+        String type = format.textOrNull("type");
+        if (type == null) throw ApiException.invalid("text.format.type", "'text.format.type' is required");
+        return switch (type) {
+            case "text" -> new Text();
+            case "json_object" -> new JsonObject();
+            case "json_schema" -> {
+                if (format.textOrNull("name") == null) {
+                    throw ApiException.invalid("text.format.name", "'text.format.name' is required for the type "
+                            + "\"json_schema\"");
+                }
+                format.textOrNull("description"); // a string if given
+                format.boolOrNull("strict"); // the answer always follows the schema
+                JsonNode schema = format.get("schema");
+                if (schema == null || schema.isNull()) {
+                    throw ApiException.invalid("text.format.schema", "'text.format.schema' is required for the type "
+                            + "\"json_schema\"");
+                }
+                if (!schema.isObject()) {
+                    throw ApiException.wrongType("text.format.schema", "an object (a JSON schema)", kind(schema));
+                }
+                yield new JsonSchema(schema, "text.format.schema");
+            }
+            default -> throw ApiException.invalid("text.format.type", "'text.format.type' must be \"text\", "
+                    + "\"json_object\" or \"json_schema\", got " + quoted(type));
+        };
+    }
+
     private static OutputFormat only(OutputFormat earlier, OutputFormat next, String param) {
         if (!(earlier instanceof Text)) {
             throw ApiException.invalid(param, "'" + param + "' cannot be combined with another constraint on the "
