@@ -6,6 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.openai.core.ObjectMappers;
+import com.openai.models.responses.Response;
+import com.openai.models.responses.ResponseStreamEvent;
 import fs.generate.ReasoningSplitter;
 import fs.generate.ToolCallSplitter;
 import java.util.ArrayList;
@@ -18,8 +21,8 @@ import org.junit.jupiter.api.Test;
  */
 class ResponsesAnswerTest {
     private final List<ObjectNode> events = new ArrayList<>();
-    private final ResponsesAnswer answer = new ResponsesAnswer("m", JsonNodeFactory.instance.objectNode(),
-            (type, event) -> {
+    private final ResponsesAnswer answer = new ResponsesAnswer("m",
+            ResponsesRequest.read(JsonNodeFactory.instance.objectNode().put("input", "Hi")).echo(), (type, event) -> {
                 assertEquals(type, event.get("type").textValue(), "the event line names the event's type");
                 events.add(event);
             });
@@ -63,6 +66,20 @@ class ResponsesAnswerTest {
         assertEquals(30, response.get("usage").get("total_tokens").intValue());
         assertEquals(4, response.get("usage").get("output_tokens_details").get("reasoning_tokens").intValue());
         assertEquals(2, response.get("usage").get("input_tokens_details").get("cached_tokens").intValue());
+    }
+
+    @Test
+    void openaiJavaReadsTheResponseAndEveryEvent() throws Exception {
+        // openai-java 4.8.0's models: validate() fails on a field they require that is missing or of the wrong type.
+        ObjectNode response = answerWithThoughtsTextAndACall(AnswerRelay.End.TOOL_CALLS);
+        Response parsed = ObjectMappers.jsonMapper().readValue(response.toString(), Response.class).validate();
+        assertEquals(List.of(true, false, false), parsed.output().stream().map(item -> item.isReasoning()).toList());
+        assertEquals("Let me think.", parsed.output().getFirst().asReasoning().content().orElseThrow().getFirst()
+                .text());
+        assertEquals("get_weather", parsed.output().getLast().asFunctionCall().name());
+        for (ObjectNode event : events) {
+            ObjectMappers.jsonMapper().readValue(event.toString(), ResponseStreamEvent.class).validate();
+        }
     }
 
     @Test
@@ -113,5 +130,8 @@ class ResponsesAnswerTest {
         assertEquals("failed", failed.get("status").textValue());
         assertEquals("server_error", failed.get("error").get("code").textValue());
         assertTrue(failed.get("error").get("message").textValue().contains("shutting down"));
+        for (ObjectNode event : events) {
+            ObjectMappers.jsonMapper().readValue(event.toString(), ResponseStreamEvent.class).validate();
+        }
     }
 }
