@@ -226,7 +226,8 @@ class ResponsesApiTest {
                 "response.content_part.added"), types.subList(0, 4));
         assertEquals(List.of("response.output_text.done", "response.content_part.done", "response.output_item.done",
                 "response.incomplete"), types.subList(types.size() - 4, types.size()));
-        assertTrue(types.subList(4, types.size() - 4).stream().allMatch("response.output_text.delta"::equals), "" + types);
+        assertTrue(types.subList(4, types.size() - 4).stream().allMatch("response.output_text.delta"::equals),
+                types.toString());
         for (int i = 0; i < stream.get("sequence").size(); i++) {
             assertEquals(i, stream.get("sequence").get(i).intValue(), "sequence numbers count the events");
         }
@@ -304,7 +305,8 @@ class ResponsesApiTest {
                 + "\"tool_choice\":{\"type\":\"function\",\"name\":\"other\"}}");
         assertRefused(400, "text.format.schema", "invalid_value",
                 "{\"input\":\"Hi\",\"text\":{\"format\":{\"type\":\"json_schema\",\"name\":\"x\"}}}");
-        assertRefused(400, "reasoning.effort", "invalid_value", "{\"input\":\"Hi\",\"reasoning\":{\"effort\":\"huge\"}}");
+        assertRefused(400, "reasoning.effort", "invalid_value",
+                "{\"input\":\"Hi\",\"reasoning\":{\"effort\":\"huge\"}}");
         assertRefused(400, "max_output_tokens", "invalid_value", "{\"input\":\"Hi\",\"max_output_tokens\":0}");
         assertRefused(400, "metadata.k", "invalid_type", "{\"input\":\"Hi\",\"metadata\":{\"k\":1}}");
         assertRefused(404, "model", "model_not_found", "{\"input\":\"Hi\",\"model\":\"gpt-5\"}");

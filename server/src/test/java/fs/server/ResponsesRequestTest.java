@@ -65,7 +65,8 @@ class ResponsesRequestTest {
                 + "'content':[{'type':'output_text','text':'Checking.','annotations':[]}]},"
                 + "{'type':'function_call','id':'fc_1','call_id':'call_1','name':'get_weather',"
                 + "'arguments':'{\\'city\\': \\'Paris\\'}','status':'completed'},"
-                + "{'type':'function_call','call_id':'call_2','name':'get_weather','arguments':'{\\'city\\':\\'Rome\\'}'},"
+                + "{'type':'function_call','call_id':'call_2','name':'get_weather',"
+                + "'arguments':'{\\'city\\':\\'Rome\\'}'},"
                 + "{'type':'function_call_output','call_id':'call_1','output':'sunny'},"
                 + "{'type':'function_call_output','call_id':'call_2','output':[{'type':'input_text','text':'rain'}]},"
                 + "{'role':'user','content':'Thanks'}]}"));
