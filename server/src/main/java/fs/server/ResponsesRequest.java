@@ -74,7 +74,7 @@ record ResponsesRequest(CompletionRequest completion, ObjectNode echo) {
         echo.put("instructions", instructions);
         echo.put("max_output_tokens", maxOutput);
         echo.set("metadata", metadata(fields));
-        echo.put("parallel_tool_calls", tools.parallel());
+        echo.put("parallel_tool_calls", fields.bool("parallel_tool_calls", true));
         echo.set("reasoning", reasoning);
         echo.put("temperature", temperature);
         echo.put("top_p", topP);
