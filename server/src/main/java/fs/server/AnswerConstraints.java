@@ -65,7 +65,7 @@ final class AnswerConstraints {
             try {
                 JsonSchemaGbnf.toGbnf(function.parameters());
             } catch (GrammarException e) {
-                String param = function.param() + ".parameters";
+                String param = function.schemaParam();
                 throw ApiException.invalid(param, "'" + param + "' cannot be used: " + e.getMessage());
             }
         }

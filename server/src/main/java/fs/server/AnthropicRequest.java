@@ -201,7 +201,7 @@ final class AnthropicRequest {
                     throw ApiException.wrongType(at + ".input_schema", "an object (a JSON schema)", kind(schema));
                 }
                 functions.add(ChatTools.function(at, tool.textOrNull("name"), tool.textOrNull("description"), schema,
-                        names));
+                        "input_schema", names));
             }
         }
         if (!body.has("tool_choice")) {

@@ -36,10 +36,10 @@ record ChatTools(List<Function> functions, Choice choice, boolean parallel) {
      * @param name       what the model calls it by
      * @param parameters the JSON schema of its arguments (an object schema with no properties when not given)
      * @param definition the tool object as the request gave it: the chat template shows it to the model as is
-     * @param param      where its fields are in the request ({@code tools[i].function}, or {@code tools[i]} for a
-     *                   tool in another API's flat shape), for errors about them
+     * @param schemaParam where its schema is in the request ({@code tools[i].function.parameters}, or another API's
+     *                    field: {@code tools[i].input_schema}), for errors about it
      */
-    record Function(String name, JsonNode parameters, JsonNode definition, String param) {}
+    record Function(String name, JsonNode parameters, JsonNode definition, String schemaParam) {}
 
     /** What {@code tool_choice} asks of the model. */
     sealed interface Choice {
@@ -124,7 +124,7 @@ record ChatTools(List<Function> functions, Choice choice, boolean parallel) {
                 throw ApiException.wrongType(at + ".function.parameters", "an object (a JSON schema)",
                         kind(parameters));
             }
-            functions.add(new Function(name, parameters, body.array("tools").get(i), at + ".function"));
+            functions.add(new Function(name, parameters, body.array("tools").get(i), at + ".function.parameters"));
         }
         return List.copyOf(functions);
     }
@@ -132,9 +132,11 @@ record ChatTools(List<Function> functions, Choice choice, boolean parallel) {
     /**
      * A function offered in another API's flat shape, the tool at {@code at} with its name in {@code at.name}: checked
      * as OpenAI's are, and shown to the chat template as OpenAI's tool object, the shape the templates read.
-     * {@code names} holds the names of the functions before it, to refuse a second of the same name.
+     * {@code schemaField} names the field of its schema in the tool; {@code names} holds the names of the functions
+     * before it, to refuse a second of the same name.
      */
-    static Function function(String at, String name, String description, JsonNode parameters, Set<String> names) {
+    static Function function(String at, String name, String description, JsonNode parameters, String schemaField,
+                             Set<String> names) {
         checkName(name, at + ".name", names);
         JsonNode schema = parameters != null ? parameters : noParameters();
         ObjectNode definition = JsonNodeFactory.instance.objectNode();
@@ -143,7 +145,7 @@ record ChatTools(List<Function> functions, Choice choice, boolean parallel) {
         function.put("name", name);
         if (description != null) function.put("description", description);
         function.set("parameters", schema);
-        return new Function(name, schema, definition, at);
+        return new Function(name, schema, definition, at + "." + schemaField);
     }
 
     /** A function's name: given, by OpenAI's rule, and not the name of one before it. */

@@ -312,7 +312,7 @@ record ResponsesRequest(CompletionRequest completion, ObjectNode echo) {
                     throw ApiException.wrongType(at + ".parameters", "an object (a JSON schema)", kind(parameters));
                 }
                 functions.add(ChatTools.function(at, tool.textOrNull("name"), tool.textOrNull("description"),
-                        parameters, names));
+                        parameters, "parameters", names));
             }
         }
         JsonNode choice = body.get("tool_choice");

@@ -198,6 +198,11 @@ class AnthropicToolUseTest {
         assertEquals("invalid_request_error", errorType(post("/v1/messages", "{\"max_tokens\":5,"
                 + "\"tool_choice\":{\"type\":\"tool\",\"name\":\"nope\"},\"tools\":[" + weatherTool() + "],"
                 + "\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]}"), 400));
+        HttpResponse<String> badSchema = post("/v1/messages", "{\"max_tokens\":5,\"tools\":[{\"name\":\"f\","
+                + "\"input_schema\":{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"frobnicate\"}}}}],"
+                + "\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]}");
+        assertEquals("invalid_request_error", errorType(badSchema, 400));
+        assertTrue(badSchema.body().contains("'tools[0].input_schema' cannot be used"), badSchema.body());
         assertEquals("invalid_request_error", errorType(post("/v1/messages", "{not json"), 400));
         assertEquals("invalid_request_error", errorType(post("/v1/messages", "{}", "Content-Type", "text/plain"),
                 415));

@@ -107,7 +107,7 @@ class ResponsesRequestTest {
         assertEquals(json("{'type':'function','function':{'name':'get_weather','description':'Weather',"
                 + "'parameters':{'type':'object','properties':{'city':{'type':'string'}}}}}"),
                 tools.templateTools().getFirst());
-        assertEquals("tools[0]", tools.functions().getFirst().param());
+        assertEquals("tools[0].parameters", tools.functions().getFirst().schemaParam());
         JsonNode echoed = request.echo().get("tools").get(0);
         assertTrue(echoed.get("strict").isNull(), "the response lists every tool's strict flag: " + echoed);
         assertEquals(json("{'type':'function','name':'get_weather'}"), request.echo().get("tool_choice"));
