@@ -4,11 +4,15 @@ import fs.gguf.GgufFile;
 import fs.gguf.GgufTensor;
 import fs.gguf.GgufValue;
 import fs.model.ModelConfig;
+import fs.server.ModelDetails;
 import fs.source.GgufSource;
 import fs.source.HuggingFaceSource;
 import fs.source.ModelSource;
 import fs.tensor.DType;
 import fs.tensor.Tensor;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.time.Instant;
 import java.util.EnumMap;
 import java.util.Locale;
 import java.util.Map;
@@ -28,6 +32,21 @@ final class ModelDescription {
     static String of(ModelSource source) {
         return source.config().architecture().ggufName() + " " + sizeLabel(source.config(), parameters(source)) + " "
                 + fileType(source);
+    }
+
+    /** What fs serve says of the model it serves (Ollama's /api/tags and /api/show describe it). */
+    static ModelDetails details(ModelSource source) {
+        long bytes = source.tensors().tensors().stream().mapToLong(t -> t.data().byteSize()).sum();
+        Instant modified;
+        try {
+            modified = Files.getLastModifiedTime(source.path()).toInstant();
+        } catch (IOException e) {
+            modified = Instant.now(); // it was just read: gone since, it was at least there until now
+        }
+        long parameters = parameters(source);
+        return new ModelDetails(source instanceof GgufSource ? "gguf" : "safetensors",
+                source.config().architecture().ggufName(), parameters, sizeLabel(source.config(), parameters),
+                fileType(source), bytes, modified);
     }
 
     /** Elements of every stored tensor, as llama_model_n_params counts them. */

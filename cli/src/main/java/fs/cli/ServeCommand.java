@@ -240,7 +240,8 @@ final class ServeCommand implements Callable<Integer> {
                 throw new FsException(e.getMessage(), e);
             }
         });
-        ServedModel served = new ServedModel(id, System.currentTimeMillis() / 1000, tokenizer, chatTemplate(loaded),
+        ServedModel served = new ServedModel(id, System.currentTimeMillis() / 1000,
+                ModelDescription.details(loaded.source()), tokenizer, chatTemplate(loaded),
                 defaults, engine, task, retrieval);
         try {
             WarmUp.run(served);

@@ -160,12 +160,22 @@ final class Exchange {
 
     /** Sends the 200 headers of an event stream (chunked: its length is not known), then its events. */
     EventStream openEventStream() throws IOException {
+        startStream("text/event-stream; charset=utf-8");
+        return new EventStream(this);
+    }
+
+    /** Sends the 200 headers of a newline-delimited JSON stream (chunked), then its objects. */
+    NdjsonStream openNdjsonStream() throws IOException {
+        startStream("application/x-ndjson");
+        return new NdjsonStream(this);
+    }
+
+    private void startStream(String contentType) throws IOException {
         status = 200;
         response.setStatus(200);
-        response.getHeaders().put(HttpHeader.CONTENT_TYPE, "text/event-stream; charset=utf-8");
+        response.getHeaders().put(HttpHeader.CONTENT_TYPE, contentType);
         response.getHeaders().put(HttpHeader.CACHE_CONTROL, "no-cache");
         write(false, new byte[0]); // the headers go now: a client sees the stream start before the first token
-        return new EventStream(this);
     }
 
     /** Writes and flushes {@code bytes} (one HTTP chunk when chunked), the response's last with {@code last}. */

@@ -53,6 +53,7 @@ public final class OpenAiServer {
     private final CompletionHandler completions = new CompletionHandler(metrics, constraints);
     private final ResponsesHandler responses = new ResponsesHandler(metrics, constraints);
     private final AnthropicMessages anthropic = new AnthropicMessages(metrics, constraints);
+    private final OllamaHandler ollama = new OllamaHandler(metrics, constraints);
     private final AtomicInteger exchanges = new AtomicInteger(); // being handled now
     private volatile ServedModel model; // null while loading
     private volatile boolean shuttingDown;
@@ -211,6 +212,7 @@ public final class OpenAiServer {
      */
     private CompletionHandler.Outcome answer(Exchange exchange, String method, String path) throws IOException {
         if (AnthropicMessages.owns(path)) exchange.speaks(AnthropicMessages::errorBody);
+        if (path.startsWith("/api/")) exchange.speaks(OllamaModels.ERRORS); // Ollama's API, from its first check on
         if (exchange.headerCount() > MAX_HEADERS) {
             throw new ApiException(431, "invalid_request_error", "request_header_fields_too_large", null,
                     "the request has more than " + MAX_HEADERS + " header fields");
@@ -307,12 +309,50 @@ public final class OpenAiServer {
                 if (path.equals("/props")) LlamaServerUtility.props(exchange, served);
                 else LlamaServerUtility.slots(exchange, served);
             }
+            case "/api/chat", "/api/generate" -> {
+                expect(exchange, "POST");
+                metrics.requestReceived();
+                requireJsonBody(exchange);
+                ServedModel served = servedModel();
+                served.require(ServedTask.CHAT);
+                return ollama.handle(exchange, served, path.equals("/api/chat"));
+            }
+            case "/api/embed", "/api/embeddings" -> {
+                expect(exchange, "POST");
+                requireJsonBody(exchange);
+                ServedModel served = servedModel();
+                served.require(ServedTask.EMBEDDING);
+                if (path.equals("/api/embed")) {
+                    OllamaEmbeddings.embed(exchange, served);
+                } else {
+                    OllamaEmbeddings.embeddings(exchange, served);
+                }
+            }
+            case "/api/show" -> {
+                expect(exchange, "POST");
+                requireJsonBody(exchange);
+                exchange.sendJson(200, OllamaModels.show(servedModel(),
+                        exchange.readJsonObject(MAX_BODY_BYTES)));
+            }
+            case "/api/tags" -> {
+                expect(exchange, "GET");
+                exchange.sendJson(200, OllamaModels.tags(model));
+            }
+            case "/api/ps" -> {
+                expect(exchange, "GET");
+                exchange.sendJson(200, OllamaModels.running(model));
+            }
+            case "/api/version" -> {
+                expect(exchange, "GET");
+                exchange.sendJson(200, OllamaModels.version());
+            }
             default -> throw new ApiException(404, "invalid_request_error", "not_found", null,
                     "no such endpoint: " + method + " " + path + " (POST /v1/chat/completions, POST "
                             + "/v1/completions, POST /v1/responses, POST /v1/messages, POST "
                             + "/v1/messages/count_tokens, POST /v1/embeddings, POST /v1/rerank, GET /v1/models, GET "
                             + "/health, GET /metrics, POST /tokenize, POST /detokenize, POST /apply-template, GET "
-                            + "/props, GET /slots)");
+                            + "/props, GET /slots; Ollama's POST /api/chat, /api/generate, /api/embed, /api/show, GET "
+                            + "/api/tags, /api/ps, /api/version)");
         }
         return null;
     }

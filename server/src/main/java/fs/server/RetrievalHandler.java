@@ -20,23 +20,36 @@ import java.util.function.Supplier;
 final class RetrievalHandler {
     private RetrievalHandler() {}
 
+    /** The vectors of a request's inputs, in order, and the token ids each was made from (cut when truncated). */
+    record Embedded(List<float[]> vectors, List<int[]> inputs) {}
+
     static void embeddings(Exchange exchange, ServedModel served) throws IOException {
         EmbeddingRequest request = EmbeddingRequest.of(exchange.readJsonObject(OpenAiServer.MAX_BODY_BYTES));
         served.requireNamed(request.model());
+        Embedded embedded = embed(served, request.inputs(), request.dimensions(), true, request.truncate());
+        exchange.sendJson(200, EmbeddingsResponse.of(embedded.vectors(), embedded.inputs(), served.id(),
+                request.base64()));
+    }
+
+    /**
+     * Embeds {@code inputs} with the served model: {@code dimensions} entries of each vector (0: all), normalized or
+     * not; an input longer than the context is cut with {@code truncate}, else refused (400 naming "input").
+     */
+    static Embedded embed(ServedModel served, EmbeddingRequest.Inputs inputs, int dimensions, boolean normalize,
+                          boolean truncate) {
         ScheduledRetrieval retrieval = served.retrieval();
-        if (request.dimensions() > retrieval.hiddenSize()) {
+        if (dimensions > retrieval.hiddenSize()) {
             throw ApiException.invalid("dimensions", "'dimensions' must be at most " + retrieval.hiddenSize()
-                    + ", the model's embedding size, got " + request.dimensions());
+                    + ", the model's embedding size, got " + dimensions);
         }
-        List<int[]> ids = switch (request.inputs()) {
+        List<int[]> ids = switch (inputs) {
             case EmbeddingRequest.Inputs.Texts texts -> texts.texts().stream().map(retrieval::tokens).toList();
             case EmbeddingRequest.Inputs.Tokens tokens -> tokens.ids();
         };
-        int[][] fitted = inputProblem("input", () -> retrieval.fitted(ids, request.truncate()));
+        int[][] fitted = inputProblem("input", () -> retrieval.fitted(ids, truncate));
         List<float[]> vectors = whileServing(() -> retrieval.embed(fitted,
-                new Embeddings.Options(request.dimensions(), true, request.truncate())));
-
-        exchange.sendJson(200, EmbeddingsResponse.of(vectors, List.of(fitted), served.id(), request.base64()));
+                new Embeddings.Options(dimensions, normalize, truncate)));
+        return new Embedded(vectors, List.of(fitted));
     }
 
     static void rerank(Exchange exchange, ServedModel served) throws IOException {

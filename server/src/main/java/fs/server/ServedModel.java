@@ -13,6 +13,7 @@ import java.util.function.Supplier;
  *
  * @param id             the name /v1/models lists and requests must give (or leave out)
  * @param createdSeconds when it was loaded (Unix time), shown in /v1/models
+ * @param details        what the model is (format, family, size), which Ollama's /api/tags and /api/show describe
  * @param chatTemplate   the template, or an FsException saying why the model has none usable (then chat requests
  *                       get that message as a 400, completions still work)
  * @param defaults       the sampling of a request that leaves a field out, drawn for each request (a fresh random
@@ -24,6 +25,7 @@ import java.util.function.Supplier;
 public record ServedModel(
         String id,
         long createdSeconds,
+        ModelDetails details,
         Tokenizer tokenizer,
         Supplier<ChatTemplate> chatTemplate,
         Supplier<SamplingParams> defaults,
@@ -32,15 +34,17 @@ public record ServedModel(
         ScheduledRetrieval retrieval) {
 
     public ServedModel {
+        Objects.requireNonNull(details, "details");
         Objects.requireNonNull(task, "task");
         if (task != ServedTask.CHAT) Objects.requireNonNull(retrieval, "retrieval");
     }
 
     /** A model served for chat and text completions. */
-    public static ServedModel forChat(String id, long createdSeconds, Tokenizer tokenizer,
+    public static ServedModel forChat(String id, long createdSeconds, ModelDetails details, Tokenizer tokenizer,
                                       Supplier<ChatTemplate> chatTemplate, Supplier<SamplingParams> defaults,
                                       CompletionEngine engine) {
-        return new ServedModel(id, createdSeconds, tokenizer, chatTemplate, defaults, engine, ServedTask.CHAT, null);
+        return new ServedModel(id, createdSeconds, details, tokenizer, chatTemplate, defaults, engine,
+                ServedTask.CHAT, null);
     }
 
     /** Refuses a request for another task with the 501 that names the flag to start the server with. */

@@ -47,7 +47,8 @@ final class RetrievalTestServer implements AutoCloseable {
                 new Scheduler(model, new Scheduler.Config(1, context, Engine.PREFILL_CHUNK, 4), types));
         Tokenizer tokenizer = loaded.source().tokenizer();
         CompletionEngine engine = SchedulerEngine.over(loaded.state(), loaded.source().stopIds(), () -> {});
-        ServedModel served = new ServedModel(id, 1, tokenizer, () -> loaded.source().chatTemplate(),
+        ServedModel served = new ServedModel(id, 1,
+                TestServer.details(loaded.source().tensors().tensors(), loaded.config()), tokenizer, () -> loaded.source().chatTemplate(),
                 SamplingParams::greedy, engine, task, new ScheduledRetrieval(loaded, tokenizer));
         WarmUp.run(served);
         server = OpenAiServer.start("127.0.0.1", 0, null, new PrintWriter(new StringWriter(), true));

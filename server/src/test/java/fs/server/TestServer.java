@@ -7,15 +7,19 @@ import fs.generate.Generator;
 import fs.generate.SamplingParams;
 import fs.generate.Scheduler;
 import fs.model.GenerationConfig;
+import fs.model.ModelConfig;
 import fs.model.Probe;
 import fs.model.SingleSequence;
 import fs.model.TestModel;
+import fs.tensor.Tensor;
 import fs.tokenizer.Tokenizer;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
+import java.util.Locale;
 import java.util.stream.IntStream;
 
 /**
@@ -86,7 +90,7 @@ final class TestServer implements AutoCloseable {
     /** Starts the server, answering with {@code engine} (the server closes it). */
     OpenAiServer serve(CompletionEngine engine, String apiKey) {
         server = listen(apiKey);
-        server.ready(ServedModel.forChat(MODEL_ID, 1, tokenizer, () -> template,
+        server.ready(ServedModel.forChat(MODEL_ID, 1, details(), tokenizer, () -> template,
                 () -> SamplingParams.of(generationConfig), engine));
         return server;
     }
@@ -94,9 +98,25 @@ final class TestServer implements AutoCloseable {
     /** Starts the server as {@code config} says (which must listen on 127.0.0.1), answering with {@code engine}. */
     OpenAiServer serveWith(CompletionEngine engine, ServerConfig config) {
         server = OpenAiServer.start(config, new PrintWriter(log, true));
-        server.ready(ServedModel.forChat(MODEL_ID, 1, tokenizer, () -> template,
+        server.ready(ServedModel.forChat(MODEL_ID, 1, details(), tokenizer, () -> template,
                 () -> SamplingParams.of(generationConfig), engine));
         return server;
+    }
+
+    /** What fs serve would say of models/tiny-tied. */
+    ModelDetails details() {
+        return details(model.checkpoint().tensors(), model.model().config());
+    }
+
+    /**
+     * What fs serve would say of a safetensors checkpoint of {@code tensors}: its architecture, parameters and bytes,
+     * a size label in millions and its first tensor's dtype as the file type.
+     */
+    static ModelDetails details(List<Tensor> tensors, ModelConfig config) {
+        long parameters = tensors.stream().mapToLong(Tensor::elementCount).sum();
+        return new ModelDetails("safetensors", config.architecture().ggufName(), parameters,
+                String.format(Locale.ROOT, "%.1fM", parameters / 1e6), tensors.getFirst().dtype().name(),
+                tensors.stream().mapToLong(Tensor::byteSize).sum(), Instant.ofEpochSecond(1));
     }
 
     /** Starts the server without a model: it says it is loading. */

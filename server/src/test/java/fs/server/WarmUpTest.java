@@ -10,6 +10,7 @@ import fs.generate.TokenConstraint;
 import fs.generate.TokenSink;
 import fs.tokenizer.Tokenizer;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -69,7 +70,8 @@ class WarmUpTest {
     void oneRequestAloneThenOneInEverySlotAtOnce() throws Exception {
         Tokenizer tokenizer = Tokenizer.load(TestServer.MODEL);
         BatchExpectingEngine engine = new BatchExpectingEngine(4);
-        ServedModel served = ServedModel.forChat("m", 0, tokenizer, () -> null, SamplingParams::greedy, engine);
+        ServedModel served = ServedModel.forChat("m", 0,
+                new ModelDetails("safetensors", "qwen3", 0, "0", "BF16", 0, Instant.EPOCH), tokenizer, () -> null, SamplingParams::greedy, engine);
         Thread warming = Thread.ofVirtual().start(() -> {
             try {
                 WarmUp.run(served);
