@@ -2,6 +2,7 @@
 // came back as one JSON object, for OllamaClientTest and OllamaToolsTest to check.
 //   node ollama-client.mjs BASE_URL answers MODEL QUESTION MAX_TOKENS RAW_PROMPT
 //   node ollama-client.mjs BASE_URL tools MODEL
+//   node ollama-client.mjs BASE_URL embed MODEL TEXTS_AS_JSON
 import { Ollama } from 'ollama';
 
 const [base, mode, model, ...rest] = process.argv.slice(2);
@@ -66,5 +67,15 @@ async function tools() {
   return out;
 }
 
-const out = mode === 'tools' ? await tools() : await answers(...rest);
+async function embed(texts) {
+  const input = JSON.parse(texts);
+  return {
+    embed: await ollama.embed({ model, input }),
+    embeddings: await ollama.embeddings({ model, prompt: input[0] }),
+    show: await ollama.show({ model }),
+  };
+}
+
+const modes = { answers, tools, embed };
+const out = await modes[mode](...rest);
 console.log(JSON.stringify(out));

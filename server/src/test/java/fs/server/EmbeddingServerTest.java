@@ -4,12 +4,14 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import com.openai.client.OpenAIClient;
 import com.openai.client.okhttp.OpenAIOkHttpClient;
 import com.openai.models.embeddings.CreateEmbeddingResponse;
 import com.openai.models.embeddings.EmbeddingCreateParams;
 import dev.langchain4j.data.embedding.Embedding;
 import dev.langchain4j.data.segment.TextSegment;
+import dev.langchain4j.model.ollama.OllamaEmbeddingModel;
 import dev.langchain4j.model.openai.OpenAiEmbeddingModel;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -24,7 +26,9 @@ import org.junit.jupiter.api.Test;
 /**
  * {@code POST /v1/embeddings} on models/tiny-embed-heldout served as {@code fs serve --embedding} serves it, through
  * the official OpenAI Java SDK, LangChain4j's OpenAI embedding model and raw HTTP: the vectors equal the float64
- * reference's (texts, token ids, base64, cut dimensions), and every bad request is a 400 naming its field.
+ * reference's (texts, token ids, base64, cut dimensions), and every bad request is a 400 naming its field. Ollama's
+ * {@code /api/embed} and {@code /api/embeddings} through its JavaScript client and LangChain4j's Ollama embedding
+ * model (langchain4j-ollama 1.18.1) give the same vectors.
  */
 class EmbeddingServerTest {
     private static final String CHECKPOINT = "tiny-embed-heldout";
@@ -172,6 +176,61 @@ class EmbeddingServerTest {
         }
     }
 
+    @Test
+    void ollamasJavaScriptClientEmbedsAsTheReferences() throws Exception {
+        // Ollama's official JavaScript client, npm ollama 0.6.4 (pinned in server/src/test/node/package.json).
+        JsonNode out = new ObjectMapper().readTree(NodeClient.run("ollama-client.mjs", fixture.url(""), "embed",
+                CHECKPOINT, new ObjectMapper().writeValueAsString(texts)));
+        JsonNode embed = out.get("embed");
+        assertEquals(CHECKPOINT, embed.get("model").asText());
+        assertEquals(texts.size(), embed.get("embeddings").size());
+        for (int i = 0; i < texts.size(); i++) {
+            assertMatches(cases.get(i).get("vector"), floats(embed.get("embeddings").get(i)), "/api/embed " + i);
+        }
+        assertEquals(goldenTokens, embed.get("prompt_eval_count").asLong());
+        // The older /api/embeddings answers the vector unnormalized, as Ollama does: its direction is the reference.
+        float[] legacy = floats(out.get("embeddings").get("embedding"));
+        double norm = 0;
+        for (float v : legacy) norm += (double) v * v;
+        assertTrue(Math.abs(Math.sqrt(norm) - 1) > 1e-3, "not normalized: norm " + Math.sqrt(norm));
+        for (int i = 0; i < legacy.length; i++) legacy[i] /= (float) Math.sqrt(norm);
+        assertMatches(cases.get(0).get("vector"), legacy, "/api/embeddings");
+        assertEquals(List.of("embedding"), new ObjectMapper().convertValue(out.get("show").get("capabilities"),
+                List.class));
+    }
+
+    @Test
+    void langChain4jsOllamaEmbeddingModelGetsTheReferences() {
+        OllamaEmbeddingModel model = OllamaEmbeddingModel.builder().baseUrl(fixture.url("")).modelName(CHECKPOINT)
+                .maxRetries(0).timeout(Duration.ofSeconds(60)).build();
+        List<Embedding> embeddings = model.embedAll(texts.stream().map(TextSegment::from).toList()).content();
+        assertEquals(texts.size(), embeddings.size());
+        for (int i = 0; i < texts.size(); i++) {
+            assertMatches(cases.get(i).get("vector"), embeddings.get(i).vector(), "LangChain4j Ollama text " + i);
+        }
+    }
+
+    @Test
+    void ollamasRoutesAnswerOllamasErrors() throws Exception {
+        RetrievalTestServer.Answer chat = fixture.post("/api/chat", "{\"model\":\"" + CHECKPOINT + "\","
+                + "\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}");
+        assertEquals(501, chat.status());
+        assertTrue(chat.body().get("error").asText().contains("started with --embedding"), chat.body().toString());
+        RetrievalTestServer.Answer other = fixture.post("/api/embed", "{\"model\":\"x\",\"input\":\"a\"}");
+        assertEquals(404, other.status());
+        assertTrue(other.body().get("error").asText().startsWith("model \"x\" not found"), other.body().toString());
+        RetrievalTestServer.Answer none = fixture.post("/api/embed", "{\"model\":\"" + CHECKPOINT + "\"}");
+        assertEquals(400, none.status());
+        assertEquals("input is required", none.body().get("error").asText());
+        RetrievalTestServer.Answer tooLong = fixture.post("/api/embed", "{\"model\":\"" + CHECKPOINT + "\","
+                + "\"input\":\"" + "word ".repeat(300) + "\",\"truncate\":false}");
+        assertEquals(400, tooLong.status());
+        assertTrue(tooLong.body().get("error").asText().contains("more than the context"), tooLong.body().toString());
+        RetrievalTestServer.Answer truncated = fixture.post("/api/embed", "{\"model\":\"" + CHECKPOINT + "\","
+                + "\"input\":\"" + "word ".repeat(300) + "\"}");
+        assertEquals(200, truncated.status(), "Ollama truncates by default: " + truncated.body());
+        assertEquals(RetrievalTestServer.CONTEXT, truncated.body().get("prompt_eval_count").asInt());
+    }
 
     private static void assertMatches(JsonNode expected, float[] actual, String what) {
         assertEquals(expected.size(), actual.length, what + ": length");
