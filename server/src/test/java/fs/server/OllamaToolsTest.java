@@ -15,6 +15,10 @@ import dev.langchain4j.model.chat.request.ChatRequest;
 import dev.langchain4j.model.chat.request.json.JsonObjectSchema;
 import dev.langchain4j.model.ollama.OllamaChatModel;
 import fs.chat.ToolCall;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -23,16 +27,18 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * Tool calls through Ollama's API, on a scripted engine that answers as Qwen3 does when it calls: Ollama's official
- * JavaScript client (npm ollama 0.6.4, pinned in server/src/test/node/package.json) and LangChain4j's Ollama chat model
- * (langchain4j-ollama 1.18.1) get the call with its arguments as an object, whole and streamed, and send the tool's
- * result back into the prompt as the chat template renders it.
+ * Thinking and tool calls through Ollama's API, on a scripted engine that answers as Qwen3 does when it thinks and
+ * calls: Ollama's official JavaScript client (npm ollama 0.6.4, pinned in server/src/test/node/package.json) and
+ * LangChain4j's Ollama chat model (langchain4j-ollama 1.18.1) get the thinking apart from the text and the call with its
+ * arguments as an object, whole and streamed, and send the tool's result back into the prompt as the chat template
+ * renders it; {@code think: false} turns the template's thinking off.
  */
 class OllamaToolsTest {
     private static final ObjectMapper JSON = new ObjectMapper();
+    private static final String THOUGHT = "The user asks about Paris.";
     private static final String TEXT = "Let me check.";
-    private static final String ANSWER = TEXT + "\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": "
-            + "{\"city\": \"Paris\"}}\n</tool_call>";
+    private static final String ANSWER = "<think>\n" + THOUGHT + "\n</think>\n\n" + TEXT + "\n<tool_call>\n"
+            + "{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>";
     private static final String NAME = TestServer.MODEL_ID + ":latest";
 
     private static TestServer fixture;
@@ -73,6 +79,7 @@ class OllamaToolsTest {
         JsonNode out = JSON.readTree(NodeClient.run("ollama-client.mjs", fixture.url(""), "tools", NAME));
 
         JsonNode call = out.get("call");
+        assertEquals(THOUGHT, call.get("message").get("thinking").asText());
         assertEquals(TEXT, call.get("message").get("content").asText(), "the text before the call is the content");
         JsonNode calls = call.get("message").get("tool_calls");
         assertEquals(1, calls.size(), call.toString());
@@ -81,21 +88,24 @@ class OllamaToolsTest {
         assertEquals("stop", call.get("done_reason").asText());
 
         JsonNode pieces = out.get("callStream");
+        StringBuilder thinking = new StringBuilder();
         StringBuilder content = new StringBuilder();
         JsonNode streamedCall = null;
         for (JsonNode piece : pieces) {
+            thinking.append(piece.get("message").path("thinking").asText());
             content.append(piece.get("message").get("content").asText());
             if (piece.get("message").has("tool_calls")) {
                 assertEquals(null, streamedCall, "one call, sent once: " + pieces);
                 streamedCall = piece.get("message").get("tool_calls");
             }
         }
+        assertEquals(THOUGHT, thinking.toString());
         assertEquals(TEXT, content.toString());
         assertEquals(calls, streamedCall, "the streamed call is the whole answer's");
         assertTrue(pieces.get(pieces.size() - 1).get("done").asBoolean());
 
         assertPromptAfterTools(List.of(fs.chat.ChatMessage.user("Weather in Paris?"),
-                new fs.chat.ChatMessage("assistant", TEXT, null, List.of(new ToolCall("get_weather", PARIS))),
+                new fs.chat.ChatMessage("assistant", TEXT, THOUGHT, List.of(new ToolCall("get_weather", PARIS))),
                 fs.chat.ChatMessage.tool("sunny")));
         assertEquals(calls, out.get("afterResult").get("message").get("tool_calls"),
                 "the scripted model calls again");
@@ -123,6 +133,20 @@ class OllamaToolsTest {
                 new fs.chat.ChatMessage("assistant", answer.text() != null ? answer.text() : "", null,
                         List.of(new ToolCall("get_weather", PARIS))),
                 fs.chat.ChatMessage.tool("sunny")));
+    }
+
+    @Test
+    void thinkFalseTurnsTheTemplatesThinkingOff() throws Exception {
+        String body = "{\"model\":\"" + NAME + "\",\"stream\":false,\"think\":false,\"messages\":[{\"role\":"
+                + "\"user\",\"content\":\"Hi\"}]}";
+        try (HttpClient http = HttpClient.newHttpClient()) {
+            HttpResponse<String> response = http.send(HttpRequest.newBuilder(URI.create(fixture.url("/api/chat")))
+                    .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body))
+                    .build(), HttpResponse.BodyHandlers.ofString());
+            assertEquals(200, response.statusCode(), response.body());
+        }
+        assertEquals(fixture.template.render(List.of(fs.chat.ChatMessage.user("Hi")), true, false),
+                fixture.tokenizer.decode(engine.prompt, false));
     }
 
     private static JsonNode json(String text) {
