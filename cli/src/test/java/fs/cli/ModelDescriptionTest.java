@@ -8,8 +8,10 @@ import fs.gguf.GgufWriter;
 import fs.gguf.QTied;
 import fs.model.Golden;
 import fs.model.ModelConfig;
+import fs.server.ModelDetails;
 import fs.source.ModelSource;
 import fs.tensor.DType;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -30,6 +32,26 @@ class ModelDescriptionTest {
             assertEquals(8064 * 256 + 2 * layer + 256, ModelDescription.parameters(gguf));
             assertEquals("qwen3 4.0M Q4_K - Medium", ModelDescription.of(gguf));
             assertEquals("qwen3 10M BF16", ModelDescription.of(directory)); // 9.80 million
+        }
+    }
+
+    /** What fs serve says of a model (Ollama's /api/tags and /api/show show it): the same names, and its files. */
+    @Test
+    void servedDetailsAreTheFilesFormatFamilySizeAndType() throws Exception {
+        try (ModelSource gguf = ModelSource.open(QTied.gguf("Q4_K_M"));
+                ModelSource directory = ModelSource.open(Golden.modelDir("tiny-tied"))) {
+            ModelDetails quantized = ModelDescription.details(gguf);
+            assertEquals("gguf", quantized.format());
+            assertEquals("qwen3", quantized.family());
+            assertEquals(ModelDescription.parameters(gguf), quantized.parameters());
+            assertEquals("4.0M", quantized.sizeLabel());
+            assertEquals("Q4_K - Medium", quantized.fileType());
+            assertTrue(quantized.bytes() < quantized.parameters(), "under a byte per parameter: " + quantized);
+            assertEquals(Files.getLastModifiedTime(gguf.path()).toInstant(), quantized.modified());
+            ModelDetails checkpoint = ModelDescription.details(directory);
+            assertEquals("safetensors", checkpoint.format());
+            assertEquals("BF16", checkpoint.fileType());
+            assertEquals(2 * checkpoint.parameters(), checkpoint.bytes(), "two bytes a parameter");
         }
     }
 
