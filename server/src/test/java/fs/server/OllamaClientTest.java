@@ -9,6 +9,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.langchain4j.model.chat.response.ChatResponse;
 import dev.langchain4j.model.chat.response.StreamingChatResponseHandler;
 import dev.langchain4j.model.ollama.OllamaChatModel;
+import dev.langchain4j.model.ollama.OllamaModel;
+import dev.langchain4j.model.ollama.OllamaModelCard;
 import dev.langchain4j.model.ollama.OllamaStreamingChatModel;
 import dev.langchain4j.model.output.FinishReason;
 import fs.generate.Generator;
@@ -32,7 +34,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Ollama's API on models/tiny-tied (one scheduler slot): through Ollama's official JavaScript client (npm ollama 0.6.4,
- * pinned in server/src/test/node/package.json), LangChain4j's Ollama models (langchain4j-ollama 1.18.1) and raw HTTP.
+ * pinned in server/src/test/node/package.json), LangChain4j's Ollama chat models and model list (langchain4j-ollama
+ * 1.18.1) and raw HTTP.
  * Greedy answers (temperature 0) equal the Generator's, whole and streamed, from /api/chat and /api/generate; the
  * model is described as the fixture describes it; errors are Ollama's {@code {"error": "..."}} with its statuses.
  */
@@ -221,6 +224,21 @@ class OllamaClientTest {
         assertTrue(partials.size() > 1, "streamed in pieces: " + partials);
         assertEquals(text(chat), String.join("", partials));
         assertEquals(text(chat), response.aiMessage().text());
+    }
+
+    @Test
+    void langChain4jsOllamaModelsListsAndDescribesTheServedModel() {
+        dev.langchain4j.model.ollama.OllamaModels models = dev.langchain4j.model.ollama.OllamaModels.builder()
+                .baseUrl(fixture.url("")).timeout(Duration.ofSeconds(60)).maxRetries(0).build();
+        List<OllamaModel> available = models.availableModels().content();
+        assertEquals(1, available.size());
+        assertEquals(NAME, available.getFirst().getName());
+        assertEquals(fixture.details().modified(), available.getFirst().getModifiedAt().toInstant());
+        assertEquals("qwen3", available.getFirst().getDetails().getFamily());
+        OllamaModelCard card = models.modelCard(NAME).content();
+        assertEquals(fixture.details().sizeLabel(), card.getDetails().getParameterSize());
+        assertTrue(card.getCapabilities().contains("tools"), card.getCapabilities().toString());
+        assertEquals(NAME, models.runningModels().content().getFirst().getName());
     }
 
     private static HttpResponse<String> post(String path, String body) throws Exception {
