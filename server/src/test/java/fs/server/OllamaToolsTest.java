@@ -1,6 +1,7 @@
 package fs.server;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -15,10 +16,12 @@ import dev.langchain4j.model.chat.request.ChatRequest;
 import dev.langchain4j.model.chat.request.json.JsonObjectSchema;
 import dev.langchain4j.model.ollama.OllamaChatModel;
 import fs.chat.ToolCall;
+import java.io.InputStream;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -29,9 +32,10 @@ import org.junit.jupiter.api.Test;
 /**
  * Thinking and tool calls through Ollama's API, on a scripted engine that answers as Qwen3 does when it thinks and
  * calls: Ollama's official JavaScript client (npm ollama 0.6.4, pinned in server/src/test/node/package.json) and
- * LangChain4j's Ollama chat model (langchain4j-ollama 1.18.1) get the thinking apart from the text and the call with its
- * arguments as an object, whole and streamed, and send the tool's result back into the prompt as the chat template
- * renders it; {@code think: false} turns the template's thinking off.
+ * LangChain4j's Ollama chat model (langchain4j-ollama 1.18.1) get the thinking apart from the text and the call with
+ * its arguments as an object, whole and streamed, and send the tool's result back into the prompt as the chat template
+ * renders it; {@code think: false} turns the template's thinking off; a full queue and a shutdown answer in Ollama's
+ * error shape.
  */
 class OllamaToolsTest {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -147,6 +151,42 @@ class OllamaToolsTest {
         }
         assertEquals(fixture.template.render(List.of(fs.chat.ChatMessage.user("Hi")), true, false),
                 fixture.tokenizer.decode(engine.prompt, false));
+    }
+
+    @Test
+    void shutdownCutsARunningStreamWithAnErrorLine() throws Exception {
+        try (TestServer slow = TestServer.load(64); HttpClient http = HttpClient.newHttpClient()) {
+            OpenAiServer server = slow.serve(new ScriptedEngine(slow.tokenizer.encode(TEXT.repeat(50)), 20), null);
+            HttpRequest request = HttpRequest.newBuilder(URI.create(slow.url("/api/generate")))
+                    .header("Content-Type", "application/json")
+                    .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"" + NAME + "\",\"prompt\":\"Hi\"}"))
+                    .build();
+            InputStream in = http.send(request, HttpResponse.BodyHandlers.ofInputStream()).body();
+            in.read(); // the stream has started
+            server.shutdown(Duration.ZERO);
+            String[] lines = new String(in.readAllBytes(), StandardCharsets.UTF_8).split("\n");
+            JsonNode last = JSON.readTree(lines[lines.length - 1]);
+            assertTrue(last.get("error").asText().contains("shutting down"), last.toString());
+            for (int i = 0; i < lines.length - 1; i++) {
+                assertFalse(lines[i].contains("\"done\":true"), "a cut answer is not done: " + lines[i]);
+            }
+        }
+    }
+
+    @Test
+    void aFullQueueIsA503WithRetryAfter() throws Exception {
+        engine.full.set(true);
+        try (HttpClient http = HttpClient.newHttpClient()) {
+            HttpResponse<String> response = http.send(HttpRequest.newBuilder(URI.create(fixture.url("/api/chat")))
+                    .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(
+                            "{\"model\":\"" + NAME + "\",\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]}"))
+                    .build(), HttpResponse.BodyHandlers.ofString());
+            assertEquals(503, response.statusCode(), response.body());
+            assertEquals("1", response.headers().firstValue("Retry-After").orElse(""));
+            assertTrue(JSON.readTree(response.body()).get("error").isTextual(), response.body());
+        } finally {
+            engine.full.set(false);
+        }
     }
 
     private static JsonNode json(String text) {
