@@ -133,7 +133,7 @@ class FsSpringAiApplicationTest {
         Forecast forecast = chatClients.build().prompt().user("What is the weather in Paris?")
                 .options(FsChatOptions.builder().temperature(0.7).seed(11L).maxTokens(200).thinking(false))
                 .tools(tool).advisors(firstAnswerCalls)
-                .call().entity(Forecast.class, spec -> spec.useProviderStructuredOutput());
+                .call().entity(Forecast.class);
 
         assertFalse(tool.asked.isEmpty(), "the tool was called");
         Prompt afterTools = firstAnswerCalls.prompts.getLast();
