@@ -4,10 +4,12 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import fs.FsException;
 import fs.api.GreedyReference;
 import fs.api.ToolChoice;
 import fs.chat.ChatMessage;
@@ -29,6 +31,8 @@ import org.springframework.ai.chat.client.ChatClientResponse;
 import org.springframework.ai.chat.client.advisor.ToolCallingAdvisor;
 import org.springframework.ai.chat.client.advisor.api.CallAdvisor;
 import org.springframework.ai.chat.client.advisor.api.CallAdvisorChain;
+import org.springframework.ai.chat.messages.AssistantMessage;
+import org.springframework.ai.chat.messages.SystemMessage;
 import org.springframework.ai.chat.messages.ToolResponseMessage;
 import org.springframework.ai.chat.messages.UserMessage;
 import org.springframework.ai.chat.model.ChatModel;
@@ -49,10 +53,12 @@ import org.springframework.boot.test.context.SpringBootTest;
  * method between them.
  */
 @SpringBootTest(properties = {"fs.model=${fs.repo}/models/tiny-tied", "fs.embedding-model=${fs.repo}/models/tiny-embed",
-        "fs.backend=java", "fs.threads=2", "fs.context-length=2048", "spring.main.banner-mode=off",
+        "fs.backend=java", "fs.threads=2", "fs.context-length=2048", "fs.temperature=0", "fs.max-tokens=12",
+        "spring.main.banner-mode=off",
         "logging.level.root=warn"})
 class FsSpringAiApplicationTest {
     private static final String QUESTION = "Why is the sky blue?";
+    /** fs.max-tokens. */
     private static final int MAX_TOKENS = 12;
     /** The logit goldens' tolerance, for an entry of a unit vector. */
     private static final double TOLERANCE = 1e-3;
@@ -152,17 +158,16 @@ class FsSpringAiApplicationTest {
     void theStreamsPiecesMakeTheGreedyAnswer() {
         List<ChatMessage> messages = List.of(ChatMessage.user(QUESTION));
         Generator.Generation want = reference.generate(messages, MAX_TOKENS);
-        ChatClient chatClient = chatClients.build();
-        FsChatOptions.Builder greedy = FsChatOptions.builder().temperature(0.0).maxTokens(MAX_TOKENS);
+        ChatClient chatClient = chatClients.build(); // greedy, MAX_TOKENS: the properties say so
 
-        List<ChatResponse> pieces = chatClient.prompt().user(QUESTION).options(greedy).stream().chatResponse()
+        List<ChatResponse> pieces = chatClient.prompt().user(QUESTION).stream().chatResponse()
                 .collectList().block(Duration.ofSeconds(60));
         assertNotNull(pieces);
         String streamed = pieces.stream().map(r -> r.getResult().getOutput().getText()).collect(Collectors.joining());
         assertEquals(reference.text(want), streamed);
         assertTrue(pieces.size() > 2, "the answer came in pieces: " + pieces.size());
 
-        ChatResponse whole = chatClient.prompt().user(QUESTION).options(greedy).call().chatResponse();
+        ChatResponse whole = chatClient.prompt().user(QUESTION).call().chatResponse();
         assertNotNull(whole);
         assertEquals(reference.text(want), whole.getResult().getOutput().getText());
         String finishReason = want.stopReason() == StopReason.END_OF_SEQUENCE ? "STOP" : "LENGTH";
@@ -172,6 +177,29 @@ class FsSpringAiApplicationTest {
         ChatResponse last = pieces.getLast();
         assertEquals(finishReason, last.getResult().getMetadata().getFinishReason(), "the last piece ends it");
         assertEquals(want.ids().length, last.getMetadata().getUsage().getCompletionTokens());
+    }
+
+    @Test
+    void aWholeConversationGoesThroughTheTemplate() {
+        List<ChatMessage> messages = List.of(ChatMessage.system("Be brief."), ChatMessage.user("Hi"),
+                ChatMessage.assistant("Hello!"), ChatMessage.user(QUESTION));
+        // Spring AI's convenience method: a prompt without options, answered with the properties' (greedy).
+        assertEquals(reference.text(reference.generate(messages, MAX_TOKENS)), chatModel.call(
+                new SystemMessage("Be brief."), new UserMessage("Hi"), new AssistantMessage("Hello!"),
+                new UserMessage(QUESTION)));
+    }
+
+    @Test
+    void whatFsCannotDoIsRefused() {
+        Prompt withStop = new Prompt(QUESTION, FsChatOptions.builder().stopSequences(List.of("\n")).build());
+        assertEquals("fs does not support stop sequences",
+                assertThrows(FsException.class, () -> chatModel.call(withStop)).getMessage());
+        assertEquals("fs does not support stop sequences", assertThrows(FsException.class,
+                () -> chatModel.stream(withStop).blockLast(Duration.ofSeconds(60))).getMessage(),
+                "the stream ends with the error");
+        Prompt systemLate = new Prompt(List.of(new UserMessage("Hi"), new SystemMessage("Be brief.")));
+        assertEquals("a system message must come first, before the user's",
+                assertThrows(FsException.class, () -> chatModel.call(systemLate)).getMessage());
     }
 
     @Test
