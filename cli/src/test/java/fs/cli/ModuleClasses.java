@@ -14,14 +14,15 @@ import java.util.Set;
 import java.util.stream.Collectors;
 
 /**
- * Where the compiled classes of fs-core, fs-server, fs-langchain4j and fs-cli are (a jar, or a classes folder when the
+ * Where the compiled classes of fs-core, fs-server, fs-langchain4j, fs-spring-ai and fs-cli are (a jar, or a classes folder when the
  * reactor has not packaged a module yet): the folder or jar one class of each was loaded from. Their tests' classes
  * and fs-bindings' (which share the {@code fs} prefix) are not among them.
  */
 final class ModuleClasses implements LocationProvider {
-    /** The four modules' classes, fs-core first. */
+    /** The five modules' classes, fs-core first. */
     static List<Path> paths() {
-        return List.of(FsException.class, OpenAiServer.class, FsChatModel.class, Main.class).stream()
+        return List.of(FsException.class, OpenAiServer.class, FsChatModel.class, fs.springai.FsChatModel.class,
+                        Main.class).stream()
                 .map(ModuleClasses::origin).toList();
     }
 

@@ -10,11 +10,11 @@ import com.tngtech.archunit.lang.ArchRule;
 /**
  * The arrows between the modules, read from their compiled classes together: no package cycle across them, and none
  * of the arrows the design forbids. Each module outside the core is one package (fs-server is fs.server,
- * fs-langchain4j fs.langchain4j, fs-cli fs.cli); fs-core's own rules are its LayeringTest.
+ * fs-langchain4j fs.langchain4j, fs-spring-ai fs.springai, fs-cli fs.cli); fs-core's own rules are its LayeringTest.
  */
 @AnalyzeClasses(locations = ModuleClasses.class)
 class ModuleLayeringTest {
-    private static final String[] ABOVE_THE_CORE = {"fs.server..", "fs.langchain4j..", "fs.cli.."};
+    private static final String[] ABOVE_THE_CORE = {"fs.server..", "fs.langchain4j..", "fs.springai..", "fs.cli.."};
     private static final String[] TERMINAL_AND_COMMAND_LINE = {"picocli..", "org.jline.."};
 
     @ArchTest
@@ -28,12 +28,13 @@ class ModuleLayeringTest {
     /** The server is a library too (fs serve is the command line's): no command line, no terminal. */
     @ArchTest
     static final ArchRule serverKnowsNoCommandLine = noClasses().that().resideInAPackage("fs.server..")
-            .should().dependOnClassesThat().resideInAnyPackage("fs.cli..", "fs.langchain4j..")
+            .should().dependOnClassesThat().resideInAnyPackage("fs.cli..", "fs.langchain4j..", "fs.springai..")
             .orShould().dependOnClassesThat().resideInAnyPackage(TERMINAL_AND_COMMAND_LINE);
 
-    /** LangChain4j's models run fs in the caller's JVM: no HTTP server, no command line. */
+    /** LangChain4j's and Spring AI's models run fs in the caller's JVM: no HTTP server, no command line. */
     @ArchTest
-    static final ArchRule langchain4jKnowsNoServerNorCommandLine = noClasses().that().resideInAPackage("fs.langchain4j..")
+    static final ArchRule frameworkModelsKnowNoServerNorCommandLine = noClasses().that()
+            .resideInAnyPackage("fs.langchain4j..", "fs.springai..")
             .should().dependOnClassesThat().resideInAnyPackage("fs.server..", "fs.cli..", "org.eclipse.jetty..")
             .orShould().dependOnClassesThat().resideInAnyPackage(TERMINAL_AND_COMMAND_LINE);
 }
