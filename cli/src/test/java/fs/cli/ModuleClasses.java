@@ -16,12 +16,13 @@ import java.util.stream.Collectors;
 /**
  * Where the compiled classes of fs-core, fs-server, fs-langchain4j, fs-spring-ai and fs-cli are (a jar, or a classes folder when the
  * reactor has not packaged a module yet): the folder or jar one class of each was loaded from. Their tests' classes
- * and fs-bindings' (which share the {@code fs} prefix) are not among them.
+ * and fs-bindings' (which share the {@code fs} prefix) are not among them. fs-spring-ai's comes without Spring (see
+ * the pom): its class here is one that loads without it.
  */
 final class ModuleClasses implements LocationProvider {
     /** The five modules' classes, fs-core first. */
     static List<Path> paths() {
-        return List.of(FsException.class, OpenAiServer.class, FsChatModel.class, fs.springai.FsChatModel.class,
+        return List.of(FsException.class, OpenAiServer.class, FsChatModel.class, fs.springai.FsProperties.class,
                         Main.class).stream()
                 .map(ModuleClasses::origin).toList();
     }
