@@ -39,6 +39,9 @@ import org.springframework.ai.chat.model.ChatModel;
 import org.springframework.ai.chat.model.ChatResponse;
 import org.springframework.ai.chat.prompt.Prompt;
 import org.springframework.ai.embedding.EmbeddingModel;
+import org.springframework.ai.embedding.EmbeddingOptions;
+import org.springframework.ai.embedding.EmbeddingRequest;
+import org.springframework.ai.embedding.EmbeddingResponse;
 import org.springframework.ai.tool.annotation.Tool;
 import org.springframework.ai.tool.annotation.ToolParam;
 import org.springframework.beans.factory.annotation.Autowired;
@@ -223,15 +226,33 @@ class FsSpringAiApplicationTest {
     void theEmbeddingModelEmbedsAsTheReference() throws IOException {
         JsonNode golden = new ObjectMapper().readTree(Golden.modelDir("tiny-embed").resolve("golden")
                 .resolve("embedding.json").toFile());
-        JsonNode document = golden.get("cases").get(0);
-        assertEquals("document", document.get("kind").asText());
-        float[] vector = embeddingModel.embed(document.get("text").asText());
-        JsonNode expected = document.get("vector");
-        assertEquals(expected.size(), vector.length);
-        assertEquals(expected.size(), embeddingModel.dimensions());
-        for (int i = 0; i < vector.length; i++) {
-            assertEquals(expected.get(i).doubleValue(), vector[i], TOLERANCE, "entry " + i);
-        }
+        List<JsonNode> documents = new ArrayList<>();
+        golden.get("cases").forEach(c -> {
+            if (c.get("kind").asText().equals("document")) documents.add(c);
+        });
+        JsonNode first = documents.getFirst();
+        assertVector(first.get("vector"), embeddingModel.embed(first.get("text").asText()), "one text");
+        assertEquals(first.get("vector").size(), embeddingModel.dimensions());
         assertInstanceOf(FsEmbeddingModel.class, embeddingModel);
+
+        // All of them in one request, each cut to the golden's dimensions (Matryoshka's, normalized again).
+        int dimensions = golden.get("dimensions").asInt();
+        EmbeddingResponse response = embeddingModel.call(new EmbeddingRequest(documents.stream()
+                .map(d -> d.get("text").asText()).toList(), EmbeddingOptions.builder().dimensions(dimensions).build()));
+        assertEquals(documents.size(), response.getResults().size());
+        int tokens = 0;
+        for (int i = 0; i < documents.size(); i++) {
+            assertEquals(i, response.getResults().get(i).getIndex());
+            assertVector(documents.get(i).get("truncated"), response.getResults().get(i).getOutput(), "document " + i);
+            tokens += documents.get(i).get("ids").size();
+        }
+        assertEquals(tokens, response.getMetadata().getUsage().getPromptTokens(), "the tokens the model ran");
+    }
+
+    private static void assertVector(JsonNode expected, float[] actual, String what) {
+        assertEquals(expected.size(), actual.length, what + ": dimensions");
+        for (int i = 0; i < actual.length; i++) {
+            assertEquals(expected.get(i).doubleValue(), actual[i], TOLERANCE, what + ", entry " + i);
+        }
     }
 }
