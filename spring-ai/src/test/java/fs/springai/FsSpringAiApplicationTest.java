@@ -31,6 +31,8 @@ import org.springframework.ai.chat.client.ChatClientResponse;
 import org.springframework.ai.chat.client.advisor.ToolCallingAdvisor;
 import org.springframework.ai.chat.client.advisor.api.CallAdvisor;
 import org.springframework.ai.chat.client.advisor.api.CallAdvisorChain;
+import org.springframework.ai.chat.client.advisor.api.StreamAdvisor;
+import org.springframework.ai.chat.client.advisor.api.StreamAdvisorChain;
 import org.springframework.ai.chat.messages.AssistantMessage;
 import org.springframework.ai.chat.messages.SystemMessage;
 import org.springframework.ai.chat.messages.ToolResponseMessage;
@@ -47,6 +49,7 @@ import org.springframework.ai.tool.annotation.ToolParam;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.boot.test.context.SpringBootTest;
+import reactor.core.publisher.Flux;
 
 /**
  * A Spring Boot application on fs, as an application has it: {@link FsAutoConfiguration} loads models/tiny-tied and
@@ -111,17 +114,26 @@ class FsSpringAiApplicationTest {
      * the tools (a random model would not) and the answer to their results may not (so that the output schema, which
      * fs cannot combine with tools the model may call, holds it); records each prompt the model gets.
      */
-    static final class FirstAnswerCalls implements CallAdvisor {
+    static final class FirstAnswerCalls implements CallAdvisor, StreamAdvisor {
         final List<Prompt> prompts = Collections.synchronizedList(new ArrayList<>());
 
         @Override
         public ChatClientResponse adviseCall(ChatClientRequest request, CallAdvisorChain chain) {
+            return chain.nextCall(withToolChoice(request));
+        }
+
+        @Override
+        public Flux<ChatClientResponse> adviseStream(ChatClientRequest request, StreamAdvisorChain chain) {
+            return chain.nextStream(withToolChoice(request));
+        }
+
+        private ChatClientRequest withToolChoice(ChatClientRequest request) {
             boolean toUser = request.prompt().getInstructions().getLast() instanceof UserMessage;
             FsChatOptions options = ((FsChatOptions) request.prompt().getOptions()).mutate()
                     .toolChoice(toUser ? ToolChoice.REQUIRED : ToolChoice.NONE).build();
             Prompt prompt = request.prompt().mutate().chatOptions(options).build();
             prompts.add(prompt);
-            return chain.nextCall(request.mutate().prompt(prompt).build());
+            return request.mutate().prompt(prompt).build();
         }
 
         @Override
@@ -155,6 +167,21 @@ class FsSpringAiApplicationTest {
         assertNotNull(forecast, "the answer after the results is the record's JSON");
         assertNotNull(forecast.city());
         assertNotNull(forecast.sky());
+    }
+
+    @Test
+    void aStreamedAnswerCallsAToolToo() {
+        WeatherTool tool = new WeatherTool();
+        FirstAnswerCalls firstAnswerCalls = new FirstAnswerCalls();
+        List<String> pieces = chatClients.build().prompt().user("What is the weather in Rome?")
+                .options(FsChatOptions.builder().temperature(0.7).seed(11L).maxTokens(200).thinking(false))
+                .tools(tool).advisors(firstAnswerCalls).stream().content().collectList()
+                .block(Duration.ofSeconds(60));
+        assertFalse(tool.asked.isEmpty(), "the tool was called");
+        assertEquals(2, firstAnswerCalls.prompts.size(), "the question, then the results");
+        assertTrue(firstAnswerCalls.prompts.getLast().getInstructions().getLast() instanceof ToolResponseMessage);
+        assertNotNull(pieces);
+        assertFalse(String.join("", pieces).isEmpty(), "the answer after the results streamed");
     }
 
     @Test
