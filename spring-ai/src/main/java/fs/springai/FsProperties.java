@@ -6,6 +6,7 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /**
  * The {@code fs.*} application properties of {@link FsAutoConfiguration}; a property left out takes fs's default.
+ * One more, {@code fs.native-structured-output} (default true), is a condition of the auto-configuration's.
  *
  * @param model          what the chat model loads, as {@link FsModel#load} takes it: a model directory, a .gguf
  *                       file, a Hugging Face repo id or {@code repo:QUANT}; unset: no chat model
