@@ -11,6 +11,7 @@ import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Function;
 
 /**
  * One request's answer on its way from the engine to the writer of whichever API asked (OpenAI's, or another that
@@ -124,9 +125,30 @@ final class AnswerRelay {
         return promptTokens;
     }
 
-    /** Stops the generation (the client went away, or the answer could not be written): frees the engine. */
-    void cancel() {
-        handle.cancel();
+    /** An API's way of writing the answer: it relays it (through {@link #relay}) and returns how it finished. */
+    @FunctionalInterface
+    interface Writer {
+        Finish write() throws IOException, InterruptedException;
+    }
+
+    /**
+     * Writes the answer with {@code writer} and says, for the server's log line, how the request ended, the finish
+     * named by {@code reason}. When writing fails (the client went away, or the answer could not be written) the
+     * generation is cancelled, so that its slot is free; an interrupt means the server is shutting down.
+     */
+    CompletionHandler.Outcome write(Writer writer, Function<End, String> reason) throws IOException {
+        try {
+            Finish finish = writer.write();
+            return new CompletionHandler.Outcome(promptTokens, finish.tokens(),
+                    finish.ended() ? reason.apply(finish.end()) : null);
+        } catch (IOException | RuntimeException e) {
+            handle.cancel();
+            throw e;
+        } catch (InterruptedException e) {
+            handle.cancel();
+            Thread.currentThread().interrupt();
+            throw ApiException.unavailable("shutting_down", "the server is shutting down");
+        }
     }
 
     /**

@@ -1,6 +1,5 @@
 package fs.server;
 
-import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
@@ -59,19 +58,8 @@ final class AnthropicMessages {
         message.put("type", "message");
         message.put("role", "assistant");
         message.put("model", served.id());
-        try {
-            AnswerRelay.Finish finish = request.stream() ? stream(exchange, message, relay) : whole(exchange, message,
-                    relay);
-            return new CompletionHandler.Outcome(relay.promptTokens(), finish.tokens(),
-                    finish.ended() ? stopReason(finish.end()) : null);
-        } catch (IOException | RuntimeException e) {
-            relay.cancel(); // the client went away (or the answer could not be written): free the engine
-            throw e;
-        } catch (InterruptedException e) {
-            relay.cancel();
-            Thread.currentThread().interrupt();
-            throw ApiException.unavailable("shutting_down", "the server is shutting down");
-        }
+        return relay.write(() -> request.stream() ? stream(exchange, message, relay) : whole(exchange, message, relay),
+                AnthropicMessages::stopReason);
     }
 
     /** Answers a count_tokens request: the prompt's tokens as the model would read them, tools included. */

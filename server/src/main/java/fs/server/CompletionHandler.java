@@ -1,15 +1,9 @@
 package fs.server;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import fs.FsException;
-import fs.chat.ChatPrompt;
-import fs.generate.GenerationStats;
 import fs.generate.ReasoningSplitter;
-import fs.generate.SamplingParams;
-import fs.generate.TokenConstraint;
 import fs.generate.ToolCallSplitter;
 import java.io.IOException;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -38,20 +32,9 @@ final class CompletionHandler {
         boolean logprobs = request.topLogprobs() >= 0;
         AnswerFormat format =
                 chat ? AnswerFormat.chat(served.id(), logprobs) : AnswerFormat.text(served.id(), logprobs);
-        try {
-            AnswerRelay.Finish finish = request.stream()
-                    ? stream(exchange, request, format, relay)
-                    : whole(exchange, format, relay);
-            return new Outcome(relay.promptTokens(), finish.tokens(),
-                    finish.ended() ? finish.end().openAi() : null);
-        } catch (IOException | RuntimeException e) {
-            relay.cancel(); // the client went away (or the answer could not be written): free the engine
-            throw e;
-        } catch (InterruptedException e) {
-            relay.cancel();
-            Thread.currentThread().interrupt();
-            throw ApiException.unavailable("shutting_down", "the server is shutting down");
-        }
+        return relay.write(() -> request.stream()
+                ? stream(exchange, request, format, relay)
+                : whole(exchange, format, relay), AnswerRelay.End::openAi);
     }
 
     private static AnswerRelay.Finish stream(Exchange exchange, CompletionRequest request, AnswerFormat format,

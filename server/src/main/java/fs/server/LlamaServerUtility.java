@@ -5,7 +5,6 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import fs.FsException;
-import fs.chat.ChatTemplate;
 import fs.generate.SamplingParams;
 import fs.json.JsonFields;
 import fs.tokenizer.Tokenizer;

@@ -41,20 +41,9 @@ final class OllamaHandler {
         }
         AnswerRelay relay = AnswerRelay.submit(served, request.completion(), chat ? "messages" : "prompt",
                 constraints, metrics);
-        try {
-            AnswerRelay.Finish finish = request.completion().stream()
-                    ? stream(exchange, shape, relay, start)
-                    : whole(exchange, shape, relay, start);
-            return new CompletionHandler.Outcome(relay.promptTokens(), finish.tokens(),
-                    finish.ended() ? doneReason(finish.end()) : null);
-        } catch (IOException | RuntimeException e) {
-            relay.cancel(); // the client went away (or the answer could not be written): free the engine
-            throw e;
-        } catch (InterruptedException e) {
-            relay.cancel();
-            Thread.currentThread().interrupt();
-            throw ApiException.unavailable("shutting_down", "the server is shutting down");
-        }
+        return relay.write(() -> request.completion().stream()
+                ? stream(exchange, shape, relay, start)
+                : whole(exchange, shape, relay, start), OllamaHandler::doneReason);
     }
 
     private static AnswerRelay.Finish stream(Exchange exchange, Shape shape, AnswerRelay relay, long start)

@@ -23,48 +23,43 @@ final class ResponsesHandler {
     CompletionHandler.Outcome handle(Exchange exchange, ServedModel served) throws IOException {
         ResponsesRequest request = ResponsesRequest.read(exchange.readJsonObject(OpenAiServer.MAX_BODY_BYTES));
         AnswerRelay relay = AnswerRelay.submit(served, request.completion(), "input", constraints, metrics);
-        try {
-            EventStream stream = request.completion().stream() ? exchange.openEventStream() : null;
-            ResponsesAnswer answer = new ResponsesAnswer(served.id(), request.echo(),
-                    stream != null ? stream::send : ResponsesAnswer.Events.NONE);
-            answer.start();
-            AnswerRelay.Finish finish = relay.relay(exchange, new AnswerRelay.Sink() {
-                @Override
-                public void text(ReasoningSplitter.Delta delta, List<LogprobEntry> entries) throws IOException {
-                    answer.text(delta);
-                }
+        return relay.write(() -> write(exchange, served, request, relay), AnswerRelay.End::openAi);
+    }
 
-                @Override
-                public void callPiece(int index, ToolCallSplitter.Piece piece, List<LogprobEntry> entries)
-                        throws IOException {
-                    answer.callPiece(piece);
-                }
-            });
-            // The reasoning's tokens, counted again from its text (the think tags aside).
-            int reasoningTokens = answer.reasoning().isEmpty() ? 0
-                    : served.tokenizer().encode(answer.reasoning()).length;
-            int cachedTokens = finish.stats() != null ? finish.stats().cachedTokens() : 0;
-            ObjectNode usage = ResponsesAnswer.usage(relay.promptTokens(), cachedTokens, finish.tokens(),
-                    reasoningTokens);
-            if (!finish.ended()) {
-                if (stream == null) throw finish.failure();
-                // Headers are gone: the failure travels as events, as the Responses API streams it.
-                answer.fail(finish.failure(), usage);
-                exchange.complete();
-            } else {
-                ObjectNode response = answer.finish(finish.end(), usage);
-                if (stream == null) exchange.sendJson(200, response);
-                else exchange.complete();
+    private static AnswerRelay.Finish write(Exchange exchange, ServedModel served, ResponsesRequest request,
+            AnswerRelay relay) throws IOException, InterruptedException {
+        EventStream stream = request.completion().stream() ? exchange.openEventStream() : null;
+        ResponsesAnswer answer = new ResponsesAnswer(served.id(), request.echo(),
+                stream != null ? stream::send : ResponsesAnswer.Events.NONE);
+        answer.start();
+        AnswerRelay.Finish finish = relay.relay(exchange, new AnswerRelay.Sink() {
+            @Override
+            public void text(ReasoningSplitter.Delta delta, List<LogprobEntry> entries) throws IOException {
+                answer.text(delta);
             }
-            return new CompletionHandler.Outcome(relay.promptTokens(), finish.tokens(),
-                    finish.ended() ? finish.end().openAi() : null);
-        } catch (IOException | RuntimeException e) {
-            relay.cancel(); // the client went away (or the answer could not be written): free the engine
-            throw e;
-        } catch (InterruptedException e) {
-            relay.cancel();
-            Thread.currentThread().interrupt();
-            throw ApiException.unavailable("shutting_down", "the server is shutting down");
+
+            @Override
+            public void callPiece(int index, ToolCallSplitter.Piece piece, List<LogprobEntry> entries)
+                    throws IOException {
+                answer.callPiece(piece);
+            }
+        });
+        // The reasoning's tokens, counted again from its text (the think tags aside).
+        int reasoningTokens = answer.reasoning().isEmpty() ? 0
+                : served.tokenizer().encode(answer.reasoning()).length;
+        int cachedTokens = finish.stats() != null ? finish.stats().cachedTokens() : 0;
+        ObjectNode usage = ResponsesAnswer.usage(relay.promptTokens(), cachedTokens, finish.tokens(),
+                reasoningTokens);
+        if (!finish.ended()) {
+            if (stream == null) throw finish.failure();
+            // Headers are gone: the failure travels as events, as the Responses API streams it.
+            answer.fail(finish.failure(), usage);
+            exchange.complete();
+        } else {
+            ObjectNode response = answer.finish(finish.end(), usage);
+            if (stream == null) exchange.sendJson(200, response);
+            else exchange.complete();
         }
+        return finish;
     }
 }
