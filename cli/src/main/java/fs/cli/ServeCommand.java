@@ -11,7 +11,7 @@ import fs.generate.SamplingParams;
 import fs.generate.Scheduler;
 import fs.model.GenerationConfig;
 import fs.model.Pooling;
-import fs.server.OpenAiServer;
+import fs.server.ApiServer;
 import fs.server.PortInUseException;
 import fs.server.SchedulerEngine;
 import fs.server.ServedTask;
@@ -183,9 +183,9 @@ final class ServeCommand implements Callable<Integer> {
         ServedTask task = embedding ? ServedTask.EMBEDDING : rerank ? ServedTask.RERANK : ServedTask.CHAT;
         String model = modelOptions.model();
         CountDownLatch stop = new CountDownLatch(1);
-        OpenAiServer server;
+        ApiServer server;
         try {
-            server = OpenAiServer.start(
+            server = ApiServer.start(
                     new ServerConfig(host, port, apiKey, allowedHosts, corsOrigins, timeouts, jsonLog), err);
         } catch (PortInUseException e) {
             throw new FsException(e.getMessage() + ": choose another with --port N (--port 0 picks a free one)", e);
@@ -218,7 +218,7 @@ final class ServeCommand implements Callable<Integer> {
         return 0;
     }
 
-    private void serve(OpenAiServer server, LoadedModel<Scheduler> loaded, ServedTask task, String id,
+    private void serve(ApiServer server, LoadedModel<Scheduler> loaded, ServedTask task, String id,
                        CountDownLatch stop, PrintWriter err) throws InterruptedException {
         Tokenizer tokenizer = loaded.source().tokenizer();
         ScheduledRetrieval retrieval = task == ServedTask.CHAT ? null : new ScheduledRetrieval(loaded, tokenizer);

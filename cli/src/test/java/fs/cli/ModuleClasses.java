@@ -4,7 +4,7 @@ import com.tngtech.archunit.core.importer.Location;
 import com.tngtech.archunit.junit.LocationProvider;
 import fs.FsException;
 import fs.langchain4j.FsChatModel;
-import fs.server.OpenAiServer;
+import fs.server.ApiServer;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.nio.file.Files;
@@ -22,7 +22,7 @@ import java.util.stream.Collectors;
 final class ModuleClasses implements LocationProvider {
     /** The five modules' classes, fs-core first. */
     static List<Path> paths() {
-        return List.of(FsException.class, OpenAiServer.class, FsChatModel.class, fs.springai.FsProperties.class,
+        return List.of(FsException.class, ApiServer.class, FsChatModel.class, fs.springai.FsProperties.class,
                         Main.class).stream()
                 .map(ModuleClasses::origin).toList();
     }

@@ -51,7 +51,7 @@ final class AnthropicMessages {
 
     /** Answers a message request. */
     CompletionHandler.Outcome message(Exchange exchange, ServedModel served) throws IOException {
-        CompletionRequest request = AnthropicRequest.message(exchange.readJsonObject(OpenAiServer.MAX_BODY_BYTES));
+        CompletionRequest request = AnthropicRequest.message(exchange.readJsonObject(ApiServer.MAX_BODY_BYTES));
         AnswerRelay relay = AnswerRelay.submit(served, request, "messages", constraints, metrics);
         ObjectNode message = JSON.objectNode();
         message.put("id", "msg_" + UUID.randomUUID().toString().replace("-", ""));
@@ -65,7 +65,7 @@ final class AnthropicMessages {
     /** Answers a count_tokens request: the prompt's tokens as the model would read them, tools included. */
     void countTokens(Exchange exchange, ServedModel served) throws IOException {
         CompletionRequest request =
-                AnthropicRequest.countTokens(exchange.readJsonObject(OpenAiServer.MAX_BODY_BYTES));
+                AnthropicRequest.countTokens(exchange.readJsonObject(ApiServer.MAX_BODY_BYTES));
         served.requireNamed(request.model());
         ObjectNode count = JSON.objectNode();
         count.put("input_tokens", AnswerRelay.promptIds(served, request.prompt(), request.tools(), "messages").length);

@@ -26,8 +26,8 @@ final class CompletionHandler {
 
     Outcome handle(Exchange exchange, ServedModel served, boolean chat) throws IOException {
         CompletionRequest request = chat
-                ? CompletionRequest.chat(exchange.readJsonObject(OpenAiServer.MAX_BODY_BYTES))
-                : CompletionRequest.completion(exchange.readJsonObject(OpenAiServer.MAX_BODY_BYTES));
+                ? CompletionRequest.chat(exchange.readJsonObject(ApiServer.MAX_BODY_BYTES))
+                : CompletionRequest.completion(exchange.readJsonObject(ApiServer.MAX_BODY_BYTES));
         AnswerRelay relay = AnswerRelay.submit(served, request, chat ? "messages" : "prompt", constraints, metrics);
         boolean logprobs = request.topLogprobs() >= 0;
         AnswerFormat format =

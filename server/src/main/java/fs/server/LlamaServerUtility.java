@@ -35,7 +35,7 @@ final class LlamaServerUtility {
      * {@code [{id, piece}]}: the token's text, or its bytes as numbers when they are not whole UTF-8 characters.
      */
     static void tokenize(Exchange exchange, ServedModel served) throws IOException {
-        JsonFields fields = JsonFields.of(exchange.readJsonObject(OpenAiServer.MAX_BODY_BYTES),
+        JsonFields fields = JsonFields.of(exchange.readJsonObject(ApiServer.MAX_BODY_BYTES),
                 CompletionRequest.API_ERRORS);
         String content = fields.text("content");
         fields.bool("add_special", false); // the tokenizers fs serves add no BOS or EOS (Qwen3's add_bos_token: false)
@@ -69,7 +69,7 @@ final class LlamaServerUtility {
 
     /** {@code {tokens: [ids]}} to {@code {content}}, special tokens written out; an id outside the vocabulary is a 400. */
     static void detokenize(Exchange exchange, ServedModel served) throws IOException {
-        JsonFields fields = JsonFields.of(exchange.readJsonObject(OpenAiServer.MAX_BODY_BYTES),
+        JsonFields fields = JsonFields.of(exchange.readJsonObject(ApiServer.MAX_BODY_BYTES),
                 CompletionRequest.API_ERRORS);
         long[] given = fields.longs("tokens", -1);
         Tokenizer tokenizer = served.tokenizer();
@@ -104,7 +104,7 @@ final class LlamaServerUtility {
      * prompt would be, the assistant's header included.
      */
     static void applyTemplate(Exchange exchange, ServedModel served) throws IOException {
-        JsonNode body = exchange.readJsonObject(OpenAiServer.MAX_BODY_BYTES);
+        JsonNode body = exchange.readJsonObject(ApiServer.MAX_BODY_BYTES);
         CompletionRequest request = CompletionRequest.chat(body);
         CompletionRequest.Prompt.Chat chat = (CompletionRequest.Prompt.Chat) request.prompt();
         Boolean enableThinking = JsonFields.of(body, CompletionRequest.API_ERRORS).boolOrNull("enable_thinking");

@@ -21,7 +21,7 @@ final class OllamaEmbeddings {
 
     static void embed(Exchange exchange, ServedModel served) throws IOException {
         long start = System.nanoTime();
-        JsonFields fields = JsonFields.of(exchange.readJsonObject(OpenAiServer.MAX_BODY_BYTES),
+        JsonFields fields = JsonFields.of(exchange.readJsonObject(ApiServer.MAX_BODY_BYTES),
                 CompletionRequest.API_ERRORS);
         String model = OllamaRequest.model(fields);
         OllamaModels.requireServed(served, model);
@@ -43,7 +43,7 @@ final class OllamaEmbeddings {
     }
 
     static void embeddings(Exchange exchange, ServedModel served) throws IOException {
-        JsonFields fields = JsonFields.of(exchange.readJsonObject(OpenAiServer.MAX_BODY_BYTES),
+        JsonFields fields = JsonFields.of(exchange.readJsonObject(ApiServer.MAX_BODY_BYTES),
                 CompletionRequest.API_ERRORS);
         OllamaModels.requireServed(served, OllamaRequest.model(fields));
         String prompt = fields.textOrNull("prompt");

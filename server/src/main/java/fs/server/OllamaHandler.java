@@ -30,7 +30,7 @@ final class OllamaHandler {
 
     CompletionHandler.Outcome handle(Exchange exchange, ServedModel served, boolean chat) throws IOException {
         long start = System.nanoTime();
-        JsonNode body = exchange.readJsonObject(OpenAiServer.MAX_BODY_BYTES);
+        JsonNode body = exchange.readJsonObject(ApiServer.MAX_BODY_BYTES);
         int context = served.engine().contextLength();
         OllamaRequest request = chat ? OllamaRequest.chat(body, context) : OllamaRequest.generate(body, context);
         OllamaModels.requireServed(served, request.model());

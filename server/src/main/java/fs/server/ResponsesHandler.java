@@ -21,7 +21,7 @@ final class ResponsesHandler {
     }
 
     CompletionHandler.Outcome handle(Exchange exchange, ServedModel served) throws IOException {
-        ResponsesRequest request = ResponsesRequest.read(exchange.readJsonObject(OpenAiServer.MAX_BODY_BYTES));
+        ResponsesRequest request = ResponsesRequest.read(exchange.readJsonObject(ApiServer.MAX_BODY_BYTES));
         AnswerRelay relay = AnswerRelay.submit(served, request.completion(), "input", constraints, metrics);
         return relay.write(() -> write(exchange, served, request, relay), AnswerRelay.End::openAi);
     }

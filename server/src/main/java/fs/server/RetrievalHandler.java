@@ -24,7 +24,7 @@ final class RetrievalHandler {
     record Embedded(List<float[]> vectors, List<int[]> inputs) {}
 
     static void embeddings(Exchange exchange, ServedModel served) throws IOException {
-        EmbeddingRequest request = EmbeddingRequest.of(exchange.readJsonObject(OpenAiServer.MAX_BODY_BYTES));
+        EmbeddingRequest request = EmbeddingRequest.of(exchange.readJsonObject(ApiServer.MAX_BODY_BYTES));
         served.requireNamed(request.model());
         Embedded embedded = embed(served, request.inputs(), request.dimensions(), true, request.truncate());
         exchange.sendJson(200, EmbeddingsResponse.of(embedded.vectors(), embedded.inputs(), served.id(),
@@ -53,7 +53,7 @@ final class RetrievalHandler {
     }
 
     static void rerank(Exchange exchange, ServedModel served) throws IOException {
-        RerankRequest request = RerankRequest.of(exchange.readJsonObject(OpenAiServer.MAX_BODY_BYTES));
+        RerankRequest request = RerankRequest.of(exchange.readJsonObject(ApiServer.MAX_BODY_BYTES));
         served.requireNamed(request.model());
         ScheduledRetrieval retrieval = served.retrieval();
         int[][] prompts = inputProblem("documents", () -> retrieval.prompts(request.instruction(), request.query(),

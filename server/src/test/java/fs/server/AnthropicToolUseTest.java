@@ -230,7 +230,7 @@ class AnthropicToolUseTest {
     @Test
     void shutdownCutsARunningStreamWithAnErrorEvent() throws Exception {
         try (TestServer slow = TestServer.load(64)) {
-            OpenAiServer server = slow.serve(new ScriptedEngine(slow.tokenizer.encode(TEXT.repeat(50)), 20), null);
+            ApiServer server = slow.serve(new ScriptedEngine(slow.tokenizer.encode(TEXT.repeat(50)), 20), null);
             HttpRequest request = HttpRequest.newBuilder(URI.create(slow.url("/v1/messages")))
                     .header("Content-Type", "application/json")
                     .POST(HttpRequest.BodyPublishers.ofString(question().put("stream", true).toString())).build();

@@ -256,7 +256,7 @@ class ExposedServerTest {
         assertEquals("request_header_fields_too_large", large.error().get("code").textValue());
 
         StringBuilder many = new StringBuilder("GET /v1/models HTTP/1.1\r\nHost: localhost\r\n");
-        for (int i = 0; i < OpenAiServer.MAX_HEADERS; i++) many.append("a").append(i).append(":1\r\n");
+        for (int i = 0; i < ApiServer.MAX_HEADERS; i++) many.append("a").append(i).append(":1\r\n");
         Answer counted = exchange(fixture, many.append("\r\n").toString());
         assertEquals(431, counted.status(), counted.body());
         assertEquals("request_header_fields_too_large", counted.error().get("code").textValue());
@@ -334,10 +334,10 @@ class ExposedServerTest {
         cases.put("POST /v1/completions HTTP/1.1\r\nHost: localhost\r\n" + json
                 + "Transfer-Encoding: gzip, chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n", 501);
         cases.put("POST /v1/completions HTTP/1.1\r\nHost: localhost\r\n" + json + "\r\n", 411);
-        cases.put("GET /" + "a".repeat(OpenAiServer.MAX_HEADER_BYTES + 10) + " HTTP/1.1\r\nHost: localhost\r\n\r\n",
+        cases.put("GET /" + "a".repeat(ApiServer.MAX_HEADER_BYTES + 10) + " HTTP/1.1\r\nHost: localhost\r\n\r\n",
                 414);
         cases.put("POST /v1/completions HTTP/1.1\r\nHost: localhost\r\n" + json + "Content-Length: "
-                + (OpenAiServer.MAX_BODY_BYTES + 1) + "\r\n\r\n{", 413);
+                + (ApiServer.MAX_BODY_BYTES + 1) + "\r\n\r\n{", 413);
         for (Map.Entry<String, Integer> c : cases.entrySet()) {
             String what = c.getKey().substring(0, Math.min(90, c.getKey().length()));
             Answer answer = exchange(fixture, c.getKey());

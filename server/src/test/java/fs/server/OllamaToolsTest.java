@@ -156,7 +156,7 @@ class OllamaToolsTest {
     @Test
     void shutdownCutsARunningStreamWithAnErrorLine() throws Exception {
         try (TestServer slow = TestServer.load(64); HttpClient http = HttpClient.newHttpClient()) {
-            OpenAiServer server = slow.serve(new ScriptedEngine(slow.tokenizer.encode(TEXT.repeat(50)), 20), null);
+            ApiServer server = slow.serve(new ScriptedEngine(slow.tokenizer.encode(TEXT.repeat(50)), 20), null);
             HttpRequest request = HttpRequest.newBuilder(URI.create(slow.url("/api/generate")))
                     .header("Content-Type", "application/json")
                     .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"" + NAME + "\",\"prompt\":\"Hi\"}"))

@@ -131,13 +131,13 @@ class RawHttpTest {
         try (Socket socket = new Socket("127.0.0.1", port(fixture))) {
             socket.setSoTimeout(10_000);
             send(socket, "POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
-                    + "Content-Length: " + (OpenAiServer.MAX_BODY_BYTES + 1) + "\r\n\r\n{");
+                    + "Content-Length: " + (ApiServer.MAX_BODY_BYTES + 1) + "\r\n\r\n{");
             String response = readResponse(socket.getInputStream());
             assertTrue(response.startsWith("HTTP/1.1 413"), response);
             assertTrue(response.contains("\"code\":\"request_too_large\""), response);
         }
         // Chunked, with no length given: refused once the limit is passed.
-        byte[] big = new byte[OpenAiServer.MAX_BODY_BYTES + 1];
+        byte[] big = new byte[ApiServer.MAX_BODY_BYTES + 1];
         java.util.Arrays.fill(big, (byte) ' ');
         HttpRequest request = HttpRequest.newBuilder(URI.create(fixture.url("/v1/chat/completions")))
                 .header("Content-Type", "application/json")
@@ -248,7 +248,7 @@ class RawHttpTest {
     void shutdownCutsARunningStreamWithAnErrorEvent() throws Exception {
         try (TestServer slow = TestServer.load(64)) {
             ScriptedEngine slowEngine = new ScriptedEngine(slow.tokenizer.encode(SCRIPT.repeat(50)), 20);
-            OpenAiServer server = slow.serve(slowEngine, null);
+            ApiServer server = slow.serve(slowEngine, null);
             HttpRequest request = HttpRequest.newBuilder(URI.create(slow.url("/v1/chat/completions")))
                     .header("Content-Type", "application/json")
                     .POST(HttpRequest.BodyPublishers.ofString(CHAT + ",\"stream\":true}")).build();

@@ -37,7 +37,7 @@ final class RetrievalTestServer implements AutoCloseable {
 
     final String id;
     private final LoadedModel<Scheduler> loaded;
-    private final OpenAiServer server;
+    private final ApiServer server;
 
     private RetrievalTestServer(String checkpoint, ServedTask task) throws InterruptedException {
         id = checkpoint;
@@ -51,7 +51,7 @@ final class RetrievalTestServer implements AutoCloseable {
                 TestServer.details(loaded.source().tensors().tensors(), loaded.config()), tokenizer, () -> loaded.source().chatTemplate(),
                 SamplingParams::greedy, engine, task, new ScheduledRetrieval(loaded, tokenizer));
         WarmUp.run(served);
-        server = OpenAiServer.start("127.0.0.1", 0, null, new PrintWriter(new StringWriter(), true));
+        server = ApiServer.start("127.0.0.1", 0, null, new PrintWriter(new StringWriter(), true));
         server.ready(served);
     }
 

@@ -23,7 +23,7 @@ import java.util.Locale;
 import java.util.stream.IntStream;
 
 /**
- * models/tiny-tied loaded on the CPU, and an {@link OpenAiServer} on a free port of 127.0.0.1 once {@link #serve} is
+ * models/tiny-tied loaded on the CPU, and an {@link ApiServer} on a free port of 127.0.0.1 once {@link #serve} is
  * called. Greedy expectations come from {@link #greedy}, which runs the model directly and so must be called before
  * serving (then the engine's thread owns the model).
  */
@@ -37,7 +37,7 @@ final class TestServer implements AutoCloseable {
     final GenerationConfig generationConfig;
     final int[] stopIds;
     private final StringWriter log = new StringWriter();
-    private OpenAiServer server;
+    private ApiServer server;
 
     private TestServer(int contextLength) {
         model = TestModel.open(MODEL, new VectorBackend(2), contextLength, 64, 1);
@@ -88,7 +88,7 @@ final class TestServer implements AutoCloseable {
     }
 
     /** Starts the server, answering with {@code engine} (the server closes it). */
-    OpenAiServer serve(CompletionEngine engine, String apiKey) {
+    ApiServer serve(CompletionEngine engine, String apiKey) {
         server = listen(apiKey);
         server.ready(ServedModel.forChat(MODEL_ID, 1, details(), tokenizer, () -> template,
                 () -> SamplingParams.of(generationConfig), engine));
@@ -96,8 +96,8 @@ final class TestServer implements AutoCloseable {
     }
 
     /** Starts the server as {@code config} says (which must listen on 127.0.0.1), answering with {@code engine}. */
-    OpenAiServer serveWith(CompletionEngine engine, ServerConfig config) {
-        server = OpenAiServer.start(config, new PrintWriter(log, true));
+    ApiServer serveWith(CompletionEngine engine, ServerConfig config) {
+        server = ApiServer.start(config, new PrintWriter(log, true));
         server.ready(ServedModel.forChat(MODEL_ID, 1, details(), tokenizer, () -> template,
                 () -> SamplingParams.of(generationConfig), engine));
         return server;
@@ -120,8 +120,8 @@ final class TestServer implements AutoCloseable {
     }
 
     /** Starts the server without a model: it says it is loading. */
-    OpenAiServer listen(String apiKey) {
-        server = OpenAiServer.start("127.0.0.1", 0, apiKey, new PrintWriter(log, true));
+    ApiServer listen(String apiKey) {
+        server = ApiServer.start("127.0.0.1", 0, apiKey, new PrintWriter(log, true));
         return server;
     }
 

@@ -22,17 +22,19 @@ import org.eclipse.jetty.util.Callback;
 import org.eclipse.jetty.util.thread.VirtualThreadPool;
 
 /**
- * An OpenAI-compatible HTTP server on Jetty 12's core (no servlets), each request on its own virtual thread:
- * {@code POST /v1/chat/completions}, {@code POST /v1/completions}, {@code GET /v1/models}, {@code GET /health} and
- * {@code GET /metrics}, OpenAI's Responses API {@code POST /v1/responses} ({@link ResponsesHandler}) and Anthropic's
- * {@code POST /v1/messages} ({@link AnthropicMessages}); or, for a model served to embed or rerank
- * ({@link ServedTask}), {@code POST /v1/embeddings} or {@code POST /v1/rerank} in place of the completions. It listens
- * before the model is loaded (health says 503 until {@link #ready}), answers every bad request, from a malformed
- * request line to a wrong field, with OpenAI's error object, bounds how long a client may take
- * ({@link ServerConfig.Timeouts}) and how large its headers may be, guards against cross-site requests
- * ({@link CrossSiteGuard}), and logs one line per request ({@link AccessLog}).
+ * fs serve's HTTP server on Jetty 12's core (no servlets), each request on its own virtual thread, speaking the APIs
+ * clients already use over the one engine: OpenAI's ({@code POST /v1/chat/completions}, {@code /v1/completions},
+ * {@code GET /v1/models}: {@link CompletionHandler}; {@code POST /v1/responses}: {@link ResponsesHandler}),
+ * Anthropic's Messages ({@code POST /v1/messages}: {@link AnthropicMessages}), Ollama's ({@code /api/…}:
+ * {@link OllamaHandler}), llama-server's utilities ({@link LlamaServerUtility}), {@code GET /health} and
+ * {@code GET /metrics}; or, for a model served to embed or rerank ({@link ServedTask}), {@code POST /v1/embeddings}
+ * or {@code POST /v1/rerank} in place of the completions. It listens before the model is loaded (health says 503
+ * until {@link #ready}), answers every bad request, from a malformed request line to a wrong field, with the error
+ * object of the route's API ({@link ErrorShape}), bounds how long a client may take ({@link ServerConfig.Timeouts})
+ * and how large its headers may be, guards against cross-site requests ({@link CrossSiteGuard}), and logs one line per
+ * request ({@link AccessLog}).
  */
-public final class OpenAiServer {
+public final class ApiServer {
     /** The largest request body read; a larger one is refused with 413 before it is read. */
     public static final int MAX_BODY_BYTES = 4 << 20;
     /** The largest request line plus headers (Jetty's and Tomcat's default); more is a 431 (a longer URI a 414). */
@@ -58,7 +60,7 @@ public final class OpenAiServer {
     private volatile ServedModel model; // null while loading
     private volatile boolean shuttingDown;
 
-    private OpenAiServer(ServerConfig config, PrintWriter log) {
+    private ApiServer(ServerConfig config, PrintWriter log) {
         this.config = config;
         this.apiKey = config.apiKey() == null ? null : config.apiKey().getBytes(StandardCharsets.UTF_8);
         this.log = new AccessLog(log, config.jsonLog());
@@ -92,13 +94,13 @@ public final class OpenAiServer {
      * but /health must carry {@code Authorization: Bearer KEY} (or {@code x-api-key: KEY}). Each request is logged as
      * one line on {@code log}.
      */
-    public static OpenAiServer start(String host, int port, String apiKey, PrintWriter log) {
+    public static ApiServer start(String host, int port, String apiKey, PrintWriter log) {
         return start(ServerConfig.defaults(host, port, apiKey), log);
     }
 
     /** Listens as {@code config} says and starts answering; each request is logged as one line on {@code log}. */
-    public static OpenAiServer start(ServerConfig config, PrintWriter log) {
-        OpenAiServer server = new OpenAiServer(config, log);
+    public static ApiServer start(ServerConfig config, PrintWriter log) {
+        ApiServer server = new ApiServer(config, log);
         try {
             server.jetty.start();
         } catch (Exception e) {
