@@ -4,14 +4,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.langchain4j.data.message.UserMessage;
 import dev.langchain4j.model.chat.response.ChatResponse;
-import dev.langchain4j.model.chat.response.PartialThinking;
-import dev.langchain4j.model.chat.response.StreamingChatResponseHandler;
 import dev.langchain4j.model.openai.OpenAiChatModel;
 import dev.langchain4j.model.openai.OpenAiStreamingChatModel;
 import dev.langchain4j.model.output.FinishReason;
 import java.time.Duration;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -64,38 +60,6 @@ class LangChain4jTest {
                 .timeout(Duration.ofSeconds(60)).build();
     }
 
-    /** The streamed pieces of text and of thinking, and the final response. */
-    private record Streamed(String text, String thinking, ChatResponse response) {}
-
-    private static Streamed stream(OpenAiStreamingChatModel model, String message) throws Exception {
-        StringBuilder text = new StringBuilder();
-        StringBuilder thought = new StringBuilder();
-        CompletableFuture<ChatResponse> done = new CompletableFuture<>();
-        model.chat(message, new StreamingChatResponseHandler() {
-            @Override
-            public void onPartialResponse(String partial) {
-                text.append(partial);
-            }
-
-            @Override
-            public void onPartialThinking(PartialThinking partial) {
-                thought.append(partial.text());
-            }
-
-            @Override
-            public void onCompleteResponse(ChatResponse response) {
-                done.complete(response);
-            }
-
-            @Override
-            public void onError(Throwable error) {
-                done.completeExceptionally(error);
-            }
-        });
-        ChatResponse response = done.get(60, TimeUnit.SECONDS);
-        return new Streamed(text.toString(), thought.toString(), response);
-    }
-
     @Test
     void theChatModelGetsTheGreedyAnswer() {
         ChatResponse response = chatModel(tiny).chat(UserMessage.from(QUESTION));
@@ -106,7 +70,7 @@ class LangChain4jTest {
 
     @Test
     void theStreamingChatModelGetsTheSameAnswerInPieces() throws Exception {
-        Streamed streamed = stream(streamingModel(tiny), QUESTION);
+        LangChain4jStream streamed = LangChain4jStream.of(streamingModel(tiny), QUESTION);
         assertEquals(expected, streamed.text());
         assertEquals(expected, streamed.response().aiMessage().text());
         assertEquals(FinishReason.LENGTH, streamed.response().finishReason());
@@ -119,7 +83,7 @@ class LangChain4jTest {
         assertEquals(THOUGHT, whole.aiMessage().thinking());
         assertEquals(FinishReason.STOP, whole.finishReason());
 
-        Streamed streamed = stream(streamingModel(thinking), QUESTION);
+        LangChain4jStream streamed = LangChain4jStream.of(streamingModel(thinking), QUESTION);
         assertEquals(ANSWER, streamed.text());
         assertEquals(THOUGHT, streamed.thinking(), "through onPartialThinking");
         assertEquals(THOUGHT, streamed.response().aiMessage().thinking());

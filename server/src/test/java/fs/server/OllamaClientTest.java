@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.langchain4j.model.chat.response.ChatResponse;
-import dev.langchain4j.model.chat.response.StreamingChatResponseHandler;
 import dev.langchain4j.model.ollama.OllamaChatModel;
 import dev.langchain4j.model.ollama.OllamaModel;
 import dev.langchain4j.model.ollama.OllamaModelCard;
@@ -24,10 +23,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -202,25 +198,9 @@ class OllamaClientTest {
     void langChain4jsOllamaStreamingChatModelStreamsTheGreedyAnswer() throws Exception {
         OllamaStreamingChatModel model = OllamaStreamingChatModel.builder().baseUrl(fixture.url("")).modelName(NAME)
                 .temperature(0.0).numPredict(MAX_TOKENS).timeout(Duration.ofSeconds(60)).build();
-        List<String> partials = new ArrayList<>();
-        CompletableFuture<ChatResponse> done = new CompletableFuture<>();
-        model.chat(QUESTION, new StreamingChatResponseHandler() {
-            @Override
-            public void onPartialResponse(String partial) {
-                partials.add(partial);
-            }
-
-            @Override
-            public void onCompleteResponse(ChatResponse response) {
-                done.complete(response);
-            }
-
-            @Override
-            public void onError(Throwable error) {
-                done.completeExceptionally(error);
-            }
-        });
-        ChatResponse response = done.get(60, TimeUnit.SECONDS);
+        LangChain4jStream streamed = LangChain4jStream.of(model, QUESTION);
+        List<String> partials = streamed.pieces();
+        ChatResponse response = streamed.response();
         assertTrue(partials.size() > 1, "streamed in pieces: " + partials);
         assertEquals(text(chat), String.join("", partials));
         assertEquals(text(chat), response.aiMessage().text());
