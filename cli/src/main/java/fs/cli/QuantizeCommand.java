@@ -115,7 +115,12 @@ final class QuantizeCommand implements Callable<Integer> {
         try (ModelSource source = ModelSource.open(path)) {
             ModelConfig config = source.config();
             checkWritable(config);
-            Map<String, List<Tensor>> tensors = ggufTensors(config, ModelWeights.bind(config, source.tensors()));
+            ModelWeights bound = ModelWeights.bind(config, source.tensors());
+            if (bound.rerankHead() != null) {
+                throw new FsException(path + " is llama.cpp's reranker GGUF (pooling_type rank), whose classifier head"
+                        + " fs quantize does not carry: quantize the checkpoint it was made from instead");
+            }
+            Map<String, List<Tensor>> tensors = ggufTensors(config, bound);
             List<Tensor> planned = new ArrayList<>();
             tensors.forEach((name, parts) -> planned.add(parts.size() == 1 ? parts.getFirst() : stacked(name, parts)));
             QuantizationPlan plan = QuantizationPlan.of(preset, config, planned, importance != null);

@@ -6,10 +6,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import fs.model.Golden;
+import fs.source.CheckpointGguf;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -176,5 +179,82 @@ class EmbedCommandTest {
         } else {
             assertTrue(Double.parseDouble(fields[0]) >= other.get("p_yes").asDouble() - TOLERANCE, lines.getFirst());
         }
+    }
+
+    /**
+     * llama.cpp's reranker GGUF of the held-out reranker (pooling_type rank, the "yes" and "no" rows as its classifier
+     * head) ranks the golden's documents as the checkpoint does: the same order, the same scores to rounding, and the
+     * reference's P(yes).
+     */
+    @Test
+    void aRerankerGgufRanksAsTheCheckpointAndTheReference() throws IOException {
+        Path checkpoint = Golden.modelDir("tiny-rerank-heldout");
+        JsonNode cases = golden("tiny-rerank-heldout", "rerank.json");
+        Path gguf = CheckpointGguf.writeReranker(checkpoint, dir.resolve("rerank.gguf"), 2);
+        JsonNode fromCheckpoint = rerankJson(checkpoint, cases);
+        JsonNode fromGguf = rerankJson(gguf, cases);
+        assertEquals(3, fromGguf.size());
+        for (int i = 0; i < fromGguf.size(); i++) {
+            int index = fromGguf.get(i).get("index").asInt();
+            double score = fromGguf.get(i).get("relevance_score").asDouble();
+            assertEquals(fromCheckpoint.get(i).get("index").asInt(), index, "rank " + i + ": the same order");
+            assertEquals(fromCheckpoint.get(i).get("relevance_score").asDouble(), score, 1e-5, "document " + index);
+            assertEquals(cases.get(index).get("p_yes").asDouble(), score, TOLERANCE, "document " + index);
+        }
+    }
+
+    /** fs rerank --json of the golden's first query and three documents on {@code model}: its results. */
+    private static JsonNode rerankJson(Path model, JsonNode cases) throws IOException {
+        List<String> args = new ArrayList<>(List.of("rerank", model.toString(), "-q", cases.get(0).get("query").asText(),
+                "--json", "-t", "2", "--backend", "cpu"));
+        for (int i = 0; i < 3; i++) args.add(cases.get(i).get("document").asText());
+        CliRun run = CliRun.of(args.toArray(String[]::new));
+        assertEquals(0, run.exitCode(), run.err());
+        return JSON.readTree(run.out()).get("results");
+    }
+
+    /**
+     * A reranker GGUF without its classifier head, with one of another shape, or whose rows are labelled other than
+     * "yes" and "no", is one line and exit 1.
+     */
+    @Test
+    void aRerankerGgufWithoutAUsableHeadIsOneLine() throws IOException {
+        Path checkpoint = Golden.modelDir("tiny-rerank-heldout");
+        Path headless = CheckpointGguf.writeReranker(checkpoint, dir.resolve("headless.gguf"), 0);
+        assertOneLine(onCpu("rerank", headless.toString(), "-q", "q", "d"), headless
+                + ": pooling_type is rank but the file has no cls.output.weight (the reranker's classifier head");
+        Path threeRows = CheckpointGguf.writeReranker(checkpoint, dir.resolve("three-rows.gguf"), 3);
+        assertOneLine(onCpu("rerank", threeRows.toString(), "-q", "q", "d"), threeRows
+                + ": weights do not match the file's metadata (1 problem): cls.output.weight has shape [3, 24], expected"
+                + " [2, 24]");
+        Path gguf = CheckpointGguf.writeReranker(checkpoint, dir.resolve("rerank.gguf"), 2);
+        byte[] bytes = Files.readAllBytes(gguf);
+        int labels = indexOf(bytes, "qwen3.classifier.output_labels", 0);
+        int yes = indexOf(bytes, "yes", labels);
+        bytes[yes] = 'Y'; // the labels become ["Yes", "no"]
+        Path relabelled = Files.write(dir.resolve("relabelled.gguf"), bytes);
+        assertOneLine(onCpu("rerank", relabelled.toString(), "-q", "q", "d"), relabelled
+                + ": key 'qwen3.classifier.output_labels' is [Yes, no]; fs scores a reranker whose classifier rows are"
+                + " [yes, no]");
+        assertOneLine(CliRun.of("quantize", gguf.toString(), "-o", dir.resolve("q.gguf").toString(), "-t", "2"),
+                gguf + " is llama.cpp's reranker GGUF (pooling_type rank), whose classifier head fs quantize does not"
+                        + " carry");
+    }
+
+    /** Where {@code text}'s ASCII bytes first occur in {@code bytes} from {@code from} on. */
+    private static int indexOf(byte[] bytes, String text, int from) {
+        byte[] wanted = text.getBytes(StandardCharsets.US_ASCII);
+        for (int i = from; i + wanted.length <= bytes.length; i++) {
+            if (Arrays.equals(bytes, i, i + wanted.length, wanted, 0, wanted.length)) return i;
+        }
+        throw new AssertionError(text + " is not in the file");
+    }
+
+    /** Exit 1 and one line on stderr, {@code expected} at its start after "fs: ". */
+    private static void assertOneLine(CliRun run, String expected) {
+        assertEquals(1, run.exitCode(), run.out() + run.err());
+        List<String> lines = run.err().lines().toList();
+        assertEquals(1, lines.size(), run.err());
+        assertTrue(lines.getFirst().startsWith("fs: " + expected), lines.getFirst());
     }
 }

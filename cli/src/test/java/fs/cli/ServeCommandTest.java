@@ -6,8 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import fs.engine.Engine;
 import fs.model.Golden;
+import fs.source.CheckpointGguf;
 import fs.source.ModelSource;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -17,6 +19,7 @@ import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * fs serve's refusals, each one line and the CLI's exit status, before any model is loaded or while it loads; and a
@@ -170,6 +173,29 @@ class ServeCommandTest {
             assertEquals(200, ranked.statusCode(), ranked.body());
             assertEquals(1, JSON.readTree(ranked.body()).get("results").size());
             assertEquals(501, live.post("/v1/embeddings", "{\"input\":\"a\"}").statusCode());
+        }
+    }
+
+    /** fs serve --rerank on llama.cpp's reranker GGUF of the held-out reranker: the reference's P(yes). */
+    @Test
+    void aRerankerGgufServesRerank(@TempDir Path dir) throws Exception {
+        Path checkpoint = Golden.modelDir("tiny-rerank-heldout");
+        JsonNode cases = JSON.readTree(checkpoint.resolve("golden").resolve("rerank.json").toFile()).get("cases");
+        Path gguf = CheckpointGguf.writeReranker(checkpoint, dir.resolve("rerank.gguf"), 2);
+        try (LiveServe live = new LiveServe(gguf.toString(), "--port", "0", "-t", "2", "--backend", "cpu", "--ctx",
+                "256", "--rerank")) {
+            ObjectNode request = JSON.createObjectNode().put("query", cases.get(0).get("query").asText());
+            request.putArray("documents").add(cases.get(0).get("document").asText())
+                    .add(cases.get(1).get("document").asText());
+            HttpResponse<String> ranked = live.post("/v1/rerank", request.toString());
+            assertEquals(200, ranked.statusCode(), ranked.body());
+            JsonNode results = JSON.readTree(ranked.body()).get("results");
+            assertEquals(2, results.size());
+            for (JsonNode result : results) {
+                int index = result.get("index").asInt();
+                assertEquals(cases.get(index).get("p_yes").asDouble(), result.get("relevance_score").asDouble(), 1e-3,
+                        "document " + index);
+            }
         }
     }
 

@@ -253,7 +253,8 @@ public final class FsModel implements AutoCloseable {
     /**
      * Each document's relevance to {@code query}, P("yes") in Qwen3-Reranker's prompt, highest first (the first
      * {@link RerankParams#topN}), batched through the model between the chats' steps. The model must have logits (a
-     * causal LM, as Qwen3-Reranker ships), not be an embedding model.
+     * causal LM, as Qwen3-Reranker ships) or be llama.cpp's reranker GGUF of one (its classifier head, the lm_head's
+     * "yes" and "no" rows), not be an embedding model.
      *
      * @throws FsException for an embedding model, an empty query, no document, a prompt too long (named by index)
      */

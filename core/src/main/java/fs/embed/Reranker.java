@@ -1,6 +1,7 @@
 package fs.embed;
 
 import fs.FsException;
+import fs.model.ModelWeights;
 import fs.model.Pooling;
 import fs.tokenizer.Tokenizer;
 import java.util.ArrayList;
@@ -13,8 +14,9 @@ import java.util.OptionalInt;
  * Relevance scores as Qwen3-Reranker's model card computes them: each document is judged in the card's prompt (a
  * system line, {@code <Instruct>: …\n<Query>: …\n<Document>: …} as the user's turn, the assistant's turn opened
  * with an empty think block), and its score is P("yes") = softmax over the "no" and "yes" logits at the last
- * position.
- * Documents run batched ({@link SequenceBatcher}).
+ * position: of the full logits for a causal LM (Qwen3-Reranker as it ships), of the two logits of its classifier
+ * head for llama.cpp's reranker GGUF ({@link ModelWeights#RERANK_HEAD}: the same two rows of the lm_head, computed the
+ * same way). Documents run batched ({@link SequenceBatcher}).
  */
 public final class Reranker {
     /** The model card's default instruction. */
@@ -49,16 +51,14 @@ public final class Reranker {
 
     /**
      * Refuses, in one line, a model that cannot score: an embedding model (it has no logits to read "yes" and "no"
-     * from). A causal LM scores with its logits, as the model card runs Qwen3-Reranker.
+     * from). A causal LM scores with its logits, as the model card runs Qwen3-Reranker; llama.cpp's reranker GGUF
+     * (pooling rank) with its classifier head, whose presence opening the file checked.
      */
     public static void check(String model, Pooling pooling, boolean hasOutputProjection) {
+        if (pooling == Pooling.RANK) return;
         if (pooling == Pooling.LAST || !hasOutputProjection) {
             throw new FsException(model + " is an embedding model: use fs embed (a reranker is a causal LM, such as"
                     + " Qwen3-Reranker)");
-        }
-        if (pooling == Pooling.RANK) { // its classifier rows are the lm_head's yes/no rows, stored as cls.output
-            throw new FsException(model + " is llama.cpp's reranker GGUF (pooling_type rank, a classifier head), which"
-                    + " fs does not read yet: use the checkpoint, or a GGUF of it converted as a causal LM");
         }
         if (pooling != Pooling.NONE) {
             throw new FsException(model + " pools with " + pooling + "; fs reranks with a causal LM's yes/no logits");
@@ -101,9 +101,20 @@ public final class Reranker {
         return prompts;
     }
 
-    /** P(yes) at the last position of each prompt, run on {@code batcher}, in order. */
+    /**
+     * P(yes) at the last position of each prompt, run on {@code batcher}, in order: from the model's classifier head
+     * when it has one, else from its logits.
+     */
     public double[] scores(SequenceBatcher batcher, int[][] prompts) {
         double[] scores = new double[prompts.length];
+        if (batcher.model().hasRerankHead()) {
+            float[] yesNo = new float[2];
+            batcher.run(prompts, SequenceBatcher.Output.RERANK_LOGITS, (index, buffers, row) -> {
+                buffers.readRerankLogits(row, yesNo);
+                scores[index] = yesProbability(yesNo[0], yesNo[1]);
+            });
+            return scores;
+        }
         float[] logits = new float[batcher.model().config().vocabSize()];
         batcher.run(prompts, SequenceBatcher.Output.LOGITS, (index, buffers, row) -> {
             buffers.readLogits(row, logits);

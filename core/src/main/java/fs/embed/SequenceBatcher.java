@@ -17,8 +17,11 @@ import java.util.Arrays;
  * thread-safe: forwards run on the caller's thread.
  */
 public final class SequenceBatcher {
-    /** What the forward computes at each sequence's last token. */
-    public enum Output { HIDDEN, LOGITS }
+    /**
+     * What the forward computes at each sequence's last token: the final-normed hidden state, the logits, or a
+     * reranker's classifier head's two logits ({@link DecoderModel#rerankLogits}).
+     */
+    public enum Output { HIDDEN, LOGITS, RERANK_LOGITS }
 
     /** Receives sequence {@code index}'s result, row {@code row} of {@code buffers}, during the forward's turn. */
     @FunctionalInterface
@@ -88,8 +91,11 @@ public final class SequenceBatcher {
                 done[s] += take;
             }
             Batch batch = builder.build();
-            if (output == Output.HIDDEN) model.hiddenStates(batch, cache, buffers, Probe.NONE);
-            else model.forward(batch, cache, buffers, Probe.NONE);
+            switch (output) {
+                case HIDDEN -> model.hiddenStates(batch, cache, buffers, Probe.NONE);
+                case LOGITS -> model.forward(batch, cache, buffers, Probe.NONE);
+                case RERANK_LOGITS -> model.rerankLogits(batch, cache, buffers, Probe.NONE);
+            }
             for (int i = 0; i < logits; i++) {
                 int s = finished[i];
                 lastRow.accept(inSlot[s], buffers, i);

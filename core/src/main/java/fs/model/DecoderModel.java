@@ -36,6 +36,8 @@ public final class DecoderModel {
     private final Weight finalNorm;
     /** Null for a model without an output projection (an embedding model): it computes hidden states only. */
     private final Weight lmHead;
+    /** A reranker GGUF's classifier head ({@link ModelWeights#RERANK_HEAD}), [2, hidden]; null for other models. */
+    private final Weight rerankHead;
 
     /** Uploads the weights to {@code backend}; they live as long as the backend. */
     public DecoderModel(ModelConfig config, ModelWeights weights, Backend backend) {
@@ -65,6 +67,7 @@ public final class DecoderModel {
         layers = List.copyOf(bound);
         finalNorm = upload(uploaded, weights.norm());
         lmHead = weights.lmHead() == null ? null : upload(uploaded, weights.lmHead());
+        rerankHead = weights.rerankHead() == null ? null : upload(uploaded, weights.rerankHead());
     }
 
     private List<Weight> uploadAll(Map<Tensor, Weight> uploaded, List<Tensor> tensors) {
@@ -154,6 +157,7 @@ public final class DecoderModel {
         long hiddenLength = (long) rows * hidden;
         b.logitsInUse = 0; // until this forward's logits are written
         b.hiddenInUse = 0;
+        b.rerankLogitsInUse = 0;
 
         backend.embed(embedTokens, batch.tokenArray(), b.x);
         probe.after("embed", -1, b.x, hiddenLength);
@@ -175,6 +179,29 @@ public final class DecoderModel {
             while (end < count && batch.logitRow(end) == batch.logitRow(end - 1) + 1) end++;
             backend.copy(b.xb, (long) batch.logitRow(i) * hidden, b.headIn, (long) i * hidden, (long) (end - i) * hidden);
         }
+    }
+
+    /**
+     * Runs the batch's rows as {@link #forward} does, but in place of the output projection computes the classifier
+     * head's two logits ("yes", "no") of the batch's logit rows, readable through
+     * {@link ForwardBuffers#readRerankLogits}, in logit-row order: a matmul like the lm_head's, of its two rows.
+     */
+    public void rerankLogits(Batch batch, KvCache cache, ForwardBuffers buffers, Probe probe) {
+        if (rerankHead == null) {
+            throw new IllegalStateException("this model has no reranker classifier head (" + ModelWeights.RERANK_HEAD
+                    + ")");
+        }
+        run(batch, cache, buffers, probe);
+        int count = batch.logitCount();
+        if (count == 0) return;
+        backend.matmul(buffers.headIn, rerankHead, buffers.logits, count);
+        buffers.rerankLogitsInUse = count;
+        probe.after("rerank_logits", -1, buffers.logits, 2L * count);
+    }
+
+    /** Whether the model has a reranker's classifier head: llama.cpp's reranker GGUF ({@code pooling_type} rank). */
+    public boolean hasRerankHead() {
+        return rerankHead != null;
     }
 
     /** Whether the model has an output projection: false for an embedding model stored without lm_head. */

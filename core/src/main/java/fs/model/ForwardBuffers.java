@@ -33,6 +33,8 @@ public final class ForwardBuffers {
     int logitsInUse;
     /** Hidden-state rows written by the last {@link DecoderModel#hiddenStates}. */
     int hiddenInUse;
+    /** Rows of two reranker logits written by the last {@link DecoderModel#rerankLogits}, at the start of logits. */
+    int rerankLogitsInUse;
     private final int hidden;
 
     ForwardBuffers(ModelConfig config, Backend backend, int batchRows, int logitRows) {
@@ -114,6 +116,18 @@ public final class ForwardBuffers {
             throw new IllegalArgumentException("a hidden row has " + hidden + " floats, not " + dst.length);
         }
         backend.read(headIn, (long) index * hidden, dst);
+    }
+
+    /**
+     * Copies the classifier head's two logits ("yes", "no") of row {@code index} of the last
+     * {@link DecoderModel#rerankLogits}'s logit rows to the host.
+     */
+    public void readRerankLogits(int index, float[] dst) {
+        if (index < 0 || index >= rerankLogitsInUse) {
+            throw new IllegalArgumentException("rerank row " + index + " not in 0.." + (rerankLogitsInUse - 1));
+        }
+        if (dst.length != 2) throw new IllegalArgumentException("a rerank row has 2 floats, not " + dst.length);
+        backend.read(logits, 2L * index, dst);
     }
 
     private void checkIndex(int index) {

@@ -11,11 +11,21 @@ import java.util.Set;
 /**
  * Every weight of a model, bound by name (as its source names them) and checked against the config. {@code lmHead}
  * is the embedding table itself when the embeddings are tied, as in Hugging Face, even if the file stores an
- * lm_head.weight, and null for a bare Qwen3Model that has none ({@link TensorNaming#headless}). {@code notes} are what binding chose that the user should hear about (see {@link WeightCheck}).
+ * lm_head.weight, and null for a bare Qwen3Model that has none ({@link TensorNaming#headless}). {@code rerankHead} is
+ * a reranker GGUF's classifier head ({@link #RERANK_HEAD}), null for every other model. {@code notes} are what binding
+ * chose that the user should hear about (see {@link WeightCheck}).
  * Matrices are [out, in] as PyTorch's Linear stores them; none is copied (an expert's matrix of a GGUF stack is a
  * slice of it).
  */
-public record ModelWeights(Tensor embedTokens, List<Layer> layers, Tensor norm, Tensor lmHead, List<String> notes) {
+public record ModelWeights(Tensor embedTokens, List<Layer> layers, Tensor norm, Tensor lmHead, Tensor rerankHead,
+                           List<String> notes) {
+    /**
+     * The classifier head of llama.cpp's Qwen3-Reranker GGUF (LLM_TENSOR_CLS_OUT): convert_hf_to_gguf.py keeps of the
+     * lm_head (the embedding when tied) only the rows of the tokens "yes" and "no", stacked in that order as this
+     * [2, hidden] tensor, and llama.cpp scores softmax(head · h)[0], h the final-normed hidden state of the last token:
+     * P(yes), from the same two rows fs reads from a checkpoint's full logits.
+     */
+    public static final String RERANK_HEAD = "cls.output.weight";
 
     public ModelWeights {
         layers = List.copyOf(layers);
@@ -50,6 +60,7 @@ public record ModelWeights(Tensor embedTokens, List<Layer> layers, Tensor norm, 
         Set<Tensor> seen = Collections.newSetFromMap(new IdentityHashMap<>());
         List<Tensor> all = new ArrayList<>(List.of(embedTokens, norm));
         if (lmHead != null) all.add(lmHead);
+        if (rerankHead != null) all.add(rerankHead);
         for (Layer layer : layers) {
             Attention a = layer.attention();
             all.addAll(List.of(a.norm(), a.q(), a.k(), a.v(), a.o(), a.qNorm(), a.kNorm(), layer.ffnNorm()));

@@ -45,8 +45,11 @@ final class WeightBinder {
         Tensor lmHead = config.tieWordEmbeddings() ? tiedHead(embedTokens)
                 : names.headless() ? null // a bare Qwen3Model computes hidden states only (embeddings)
                 : expect(names.output(), vocab, hidden);
+        // only a GGUF file has one: a checkpoint's reranker scores with its lm_head
+        Tensor rerankHead = names == TensorNaming.GGUF && stored.find(ModelWeights.RERANK_HEAD).isPresent()
+                ? expect(ModelWeights.RERANK_HEAD, 2, hidden) : null;
         reportUnread();
-        return new ModelWeights(embedTokens, layers, norm, lmHead, notes);
+        return new ModelWeights(embedTokens, layers, norm, lmHead, rerankHead, notes);
     }
 
     WeightCheck check() {

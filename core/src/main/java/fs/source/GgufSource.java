@@ -4,10 +4,12 @@ import fs.FsException;
 import fs.chat.ChatTemplate;
 import fs.gguf.GgufFile;
 import fs.gguf.GgufTensor;
+import fs.gguf.GgufValueType;
 import fs.model.GenerationConfig;
 import fs.model.GgufConfigReader;
 import fs.model.ModelConfig;
 import fs.model.ModelTensors;
+import fs.model.ModelWeights;
 import fs.model.Pooling;
 import fs.model.TensorNaming;
 import fs.tensor.DType;
@@ -25,11 +27,15 @@ import java.util.OptionalInt;
 /**
  * A single GGUF file as llama.cpp writes one for architecture qwen3: the config from its qwen3.* metadata, the
  * tokenizer from tokenizer.ggml.*, the chat template from tokenizer.chat_template, and its tensors by their GGUF
- * names. A GGUF carries no generation_config.json, so sampling starts from Hugging Face's defaults.
+ * names. A GGUF carries no generation_config.json, so sampling starts from Hugging Face's defaults. A reranker GGUF
+ * ({@code pooling_type} rank, as llama.cpp converts Qwen3-Reranker) must have its classifier head
+ * ({@link ModelWeights#RERANK_HEAD}), checked when the file is opened.
  */
 public final class GgufSource implements ModelSource {
     static final String CHAT_TEMPLATE = "tokenizer.chat_template";
     private static final String ADD_EOS = "tokenizer.ggml.add_eos_token";
+    /** What the rows of a reranker's classifier head are, in order: llama.cpp's converter writes these. */
+    private static final List<String> RERANK_LABELS = List.of("yes", "no");
 
     /**
      * The tokens that end a turn besides the file's one eos id: Qwen3's generation_config.json stops at both, and
@@ -52,10 +58,35 @@ public final class GgufSource implements ModelSource {
     static GgufSource open(Path path) {
         GgufFile file = GgufFile.open(path);
         try {
-            return new GgufSource(file, GgufConfigReader.read(file), generationConfig(file), tensors(file));
+            ModelConfig config = GgufConfigReader.read(file);
+            checkRerankHead(file, config);
+            return new GgufSource(file, config, generationConfig(file), tensors(file));
         } catch (RuntimeException e) {
             file.close();
             throw e;
+        }
+    }
+
+    /**
+     * A reranker GGUF ({@code pooling_type} rank) must have its classifier head, {@link ModelWeights#RERANK_HEAD}
+     * (binding checks its shape), whose rows, when the file labels them ({@code {arch}.classifier.output_labels}),
+     * are "yes" and "no" in that order: anything else is one FsException.
+     */
+    private static void checkRerankHead(GgufFile file, ModelConfig config) {
+        String pooling = poolingKey(config);
+        if (!file.metadata().has(pooling) || file.metadata().number(pooling) != Pooling.RANK.ordinal()) return;
+        String labelsKey = config.architecture().ggufName() + ".classifier.output_labels";
+        if (file.metadata().has(labelsKey)) {
+            List<String> labels = List.of(file.metadata().array(labelsKey, GgufValueType.STRING).strings());
+            if (!labels.equals(RERANK_LABELS)) {
+                throw file.metadata().error(labelsKey, "is " + labels + "; fs scores a reranker whose classifier"
+                        + " rows are " + RERANK_LABELS + ", as llama.cpp converts Qwen3-Reranker");
+            }
+        }
+        if (file.tensor(ModelWeights.RERANK_HEAD).isEmpty()) {
+            throw new FsException(file.path() + ": pooling_type is rank but the file has no "
+                    + ModelWeights.RERANK_HEAD + " (the reranker's classifier head: the lm_head's \"yes\" and \"no\""
+                    + " rows, as llama.cpp converts Qwen3-Reranker)");
         }
     }
 
@@ -119,11 +150,15 @@ public final class GgufSource implements ModelSource {
     /** {@code {arch}.pooling_type}, as llama.cpp numbers it; none for a file without it (a causal LM). */
     @Override
     public Pooling pooling() {
-        String key = config.architecture().ggufName() + ".pooling_type";
+        String key = poolingKey(config);
         if (!file.metadata().has(key)) return Pooling.NONE;
         int id = file.metadata().nonNegativeInt(key);
         return Pooling.ofLlamaCpp(id).orElseThrow(() -> file.metadata().error(key, "is " + id
                 + ", not one of llama.cpp's pooling types 0..4 (none, mean, cls, last, rank)"));
+    }
+
+    private static String poolingKey(ModelConfig config) {
+        return config.architecture().ggufName() + ".pooling_type";
     }
 
     /** The eos id when tokenizer.ggml.add_eos_token is true, as llama.cpp tokenizes with special tokens added. */

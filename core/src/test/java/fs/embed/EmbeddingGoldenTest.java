@@ -7,6 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import fs.backend.Backend;
 import fs.backend.KvCacheTypes;
 import fs.model.DecoderModel;
+import fs.model.Golden;
+import fs.model.ModelTensors;
 import fs.model.ModelWeights;
 import fs.model.Pooling;
 import fs.source.CheckpointGguf;
@@ -16,6 +18,7 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.FieldSource;
@@ -110,17 +113,49 @@ public abstract class EmbeddingGoldenTest {
         }
     }
 
+    /**
+     * The checkpoint, its GGUF as a causal LM and as llama.cpp's reranker GGUF (pooling rank, the "yes" and "no" rows
+     * as a classifier head): each as the reference, the reranker GGUF as the checkpoint to rounding.
+     */
     @ParameterizedTest
     @FieldSource("RERANK_CHECKPOINTS")
     void rerankScoresMatchTheReferenceBatchedAndOneByOne(String checkpoint) throws IOException {
         EmbeddingGolden golden = EmbeddingGolden.load(checkpoint);
-        for (Path model : asCheckpointAndGguf(golden.modelDir())) rerank(golden, model);
+        List<double[]> scores = new ArrayList<>();
+        for (Path model : asCheckpointAndGguf(golden.modelDir())) scores.add(rerank(golden, model, Pooling.NONE));
+        Path reranker = CheckpointGguf.writeReranker(golden.modelDir(), temp.resolve(checkpoint + "-rank.gguf"), 2);
+        double[] ranked = rerank(golden, reranker, Pooling.RANK);
+        assertArrayEquals(scores.getFirst(), ranked, BATCHING_TOLERANCE, "the reranker GGUF as the checkpoint");
     }
 
-    private void rerank(EmbeddingGolden golden, Path model) {
+    /**
+     * An untied reranker (tiny-untied, a causal LM with its own lm_head, scored as one): llama.cpp's converter takes the
+     * head's rows from lm_head and writes no output.weight; its GGUF scores the held-out reranker's prompts as the
+     * checkpoint does.
+     */
+    @Test
+    void anUntiedRerankersGgufScoresAsItsCheckpoint() throws IOException {
+        Path checkpoint = Golden.modelDir("tiny-untied");
+        Path gguf = CheckpointGguf.writeReranker(checkpoint, temp.resolve("tiny-untied-rank.gguf"), 2);
+        int[][] prompts = EmbeddingGolden.load("tiny-rerank-heldout").pairs().stream().map(EmbeddingGolden.Pair::ids)
+                .toArray(int[][]::new);
+        List<double[]> scores = new ArrayList<>();
+        for (Path model : List.of(checkpoint, gguf)) {
+            try (Loaded loaded = Loaded.of(model, createBackend())) {
+                ModelTensors tensors = loaded.source().tensors();
+                assertEquals(model == checkpoint, tensors.find(tensors.names().output()).isPresent(), "the lm_head");
+                scores.add(new Reranker(loaded.source().tokenizer()).scores(loaded.batcher(3, 64), prompts));
+            }
+        }
+        assertArrayEquals(scores.getFirst(), scores.getLast(), BATCHING_TOLERANCE);
+    }
+
+    /** The scores of the golden's pairs, batched, after checking them against the golden and alone. */
+    private double[] rerank(EmbeddingGolden golden, Path model, Pooling pooling) {
         String checkpoint = model.getFileName().toString();
         try (Loaded loaded = Loaded.of(model, createBackend())) {
-            assertEquals(Pooling.NONE, loaded.source().pooling(), checkpoint);
+            assertEquals(pooling, loaded.source().pooling(), checkpoint);
+            assertEquals(pooling == Pooling.RANK, loaded.model().hasRerankHead(), checkpoint);
             Reranker reranker = new Reranker(loaded.source().tokenizer());
             SequenceBatcher batched = loaded.batcher(3, 64);
             SequenceBatcher alone = loaded.batcher(1, 128);
@@ -137,6 +172,7 @@ public abstract class EmbeddingGoldenTest {
                 double single = reranker.scores(alone, new int[][] {prompts[i]})[0];
                 assertEquals(single, scores[i], BATCHING_TOLERANCE, where + ": batched vs alone");
             }
+            return scores;
         }
     }
 
