@@ -4,6 +4,7 @@
 weights fs runs.
 
     /usr/bin/python3 tools/reference/to_gguf.py models/full /tmp/full-bf16.gguf
+    /usr/bin/python3 tools/reference/to_gguf.py --rerank models/tiny-rerank-heldout /tmp/rerank.gguf
 
 Reads config.json, tokenizer.json, tokenizer_config.json (its chat_template becomes tokenizer.chat_template),
 generation_config.json (optional) and model.safetensors or model.safetensors.index.json with its shards. Matrices keep their bf16 bytes (a Hugging Face [out, in] row-major
@@ -17,6 +18,13 @@ stacked expert-major into 3-D tensors blk.N.ffn_{gate,up,down}_exps.weight (bf16
 the Hugging Face [out, in] matrices of experts 0, 1, ... one after another). llama.cpp's qwen3moe has no dense layers
 and always renormalizes the chosen experts' weights, so a checkpoint with mlp_only_layers, decoder_sparse_step > 1 or
 norm_topk_prob false is refused.
+
+--rerank writes a Qwen3-Reranker (a Qwen3ForCausalLM checkpoint) as llama.cpp's convert_hf_to_gguf.py does when it
+recognises one (Qwen3Model with is_rerank): qwen3.pooling_type 4 (rank), qwen3.classifier.output_labels ["yes", "no"],
+the rerank template as tokenizer.chat_template.rerank (named in tokenizer.chat_templates), and of the output projection
+only the rows of the tokens "yes" and "no", in that order, as cls.output.weight (bf16, ggml dims [hidden, 2]). The
+embedding stays token_embd.weight; an untied checkpoint's lm_head.weight is not written as output.weight. llama.cpp
+scores softmax(cls.output.weight @ h)[0], h the final-normed hidden state of the last token: P(yes).
 
 GGUF v3 layout: "GGUF", u32 version, u64 tensor count, u64 metadata count, the metadata key/values, the tensor infos
 (name, u32 n_dims, u64 dims fastest-varying first, u32 ggml type, u64 offset into the data section), zero padding to
@@ -65,6 +73,25 @@ LAYER_TENSORS = {
     "mlp.up_proj.weight": "ffn_up.weight",
     "mlp.down_proj.weight": "ffn_down.weight",
 }
+
+
+# llama.cpp's LLAMA_POOLING_TYPE_RANK, and a reranker's classifier rows in the order convert_hf_to_gguf.py stacks them
+POOLING_RANK = 4
+RERANK_LABELS = ["yes", "no"]
+RERANK_TEMPLATE = (
+    "<|im_start|>system\nJudge whether the Document meets the requirements based on the Query and the Instruct "
+    "provided. Note that the answer can only be \"yes\" or \"no\".<|im_end|>\n"
+    "<|im_start|>user\n<Instruct>: Given a web search query, retrieve relevant passages that answer the query\n"
+    "<Query>: {query}\n<Document>: {document}<|im_end|>\n"
+    "<|im_start|>assistant\n<think>\n\n</think>\n\n")
+
+
+class Rows:
+    """Rows `ids` of Hugging Face tensor `name`, stacked in that order (a reranker's classifier head)."""
+
+    def __init__(self, name, ids):
+        self.name = name
+        self.ids = ids
 
 
 # Hugging Face name -> GGUF name, per MoE layer (the router; the experts are stacked, see tensor_plan)
@@ -199,7 +226,16 @@ def gguf_kv(key, kind, value, item_kind=None):
     return out + b"".join(gguf_value(item_kind, v) for v in value)
 
 
-def metadata(directory, config):
+def rerank_ids(directory):
+    """The ids of the tokens "yes" and "no", as the converter finds them (convert_tokens_to_ids)."""
+    vocab = load_json(directory, "tokenizer.json")["model"]["vocab"]
+    missing = [label for label in RERANK_LABELS if label not in vocab]
+    if missing:
+        fail(f"{directory}/tokenizer.json: no token {missing[0]!r} for a reranker's classifier head")
+    return [vocab[label] for label in RERANK_LABELS]
+
+
+def metadata(directory, config, rerank):
     # Only plain RoPE is written: a YaRN checkpoint converted without its scaling would run wrong in llama.cpp.
     scaling = config.get("rope_scaling") or config.get("rope_parameters") or {}
     if scaling.get("rope_type", scaling.get("type", "default")) != "default":
@@ -248,6 +284,13 @@ def metadata(directory, config):
     ]
     if "chat_template" in tokenizer_config:
         kvs.append(gguf_kv("tokenizer.chat_template", GGUF_STRING, tokenizer_config["chat_template"]))
+    if rerank:
+        kvs += [
+            gguf_kv(f"{a}.pooling_type", GGUF_U32, POOLING_RANK),
+            gguf_kv(f"{a}.classifier.output_labels", GGUF_ARRAY, RERANK_LABELS, GGUF_STRING),
+            gguf_kv("tokenizer.chat_template.rerank", GGUF_STRING, RERANK_TEMPLATE),
+            gguf_kv("tokenizer.chat_templates", GGUF_ARRAY, ["rerank"], GGUF_STRING),
+        ]
     # Qwen3 names no bos token in tokenizer_config.json; config.json's bos_token_id (<|endoftext|>) is what llama.cpp's
     # converter records, as it does for padding.
     bos = token_id(directory, tokenizer_config, "bos_token")
@@ -278,9 +321,10 @@ def is_moe(config):
     return True
 
 
-def tensor_plan(tensors, config):
-    """[(gguf name, hf name or tuple of hf names stacked along a new leading dim, ggml type)] in llama.cpp's usual
-    order; fails on missing or unexpected tensors."""
+def tensor_plan(tensors, config, rerank_rows=None):
+    """[(gguf name, hf name or tuple of hf names stacked along a new leading dim or Rows of one, ggml type)] in
+    llama.cpp's usual order; fails on missing or unexpected tensors. rerank_rows: the ids of "yes" and "no" for a
+    reranker, whose output projection is then only those rows, as cls.output.weight."""
     moe = is_moe(config)
     plan = [("token_embd.weight", "model.embed_tokens.weight", GGML_BF16)]
     for layer in range(config["num_hidden_layers"]):
@@ -298,13 +342,18 @@ def tensor_plan(tensors, config):
                 plan.append((f"blk.{layer}.{gg}", names, GGML_BF16))
     plan.append(("output_norm.weight", "model.norm.weight", GGML_F32))
     tied = config.get("tie_word_embeddings", False)
-    if not tied:
-        plan.append(("output.weight", "lm_head.weight", GGML_BF16))
-    sources = [n for _, hf, _ in plan for n in (hf if isinstance(hf, tuple) else (hf,))]
+    head = "model.embed_tokens.weight" if tied else "lm_head.weight"
+    if rerank_rows is not None:
+        plan.append(("cls.output.weight", Rows(head, rerank_rows), GGML_BF16))
+    elif not tied:
+        plan.append(("output.weight", head, GGML_BF16))
+    sources = [n for _, hf, _ in plan for n in source_names(hf)]
     missing = [n for n in sources if n not in tensors]
     if missing:
         fail(f"checkpoint lacks {len(missing)} tensors, first {missing[0]}")
     for _, hf, _ in plan:
+        if isinstance(hf, Rows) and max(hf.ids) >= tensors[hf.name].entries[hf.name]["shape"][0]:
+            fail(f"{hf.name} has no row {max(hf.ids)}")
         if isinstance(hf, tuple) and len({tuple(tensors[n].entries[n]["shape"]) for n in hf}) != 1:
             fail(f"experts {hf[0]} ... differ in shape")
     known = set(sources) | ({"lm_head.weight"} if tied else set())
@@ -314,14 +363,25 @@ def tensor_plan(tensors, config):
     return plan
 
 
+def source_names(hf):
+    """The Hugging Face tensors one planned tensor is made of."""
+    if isinstance(hf, Rows):
+        return (hf.name,)
+    return hf if isinstance(hf, tuple) else (hf,)
+
+
 def source_shape(tensors, hf):
     """The Hugging Face (numpy-order) shape of one planned tensor; a stack gets a leading expert dim."""
+    if isinstance(hf, Rows):
+        return [len(hf.ids)] + list(tensors[hf.name].entries[hf.name]["shape"][1:])
     if isinstance(hf, tuple):
         return [len(hf)] + list(tensors[hf[0]].entries[hf[0]]["shape"])
     return list(tensors[hf].entries[hf]["shape"])
 
 
 def source_array(tensors, hf):
+    if isinstance(hf, Rows):
+        return np.ascontiguousarray(tensors[hf.name].array(hf.name)[hf.ids])
     if isinstance(hf, tuple):
         return np.stack([tensors[n].array(n) for n in hf])
     return tensors[hf].array(hf)
@@ -338,13 +398,16 @@ def padding(n):
     return b"\0" * (-n % ALIGNMENT)
 
 
-def convert(directory, out_path):
+def convert(directory, out_path, rerank=False):
     config = load_json(directory, "config.json")
     if config.get("model_type") not in ("qwen3", "qwen3_moe"):
         fail(f"{directory}/config.json: model_type {config.get('model_type')!r}, expected 'qwen3' or 'qwen3_moe'")
+    if rerank and config["model_type"] != "qwen3":
+        fail(f"{directory}/config.json: --rerank converts a Qwen3-Reranker (model_type 'qwen3'), not "
+             f"{config['model_type']!r}")
     tensors = open_checkpoint(directory)
-    plan = tensor_plan(tensors, config)
-    kvs = metadata(directory, config)
+    plan = tensor_plan(tensors, config, rerank_ids(directory) if rerank else None)
+    kvs = metadata(directory, config, rerank)
 
     infos, offset = [], 0
     for gguf_name, hf_name, ggml_type in plan:
@@ -373,9 +436,13 @@ def convert(directory, out_path):
 
 
 def main():
-    if len(sys.argv) != 3:
-        fail("usage: to_gguf.py CHECKPOINT_DIR OUT.gguf")
-    convert(sys.argv[1], sys.argv[2])
+    args = sys.argv[1:]
+    rerank = args[:1] == ["--rerank"]
+    if rerank:
+        args = args[1:]
+    if len(args) != 2:
+        fail("usage: to_gguf.py [--rerank] CHECKPOINT_DIR OUT.gguf")
+    convert(args[0], args[1], rerank)
 
 
 if __name__ == "__main__":
