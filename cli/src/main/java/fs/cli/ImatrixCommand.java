@@ -67,7 +67,7 @@ final class ImatrixCommand implements Callable<Integer> {
                         + window);
             }
             err.printf(Locale.ROOT, "fs: %d tokens of %s: %d windows of %d%n", tokens.length, text, windows, window);
-            ImportanceMatrixCollector collector = new ImportanceMatrixCollector(loaded.backend(), model.config());
+            ImportanceMatrixCollector collector = new ImportanceMatrixCollector(model.config());
             WindowProgress progress = new WindowProgress(err, "imatrix", Terminal.stderrIsTerminal(), windows);
             long start = System.nanoTime();
             try {

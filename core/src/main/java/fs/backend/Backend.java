@@ -107,6 +107,12 @@ public interface Backend extends AutoCloseable {
     /** Waits for pending work and copies {@code dst.length} elements starting at {@code offset} to the host. */
     void read(Buffer src, long offset, float[] dst);
 
+    /**
+     * Copies {@code src} from the host into {@code dst} starting at {@code offset}, after the ops enqueued before it
+     * (how a model split across backends hands its hidden state from one to the next).
+     */
+    void write(float[] src, Buffer dst, long offset);
+
     /** Index of the largest of {@code length} elements starting at offset (the first one on ties). */
     int argmax(Buffer x, long offset, int length);
 

@@ -52,6 +52,7 @@ public abstract class ForwardingBackend implements Backend {
         delegate.copy(src, srcOffset, dst, dstOffset, length);
     }
     @Override public void read(Buffer src, long offset, float[] dst) { delegate.read(src, offset, dst); }
+    @Override public void write(float[] src, Buffer dst, long offset) { delegate.write(src, dst, offset); }
     @Override public int argmax(Buffer x, long offset, int length) { return delegate.argmax(x, offset, length); }
     @Override public void close() { delegate.close(); }
 }

@@ -14,25 +14,32 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * A decoder-only transformer loaded on a {@link Backend}: its weights, uploaded once, and the forward pass, exactly as
+ * A decoder-only transformer loaded on its backends: its weights, uploaded once, and the forward pass, exactly as
  * Hugging Face computes it for the model's {@link Architecture}: the embedding, then per layer an attention block and
  * a feed-forward block (dense or a mixture of experts, as the config says for that layer), the final norm and the
- * output projection. Immutable once built, and shared by everything that runs sequences on the model: the KV caches
- * ({@link #allocateCache}) and the buffers of a forward ({@link #allocateBuffers}) belong to whoever runs them, so one
- * loaded model serves one sequence ({@link SingleSequence}) or many (the scheduler) alike. The backend is not
- * thread-safe, so forwards on one model run on one thread at a time.
+ * output projection. Each part runs on the backend its {@link Placement} names (one backend for the whole model, or a
+ * split: some layers on an OpenCL device, the rest on the CPU); the forward is the same code either way, each block
+ * asking its own backend, and the hidden state is handed to the next backend where the placement changes. Immutable
+ * once built, and shared by everything that runs sequences on the model: the KV caches ({@link #allocateCache}) and the
+ * buffers of a forward ({@link #allocateBuffers}) belong to whoever runs them, so one loaded model serves one sequence
+ * ({@link SingleSequence}) or many (the scheduler) alike. The backends are not thread-safe, so forwards on one model
+ * run on one thread at a time.
  */
 public final class DecoderModel {
 
     private record Layer(AttentionBlock attention, FeedForwardBlock feedForward) {}
 
     private final ModelConfig config;
-    private final Backend backend;
+    private final Placement placement;
     /** Made once from the config: the backends keep their cos/sin tables per rope. */
     private final Rope rope;
 
     private final Weight embedTokens;
     private final List<Layer> layers;
+    /** Per layer, which part of a {@link SplitKvCache} holds its keys and values, and which of that part's layers. */
+    private final int[] cachePart, cacheLayer;
+    /** Whether the attention runs on more than one backend, and so the cache is a {@link SplitKvCache}. */
+    private final boolean cacheSplit;
     private final Weight finalNorm;
     /** Null for a model without an output projection (an embedding model): it computes hidden states only. */
     private final Weight lmHead;
@@ -41,49 +48,69 @@ public final class DecoderModel {
 
     /** Uploads the weights to {@code backend}; they live as long as the backend. */
     public DecoderModel(ModelConfig config, ModelWeights weights, Backend backend) {
+        this(config, weights, Placement.whole(backend, weights.layers().size()));
+    }
+
+    /** Uploads each part's weights to the backend {@code placement} names for it; they live as long as it. */
+    public DecoderModel(ModelConfig config, ModelWeights weights, Placement placement) {
+        if (placement.layers().size() != weights.layers().size()) {
+            throw new IllegalArgumentException("a placement of " + placement.layers().size() + " layers for a model of "
+                    + weights.layers().size());
+        }
         this.config = config;
-        this.backend = backend;
+        this.placement = placement;
         this.rope = config.rope();
 
-        Map<Tensor, Weight> uploaded = new IdentityHashMap<>(); // a tied lm_head is the embedding table: upload it once
-        embedTokens = upload(uploaded, weights.embedTokens());
+        // A tied lm_head is the embedding table: upload it once per backend.
+        Map<Backend, Map<Tensor, Weight>> uploaded = new IdentityHashMap<>();
+        embedTokens = upload(uploaded, placement.input(), weights.embedTokens());
+        List<Backend> cacheBackends = placement.layers().stream().map(Placement.Layer::attention).distinct().toList();
+        cachePart = new int[weights.layers().size()];
+        cacheLayer = new int[weights.layers().size()];
+        cacheSplit = cacheBackends.size() > 1;
+        int[] layersInPart = new int[cacheBackends.size()];
         List<Layer> bound = new ArrayList<>();
         for (int l = 0; l < weights.layers().size(); l++) {
             ModelWeights.Layer layer = weights.layers().get(l);
+            Backend at = placement.layers().get(l).attention(), ffn = placement.layers().get(l).feedForward();
+            cachePart[l] = cacheBackends.indexOf(at);
+            cacheLayer[l] = layersInPart[cachePart[l]]++;
             ModelWeights.Attention a = layer.attention();
-            AttentionBlock attention = new AttentionBlock(upload(uploaded, a.norm()), upload(uploaded, a.q()),
-                    upload(uploaded, a.k()), upload(uploaded, a.v()), upload(uploaded, a.o()),
-                    upload(uploaded, a.qNorm()), upload(uploaded, a.kNorm()));
-            Weight ffnNorm = upload(uploaded, layer.ffnNorm());
+            AttentionBlock attention = new AttentionBlock(upload(uploaded, at, a.norm()), upload(uploaded, at, a.q()),
+                    upload(uploaded, at, a.k()), upload(uploaded, at, a.v()), upload(uploaded, at, a.o()),
+                    upload(uploaded, at, a.qNorm()), upload(uploaded, at, a.kNorm()));
+            Weight ffnNorm = upload(uploaded, ffn, layer.ffnNorm());
             FeedForwardBlock feedForward = switch (layer.feedForward()) {
-                case ModelWeights.Dense d -> new DenseFeedForward(ffnNorm, upload(uploaded, d.gate()),
-                        upload(uploaded, d.up()), upload(uploaded, d.down()));
+                case ModelWeights.Dense d -> new DenseFeedForward(ffnNorm, upload(uploaded, ffn, d.gate()),
+                        upload(uploaded, ffn, d.up()), upload(uploaded, ffn, d.down()));
                 case ModelWeights.Experts e -> new ExpertFeedForward((FeedForward.Experts) config.feedForward(l),
-                        ffnNorm, upload(uploaded, e.router()), uploadAll(uploaded, e.gate().experts()),
-                        uploadAll(uploaded, e.up().experts()), uploadAll(uploaded, e.down().experts()));
+                        ffnNorm, upload(uploaded, ffn, e.router()), uploadAll(uploaded, ffn, e.gate().experts()),
+                        uploadAll(uploaded, ffn, e.up().experts()), uploadAll(uploaded, ffn, e.down().experts()));
             };
             bound.add(new Layer(attention, feedForward));
         }
         layers = List.copyOf(bound);
-        finalNorm = upload(uploaded, weights.norm());
-        lmHead = weights.lmHead() == null ? null : upload(uploaded, weights.lmHead());
-        rerankHead = weights.rerankHead() == null ? null : upload(uploaded, weights.rerankHead());
+        finalNorm = upload(uploaded, placement.output(), weights.norm());
+        lmHead = weights.lmHead() == null ? null : upload(uploaded, placement.output(), weights.lmHead());
+        rerankHead = weights.rerankHead() == null ? null : upload(uploaded, placement.output(), weights.rerankHead());
     }
 
-    private List<Weight> uploadAll(Map<Tensor, Weight> uploaded, List<Tensor> tensors) {
-        return tensors.stream().map(t -> upload(uploaded, t)).toList();
+    private static List<Weight> uploadAll(Map<Backend, Map<Tensor, Weight>> uploaded, Backend backend,
+            List<Tensor> tensors) {
+        return tensors.stream().map(t -> upload(uploaded, backend, t)).toList();
     }
 
-    private Weight upload(Map<Tensor, Weight> uploaded, Tensor tensor) {
-        return uploaded.computeIfAbsent(tensor, backend::upload);
+    private static Weight upload(Map<Backend, Map<Tensor, Weight>> uploaded, Backend backend, Tensor tensor) {
+        return uploaded.computeIfAbsent(backend, b -> new IdentityHashMap<>()).computeIfAbsent(tensor, backend::upload);
     }
 
     public ModelConfig config() {
         return config;
     }
 
-    public Backend backend() {
-        return backend;
+    /** Which backend runs each part of the model. */
+    public Placement placement() {
+        return placement;
     }
 
     /** A float32 KV cache of {@code sequences} slots of {@code contextLength} positions each. */
@@ -93,17 +120,19 @@ public final class DecoderModel {
 
     /**
      * A KV cache of {@code sequences} slots of {@code contextLength} positions each, for this model's layers, its keys
-     * and values stored as {@code types}.
+     * and values stored as {@code types}: each layer's on the backend that runs its attention.
      */
     public KvCache allocateCache(int sequences, int contextLength, KvCacheTypes types) {
         if (contextLength < 1) throw new FsException("the context length must be at least 1, got " + contextLength);
-        return backend.allocateKvCache(config.numHiddenLayers(), sequences, contextLength,
-                config.numKeyValueHeads(), config.headDim(), types);
+        List<Backend> backends = placement.layers().stream().map(Placement.Layer::attention).distinct().toList();
+        List<KvCache> parts = backends.stream().map(b -> b.allocateKvCache(placement.attentionLayersOn(b), sequences,
+                contextLength, config.numKeyValueHeads(), config.headDim(), types)).toList();
+        return parts.size() == 1 ? parts.getFirst() : new SplitKvCache(parts, config.numHiddenLayers());
     }
 
     /** Buffers for forwards of up to {@code batchRows} rows, {@code logitRows} of them with logits (1..batchRows). */
     public ForwardBuffers allocateBuffers(int batchRows, int logitRows) {
-        return new ForwardBuffers(config, backend, batchRows, logitRows);
+        return new ForwardBuffers(config, placement, batchRows, logitRows);
     }
 
     /**
@@ -120,9 +149,10 @@ public final class DecoderModel {
         // The lm_head is the largest matmul: run it only on the rows whose logits are wanted.
         int count = batch.logitCount();
         if (count == 0) return;
-        backend.matmul(buffers.headIn, lmHead, buffers.logits, count);
+        Backend output = placement.output();
+        output.matmul(buffers.headIn, lmHead, buffers.logits, count);
         buffers.logitsInUse = count;
-        probe.after("logits", -1, buffers.logits, (long) count * config.vocabSize());
+        probe.after("logits", -1, output, buffers.logits, (long) count * config.vocabSize());
     }
 
     /**
@@ -151,25 +181,34 @@ public final class DecoderModel {
             throw new IllegalArgumentException("sequence " + (positions.mostSequences() - 1) + " is not in a cache of "
                     + cache.sequences() + " sequences");
         }
-        ForwardBuffers b = buffers;
+        if (cache instanceof SplitKvCache != cacheSplit) {
+            throw new IllegalArgumentException("the cache was not allocated by this model's placement");
+        }
         int hidden = config.hiddenSize();
         float eps = config.rmsNormEps();
         long hiddenLength = (long) rows * hidden;
-        b.logitsInUse = 0; // until this forward's logits are written
-        b.hiddenInUse = 0;
-        b.rerankLogitsInUse = 0;
+        buffers.logitsInUse = 0; // until this forward's logits are written
+        buffers.hiddenInUse = 0;
+        buffers.rerankLogitsInUse = 0;
 
-        backend.embed(embedTokens, batch.tokenArray(), b.x);
-        probe.after("embed", -1, b.x, hiddenLength);
+        Activations b = buffers.on(placement.input());
+        b.backend.embed(embedTokens, batch.tokenArray(), b.x);
+        probe.after("embed", -1, b.backend, b.x, hiddenLength);
 
         for (int l = 0; l < layers.size(); l++) {
             Layer layer = layers.get(l);
-            layer.attention().forward(backend, config, rope, l, positions, cache, b, probe);
-            layer.feedForward().forward(backend, config, l, rows, b, probe);
+            Placement.Layer where = placement.layers().get(l);
+            b = buffers.handOff(b, where.attention(), rows);
+            KvCache layerCache = cache instanceof SplitKvCache split ? split.parts().get(cachePart[l]) : cache;
+            layer.attention().forward(b.backend, config, rope, l, positions, layerCache, cacheLayer[l], b, probe);
+            b = buffers.handOff(b, where.feedForward(), rows);
+            layer.feedForward().forward(b.backend, config, l, rows, b, probe);
         }
 
-        backend.rmsNorm(b.x, finalNorm, b.xb, rows, eps);
-        probe.after("final_norm", -1, b.xb, hiddenLength);
+        b = buffers.handOff(b, placement.output(), rows);
+        Backend output = b.backend;
+        output.rmsNorm(b.x, finalNorm, b.xb, rows, eps);
+        probe.after("final_norm", -1, output, b.xb, hiddenLength);
 
         // The rows whose logits (or hidden states) are wanted, gathered in order, one copy per stretch of consecutive
         // rows (a prefill's last rows are one copy).
@@ -177,7 +216,8 @@ public final class DecoderModel {
         for (int i = 0, end; i < count; i = end) {
             end = i + 1;
             while (end < count && batch.logitRow(end) == batch.logitRow(end - 1) + 1) end++;
-            backend.copy(b.xb, (long) batch.logitRow(i) * hidden, b.headIn, (long) i * hidden, (long) (end - i) * hidden);
+            output.copy(b.xb, (long) batch.logitRow(i) * hidden, buffers.headIn, (long) i * hidden,
+                    (long) (end - i) * hidden);
         }
     }
 
@@ -194,9 +234,10 @@ public final class DecoderModel {
         run(batch, cache, buffers, probe);
         int count = batch.logitCount();
         if (count == 0) return;
-        backend.matmul(buffers.headIn, rerankHead, buffers.logits, count);
+        Backend output = placement.output();
+        output.matmul(buffers.headIn, rerankHead, buffers.logits, count);
         buffers.rerankLogitsInUse = count;
-        probe.after("rerank_logits", -1, buffers.logits, 2L * count);
+        probe.after("rerank_logits", -1, output, buffers.logits, 2L * count);
     }
 
     /** Whether the model has a reranker's classifier head: llama.cpp's reranker GGUF ({@code pooling_type} rank). */

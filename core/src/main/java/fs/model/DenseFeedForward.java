@@ -15,20 +15,20 @@ final class DenseFeedForward implements FeedForwardBlock {
     }
 
     @Override
-    public void forward(Backend backend, ModelConfig config, int l, int rows, ForwardBuffers b, Probe probe) {
+    public void forward(Backend backend, ModelConfig config, int l, int rows, Activations b, Probe probe) {
         long hiddenLength = (long) rows * config.hiddenSize();
         long ffnLength = (long) rows * gate.rows();
         backend.rmsNorm(b.x, norm, b.xb, rows, config.rmsNormEps());
-        probe.after("ffn_norm", l, b.xb, hiddenLength);
+        probe.after("ffn_norm", l, backend, b.xb, hiddenLength);
         backend.matmul(b.xb, gate, b.gate, rows);
-        probe.after("gate_proj", l, b.gate, ffnLength);
+        probe.after("gate_proj", l, backend, b.gate, ffnLength);
         backend.matmul(b.xb, up, b.up, rows);
-        probe.after("up_proj", l, b.up, ffnLength);
+        probe.after("up_proj", l, backend, b.up, ffnLength);
         backend.siluMul(b.gate, b.up, b.gate, ffnLength);
-        probe.after("silu_mul", l, b.gate, ffnLength);
+        probe.after("silu_mul", l, backend, b.gate, ffnLength);
         backend.matmul(b.gate, down, b.xb, rows);
-        probe.after("down_proj", l, b.xb, hiddenLength);
+        probe.after("down_proj", l, backend, b.xb, hiddenLength);
         backend.add(b.x, b.xb, hiddenLength);
-        probe.after("ffn_residual", l, b.x, hiddenLength);
+        probe.after("ffn_residual", l, backend, b.x, hiddenLength);
     }
 }

@@ -27,26 +27,26 @@ final class ExpertFeedForward implements FeedForwardBlock {
     }
 
     @Override
-    public void forward(Backend backend, ModelConfig config, int l, int rows, ForwardBuffers b, Probe probe) {
+    public void forward(Backend backend, ModelConfig config, int l, int rows, Activations b, Probe probe) {
         long hiddenLength = (long) rows * config.hiddenSize();
         long slotLength = (long) rows * shape.used() * shape.width();
         backend.rmsNorm(b.x, norm, b.xb, rows, config.rmsNormEps());
-        probe.after("ffn_norm", l, b.xb, hiddenLength);
+        probe.after("ffn_norm", l, backend, b.xb, hiddenLength);
         backend.matmul(b.xb, router, b.routerLogits, rows);
-        probe.after("router", l, b.routerLogits, (long) rows * shape.count());
+        probe.after("router", l, backend, b.routerLogits, (long) rows * shape.count());
         ExpertRouting routing = Router.route(b.readRouterLogits(rows, shape.count()), rows, shape);
         probe.routed(l, routing);
         backend.matmulExperts(b.xb, false, gate, routing, b.gate);
-        probe.after("expert_gate", l, b.gate, slotLength);
+        probe.after("expert_gate", l, backend, b.gate, slotLength);
         backend.matmulExperts(b.xb, false, up, routing, b.up);
-        probe.after("expert_up", l, b.up, slotLength);
+        probe.after("expert_up", l, backend, b.up, slotLength);
         backend.siluMul(b.gate, b.up, b.gate, slotLength);
-        probe.after("expert_silu_mul", l, b.gate, slotLength);
+        probe.after("expert_silu_mul", l, backend, b.gate, slotLength);
         backend.matmulExperts(b.gate, true, down, routing, b.expertOut);
-        probe.after("expert_down", l, b.expertOut, (long) routing.slots() * config.hiddenSize());
+        probe.after("expert_down", l, backend, b.expertOut, (long) routing.slots() * config.hiddenSize());
         backend.sumExperts(b.expertOut, routing, b.xb, config.hiddenSize());
-        probe.after("expert_sum", l, b.xb, hiddenLength);
+        probe.after("expert_sum", l, backend, b.xb, hiddenLength);
         backend.add(b.x, b.xb, hiddenLength);
-        probe.after("ffn_residual", l, b.x, hiddenLength);
+        probe.after("ffn_residual", l, backend, b.x, hiddenLength);
     }
 }

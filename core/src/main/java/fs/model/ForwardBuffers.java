@@ -2,31 +2,26 @@ package fs.model;
 
 import fs.backend.Backend;
 import fs.backend.Buffer;
+import java.util.List;
 
 /**
  * The activations of one forward of up to {@link #batchRows} rows, and the logits of up to {@link #logitRows} of them,
- * on a model's backend. Whoever runs forwards owns one (a {@link SingleSequence}, the scheduler): a forward allocates
- * nothing. After {@link DecoderModel#forward}, logits index i is the batch's {@code logitRow(i)}, readable until the next
- * forward into these buffers. Not thread-safe: used by the thread that runs the backend.
+ * on a model's backends: a set of {@link Activations} on each backend its {@link Placement} uses, and the output's
+ * buffers on the output's backend. Whoever runs forwards owns one (a {@link SingleSequence}, the scheduler): a forward
+ * allocates nothing. After {@link DecoderModel#forward}, logits index i is the batch's {@code logitRow(i)}, readable
+ * until the next forward into these buffers. Not thread-safe: used by the thread that runs the backends.
  */
 public final class ForwardBuffers {
+    /** The output's backend, where headIn and logits live. */
     private final Backend backend;
     private final int batchRows;
     private final int logitRows;
     private final int vocab;
 
-    final Buffer x;      // the residual stream, [rows, hidden]
-    final Buffer xb;     // normed input of a block, then a block's output before the residual add, [rows, hidden]
-    final Buffer q;      // [rows, heads * headDim]
-    final Buffer k;      // [rows, kvHeads * headDim]
-    final Buffer v;      // [rows, kvHeads * headDim]
-    final Buffer att;    // attention output, [rows, heads * headDim]
-    final Buffer gate;   // [rows, feed-forward width], or [rows × experts used, expert width]; silu(gate) * up over it
-    final Buffer up;     // as gate
-    final Buffer routerLogits; // [rows, experts]; null without experts
-    final Buffer expertOut;    // each (row, chosen expert)'s output, [rows × experts used, hidden]; null without experts
-    /** The host copy of the last forward's router logits, reused while the batch's rows stay the same (decode). */
-    private float[] hostRouterLogits = new float[0];
+    /** Each backend's activations, in the order of {@link Placement#backends}. */
+    private final List<Activations> activations;
+    /** The hidden state on its way between two backends, reused while the batch's rows stay the same (decode). */
+    private float[] handedOff = new float[0];
     final Buffer headIn; // the final-normed rows that get logits, [logitRows, hidden]
     final Buffer logits; // [logitRows, vocab]
     /** Logits rows written by the last forward. */
@@ -37,41 +32,39 @@ public final class ForwardBuffers {
     int rerankLogitsInUse;
     private final int hidden;
 
-    ForwardBuffers(ModelConfig config, Backend backend, int batchRows, int logitRows) {
+    ForwardBuffers(ModelConfig config, Placement placement, int batchRows, int logitRows) {
         if (batchRows < 1) throw new IllegalArgumentException("batchRows must be at least 1: " + batchRows);
         if (logitRows < 1 || logitRows > batchRows) {
             throw new IllegalArgumentException("logitRows must be in 1.." + batchRows + ": " + logitRows);
         }
-        this.backend = backend;
+        this.backend = placement.output();
         this.batchRows = batchRows;
         this.logitRows = logitRows;
         this.vocab = config.vocabSize();
         this.hidden = config.hiddenSize();
-        long rows = batchRows;
-        x = backend.allocate(rows * config.hiddenSize());
-        xb = backend.allocate(rows * config.hiddenSize());
-        q = backend.allocate(rows * config.queryDim());
-        k = backend.allocate(rows * config.kvDim());
-        v = backend.allocate(rows * config.kvDim());
-        att = backend.allocate(rows * config.queryDim());
-        long ffnWidth = 0;
-        for (FeedForward f : config.kinds()) {
-            ffnWidth = Math.max(ffnWidth, f instanceof FeedForward.Experts e ? (long) e.used() * e.width() : f.width());
-        }
-        gate = backend.allocate(rows * ffnWidth);
-        up = backend.allocate(rows * ffnWidth);
-        int experts = config.largestExpertCount();
-        routerLogits = experts == 0 ? null : backend.allocate(rows * experts);
-        expertOut = experts == 0 ? null : backend.allocate(rows * config.mostExpertsUsed() * config.hiddenSize());
+        this.activations = placement.backends().stream().map(b -> new Activations(config, b, batchRows)).toList();
         headIn = backend.allocate((long) logitRows * config.hiddenSize());
         logits = backend.allocate((long) logitRows * vocab);
     }
 
-    /** The router logits of the last {@code rows} rows routed among {@code experts}, on the host (a wait for them). */
-    float[] readRouterLogits(int rows, int experts) {
-        if (hostRouterLogits.length != rows * experts) hostRouterLogits = new float[rows * experts];
-        backend.read(routerLogits, 0, hostRouterLogits);
-        return hostRouterLogits;
+    /** The activations on {@code on}, one of the placement's backends. */
+    Activations on(Backend on) {
+        for (Activations a : activations) if (a.backend == on) return a;
+        throw new IllegalArgumentException("no activations on " + on.description());
+    }
+
+    /**
+     * The activations on {@code to} holding the residual stream of {@code rows} rows that {@code from} holds: the
+     * same when they are on one backend, else {@code to}'s, with the stream copied there through the host.
+     */
+    Activations handOff(Activations from, Backend to, int rows) {
+        if (from.backend == to) return from;
+        int length = rows * hidden;
+        if (handedOff.length != length) handedOff = new float[length];
+        from.backend.read(from.x, 0, handedOff);
+        Activations next = on(to);
+        to.write(handedOff, next.x, 0);
+        return next;
     }
 
     /** The most rows a forward into these buffers may have. */

@@ -57,14 +57,43 @@ public record ModelWeights(Tensor embedTokens, List<Layer> layers, Tensor norm, 
 
     /** The bytes of every weight the model reads, each once (a tied output projection is the embedding). */
     public long bytes() {
-        Set<Tensor> seen = Collections.newSetFromMap(new IdentityHashMap<>());
-        List<Tensor> all = new ArrayList<>(List.of(embedTokens, norm));
-        if (lmHead != null) all.add(lmHead);
-        if (rerankHead != null) all.add(rerankHead);
+        List<Tensor> all = new ArrayList<>(List.of(embedTokens));
         for (Layer layer : layers) {
-            Attention a = layer.attention();
-            all.addAll(List.of(a.norm(), a.q(), a.k(), a.v(), a.o(), a.qNorm(), a.kNorm(), layer.ffnNorm()));
-            switch (layer.feedForward()) {
+            all.addAll(layer.attentionTensors());
+            all.addAll(layer.feedForwardTensors());
+        }
+        all.addAll(outputTensors());
+        return bytesOf(all);
+    }
+
+    /** The final norm and the output projection and reranker head (when there are): what runs after the layers. */
+    public List<Tensor> outputTensors() {
+        List<Tensor> output = new ArrayList<>(List.of(norm));
+        if (lmHead != null) output.add(lmHead);
+        if (rerankHead != null) output.add(rerankHead);
+        return output;
+    }
+
+    /** The bytes of {@code tensors}, each once. */
+    public static long bytesOf(List<Tensor> tensors) {
+        Set<Tensor> seen = Collections.newSetFromMap(new IdentityHashMap<>());
+        long bytes = 0;
+        for (Tensor tensor : tensors) if (seen.add(tensor)) bytes += tensor.data().byteSize();
+        return bytes;
+    }
+
+    /** The weights of one decoder layer: attention, the feed-forward's norm, and the feed-forward. */
+    public record Layer(Attention attention, Tensor ffnNorm, FeedForwardWeights feedForward) {
+        /** The attention block's tensors. */
+        public List<Tensor> attentionTensors() {
+            Attention a = attention;
+            return List.of(a.norm(), a.q(), a.k(), a.v(), a.o(), a.qNorm(), a.kNorm());
+        }
+
+        /** The feed-forward block's tensors, its norm first; a GGUF's expert stacks whole, not their slices. */
+        public List<Tensor> feedForwardTensors() {
+            List<Tensor> all = new ArrayList<>(List.of(ffnNorm));
+            switch (feedForward) {
                 case Dense d -> all.addAll(List.of(d.gate(), d.up(), d.down()));
                 case Experts e -> {
                     all.add(e.router());
@@ -74,14 +103,9 @@ public record ModelWeights(Tensor embedTokens, List<Layer> layers, Tensor norm, 
                     }
                 }
             }
+            return all;
         }
-        long bytes = 0;
-        for (Tensor tensor : all) if (seen.add(tensor)) bytes += tensor.data().byteSize();
-        return bytes;
     }
-
-    /** The weights of one decoder layer: attention, the feed-forward's norm, and the feed-forward. */
-    public record Layer(Attention attention, Tensor ffnNorm, FeedForwardWeights feedForward) {}
 
     /** The attention block's weights: its input norm, the projections and the per-head q and k norms. */
     public record Attention(Tensor norm, Tensor q, Tensor k, Tensor v, Tensor o, Tensor qNorm, Tensor kNorm) {}

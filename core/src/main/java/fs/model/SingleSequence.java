@@ -1,7 +1,6 @@
 package fs.model;
 
 import fs.FsException;
-import fs.backend.Backend;
 import fs.backend.KvCache;
 import fs.backend.KvCacheTypes;
 import java.util.Arrays;
@@ -78,10 +77,6 @@ public final class SingleSequence {
 
     public ModelConfig config() {
         return model.config();
-    }
-
-    public Backend backend() {
-        return model.backend();
     }
 
     public Shape shape() {

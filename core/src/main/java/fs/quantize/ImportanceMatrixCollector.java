@@ -36,7 +36,6 @@ public final class ImportanceMatrixCollector implements Probe {
             "experts_in", List.of("ffn_gate_exps.weight", "ffn_up_exps.weight"),
             "expert_silu_mul", List.of("ffn_down_exps.weight"));
 
-    private final Backend backend;
     private final ModelConfig config;
     /** Per op and layer ("attn_norm 3"), the running sums and their row counts. */
     private final Map<String, Accumulator> accumulators = new HashMap<>();
@@ -76,13 +75,12 @@ public final class ImportanceMatrixCollector implements Probe {
         }
     }
 
-    public ImportanceMatrixCollector(Backend backend, ModelConfig config) {
-        this.backend = backend;
+    public ImportanceMatrixCollector(ModelConfig config) {
         this.config = config;
     }
 
     @Override
-    public void after(String op, int layer, Buffer output, long length) {
+    public void after(String op, int layer, Backend backend, Buffer output, long length) {
         if (layer < 0) return;
         FeedForward feedForward = config.feedForward(layer);
         boolean experts = feedForward instanceof FeedForward.Experts;
@@ -93,7 +91,7 @@ public final class ImportanceMatrixCollector implements Probe {
             default -> null;
         };
         if (width == null) return;
-        float[] values = read(output, length);
+        float[] values = read(backend, output, length);
         int rows = Math.toIntExact(length / width);
         if (op.equals("expert_silu_mul")) {
             if (routing == null || routingLayer != layer || routing.slots() != rows) {
@@ -128,7 +126,7 @@ public final class ImportanceMatrixCollector implements Probe {
         pendingLayer = -1;
     }
 
-    private float[] read(Buffer output, long length) {
+    private float[] read(Backend backend, Buffer output, long length) {
         float[] values = scratch.computeIfAbsent(length, n -> new float[Math.toIntExact(n)]);
         backend.read(output, 0, values);
         return values;

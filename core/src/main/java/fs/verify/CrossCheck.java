@@ -71,8 +71,8 @@ public final class CrossCheck {
 
     private static void compare(String pass, SingleSequence tested, SingleSequence oracle, int[] tokens, int startPos,
                                 List<OpDifference> into) {
-        OpRecorder testedOps = new OpRecorder(tested.backend());
-        OpRecorder oracleOps = new OpRecorder(oracle.backend());
+        OpRecorder testedOps = new OpRecorder();
+        OpRecorder oracleOps = new OpRecorder();
         tested.forward(tokens, startPos, testedOps);
         oracle.forward(tokens, startPos, oracleOps);
         List<OpRecorder.Output> a = testedOps.outputs();

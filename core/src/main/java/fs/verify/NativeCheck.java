@@ -1,5 +1,6 @@
 package fs.verify;
 
+import fs.backend.Backend;
 import fs.backend.Buffer;
 import fs.backend.ExpertRouting;
 import fs.backend.ForwardingBackend;
@@ -78,7 +79,7 @@ public final class NativeCheck extends ForwardingBackend implements Probe {
     }
 
     @Override
-    public void after(String op, int layer, Buffer output, long length) {
+    public void after(String op, int layer, Backend backend, Buffer output, long length) {
         if (pending == null) return;
         ops.add(new Op(op, layer, pending));
         pending = null;

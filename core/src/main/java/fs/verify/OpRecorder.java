@@ -10,15 +10,10 @@ import java.util.List;
 final class OpRecorder implements Probe {
     record Output(String op, int layer, float[] values) {}
 
-    private final Backend backend;
     private final List<Output> outputs = new ArrayList<>();
 
-    OpRecorder(Backend backend) {
-        this.backend = backend;
-    }
-
     @Override
-    public void after(String op, int layer, Buffer output, long length) {
+    public void after(String op, int layer, Backend backend, Buffer output, long length) {
         float[] values = new float[Math.toIntExact(length)];
         backend.read(output, 0, values);
         outputs.add(new Output(op, layer, values));

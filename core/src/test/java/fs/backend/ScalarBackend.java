@@ -251,6 +251,11 @@ public final class ScalarBackend implements Backend {
     }
 
     @Override
+    public void write(float[] src, Buffer dst, long offset) {
+        System.arraycopy(src, 0, data(dst), (int) offset, src.length);
+    }
+
+    @Override
     public int argmax(Buffer x, long offset, int length) {
         float[] xs = data(x);
         int best = 0;

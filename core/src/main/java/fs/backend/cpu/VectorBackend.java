@@ -552,6 +552,13 @@ public final class VectorBackend implements Backend {
     }
 
     @Override
+    public void write(float[] src, Buffer dst, long offset) {
+        MemorySegment d = segment(dst);
+        requireRange(dst, offset, src.length, "write destination");
+        MemorySegment.copy(src, 0, d, FLOAT, offset * Float.BYTES, src.length);
+    }
+
+    @Override
     public int argmax(Buffer x, long offset, int length) {
         MemorySegment s = segment(x);
         requireRange(x, offset, length, "argmax input");

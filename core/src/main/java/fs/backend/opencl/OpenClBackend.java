@@ -126,6 +126,11 @@ public final class OpenClBackend implements Backend {
         return device.device;
     }
 
+    /** The device's memory, CL_DEVICE_GLOBAL_MEM_SIZE: what -ngl auto plans from. */
+    public long memorySize() {
+        return device.device.globalMemSize();
+    }
+
     /** The dtypes weights.cl has kernels for. */
     private static final Set<DType> DENSE = EnumSet.of(DType.F32, DType.F16, DType.BF16);
 
@@ -482,6 +487,20 @@ public final class OpenClBackend implements Backend {
                 MemorySegment.NULL, MemorySegment.NULL), "clEnqueueReadBuffer");
         queueDrained();
         MemorySegment.copy(host, ValueLayout.JAVA_FLOAT, 0, dst, 0, dst.length);
+    }
+
+    @Override
+    public void write(float[] src, Buffer dst, long offset) {
+        ClBuffer to = own(dst);
+        requireRange(to, offset, src.length, "write destination");
+        if (src.length == 0) return;
+        long bytes = (long) src.length * Float.BYTES;
+        MemorySegment host = staging.atLeast(bytes);
+        MemorySegment.copy(src, 0, host, ValueLayout.JAVA_FLOAT, 0, src.length);
+        // Blocking, as embed's write: the staging is reused by the next transfer.
+        ClStatus.check(clEnqueueWriteBuffer(queue, to.handle(), CL_TRUE(), offset * Float.BYTES, bytes, host, 0,
+                MemorySegment.NULL, MemorySegment.NULL), "clEnqueueWriteBuffer");
+        queueDrained();
     }
 
     @Override
