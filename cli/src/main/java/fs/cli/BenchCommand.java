@@ -95,10 +95,11 @@ final class BenchCommand implements Callable<Integer> {
     static final int MAX_PARALLEL = 256;
 
     /** What every row says of the model and where it ran, taken while the model is loaded. */
-    private record Setup(String filename, String model, long bytes, long parameters, String backend) {
+    private record Setup(String filename, String model, long bytes, long parameters, String backend, int gpuLayers) {
         static Setup of(LoadedModel<?> loaded) {
             return new Setup(loaded.source().path().toString(), ModelDescription.of(loaded.source()),
-                    modelBytes(loaded), ModelDescription.parameters(loaded.source()), loaded.backend().description());
+                    modelBytes(loaded), ModelDescription.parameters(loaded.source()), loaded.description(),
+                    loaded.gpuLayers());
         }
     }
 
@@ -307,15 +308,16 @@ final class BenchCommand implements Callable<Integer> {
         int modelWidth = Math.max(30, setup.model().length());
         int backendWidth = Math.max(10, setup.backend().length());
         String format = "| %-" + modelWidth + "s | %-" + backendWidth
-                + "s | %7s | %-6s | %-6s | %7s | %6s | %20s | %20s |%n";
+                + "s | %3s | %7s | %-6s | %-6s | %7s | %6s | %20s | %20s |%n";
         StringBuilder s = new StringBuilder();
-        s.append(String.format(Locale.ROOT, format, "model", "backend", "threads", "type_k", "type_v", "streams",
-                "test", "aggregate t/s", "per-stream t/s"));
+        s.append(String.format(Locale.ROOT, format, "model", "backend", "ngl", "threads", "type_k", "type_v",
+                "streams", "test", "aggregate t/s", "per-stream t/s"));
         s.append("| ").append("-".repeat(modelWidth)).append(" | ").append("-".repeat(backendWidth))
-                .append(" | ------: | :----- | :----- | ------: | -----: | -------------------: ")
+                .append(" | --: | ------: | :----- | :----- | ------: | -----: | -------------------: ")
                 .append("| -------------------: |\n");
         for (ParallelResult r : results) {
-            s.append(String.format(Locale.ROOT, format, setup.model(), setup.backend(), modelOptions.threadCount(),
+            s.append(String.format(Locale.ROOT, format, setup.model(), setup.backend(), setup.gpuLayers(),
+                    modelOptions.threadCount(),
                     r.cacheTypes().keys(), r.cacheTypes().values(), r.streams(), r.name(),
                     String.format(Locale.ROOT, "%.2f ± %.2f", mean(r.aggregateTs()), stddev(r.aggregateTs())),
                     String.format(Locale.ROOT, "%.2f ± %.2f", mean(r.streamTs()), stddev(r.streamTs()))));
@@ -331,6 +333,7 @@ final class BenchCommand implements Callable<Integer> {
             o.put("model_filename", setup.filename());
             o.put("model_type", setup.model());
             o.put("backends", setup.backend());
+            o.put("n_gpu_layers", setup.gpuLayers());
             o.put("n_threads", modelOptions.threadCount());
             o.put("type_k", r.cacheTypes().keys().label());
             o.put("type_v", r.cacheTypes().values().label());
@@ -370,17 +373,17 @@ final class BenchCommand implements Callable<Integer> {
         int modelWidth = Math.max(30, setup.model().length());
         int backendWidth = Math.max(10, setup.backend().length());
         String format = "| %-" + modelWidth + "s | %10s | %10s | %-" + backendWidth
-                + "s | %7s | %-6s | %-6s | %13s | %20s |%n";
+                + "s | %3s | %7s | %-6s | %-6s | %13s | %20s |%n";
         StringBuilder s = new StringBuilder();
-        s.append(String.format(Locale.ROOT, format, "model", "size", "params", "backend", "threads", "type_k",
+        s.append(String.format(Locale.ROOT, format, "model", "size", "params", "backend", "ngl", "threads", "type_k",
                 "type_v", "test", "t/s"));
         s.append("| ").append("-".repeat(modelWidth)).append(" | ---------: | ---------: | ")
                 .append("-".repeat(backendWidth))
-                .append(" | ------: | :----- | :----- | ------------: | -------------------: |\n");
+                .append(" | --: | ------: | :----- | :----- | ------------: | -------------------: |\n");
         for (Result r : results) {
             double[] ts = r.samplesTs();
             s.append(String.format(Locale.ROOT, format, setup.model(), HumanSize.of(setup.bytes()),
-                    parameterCount(setup.parameters()), setup.backend(), modelOptions.threadCount(),
+                    parameterCount(setup.parameters()), setup.backend(), setup.gpuLayers(), modelOptions.threadCount(),
                     r.cacheTypes().keys(), r.cacheTypes().values(), r.name(),
                     String.format(Locale.ROOT, "%.2f ± %.2f", mean(ts), stddev(ts))));
         }
@@ -400,6 +403,7 @@ final class BenchCommand implements Callable<Integer> {
             o.put("model_size", setup.bytes());
             o.put("model_n_params", setup.parameters());
             o.put("backends", setup.backend());
+            o.put("n_gpu_layers", setup.gpuLayers());
             o.put("n_threads", modelOptions.threadCount());
             o.put("n_batch", r.batchRows());
             o.put("n_ctx", r.contextLength());

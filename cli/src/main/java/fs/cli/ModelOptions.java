@@ -7,6 +7,7 @@ import fs.backend.KvCacheTypes;
 import fs.engine.BackendChoice;
 import fs.engine.Engine;
 import fs.engine.LoadedModel;
+import fs.engine.Offload;
 import fs.hub.RepoId;
 import fs.model.SingleSequence;
 import fs.source.ModelSource;
@@ -144,11 +145,50 @@ final class ModelOptions {
         threads = n;
     }
 
-    /** llama.cpp's GPU layer count: parsed as {@code -n gl} it would be a puzzling error, so it is explained. */
-    @Option(names = {"-ngl", "--n-gpu-layers", "--gpu-layers"}, paramLabel = "N", hidden = true)
+    /** -ngl as {@link Offload#gpuLayers(String)} reads it; null when not given. */
+    private Integer gpuLayers;
+
+    @Option(names = {"-ngl", "--gpu-layers", "--n-gpu-layers"}, paramLabel = "N|auto|all",
+            description = "Layers an OpenCL device runs, counted from the output end as llama.cpp counts them: the last "
+                    + "N, the output too when N is above the layer count; all, or auto (as many as its memory holds). "
+                    + "The rest runs on the CPU. Needs --backend opencl or auto (default: all).")
     void gpuLayers(String layers) {
-        throw llamaCppOnly("-ngl", "fs runs every layer on one backend (--backend opencl for the GPU; auto takes one "
-                + "when there is one), partial offload is not implemented");
+        try {
+            gpuLayers = Offload.gpuLayers(layers);
+        } catch (FsException e) {
+            throw new ParameterException(command.commandLine(), e.getMessage());
+        }
+    }
+
+    @Option(names = {"-cmoe", "--cpu-moe"},
+            description = "Keep every mixture of experts (router and experts) on the CPU, the attention where -ngl "
+                    + "says; a dense model has none.")
+    boolean cpuMoe;
+
+    /** --n-cpu-moe; null when not given. */
+    private Integer cpuMoeLayers;
+
+    @Option(names = {"-ncmoe", "--n-cpu-moe"}, paramLabel = "N",
+            description = "Keep the mixtures of experts of the first N layers on the CPU (default: 0).")
+    void cpuMoeLayers(int layers) {
+        if (layers < 0) {
+            throw new ParameterException(command.commandLine(), "--n-cpu-moe must be 0 or more, got " + layers);
+        }
+        cpuMoeLayers = layers;
+    }
+
+    /**
+     * What -ngl, --cpu-moe and --n-cpu-moe ask of an OpenCL device; null when none is given (the whole model where
+     * --backend says). -ngl other than 0 on the CPU is a usage error.
+     */
+    Offload offload() {
+        if (gpuLayers == null && !cpuMoe && cpuMoeLayers == null) return null;
+        if (gpuLayers != null && gpuLayers != 0 && (backend == BackendChoice.CPU || backend == BackendChoice.JAVA)) {
+            throw new ParameterException(command.commandLine(), "-ngl " + Offload.spelling(gpuLayers) + " puts layers "
+                    + "on an OpenCL device: it needs --backend opencl or auto, not " + backend.spelling());
+        }
+        return new Offload(gpuLayers == null ? Offload.ALL : gpuLayers,
+                cpuMoe ? Offload.ALL : cpuMoeLayers == null ? 0 : cpuMoeLayers);
     }
 
     // llama.cpp's other ways to load and run a model, which a user may carry over: each says why fs has no such knob
@@ -330,6 +370,7 @@ final class ModelOptions {
                                         Consumer<ModelSource> beforeUpload, IntFunction<Engine.Allocation<S>> sizedFor,
                                         PrintWriter err) {
         long start = System.nanoTime();
+        Offload offload = offload(); // a usage error, before the model is looked for
         int processors = Runtime.getRuntime().availableProcessors();
         if (threadCount() > processors) {
             err.println("fs: note: " + threadCount() + " threads on " + processors + " available processors: the "
@@ -344,9 +385,9 @@ final class ModelOptions {
             throw e;
         }
         LoadedModel<S> loaded = Engine.load(source, new Engine.Options(backend, device, threadCount(), ctx, "--ctx",
-                keys, values, err), sizedFor);
+                keys, values, offload, err), sizedFor);
         err.printf(Locale.ROOT, "fs: %s: %d layers, context %d, on %s, %s (%.2f s)%n", source.path(),
-                loaded.config().numHiddenLayers(), loaded.contextLength(), loaded.backend().description(),
+                loaded.config().numHiddenLayers(), loaded.contextLength(), loaded.description(),
                 cacheSize(loaded.cacheTypes(), loaded.cacheBytesPerPosition(), loaded.contextLength()),
                 (System.nanoTime() - start) / 1e9);
         err.flush();

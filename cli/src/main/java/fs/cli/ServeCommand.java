@@ -182,6 +182,7 @@ final class ServeCommand implements Callable<Integer> {
         if (embedding && rerank) throw usage("--embedding and --rerank are exclusive: a server does one or the other");
         ServedTask task = embedding ? ServedTask.EMBEDDING : rerank ? ServedTask.RERANK : ServedTask.CHAT;
         String model = modelOptions.model();
+        modelOptions.offload(); // -ngl's usage errors come before the port is taken
         CountDownLatch stop = new CountDownLatch(1);
         ApiServer server;
         try {

@@ -108,8 +108,6 @@ class LlamaSpellingsTest {
 
     /** Each of llama.cpp's flags that fs has no use for, with what it follows and the start of its explanation. */
     static final List<List<String>> EXPLAINED = List.of(
-            List.of("run", "-ngl 99", "-ngl is llama.cpp's: fs runs every layer on one backend"),
-            List.of("run", "--n-gpu-layers 99", "-ngl is llama.cpp's: fs runs every layer on one backend"),
             List.of("run", "-fa", "-fa/--flash-attn is llama.cpp's: fs's attention has no variants"),
             List.of("run", "--flash-attn on", "-fa/--flash-attn is llama.cpp's: fs's attention has no variants"),
             List.of("bench", "-fa 1", "-fa/--flash-attn is llama.cpp's: fs's attention has no variants"),

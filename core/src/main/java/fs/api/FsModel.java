@@ -8,6 +8,7 @@ import fs.chat.constraint.ModelOpenedCalls;
 import fs.engine.BackendChoice;
 import fs.engine.Engine;
 import fs.engine.LoadedModel;
+import fs.engine.Offload;
 import fs.embed.Embeddings;
 import fs.embed.Reranker;
 import fs.embed.ScheduledRetrieval;
@@ -65,10 +66,15 @@ public final class FsModel implements AutoCloseable {
      * @param cacheTypeK    what the KV cache stores keys as, named as llama.cpp's -ctk names it: "f32", "f16",
      *                      "bf16" or "q8_0"; null: f16, as llama.cpp's default, but f32 on the "java" backend
      * @param cacheTypeV    what the KV cache stores values as (-ctv), named and defaulted as cacheTypeK
+     * @param gpuLayers     layers the OpenCL device runs, as llama.cpp's -ngl: "N" (the last N, the output too when N
+     *                      is above the layer count), "all" or "auto" (as many as its memory holds), the rest on the
+     *                      CPU; null: the whole model where backend says. Needs backend "opencl" or "auto"
+     * @param cpuMoeLayers  the layers, from the first, whose mixtures of experts stay on the CPU (--n-cpu-moe; the
+     *                      layer count or more: every layer's, --cpu-moe); 0: none
      * @param log           where download progress and notes (such as "running on the CPU: …") go
      */
     public record Options(String backend, int threads, int contextLength, int parallelSlots, String cacheTypeK,
-                          String cacheTypeV, PrintWriter log) {
+                          String cacheTypeV, String gpuLayers, int cpuMoeLayers, PrintWriter log) {
         /** Checks the values: each wrong one is an FsException naming it. */
         public Options {
             if (BackendChoice.named(backend).isEmpty()) {
@@ -83,49 +89,81 @@ public final class FsModel implements AutoCloseable {
             }
             if (cacheTypeK != null) KvCacheType.parse(cacheTypeK);
             if (cacheTypeV != null) KvCacheType.parse(cacheTypeV);
+            offload(backend, gpuLayers, cpuMoeLayers);
             Objects.requireNonNull(log, "log");
         }
 
         /** Backend auto, a thread per available processor, the default context and cache types, one slot, no log. */
         public static Options defaults() {
-            return new Options("auto", Runtime.getRuntime().availableProcessors(), 0, 1, null, null,
+            return new Options("auto", Runtime.getRuntime().availableProcessors(), 0, 1, null, null, null, 0,
                     new PrintWriter(Writer.nullWriter()));
         }
 
         /** These options on another backend: auto, cpu, java or opencl. */
         public Options withBackend(String value) {
-            return new Options(value, threads, contextLength, parallelSlots, cacheTypeK, cacheTypeV, log);
+            return new Options(value, threads, contextLength, parallelSlots, cacheTypeK, cacheTypeV,
+                    gpuLayers, cpuMoeLayers, log);
         }
 
         /** These options with another number of CPU threads. */
         public Options withThreads(int value) {
-            return new Options(backend, value, contextLength, parallelSlots, cacheTypeK, cacheTypeV, log);
+            return new Options(backend, value, contextLength, parallelSlots, cacheTypeK, cacheTypeV,
+                    gpuLayers, cpuMoeLayers, log);
         }
 
         /** These options with another context length (0: the model's default). */
         public Options withContextLength(int value) {
-            return new Options(backend, threads, value, parallelSlots, cacheTypeK, cacheTypeV, log);
+            return new Options(backend, threads, value, parallelSlots, cacheTypeK, cacheTypeV,
+                    gpuLayers, cpuMoeLayers, log);
         }
 
         /** These options with another number of chats answering at once. */
         public Options withParallelSlots(int value) {
-            return new Options(backend, threads, contextLength, value, cacheTypeK, cacheTypeV, log);
+            return new Options(backend, threads, contextLength, value, cacheTypeK, cacheTypeV,
+                    gpuLayers, cpuMoeLayers, log);
         }
 
         /** These options with the KV cache's keys stored as {@code value}: f32, f16, bf16 or q8_0 (null: default). */
         public Options withCacheTypeK(String value) {
-            return new Options(backend, threads, contextLength, parallelSlots, value, cacheTypeV, log);
+            return new Options(backend, threads, contextLength, parallelSlots, value, cacheTypeV,
+                    gpuLayers, cpuMoeLayers, log);
         }
 
         /** These options with the KV cache's values stored as {@code value}: f32, f16, bf16 or q8_0 (null: default). */
         public Options withCacheTypeV(String value) {
-            return new Options(backend, threads, contextLength, parallelSlots, cacheTypeK, value, log);
+            return new Options(backend, threads, contextLength, parallelSlots, cacheTypeK, value,
+                    gpuLayers, cpuMoeLayers, log);
+        }
+
+        /** These options with {@code value} layers on the OpenCL device: "N", "all" or "auto" (null: all of them). */
+        public Options withGpuLayers(String value) {
+            return new Options(backend, threads, contextLength, parallelSlots, cacheTypeK, cacheTypeV, value,
+                    cpuMoeLayers, log);
+        }
+
+        /** These options with the experts of the first {@code value} layers on the CPU (0: none). */
+        public Options withCpuMoeLayers(int value) {
+            return new Options(backend, threads, contextLength, parallelSlots, cacheTypeK, cacheTypeV, gpuLayers,
+                    value, log);
         }
 
         /** These options logging to {@code value} (e.g. {@code new PrintWriter(System.err, true)}). */
         public Options withLog(PrintWriter value) {
-            return new Options(backend, threads, contextLength, parallelSlots, cacheTypeK, cacheTypeV, value);
+            return new Options(backend, threads, contextLength, parallelSlots, cacheTypeK, cacheTypeV, gpuLayers,
+                    cpuMoeLayers, value);
         }
+    }
+
+    /** What gpuLayers and cpuMoeLayers ask of the device (null: nothing), each wrong value an FsException. */
+    private static Offload offload(String backend, String gpuLayers, int cpuMoeLayers) {
+        if (gpuLayers == null && cpuMoeLayers == 0) return null;
+        Offload offload = new Offload(gpuLayers == null ? Offload.ALL : Offload.gpuLayers(gpuLayers), cpuMoeLayers);
+        BackendChoice choice = BackendChoice.named(backend).orElseThrow();
+        if (offload.gpuLayers() != 0 && (choice == BackendChoice.CPU || choice == BackendChoice.JAVA)) {
+            throw new FsException("gpuLayers " + gpuLayers + " puts layers on an OpenCL device: it needs backend "
+                    + "opencl or auto, not " + backend);
+        }
+        return offload;
     }
 
     private FsModel(LoadedModel<Scheduler> loaded, Tokenizer tokenizer, GenerationConfig defaults) {
@@ -173,7 +211,7 @@ public final class FsModel implements AutoCloseable {
         Engine.Options engine = new Engine.Options(BackendChoice.named(options.backend()).orElseThrow(), null,
                 options.threads(), options.contextLength() == 0 ? null : options.contextLength(),
                 "the context length", cacheType(options.cacheTypeK()), cacheType(options.cacheTypeV()),
-                options.log());
+                offload(options.backend(), options.gpuLayers(), options.cpuMoeLayers()), options.log());
         LoadedModel<Scheduler> loaded = Engine.load(opened, engine, context -> {
             Scheduler.Config slots = schedulerConfig(context, options.parallelSlots());
             return (model, cacheTypes) -> new Scheduler(model, slots, cacheTypes);
@@ -288,7 +326,7 @@ public final class FsModel implements AutoCloseable {
 
     /** Where the model runs, e.g. "CPU (Vector API, 8 threads)". */
     public String backendDescription() {
-        return loaded.backend().description();
+        return loaded.description();
     }
 
     /** What the KV cache stores keys and values as: "f16", or "k q8_0, v f16" when they differ. */

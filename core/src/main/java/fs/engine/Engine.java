@@ -15,7 +15,10 @@ import fs.model.ModelConfig;
 import fs.model.ModelWeights;
 import fs.model.ParameterCount;
 import fs.source.ModelSource;
+import fs.model.Placement;
 import java.io.PrintWriter;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
 import java.util.function.IntFunction;
 
@@ -51,12 +54,20 @@ public final class Engine {
      *                       ("--ctx", "the context length")
      * @param cacheTypeK     what the KV cache stores keys as (null: the default, see {@link #cacheTypes})
      * @param cacheTypeV     what the KV cache stores values as (null: the default)
-     * @param log            where the weights' notes and the fallback to the CPU are said
+     * @param offload        how much of the model an OpenCL device runs, the rest on the CPU (null: all of it, as
+     *                       without -ngl); {@code gpuLayers} other than 0 needs {@code backend} opencl or auto
+     * @param log            where the weights' notes, the offload plan and the fallback to the CPU are said
      */
     public record Options(BackendChoice backend, Integer device, int threads, Integer contextLength,
-                          String contextSetting, KvCacheType cacheTypeK, KvCacheType cacheTypeV, PrintWriter log) {
+                          String contextSetting, KvCacheType cacheTypeK, KvCacheType cacheTypeV, Offload offload,
+                          PrintWriter log) {
         public Options {
             Objects.requireNonNull(backend, "backend");
+            if (offload != null && offload.gpuLayers() != 0
+                    && (backend == BackendChoice.CPU || backend == BackendChoice.JAVA)) {
+                throw new FsException("-ngl " + Offload.spelling(offload.gpuLayers()) + " puts layers on an OpenCL "
+                        + "device: it needs --backend opencl or auto, not " + backend.spelling());
+            }
             if (threads < 1) throw new FsException("threads must be at least 1, got " + threads);
             Objects.requireNonNull(contextSetting, "contextSetting");
             Objects.requireNonNull(log, "log");
@@ -104,7 +115,7 @@ public final class Engine {
      * same backend, with the cache types settled for it ({@link #cacheTypes}), and under the same fallback.
      */
     public static <S> LoadedModel<S> load(ModelSource source, Options options, IntFunction<Allocation<S>> sizedFor) {
-        Backend backend = null;
+        List<Backend> created = new ArrayList<>(); // closed if this fails
         try {
             ModelConfig config = source.config();
             int contextLength = contextLength(config, options);
@@ -120,31 +131,85 @@ public final class Engine {
                         + ParameterCount.label(parameters.active()) + " active per token), "
                         + HumanSize.of(weights.bytes()) + " of weights mapped");
             }
-            backend = createBackend(options);
+            Backend backend = createBackend(options);
+            created.add(backend);
             DecoderModel model;
             KvCacheTypes cacheTypes;
             S state;
             try {
-                model = new DecoderModel(config, weights, backend);
+                model = place(config, weights, backend, options, contextLength, created);
                 cacheTypes = cacheTypes(options);
                 state = allocation.allocate(model, cacheTypes);
             } catch (FsException e) {
                 // auto promises to run: a device that cannot hold the model (or build its kernels) means the CPU.
                 if (options.backend() != BackendChoice.AUTO || backend instanceof VectorBackend) throw e;
-                backend.close();
-                backend = null; // closed: if the CPU backend cannot be made either, there is nothing left to close
+                closeAll(created);
+                created.clear(); // closed: if the CPU backend cannot be made either, there is nothing left to close
                 backend = onTheCpu(e.getMessage(), options);
+                created.add(backend);
                 model = new DecoderModel(config, weights, backend);
                 cacheTypes = cacheTypes(options);
                 state = allocation.allocate(model, cacheTypes);
             }
+            List<Backend> used = model.placement().backends();
+            closeAll(created.stream().filter(b -> !used.contains(b)).toList()); // the device of -ngl 0
             options.log().flush();
-            return new LoadedModel<>(source, backend, model, contextLength, cacheTypes, state);
+            return new LoadedModel<>(source, model, description(model), contextLength, cacheTypes, state);
         } catch (RuntimeException | Error e) {
-            if (backend != null) backend.close();
+            closeAll(created);
             source.close();
             throw e;
         }
+    }
+
+    /**
+     * The model on {@code backend}, or split between it and the CPU as {@code options}' offload plans it when it is an
+     * OpenCL device; a CPU backend made for the split is added to {@code created}.
+     */
+    private static DecoderModel place(ModelConfig config, ModelWeights weights, Backend backend, Options options,
+            int contextLength, List<Backend> created) {
+        if (options.offload() == null || !(backend instanceof OpenClBackend device)) {
+            return new DecoderModel(config, weights, backend);
+        }
+        long layerCache = cacheTypes(options).bytesPerPosition(1, config.numKeyValueHeads(), config.headDim())
+                * contextLength;
+        long memory = device.memorySize();
+        OffloadPlan plan = OffloadPlan.of(options.offload(), config, weights, layerCache, memory);
+        String asked = Offload.spelling(options.offload().gpuLayers());
+        if (plan.deviceWeightBytes() + plan.deviceCacheBytes() > memory) {
+            throw OffloadPlan.doesNotFit(asked, plan, memory);
+        }
+        options.log().println("fs: " + plan.line(asked, device.description()));
+        if (plan.wholeOnDevice(config)) return new DecoderModel(config, weights, device);
+        Backend cpu = new VectorBackend(options.threads());
+        created.add(cpu);
+        return new DecoderModel(config, weights, plan.placement(config, device, cpu));
+    }
+
+    /** Where the model runs: its backend's description, or for a split the device's share and the CPU's. */
+    private static String description(DecoderModel model) {
+        Placement placement = model.placement();
+        if (placement.single()) return placement.output().description();
+        long offloaded = placement.layers().stream().filter(l -> l.attention() != placement.input()).count();
+        Backend device = placement.backends().stream().filter(b -> b instanceof OpenClBackend).findFirst()
+                .orElseThrow();
+        Backend cpu = placement.input();
+        return device.description() + " with " + offloaded + "/" + placement.layers().size() + " layers"
+                + (placement.output() == device ? " and the output" : "") + ", the rest on " + cpu.description();
+    }
+
+    /** Closes each of {@code backends}, the first failure thrown after all were tried. */
+    static void closeAll(List<Backend> backends) {
+        RuntimeException failure = null;
+        for (Backend backend : backends) {
+            try {
+                backend.close();
+            } catch (RuntimeException e) {
+                if (failure == null) failure = e;
+                else failure.addSuppressed(e);
+            }
+        }
+        if (failure != null) throw failure;
     }
 
     private static int contextLength(ModelConfig config, Options options) {

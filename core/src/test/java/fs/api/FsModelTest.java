@@ -172,6 +172,12 @@ class FsModelTest {
         assertEquals("unknown KV cache type 'q4_0': use one of f32, f16, bf16, q8_0",
                 assertThrows(FsException.class, () -> FsModel.Options.defaults().withCacheTypeK("q4_0")).getMessage());
         assertThrows(FsException.class, () -> FsModel.Options.defaults().withCacheTypeV("f8"));
+        assertEquals("-ngl must be a number of layers (0 or more), auto or all, got 'half'", assertThrows(
+                FsException.class, () -> FsModel.Options.defaults().withGpuLayers("half")).getMessage());
+        assertEquals("gpuLayers 2 puts layers on an OpenCL device: it needs backend opencl or auto, not cpu",
+                assertThrows(FsException.class,
+                        () -> FsModel.Options.defaults().withGpuLayers("2").withBackend("cpu")).getMessage());
+        assertThrows(FsException.class, () -> FsModel.Options.defaults().withCpuMoeLayers(-1));
         assertThrows(FsException.class, () -> ChatParams.defaults().withTemperature(-1));
         assertThrows(FsException.class, () -> ChatParams.defaults().withTopP(0));
         assertThrows(FsException.class, () -> ChatParams.defaults().withMaxTokens(-2));

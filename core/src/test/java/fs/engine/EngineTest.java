@@ -31,7 +31,8 @@ class EngineTest {
 
     private static Engine.Options options(BackendChoice backend, KvCacheType keys, KvCacheType values,
                                           Integer contextLength, StringWriter log) {
-        return new Engine.Options(backend, null, 2, contextLength, "--ctx", keys, values, new PrintWriter(log, true));
+        return new Engine.Options(backend, null, 2, contextLength, "--ctx", keys, values, null,
+                new PrintWriter(log, true));
     }
 
     private static Engine.Options cacheTypes(BackendChoice backend, KvCacheType keys, KvCacheType values) {
@@ -69,7 +70,7 @@ class EngineTest {
         try (LoadedModel<SingleSequence> loaded = Engine.load(Engine.open(MODEL, new PrintWriter(new StringWriter())),
                 options(BackendChoice.CPU, 16, new StringWriter()), context -> (model, cacheTypes) ->
                         new SingleSequence(model, SingleSequence.Shape.forGeneration(context, 4), cacheTypes))) {
-            KvCacheTypes expected = loaded.backend().kvCacheTypes().contains(KvCacheType.F16)
+            KvCacheTypes expected = loaded.model().placement().output().kvCacheTypes().contains(KvCacheType.F16)
                     ? KvCacheTypes.F16 : KvCacheTypes.F32;
             assertEquals(expected, loaded.cacheTypes());
             assertEquals(expected, loaded.state().cacheTypes());

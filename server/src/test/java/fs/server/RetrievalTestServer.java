@@ -42,7 +42,7 @@ final class RetrievalTestServer implements AutoCloseable {
     private RetrievalTestServer(String checkpoint, ServedTask task) throws InterruptedException {
         id = checkpoint;
         Engine.Options options = new Engine.Options(BackendChoice.JAVA, null, 2, CONTEXT, "the context length", null,
-                null, new PrintWriter(Writer.nullWriter()));
+                null, null, new PrintWriter(Writer.nullWriter()));
         loaded = Engine.load(ModelSource.open(Golden.modelDir(checkpoint)), options, context -> (model, types) ->
                 new Scheduler(model, new Scheduler.Config(1, context, Engine.PREFILL_CHUNK, 4), types));
         Tokenizer tokenizer = loaded.source().tokenizer();

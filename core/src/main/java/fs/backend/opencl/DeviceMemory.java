@@ -29,8 +29,8 @@ final class DeviceMemory {
         if (reserved + bytes > globalMemSize) {
             throw new FsException("the model does not fit on " + device + ": " + what + " (" + HumanSize.of(bytes)
                     + ") would bring device memory in use to " + HumanSize.of(reserved + bytes) + ", more than its "
-                    + HumanSize.of(globalMemSize) + " (CL_DEVICE_GLOBAL_MEM_SIZE); partial layer offload is not "
-                    + "supported, so use --backend cpu, a smaller model or a shorter --ctx");
+                    + HumanSize.of(globalMemSize) + " (CL_DEVICE_GLOBAL_MEM_SIZE): offload fewer layers (-ngl), or use "
+                    + "--backend cpu, a smaller model or a shorter --ctx");
         }
         reserved += bytes;
     }

@@ -46,8 +46,8 @@ class OpenClErrorsTest {
         }
         FsException full = assertThrows(FsException.class, () -> memory.reserve("lm_head.weight", 100 * mib));
         assertEquals("the model does not fit on Tiny GPU: lm_head.weight (100 MiB) would bring device memory in use"
-                + " to 1.04 GiB, more than its 1000 MiB (CL_DEVICE_GLOBAL_MEM_SIZE); partial layer offload is not"
-                + " supported, so use --backend cpu, a smaller model or a shorter --ctx", full.getMessage());
+                + " to 1.04 GiB, more than its 1000 MiB (CL_DEVICE_GLOBAL_MEM_SIZE): offload fewer layers (-ngl), or"
+                + " use --backend cpu, a smaller model or a shorter --ctx", full.getMessage());
         assertEquals(960 * mib, memory.reserved());
     }
 }

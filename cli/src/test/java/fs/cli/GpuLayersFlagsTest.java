@@ -1,0 +1,80 @@
+package fs.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import fs.model.Golden;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.FieldSource;
+
+/**
+ * llama.cpp's -ngl, --cpu-moe and --n-cpu-moe on fs run, bench and serve: a split gives the unsplit model's greedy
+ * answer on the OpenCL device (PoCL in CI), says its plan in one line, and bench records n_gpu_layers as llama-bench
+ * does; a bad value is a usage error before any model is looked for.
+ */
+class GpuLayersFlagsTest {
+    private static final String MODEL = Golden.modelDir("tiny-tied").toString();
+    private static final String ABSENT_MODEL = "/nonexistent/model";
+
+    static final List<List<String>> BAD = List.of(
+            List.of("-ngl -1", "-ngl must be a number of layers (0 or more), auto or all, got -1"),
+            List.of("--gpu-layers many", "-ngl must be a number of layers (0 or more), auto or all, got 'many'"),
+            List.of("-ngl 2 --backend cpu", "-ngl 2 puts layers on an OpenCL device: it needs --backend opencl or "
+                    + "auto, not cpu"),
+            List.of("--n-gpu-layers all --backend java", "-ngl all puts layers on an OpenCL device: it needs "
+                    + "--backend opencl or auto, not java"),
+            List.of("--n-cpu-moe -1", "--n-cpu-moe must be 0 or more, got -1"));
+
+    @ParameterizedTest
+    @FieldSource("BAD")
+    void aBadValueIsAUsageErrorBeforeTheModelIsLookedFor(List<String> bad) {
+        for (List<String> line : List.of(List.of("run", ABSENT_MODEL, "-p", "hi"), List.of("bench", ABSENT_MODEL),
+                List.of("serve", ABSENT_MODEL))) {
+            String command = line.getFirst();
+            List<String> args = new ArrayList<>(line);
+            args.addAll(List.of(bad.get(0).split(" ")));
+            CliRun run = CliRun.of(args.toArray(String[]::new));
+            assertEquals(2, run.exitCode(), command + " " + bad.get(0) + ": " + run.err());
+            assertEquals("fs: " + bad.get(1) + " (see 'fs " + command + " --help')", run.err().strip());
+        }
+    }
+
+    @Test
+    void aSplitAnswersAsTheUnsplitModelAndSaysItsPlan() {
+        List<String> common = List.of("run", MODEL, "-p", "Hello", "-n", "6", "--temp", "0", "-t", "2", "--backend",
+                "opencl");
+        CliRun whole = CliRun.of(common.toArray(String[]::new));
+        assertEquals(0, whole.exitCode(), whole.err());
+        List<String> split = new ArrayList<>(common);
+        split.addAll(List.of("-ngl", "1", "--n-cpu-moe", "2")); // a dense model has no experts: as llama.cpp, no error
+        CliRun run = CliRun.of(split.toArray(String[]::new));
+        assertEquals(0, run.exitCode(), run.err());
+        assertEquals(whole.out(), run.out());
+        assertTrue(run.err().contains("fs: -ngl 1: 1/3 layers on opencl ("), run.err());
+        assertTrue(run.err().contains(" with 1/2 layers, the rest on cpu ("), run.err());
+    }
+
+    @Test
+    void benchRecordsTheLayersOnTheDevice() throws IOException {
+        assertEquals(1, gpuLayers("--backend", "opencl", "-ngl", "1"));
+        assertEquals(3, gpuLayers("--backend", "opencl", "-ngl", "99"), "clamped to the layers and the output");
+        assertEquals(0, gpuLayers("--backend", "cpu"));
+    }
+
+    private static int gpuLayers(String... flags) throws IOException {
+        List<String> args = new ArrayList<>(List.of("bench", MODEL, "-p", "4", "-n", "1", "-r", "1", "-t", "2",
+                "--json"));
+        args.addAll(List.of(flags));
+        CliRun run = CliRun.of(args.toArray(String[]::new));
+        assertEquals(0, run.exitCode(), run.err());
+        JsonNode tests = new ObjectMapper().readTree(run.out());
+        assertEquals(tests.get(0).get("n_gpu_layers"), tests.get(1).get("n_gpu_layers"));
+        return tests.get(0).get("n_gpu_layers").intValue();
+    }
+}

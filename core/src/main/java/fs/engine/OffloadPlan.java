@@ -1,0 +1,150 @@
+package fs.engine;
+
+import fs.FsException;
+import fs.HumanSize;
+import fs.backend.Backend;
+import fs.model.FeedForward;
+import fs.model.ModelConfig;
+import fs.model.ModelWeights;
+import fs.model.Placement;
+import fs.tensor.Tensor;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Where an {@link Offload} puts each part of one model, and what that costs each side: {@code gpuLayers} resolved to
+ * 0..layers + 1 (layers + 1: the output too, as llama.cpp counts it), {@code cpuMoeLayers} to 0..layers, and the bytes
+ * of weights and KV cache (one sequence at the context length) on the device and on the CPU. The CPU's weights stay
+ * mapped from the file, so its bytes are what the CPU reads, not a copy. A model wholly on the device also embeds
+ * there (as without -ngl); otherwise the embedding runs on the CPU, as llama.cpp's does.
+ */
+public record OffloadPlan(int layers, int gpuLayers, int cpuMoeLayers, long deviceWeightBytes, long deviceCacheBytes,
+                          long hostWeightBytes, long hostCacheBytes) {
+    /**
+     * What -ngl auto leaves free on the device for the buffers of a forward, the driver and other programs: llama.cpp's
+     * --fit-target default.
+     */
+    public static final long MARGIN = 1L << 30;
+
+    /**
+     * The plan of {@code offload} for a model of {@code weights}, each layer's KV cache {@code layerCacheBytes}, on a
+     * device of {@code deviceMemory} bytes (CL_DEVICE_GLOBAL_MEM_SIZE): -ngl auto takes the most layers, from the
+     * output end, whose weights and caches fit in {@code deviceMemory} less {@link #MARGIN}, then the output if
+     * every layer fits.
+     */
+    public static OffloadPlan of(Offload offload, ModelConfig config, ModelWeights weights, long layerCacheBytes,
+            long deviceMemory) {
+        int layers = weights.layers().size();
+        int cpuMoe = Math.min(offload.cpuMoeLayers(), layers);
+        int gpuLayers = offload.gpuLayers() == Offload.AUTO
+                ? fit(deviceMemory - MARGIN, layerDeviceBytes(config, weights, cpuMoe, layerCacheBytes),
+                        ModelWeights.bytesOf(outputPart(weights, !anyExperts(config, cpuMoe))))
+                : (int) Math.min(offload.gpuLayers(), layers + 1L);
+        List<Tensor> device = new ArrayList<>(), host = new ArrayList<>();
+        int deviceCaches = 0;
+        for (int l = 0; l < layers; l++) {
+            ModelWeights.Layer layer = weights.layers().get(l);
+            boolean onDevice = l >= layers - Math.min(gpuLayers, layers);
+            (onDevice ? device : host).addAll(layer.attentionTensors());
+            (onDevice && !expertsOnCpu(config, cpuMoe, l) ? device : host).addAll(layer.feedForwardTensors());
+            if (onDevice) deviceCaches++;
+        }
+        boolean whole = gpuLayers > layers && !anyExperts(config, cpuMoe);
+        (whole ? device : host).add(weights.embedTokens());
+        (gpuLayers > layers ? device : host).addAll(weights.outputTensors());
+        return new OffloadPlan(layers, gpuLayers, cpuMoe, ModelWeights.bytesOf(device),
+                deviceCaches * layerCacheBytes, ModelWeights.bytesOf(host), (layers - deviceCaches) * layerCacheBytes);
+    }
+
+    /**
+     * How many of the layers whose device bytes are {@code layerBytes} fit in {@code budget} bytes, taken from the last
+     * layer down, and one more (the output, {@code outputBytes}) when all of them fit with it.
+     */
+    static int fit(long budget, long[] layerBytes, long outputBytes) {
+        long used = 0;
+        int layers = 0;
+        for (int l = layerBytes.length - 1; l >= 0 && used + layerBytes[l] <= budget; l--) {
+            used += layerBytes[l];
+            layers++;
+        }
+        return layers == layerBytes.length && used + outputBytes <= budget ? layers + 1 : layers;
+    }
+
+    /**
+     * Each layer's bytes on the device when it is offloaded: its attention, its cache, and its feed-forward unless the
+     * experts stay on the CPU.
+     */
+    private static long[] layerDeviceBytes(ModelConfig config, ModelWeights weights, int cpuMoe, long layerCacheBytes) {
+        long[] bytes = new long[weights.layers().size()];
+        for (int l = 0; l < bytes.length; l++) {
+            ModelWeights.Layer layer = weights.layers().get(l);
+            List<Tensor> tensors = new ArrayList<>(layer.attentionTensors());
+            if (!expertsOnCpu(config, cpuMoe, l)) tensors.addAll(layer.feedForwardTensors());
+            bytes[l] = ModelWeights.bytesOf(tensors) + layerCacheBytes;
+        }
+        return bytes;
+    }
+
+    /**
+     * What goes to the device with the output: the final norm and lm_head, and the embedding when the whole model
+     * does.
+     */
+    private static List<Tensor> outputPart(ModelWeights weights, boolean whole) {
+        List<Tensor> tensors = new ArrayList<>(weights.outputTensors());
+        if (whole) tensors.add(weights.embedTokens());
+        return tensors;
+    }
+
+    private static boolean expertsOnCpu(ModelConfig config, int cpuMoe, int layer) {
+        return layer < cpuMoe && config.feedForward(layer) instanceof FeedForward.Experts;
+    }
+
+    private static boolean anyExperts(ModelConfig config, int cpuMoe) {
+        for (int l = 0; l < cpuMoe; l++) if (expertsOnCpu(config, cpuMoe, l)) return true;
+        return false;
+    }
+
+    /** Whether any part runs on the device. */
+    public boolean usesDevice() {
+        return gpuLayers > 0;
+    }
+
+    /** Whether every part runs on the device: the whole model, as without -ngl. */
+    public boolean wholeOnDevice(ModelConfig config) {
+        return gpuLayers > layers && !anyExperts(config, cpuMoeLayers);
+    }
+
+    /** Where each part runs, {@code device} and {@code cpu} as this plan says. */
+    public Placement placement(ModelConfig config, Backend device, Backend cpu) {
+        List<Placement.Layer> placed = new ArrayList<>();
+        for (int l = 0; l < layers; l++) {
+            Backend attention = l >= layers - Math.min(gpuLayers, layers) ? device : cpu;
+            placed.add(new Placement.Layer(attention, expertsOnCpu(config, cpuMoeLayers, l) ? cpu : attention));
+        }
+        return new Placement(wholeOnDevice(config) ? device : cpu, placed, gpuLayers > layers ? device : cpu);
+    }
+
+    /**
+     * The plan in one line, as fs says it on loading: "-ngl 14: 14/29 layers on DEVICE (1.2 GiB: weights …, KV cache
+     * …), the rest on the CPU (…)", counting the output as a layer, as llama.cpp does.
+     */
+    public String line(String asked, String device) {
+        String experts = cpuMoeLayers == 0 ? "" : cpuMoeLayers >= layers ? ", every layer's experts on the CPU"
+                : ", the experts of the first " + cpuMoeLayers + " layers on the CPU";
+        return "-ngl " + asked + ": " + gpuLayers + "/" + (layers + 1) + " layers on " + device + " ("
+                + bytes(deviceWeightBytes, deviceCacheBytes) + "), the rest on the CPU ("
+                + bytes(hostWeightBytes, hostCacheBytes) + ")" + experts;
+    }
+
+    private static String bytes(long weights, long cache) {
+        return HumanSize.of(weights + cache) + ": weights " + HumanSize.of(weights) + ", KV cache "
+                + HumanSize.of(cache);
+    }
+
+    /** A plan of {@code gpuLayers} that does not fit {@code deviceMemory}: the one line that says so. */
+    static FsException doesNotFit(String asked, OffloadPlan plan, long deviceMemory) {
+        return new FsException("-ngl " + asked + " does not fit the device: " + plan.gpuLayers + " layers need "
+                + HumanSize.of(plan.deviceWeightBytes + plan.deviceCacheBytes) + " of its "
+                + HumanSize.of(deviceMemory) + "; offload fewer layers (-ngl auto picks what fits)");
+    }
+}
