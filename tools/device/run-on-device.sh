@@ -6,6 +6,8 @@
 #   FS_DEVICE_ICD=nvidia|pocl  which OpenCL driver the bundled ICD loader gets (default nvidia; pocl is the local test)
 #   FS_DEVICE_BUDGET=SECONDS   the whole run's time, every step included (default 540: a 600 s call with margin)
 #   FS_DEVICE_FULL=1|0         bench a Qwen3-0.6B-shaped checkpoint made on the spot (default 1; 0 benches the tiny one)
+#   FS_DEVICE_SPLIT=1|0        first bench that checkpoint split, half its layers on the GPU (-ngl HALF) and, for
+#                              comparison, -ngl all, -p 128 -n 32 -r 2, in about 200 s of the budget (default 0)
 #
 # Each step runs under timeout, with at most what is left of the budget, so that one hang costs one step, not the
 # lease; a step that fails is recorded with its first line of stderr and the run goes on.
@@ -16,6 +18,7 @@ out="${OUT:-$root/device-out}"
 icd="${FS_DEVICE_ICD:-nvidia}"
 budget="${FS_DEVICE_BUDGET:-540}"
 full="${FS_DEVICE_FULL:-1}"
+split="${FS_DEVICE_SPLIT:-0}"
 quantized=(Q8_0 Q4_K_M)
 start=$SECONDS
 
@@ -140,10 +143,19 @@ step version devices.txt 30 "${fs[@]}" --version
 if ! step devices devices.txt 60 "${fs[@]}" devices || { [[ "$icd" == nvidia ]] && ! grep -q NVIDIA "$work/devices.out"; }; then
   OCL_ICD_DEBUG=15 step devices-debug devices.txt 30 "${fs[@]}" devices  # the loader says which ICD it tried and why
 fi
+shape="$(basename "$bench_model")"
+if [[ "$split" == 1 ]]; then
+  # Before the other steps, so that the split gets its time: the last half of the layers on the GPU, the first half and
+  # the output on the CPU, against the whole model on the GPU in the same run.
+  layers="$("$python" -c 'import json, sys; print(json.load(open(sys.argv[1]))["num_hidden_layers"])' "$bench_model/config.json")"
+  for ngl in $((layers / 2)) all; do
+    step "bench-bf16-$shape-ngl-$ngl" bench.txt 100 "${fs[@]}" bench --backend opencl -r 2 --json "$bench_model" \
+      -p 128 -n 32 -ngl "$ngl"
+  done
+fi
 step verify-bf16-tiny verify.txt 90 "${fs[@]}" verify "$work/tiny-tied"
 bench=("${fs[@]}" bench --backend opencl -r 3 --json)
 # Prefill and generation apart: bench prints its JSON at the end, so a test that overruns loses only its own figures.
-shape="$(basename "$bench_model")"
 step "bench-bf16-$shape-pp" bench.txt 120 "${bench[@]}" "$bench_model" -p 128,512 -n 0
 step "bench-bf16-$shape-tg" bench.txt 120 "${bench[@]}" "$bench_model" -p 0 -n 64
 for t in "${quantized[@]}"; do
@@ -164,8 +176,8 @@ step "bench-bf16-$shape-cpu" bench.txt 120 "${fs[@]}" bench --backend cpu -r 3 -
   echo "|---|---|---|---|"
   while IFS=$'\t' read -r name rc seconds note; do echo "| $name | $rc | $seconds | ${note//|/\\|} |"; done <"$steps"
   echo
-  echo "| model | backend | test | tok/s |"
-  echo "|---|---|---|---|"
+  echo "| model | backend | ngl | test | tok/s |"
+  echo "|---|---|---|---|---|"
   "$python" - "$work"/bench-*.out <<'PY' || echo "| (bench figures could not be read: see bench.txt) | | | |"
 import json, sys
 for path in sys.argv[1:]:
@@ -175,7 +187,8 @@ for path in sys.argv[1:]:
         continue  # a bench that failed printed no JSON; the steps table has its reason
     for r in rows:
         test = f"pp{r['n_prompt']}" if r["n_prompt"] else f"tg{r['n_gen']}"
-        print(f"| {r['model_type']} | {r['backends']} | {test} | {r['avg_ts']:.2f} ± {r['stddev_ts']:.2f} |")
+        print(f"| {r['model_type']} | {r['backends']} | {r.get('n_gpu_layers', '')} | {test} "
+              f"| {r['avg_ts']:.2f} ± {r['stddev_ts']:.2f} |")
 PY
   echo
   for f in "$work"/verify-*.out; do

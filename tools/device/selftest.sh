@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs run-on-device.sh here with the bundled ICD loader pointed at PoCL instead of NVIDIA's driver, and checks what a
 # device call would bring back: the whole script, the jlinked runtime and the bundle, exercised end to end. It makes
-# device-bundle/ first (prepare.sh) when that is missing or older than fs.jar. About a minute on 2 cores, plus
-# prepare.sh's few minutes; not in `mvn verify`, which builds no jlink image.
+# device-bundle/ first (prepare.sh) when that is missing or older than fs.jar. The split steps run too
+# (FS_DEVICE_SPLIT=1). About a minute on 2 cores, plus prepare.sh's few minutes; not in `mvn verify`, which builds no
+# jlink image.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 if [[ ! -f "$root/device-bundle/runtime.tar.xz" || "$root/cli/target/fs.jar" -nt "$root/device-bundle/app/fs.jar" ]]; then
@@ -23,7 +24,7 @@ step_exit() { grep -qE "^\| $1 \| $2 \|" "$out/summary.md"; }
 rc=0
 # The dynamic linker's own log (one file per process) says which libOpenCL.so.1 fs loaded: this machine has a system
 # one too, which the bundled one must shadow.
-OUT="$out" FS_DEVICE_ICD=pocl FS_DEVICE_FULL=0 LD_DEBUG=libs LD_DEBUG_OUTPUT="$ld/ld" bash "$root/tools/device/run-on-device.sh" >/dev/null 2>&1 || rc=$?
+OUT="$out" FS_DEVICE_ICD=pocl FS_DEVICE_FULL=0 FS_DEVICE_SPLIT=1 LD_DEBUG=libs LD_DEBUG_OUTPUT="$ld/ld" bash "$root/tools/device/run-on-device.sh" >/dev/null 2>&1 || rc=$?
 check "run-on-device.sh exits 0 (got $rc)" test "$rc" = 0
 files="$(find "$out" -type f | wc -l)"
 check "at most 8 files come back (got $files)" test "$files" -le 8
@@ -38,8 +39,19 @@ check "the bundled loader found PoCL through the bundle's vendors folder" has de
 check "verify on the bf16 checkpoint passes" step_exit verify-bf16-tiny 0
 check "verify says the backends agree" has verify.txt '^OK: the backends agree'
 for test in pp128 pp512 tg64; do
-  check "the summary has the bf16 $test figure" has summary.md "^\| qwen3 [0-9.]+[KMB] BF16 \| opencl .* \| $test \| [0-9.]+ ± [0-9.]+ \|$"
+  check "the summary has the bf16 $test figure" has summary.md "^\| qwen3 10M BF16 \| opencl .* \| $test \| [0-9.]+ ± [0-9.]+ \|$"
 done
+# FS_DEVICE_SPLIT=1: tiny-tied's 2 layers, one on the device (the CPU runs the other and the output), then all 3.
+for ngl in 1 all; do
+  check "the split step -ngl $ngl passes" step_exit "bench-bf16-tiny-tied-ngl-$ngl" 0
+done
+for ngl in 1 3; do
+  for test in pp128 tg32; do
+    check "the summary has the split's $test figure at ngl $ngl" \
+      has summary.md "^\| qwen3 10M BF16 \| opencl .* \| $ngl \| $test \| [0-9.]+ ± [0-9.]+ \|$"
+  done
+done
+check "the split says its plan in one line" has bench.txt '^fs: -ngl 1: 1/3 layers on opencl '
 for t in Q8_0 Q4_K_M; do
   for kind in verify bench; do
     # Until fs reads GGUF it refuses the file in one line; once it does, the step passes. Either is recorded.
