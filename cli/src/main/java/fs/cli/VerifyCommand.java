@@ -5,11 +5,14 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import fs.FsException;
 import fs.backend.Backend;
+import fs.backend.KvCacheTypes;
 import fs.backend.cpu.CpuKernels;
 import fs.backend.cpu.NativeMatmulCheck;
 import fs.backend.cpu.VectorBackend;
 import fs.backend.opencl.OpenCl;
 import fs.backend.opencl.OpenClBackend;
+import fs.engine.Offload;
+import fs.engine.OffloadPlan;
 import fs.hub.ModelResolver;
 import fs.model.DecoderModel;
 import fs.model.ModelConfig;
@@ -87,6 +90,18 @@ final class VerifyCommand implements Callable<Integer> {
     @Option(names = "--json", description = "Print the report as one JSON object.")
     boolean json;
 
+    @Option(names = {"-ngl", "--gpu-layers", "--n-gpu-layers"}, paramLabel = "N|auto|all",
+            description = "Verify the model split as -ngl splits it for fs run: the last N layers (and the output, above "
+                    + "the layer count) on OpenCL, the rest on the CPU's exact path (default: all).")
+    String gpuLayers;
+
+    @Option(names = {"-cmoe", "--cpu-moe"}, description = "With the split: every mixture of experts on the CPU.")
+    boolean cpuMoe;
+
+    @Option(names = {"-ncmoe", "--n-cpu-moe"}, paramLabel = "N",
+            description = "With the split: the mixtures of experts of the first N layers on the CPU (default: 0).")
+    Integer cpuMoeLayers;
+
     @Option(names = "--native", description = "Check the CPU's native int8 kernels (libfscpu) against the exact Vector "
             + "API path instead of OpenCL, matmul by matmul; the bound of each output is what rounding its input to "
             + "int8 moves, plus both sides' float32 rounding (no --threshold).")
@@ -94,7 +109,11 @@ final class VerifyCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        if (nativeKernels) return verifyNative();
+        Offload offload = offload();
+        if (nativeKernels) {
+            if (offload != null) throw usage("-ngl, --cpu-moe and --n-cpu-moe have no use with --native");
+            return verifyNative();
+        }
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
         CrossCheck.Report report;
@@ -112,12 +131,25 @@ final class VerifyCommand implements Callable<Integer> {
             SingleSequence.Shape shape = new SingleSequence.Shape(tokens.length, tokens.length, tokens.length);
             // The oracle is the exact Vector API path whatever FS_CPU_KERNELS says.
             try (Backend oracleBackend = new VectorBackend(threadCount, CpuKernels.vectorApi());
-                 Backend testedBackend = new OpenClBackend(openClDevice)) {
+                 OpenClBackend testedBackend = new OpenClBackend(openClDevice);
+                 Backend testedCpu = new VectorBackend(threadCount, CpuKernels.vectorApi())) {
                 ModelWeights weights = ModelWeights.bind(config, source.tensors());
                 SingleSequence oracle = new SingleSequence(new DecoderModel(config, weights, oracleBackend), shape);
-                SingleSequence tested = new SingleSequence(new DecoderModel(config, weights, testedBackend), shape);
-                err.println("fs: verifying " + testedBackend.description() + " against " + oracleBackend.description()
-                        + " on " + tokens.length + " tokens");
+                String split = "";
+                DecoderModel testedModel;
+                if (offload == null) {
+                    testedModel = new DecoderModel(config, weights, testedBackend);
+                } else {
+                    // The split's CPU part on the exact path too: what differs from the oracle is the device's ops.
+                    long cache = KvCacheTypes.F32.bytesPerPosition(1, config.numKeyValueHeads(), config.headDim())
+                            * tokens.length;
+                    OffloadPlan plan = OffloadPlan.of(offload, config, weights, cache, testedBackend.memorySize());
+                    testedModel = new DecoderModel(config, weights, plan.placement(config, testedBackend, testedCpu));
+                    split = " (" + plan.line(Offload.spelling(offload.gpuLayers()), "OpenCL") + ")";
+                }
+                SingleSequence tested = new SingleSequence(testedModel, shape);
+                err.println("fs: verifying " + testedBackend.description() + split + " against "
+                        + oracleBackend.description() + " on " + tokens.length + " tokens");
                 err.flush();
                 report = CrossCheck.run(tested, oracle, tokens, threshold);
             }
@@ -285,6 +317,17 @@ final class VerifyCommand implements Callable<Integer> {
         for (int id : report.oracleTop1()) oracle.add(id);
         root.put("agree", report.agree());
         return root.toString();
+    }
+
+    /** What -ngl, --cpu-moe and --n-cpu-moe ask for; null: the whole model on OpenCL. */
+    private Offload offload() {
+        if (gpuLayers == null && !cpuMoe && cpuMoeLayers == null) return null;
+        try {
+            return new Offload(gpuLayers == null ? Offload.ALL : Offload.gpuLayers(gpuLayers),
+                    cpuMoe ? Offload.ALL : cpuMoeLayers == null ? 0 : cpuMoeLayers);
+        } catch (FsException e) {
+            throw usage(e.getMessage());
+        }
     }
 
     private ParameterException usage(String message) {

@@ -54,6 +54,26 @@ class VerifyCommandTest {
         assertEquals(6, report.get("top1_agreement").asInt());
     }
 
+    /**
+     * A split model, every op on its own device against the exact path: tiny-moe (3 layers, the middle one dense) with
+     * its last 2 layers on OpenCL and the first one's experts on the CPU; the hand-offs between the two are in the
+     * forward that each op's input comes from.
+     */
+    @Test
+    void aSplitModelAgreesWithTheCpuOpByOp() throws Exception {
+        String moe = Path.of(System.getProperty("fs.repo"), "models", "tiny-moe").toString();
+        Result result = verify(moe, "--tokens", "9707,11,1879,0", "-ngl", "2", "--n-cpu-moe", "1", "--json");
+        assertEquals(0, result.exit(), result.err());
+        JsonNode report = new ObjectMapper().readTree(result.out());
+        assertTrue(report.get("agree").asBoolean(), result.out());
+        assertEquals(5, report.get("top1_agreement").asInt());
+        assertTrue(result.err().contains("(-ngl 2: 2/4 layers on OpenCL ("), result.err());
+        Result nativeSplit = verify(moe, "-ngl", "2", "--native");
+        assertEquals(2, nativeSplit.exit(), nativeSplit.err());
+        assertTrue(nativeSplit.err().startsWith("fs: -ngl, --cpu-moe and --n-cpu-moe have no use with --native"),
+                nativeSplit.err());
+    }
+
     @Test
     void textReportEndsWithTheVerdict() {
         Result result = verify(MODEL, "-p", "Hello world");

@@ -130,6 +130,7 @@ public record OffloadPlan(int layers, int gpuLayers, int cpuMoeLayers, long devi
      */
     public String line(String asked, String device) {
         String experts = cpuMoeLayers == 0 ? "" : cpuMoeLayers >= layers ? ", every layer's experts on the CPU"
+                : cpuMoeLayers == 1 ? ", the experts of the first layer on the CPU"
                 : ", the experts of the first " + cpuMoeLayers + " layers on the CPU";
         return "-ngl " + asked + ": " + gpuLayers + "/" + (layers + 1) + " layers on " + device + " ("
                 + bytes(deviceWeightBytes, deviceCacheBytes) + "), the rest on the CPU ("
