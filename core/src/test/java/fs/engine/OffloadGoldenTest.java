@@ -5,9 +5,15 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import fs.backend.KvCacheType;
+import fs.backend.KvCacheTypes;
 import fs.backend.opencl.OpenClBackend;
+import fs.generate.GenerationStats;
 import fs.generate.Generator;
 import fs.generate.SamplingParams;
+import fs.generate.Scheduler;
+import fs.generate.StopReason;
+import fs.generate.TokenLogprobs;
+import fs.generate.TokenSink;
 import fs.model.FeedForward;
 import fs.model.Golden;
 import fs.model.ModelConfig;
@@ -17,7 +23,12 @@ import fs.model.SingleSequence;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.FieldSource;
 
@@ -81,6 +92,49 @@ class OffloadGoldenTest {
                     .mapToInt(Integer::intValue).toArray(), SamplingParams.greedy());
             assertArrayEquals(expected, generator.generate(golden.greedyPromptIds(), expected.length, id -> {}).ids(),
                     split + ": greedy continuation");
+        }
+    }
+
+    /**
+     * fs serve's batching across a split: a scheduler of two slots on tiny-moe with its last 2 layers on the device and
+     * the first layer's experts on the CPU gives three concurrent greedy requests the tokens each gets alone.
+     */
+    @Test
+    void concurrentRequestsOnASplitGetTheTokensEachGetsAlone() throws Exception {
+        Golden golden = Golden.load("tiny-moe");
+        int[][] prompts = new int[3][];
+        for (int i = 0; i < prompts.length; i++) prompts[i] = Arrays.copyOfRange(golden.promptIds(), 4 * i, 9 * i + 3);
+        int maxTokens = 6;
+        Engine.Options options = new Engine.Options(BackendChoice.OPENCL, null, 2, 32, "--ctx", KvCacheType.F32,
+                KvCacheType.F32, new Offload(2, 1), new PrintWriter(new StringWriter()));
+        try (LoadedModel<Scheduler> loaded = Engine.load(Engine.open(golden.modelDir().toString(),
+                new PrintWriter(new StringWriter())), options, context -> (model, types) ->
+                        new Scheduler(model, new Scheduler.Config(2, context, 4, 4), types))) {
+            assertEquals(2, loaded.gpuLayers());
+            List<CompletableFuture<int[]>> results = new ArrayList<>();
+            try (Scheduler scheduler = loaded.state()) {
+                for (int[] prompt : prompts) {
+                    CompletableFuture<int[]> result = new CompletableFuture<>();
+                    List<Integer> tokens = new ArrayList<>();
+                    scheduler.submit(prompt, SamplingParams.greedy(), maxTokens, new int[0], new TokenSink() {
+                        @Override public void onToken(int id, TokenLogprobs logprobs) { tokens.add(id); }
+                        @Override public void onDone(StopReason reason, GenerationStats stats) {
+                            result.complete(tokens.stream().mapToInt(Integer::intValue).toArray());
+                        }
+                        @Override public void onError(RuntimeException e) { result.completeExceptionally(e); }
+                    });
+                    results.add(result);
+                }
+                for (CompletableFuture<int[]> r : results) r.get(60, TimeUnit.SECONDS);
+            }
+            SingleSequence alone = new SingleSequence(loaded.model(), SingleSequence.Shape.forGeneration(32, 16),
+                    KvCacheTypes.F32);
+            for (int i = 0; i < prompts.length; i++) {
+                int[] expected = new Generator(alone, new int[0], SamplingParams.greedy())
+                        .generate(prompts[i], maxTokens, id -> {}).ids();
+                assertEquals(maxTokens, expected.length);
+                assertArrayEquals(expected, results.get(i).get(), "request " + i);
+            }
         }
     }
 
