@@ -64,7 +64,7 @@ public final class DecoderModel {
         // A tied lm_head is the embedding table: upload it once per backend.
         Map<Backend, Map<Tensor, Weight>> uploaded = new IdentityHashMap<>();
         embedTokens = upload(uploaded, placement.input(), weights.embedTokens());
-        List<Backend> cacheBackends = placement.layers().stream().map(Placement.Layer::attention).distinct().toList();
+        List<Backend> cacheBackends = placement.attentionBackends();
         cachePart = new int[weights.layers().size()];
         cacheLayer = new int[weights.layers().size()];
         cacheSplit = cacheBackends.size() > 1;
@@ -124,8 +124,7 @@ public final class DecoderModel {
      */
     public KvCache allocateCache(int sequences, int contextLength, KvCacheTypes types) {
         if (contextLength < 1) throw new FsException("the context length must be at least 1, got " + contextLength);
-        List<Backend> backends = placement.layers().stream().map(Placement.Layer::attention).distinct().toList();
-        List<KvCache> parts = backends.stream().map(b -> b.allocateKvCache(placement.attentionLayersOn(b), sequences,
+        List<KvCache> parts = placement.attentionBackends().stream().map(b -> b.allocateKvCache(placement.attentionLayersOn(b), sequences,
                 contextLength, config.numKeyValueHeads(), config.headDim(), types)).toList();
         return parts.size() == 1 ? parts.getFirst() : new SplitKvCache(parts, config.numHiddenLayers());
     }

@@ -38,10 +38,7 @@ public record Placement(Backend input, List<Layer> layers, Backend output) {
 
     /** The backends the parts run on, each once, in the order the forward first reaches them. */
     public List<Backend> backends() {
-        Set<Backend> seen = Collections.newSetFromMap(new IdentityHashMap<>());
-        List<Backend> backends = new ArrayList<>();
-        for (Backend b : parts()) if (seen.add(b)) backends.add(b);
-        return backends;
+        return distinct(parts());
     }
 
     /** Whether every part runs on one backend. */
@@ -49,7 +46,12 @@ public record Placement(Backend input, List<Layer> layers, Backend output) {
         return backends().size() == 1;
     }
 
-    /** The attention blocks' backends' layer counts: how many layers' KV caches {@code backend} holds. */
+    /** The backends the attention blocks run on (each holding those layers' KV cache), each once, in layer order. */
+    List<Backend> attentionBackends() {
+        return distinct(layers.stream().map(Layer::attention).toList());
+    }
+
+    /** How many layers' attention (and KV cache) {@code backend} runs. */
     int attentionLayersOn(Backend backend) {
         return (int) layers.stream().filter(l -> l.attention() == backend).count();
     }
@@ -64,5 +66,11 @@ public record Placement(Backend input, List<Layer> layers, Backend output) {
         }
         parts.add(output);
         return parts;
+    }
+
+    /** {@code backends} without repeats (by identity), in order. */
+    private static List<Backend> distinct(List<Backend> backends) {
+        Set<Backend> seen = Collections.newSetFromMap(new IdentityHashMap<>());
+        return backends.stream().filter(seen::add).toList();
     }
 }
