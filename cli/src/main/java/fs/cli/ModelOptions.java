@@ -8,6 +8,7 @@ import fs.engine.BackendChoice;
 import fs.engine.Engine;
 import fs.engine.LoadedModel;
 import fs.engine.Offload;
+import fs.engine.TensorOverride;
 import fs.hub.RepoId;
 import fs.model.SingleSequence;
 import fs.source.ModelSource;
@@ -177,18 +178,42 @@ final class ModelOptions {
         cpuMoeLayers = layers;
     }
 
+    /** -ot as {@link TensorOverride#parse} reads each; empty when not given. */
+    private final List<TensorOverride> overrides = new ArrayList<>();
+
+    @Option(names = {"-ot", "--override-tensor"}, paramLabel = "PATTERN=CPU",
+            completionCandidates = OverrideExamples.class,
+            description = "Keep the feed-forward blocks whose GGUF tensor names (blk.N.ffn_*) PATTERN finds on the CPU, "
+                    + "a subset of llama.cpp's: CPU only, whole blocks (-ot exps=CPU is --cpu-moe). Repeatable, or "
+                    + "comma-separated (default: none).")
+    void overrideTensor(String value) {
+        try {
+            overrides.addAll(TensorOverride.parse(value));
+        } catch (FsException e) {
+            throw new ParameterException(command.commandLine(), e.getMessage());
+        }
+    }
+
+    /** -ot's usual value, for completion (and for the test that reads every option under each name). */
+    static final class OverrideExamples implements Iterable<String> {
+        @Override
+        public Iterator<String> iterator() {
+            return List.of("exps=CPU").iterator();
+        }
+    }
+
     /**
-     * What -ngl, --cpu-moe and --n-cpu-moe ask of an OpenCL device; null when none is given (the whole model where
-     * --backend says). -ngl other than 0 on the CPU is a usage error.
+     * What -ngl, --cpu-moe, --n-cpu-moe and -ot ask of an OpenCL device; null when none is given (the whole model
+     * where --backend says). -ngl other than 0 on the CPU is a usage error.
      */
     Offload offload() {
-        if (gpuLayers == null && !cpuMoe && cpuMoeLayers == null) return null;
+        if (gpuLayers == null && !cpuMoe && cpuMoeLayers == null && overrides.isEmpty()) return null;
         if (gpuLayers != null && gpuLayers != 0 && (backend == BackendChoice.CPU || backend == BackendChoice.JAVA)) {
             throw new ParameterException(command.commandLine(), "-ngl " + Offload.spelling(gpuLayers) + " puts layers "
                     + "on an OpenCL device: it needs --backend opencl or auto, not " + backend.spelling());
         }
         return new Offload(gpuLayers == null ? Offload.ALL : gpuLayers,
-                cpuMoe ? Offload.ALL : cpuMoeLayers == null ? 0 : cpuMoeLayers);
+                cpuMoe ? Offload.ALL : cpuMoeLayers == null ? 0 : cpuMoeLayers, overrides);
     }
 
     // llama.cpp's other ways to load and run a model, which a user may carry over: each says why fs has no such knob

@@ -144,7 +144,7 @@ final class VerifyCommand implements Callable<Integer> {
                     long cache = KvCacheTypes.F32.bytesPerPosition(1, config.numKeyValueHeads(), config.headDim())
                             * tokens.length;
                     OffloadPlan plan = OffloadPlan.of(offload, config, weights, cache, testedBackend.memorySize());
-                    testedModel = new DecoderModel(config, weights, plan.placement(config, testedBackend, testedCpu));
+                    testedModel = new DecoderModel(config, weights, plan.placement(testedBackend, testedCpu));
                     split = " (" + plan.line(Offload.spelling(offload.gpuLayers()), "OpenCL") + ")";
                 }
                 SingleSequence tested = new SingleSequence(testedModel, shape);
@@ -324,7 +324,7 @@ final class VerifyCommand implements Callable<Integer> {
         if (gpuLayers == null && !cpuMoe && cpuMoeLayers == null) return null;
         try {
             return new Offload(gpuLayers == null ? Offload.ALL : Offload.gpuLayers(gpuLayers),
-                    cpuMoe ? Offload.ALL : cpuMoeLayers == null ? 0 : cpuMoeLayers);
+                    cpuMoe ? Offload.ALL : cpuMoeLayers == null ? 0 : cpuMoeLayers, List.of());
         } catch (FsException e) {
             throw usage(e.getMessage());
         }

@@ -14,7 +14,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.FieldSource;
 
 /**
- * llama.cpp's -ngl, --cpu-moe and --n-cpu-moe on fs run, bench and serve: a split gives the unsplit model's greedy
+ * llama.cpp's -ngl, --cpu-moe, --n-cpu-moe and -ot on fs run, bench and serve: a split gives the unsplit model's greedy
  * answer on the OpenCL device (PoCL in CI), says its plan in one line, and bench records n_gpu_layers as llama-bench
  * does; a bad value is a usage error before any model is looked for.
  */
@@ -29,7 +29,8 @@ class GpuLayersFlagsTest {
                     + "auto, not cpu"),
             List.of("--n-gpu-layers all --backend java", "-ngl all puts layers on an OpenCL device: it needs "
                     + "--backend opencl or auto, not java"),
-            List.of("--n-cpu-moe -1", "--n-cpu-moe must be 0 or more, got -1"));
+            List.of("--n-cpu-moe -1", "--n-cpu-moe must be 0 or more, got -1"),
+            List.of("-ot exps=CUDA0", "-ot exps=CUDA0: fs moves tensors to the CPU only (PATTERN=CPU), not to CUDA0"));
 
     @ParameterizedTest
     @FieldSource("BAD")
@@ -58,6 +59,29 @@ class GpuLayersFlagsTest {
         assertEquals(whole.out(), run.out());
         assertTrue(run.err().contains("fs: -ngl 1: 1/3 layers on opencl ("), run.err());
         assertTrue(run.err().contains(" with 1/2 layers, the rest on cpu ("), run.err());
+    }
+
+    @Test
+    void overrideTensorKeepsTheExpertsOnTheCpuAndRefusesAttentionInOneLine() {
+        String moe = Golden.modelDir("tiny-moe").toString();
+        List<String> common = List.of("run", moe, "-p", "Hello", "-n", "6", "--temp", "0", "-t", "2", "--backend",
+                "opencl");
+        CliRun whole = CliRun.of(common.toArray(String[]::new));
+        assertEquals(0, whole.exitCode(), whole.err());
+        List<String> experts = new ArrayList<>(common);
+        experts.addAll(List.of("-ot", "exps=CPU"));
+        CliRun run = CliRun.of(experts.toArray(String[]::new));
+        assertEquals(0, run.exitCode(), run.err());
+        assertEquals(whole.out(), run.out());
+        assertTrue(run.err().contains("fs: -ngl all: 4/4 layers on opencl ("), run.err());
+        assertTrue(run.err().contains("), the feed-forward of 2 layers on the CPU"), run.err());
+        List<String> attention = new ArrayList<>(common);
+        attention.addAll(List.of("-ot", "attn_q=CPU"));
+        CliRun refused = CliRun.of(attention.toArray(String[]::new));
+        assertEquals(1, refused.exitCode(), refused.err());
+        assertTrue(refused.err().strip().endsWith("fs: -ot attn_q=CPU matches blk.0.attn_q.weight: fs moves only the "
+                + "layers' feed-forward tensors (blk.N.ffn_*) to the CPU, a layer's whole feed-forward block at once"),
+                refused.err());
     }
 
     @Test

@@ -157,7 +157,8 @@ public final class FsModel implements AutoCloseable {
     /** What gpuLayers and cpuMoeLayers ask of the device (null: nothing), each wrong value an FsException. */
     private static Offload offload(String backend, String gpuLayers, int cpuMoeLayers) {
         if (gpuLayers == null && cpuMoeLayers == 0) return null;
-        Offload offload = new Offload(gpuLayers == null ? Offload.ALL : Offload.gpuLayers(gpuLayers), cpuMoeLayers);
+        Offload offload = new Offload(gpuLayers == null ? Offload.ALL : Offload.gpuLayers(gpuLayers), cpuMoeLayers,
+                List.of());
         BackendChoice choice = BackendChoice.named(backend).orElseThrow();
         if (offload.gpuLayers() != 0 && (choice == BackendChoice.CPU || choice == BackendChoice.JAVA)) {
             throw new FsException("gpuLayers " + gpuLayers + " puts layers on an OpenCL device: it needs backend "

@@ -131,6 +131,9 @@ public final class Engine {
                         + ParameterCount.label(parameters.active()) + " active per token), "
                         + HumanSize.of(weights.bytes()) + " of weights mapped");
             }
+            // -ot's patterns against the model before a backend is made: one that matches nothing is the user's
+            // mistake, not a device's failure for auto to fall back from.
+            if (options.offload() != null) OffloadPlan.cpuFeedForwards(options.offload(), config);
             Backend backend = createBackend(options);
             created.add(backend);
             DecoderModel model;
@@ -180,10 +183,10 @@ public final class Engine {
             throw OffloadPlan.doesNotFit(asked, plan, memory);
         }
         options.log().println("fs: " + plan.line(asked, device.description()));
-        if (plan.wholeOnDevice(config)) return new DecoderModel(config, weights, device);
+        if (plan.wholeOnDevice()) return new DecoderModel(config, weights, device);
         Backend cpu = new VectorBackend(options.threads());
         created.add(cpu);
-        return new DecoderModel(config, weights, plan.placement(config, device, cpu));
+        return new DecoderModel(config, weights, plan.placement(device, cpu));
     }
 
     /** Where the model runs: its backend's description, or for a split the device's share and the CPU's. */

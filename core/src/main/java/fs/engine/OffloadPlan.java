@@ -9,17 +9,21 @@ import fs.model.ModelWeights;
 import fs.model.Placement;
 import fs.tensor.Tensor;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
 
 /**
  * Where an {@link Offload} puts each part of one model, and what that costs each side: {@code gpuLayers} resolved to
- * 0..layers + 1 (layers + 1: the output too, as llama.cpp counts it), {@code cpuMoeLayers} to 0..layers, and the bytes
+ * 0..layers + 1 (layers + 1: the output too, as llama.cpp counts it), {@code cpuFeedForwards} the layers whose
+ * feed-forward block runs on the CPU (--cpu-moe, --n-cpu-moe and -ot resolved against the config), and the bytes
  * of weights and KV cache (one sequence at the context length) on the device and on the CPU. The CPU's weights stay
  * mapped from the file, so its bytes are what the CPU reads, not a copy. A model wholly on the device also embeds
  * there (as without -ngl); otherwise the embedding runs on the CPU, as llama.cpp's does.
  */
-public record OffloadPlan(int layers, int gpuLayers, int cpuMoeLayers, long deviceWeightBytes, long deviceCacheBytes,
-                          long hostWeightBytes, long hostCacheBytes) {
+public record OffloadPlan(int layers, int gpuLayers, Set<Integer> cpuFeedForwards, long deviceWeightBytes,
+                          long deviceCacheBytes, long hostWeightBytes, long hostCacheBytes) {
     /**
      * What -ngl auto leaves free on the device for the buffers of a forward, the driver and other programs: llama.cpp's
      * --fit-target default.
@@ -35,10 +39,10 @@ public record OffloadPlan(int layers, int gpuLayers, int cpuMoeLayers, long devi
     public static OffloadPlan of(Offload offload, ModelConfig config, ModelWeights weights, long layerCacheBytes,
             long deviceMemory) {
         int layers = weights.layers().size();
-        int cpuMoe = Math.min(offload.cpuMoeLayers(), layers);
+        Set<Integer> cpuFeedForwards = cpuFeedForwards(offload, config);
         int gpuLayers = offload.gpuLayers() == Offload.AUTO
-                ? fit(deviceMemory - MARGIN, layerDeviceBytes(config, weights, cpuMoe, layerCacheBytes),
-                        ModelWeights.bytesOf(outputPart(weights, !anyExperts(config, cpuMoe))))
+                ? fit(deviceMemory - MARGIN, layerDeviceBytes(weights, cpuFeedForwards, layerCacheBytes),
+                        ModelWeights.bytesOf(outputPart(weights, cpuFeedForwards.isEmpty())))
                 : (int) Math.min(offload.gpuLayers(), layers + 1L);
         List<Tensor> device = new ArrayList<>(), host = new ArrayList<>();
         int deviceCaches = 0;
@@ -46,13 +50,13 @@ public record OffloadPlan(int layers, int gpuLayers, int cpuMoeLayers, long devi
             ModelWeights.Layer layer = weights.layers().get(l);
             boolean onDevice = l >= layers - Math.min(gpuLayers, layers);
             (onDevice ? device : host).addAll(layer.attentionTensors());
-            (onDevice && !expertsOnCpu(config, cpuMoe, l) ? device : host).addAll(layer.feedForwardTensors());
+            (onDevice && !cpuFeedForwards.contains(l) ? device : host).addAll(layer.feedForwardTensors());
             if (onDevice) deviceCaches++;
         }
-        boolean whole = gpuLayers > layers && !anyExperts(config, cpuMoe);
+        boolean whole = gpuLayers > layers && cpuFeedForwards.isEmpty();
         (whole ? device : host).add(weights.embedTokens());
         (gpuLayers > layers ? device : host).addAll(weights.outputTensors());
-        return new OffloadPlan(layers, gpuLayers, cpuMoe, ModelWeights.bytesOf(device),
+        return new OffloadPlan(layers, gpuLayers, cpuFeedForwards, ModelWeights.bytesOf(device),
                 deviceCaches * layerCacheBytes, ModelWeights.bytesOf(host), (layers - deviceCaches) * layerCacheBytes);
     }
 
@@ -74,12 +78,12 @@ public record OffloadPlan(int layers, int gpuLayers, int cpuMoeLayers, long devi
      * Each layer's bytes on the device when it is offloaded: its attention, its cache, and its feed-forward unless the
      * experts stay on the CPU.
      */
-    private static long[] layerDeviceBytes(ModelConfig config, ModelWeights weights, int cpuMoe, long layerCacheBytes) {
+    private static long[] layerDeviceBytes(ModelWeights weights, Set<Integer> cpuFeedForwards, long layerCacheBytes) {
         long[] bytes = new long[weights.layers().size()];
         for (int l = 0; l < bytes.length; l++) {
             ModelWeights.Layer layer = weights.layers().get(l);
             List<Tensor> tensors = new ArrayList<>(layer.attentionTensors());
-            if (!expertsOnCpu(config, cpuMoe, l)) tensors.addAll(layer.feedForwardTensors());
+            if (!cpuFeedForwards.contains(l)) tensors.addAll(layer.feedForwardTensors());
             bytes[l] = ModelWeights.bytesOf(tensors) + layerCacheBytes;
         }
         return bytes;
@@ -95,13 +99,14 @@ public record OffloadPlan(int layers, int gpuLayers, int cpuMoeLayers, long devi
         return tensors;
     }
 
-    private static boolean expertsOnCpu(ModelConfig config, int cpuMoe, int layer) {
-        return layer < cpuMoe && config.feedForward(layer) instanceof FeedForward.Experts;
-    }
-
-    private static boolean anyExperts(ModelConfig config, int cpuMoe) {
-        for (int l = 0; l < cpuMoe; l++) if (expertsOnCpu(config, cpuMoe, l)) return true;
-        return false;
+    /** The layers whose feed-forward runs on the CPU: the experts of the first cpuMoeLayers, and what -ot names. */
+    static Set<Integer> cpuFeedForwards(Offload offload, ModelConfig config) {
+        Set<Integer> layers = new TreeSet<>();
+        for (int l = 0; l < Math.min(offload.cpuMoeLayers(), config.numHiddenLayers()); l++) {
+            if (config.feedForward(l) instanceof FeedForward.Experts) layers.add(l);
+        }
+        for (TensorOverride override : offload.cpuTensors()) layers.addAll(override.feedForwardLayers(config));
+        return Collections.unmodifiableSet(layers);
     }
 
     /** Whether any part runs on the device. */
@@ -110,18 +115,18 @@ public record OffloadPlan(int layers, int gpuLayers, int cpuMoeLayers, long devi
     }
 
     /** Whether every part runs on the device: the whole model, as without -ngl. */
-    public boolean wholeOnDevice(ModelConfig config) {
-        return gpuLayers > layers && !anyExperts(config, cpuMoeLayers);
+    public boolean wholeOnDevice() {
+        return gpuLayers > layers && cpuFeedForwards.isEmpty();
     }
 
     /** Where each part runs, {@code device} and {@code cpu} as this plan says. */
-    public Placement placement(ModelConfig config, Backend device, Backend cpu) {
+    public Placement placement(Backend device, Backend cpu) {
         List<Placement.Layer> placed = new ArrayList<>();
         for (int l = 0; l < layers; l++) {
             Backend attention = l >= layers - Math.min(gpuLayers, layers) ? device : cpu;
-            placed.add(new Placement.Layer(attention, expertsOnCpu(config, cpuMoeLayers, l) ? cpu : attention));
+            placed.add(new Placement.Layer(attention, cpuFeedForwards.contains(l) ? cpu : attention));
         }
-        return new Placement(wholeOnDevice(config) ? device : cpu, placed, gpuLayers > layers ? device : cpu);
+        return new Placement(wholeOnDevice() ? device : cpu, placed, gpuLayers > layers ? device : cpu);
     }
 
     /**
@@ -129,9 +134,9 @@ public record OffloadPlan(int layers, int gpuLayers, int cpuMoeLayers, long devi
      * …), the rest on the CPU (…)", counting the output as a layer, as llama.cpp does.
      */
     public String line(String asked, String device) {
-        String experts = cpuMoeLayers == 0 ? "" : cpuMoeLayers >= layers ? ", every layer's experts on the CPU"
-                : cpuMoeLayers == 1 ? ", the experts of the first layer on the CPU"
-                : ", the experts of the first " + cpuMoeLayers + " layers on the CPU";
+        int n = cpuFeedForwards.size();
+        String experts = n == 0 ? "" : n == layers ? ", every layer's feed-forward on the CPU"
+                : ", the feed-forward of " + n + (n == 1 ? " layer" : " layers") + " on the CPU";
         return "-ngl " + asked + ": " + gpuLayers + "/" + (layers + 1) + " layers on " + device + " ("
                 + bytes(deviceWeightBytes, deviceCacheBytes) + "), the rest on the CPU ("
                 + bytes(hostWeightBytes, hostCacheBytes) + ")" + experts;

@@ -71,7 +71,7 @@ class OffloadGoldenTest {
         int n = golden.promptIds().length;
         StringWriter log = new StringWriter();
         Engine.Options options = new Engine.Options(BackendChoice.OPENCL, null, 2, n + 16, "--ctx", KvCacheType.F32,
-                KvCacheType.F32, new Offload(split.gpuLayers(), split.cpuMoeLayers()), new PrintWriter(log, true));
+                KvCacheType.F32, new Offload(split.gpuLayers(), split.cpuMoeLayers(), List.of()), new PrintWriter(log, true));
         try (LoadedModel<SingleSequence> loaded = Engine.load(Engine.open(golden.modelDir().toString(),
                 new PrintWriter(log)), options, context -> (model, types) ->
                         new SingleSequence(model, SingleSequence.Shape.forEveryPosition(context, n), types))) {
@@ -106,7 +106,7 @@ class OffloadGoldenTest {
         for (int i = 0; i < prompts.length; i++) prompts[i] = Arrays.copyOfRange(golden.promptIds(), 4 * i, 9 * i + 3);
         int maxTokens = 6;
         Engine.Options options = new Engine.Options(BackendChoice.OPENCL, null, 2, 32, "--ctx", KvCacheType.F32,
-                KvCacheType.F32, new Offload(2, 1), new PrintWriter(new StringWriter()));
+                KvCacheType.F32, new Offload(2, 1, List.of()), new PrintWriter(new StringWriter()));
         try (LoadedModel<Scheduler> loaded = Engine.load(Engine.open(golden.modelDir().toString(),
                 new PrintWriter(new StringWriter())), options, context -> (model, types) ->
                         new Scheduler(model, new Scheduler.Config(2, context, 4, 4), types))) {

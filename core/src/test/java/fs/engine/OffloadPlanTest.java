@@ -70,20 +70,20 @@ class OffloadPlanTest {
             long experts = bytes(tensors, "model.layers.0.mlp.") + bytes(tensors, "model.layers.0.post_attention")
                     + bytes(tensors, "model.layers.2.mlp.") + bytes(tensors, "model.layers.2.post_attention");
             long total = bytes(tensors, "");
-            OffloadPlan plan = OffloadPlan.of(new Offload(Offload.ALL, Offload.ALL), config, weights, 0, Long.MAX_VALUE);
+            OffloadPlan plan = OffloadPlan.of(new Offload(Offload.ALL, Offload.ALL, List.of()), config, weights, 0, Long.MAX_VALUE);
             assertEquals(4, plan.gpuLayers());
             long embedding = bytes(tensors, "model.embed_tokens.");
             // The output (the tied table as lm_head) is on the device; the CPU embeds from the same table, mapped.
             assertEquals(total - experts, plan.deviceWeightBytes());
             assertEquals(experts + embedding, plan.hostWeightBytes());
-            OffloadPlan first = OffloadPlan.of(new Offload(Offload.ALL, 1), config, weights, 0, Long.MAX_VALUE);
+            OffloadPlan first = OffloadPlan.of(new Offload(Offload.ALL, 1, List.of()), config, weights, 0, Long.MAX_VALUE);
             long layer0 = bytes(tensors, "model.layers.0.mlp.") + bytes(tensors, "model.layers.0.post_attention");
             assertEquals(total - layer0, first.deviceWeightBytes());
         }
     }
 
     private static OffloadPlan auto(ModelConfig config, ModelWeights weights, long cache, long memory) {
-        return OffloadPlan.of(new Offload(Offload.AUTO, 0), config, weights, cache, memory);
+        return OffloadPlan.of(new Offload(Offload.AUTO, 0, List.of()), config, weights, cache, memory);
     }
 
     /** The bytes of the file's tensors whose names start with {@code prefix}. */
