@@ -131,6 +131,11 @@ public final class OpenClBackend implements Backend {
         return device.device.globalMemSize();
     }
 
+    /** Bytes of device memory this backend holds now (weights, caches, buffers), as it counts them. */
+    long memoryInUse() {
+        return memory.reserved();
+    }
+
     /** The dtypes weights.cl has kernels for. */
     private static final Set<DType> DENSE = EnumSet.of(DType.F32, DType.F16, DType.BF16);
 
