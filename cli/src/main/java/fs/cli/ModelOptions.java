@@ -178,21 +178,12 @@ final class ModelOptions {
         cpuMoeLayers = layers;
     }
 
-    /** -ot as {@link TensorOverride#parse} reads each; empty when not given. */
-    private final List<TensorOverride> overrides = new ArrayList<>();
-
     @Option(names = {"-ot", "--override-tensor"}, paramLabel = "PATTERN=CPU",
             completionCandidates = OverrideExamples.class,
             description = "Keep the feed-forward blocks whose GGUF tensor names (blk.N.ffn_*) PATTERN finds on the CPU, "
                     + "a subset of llama.cpp's: CPU only, whole blocks (-ot exps=CPU is --cpu-moe). Repeatable, or "
                     + "comma-separated (default: none).")
-    void overrideTensor(String value) {
-        try {
-            overrides.addAll(TensorOverride.parse(value));
-        } catch (FsException e) {
-            throw new ParameterException(command.commandLine(), e.getMessage());
-        }
-    }
+    List<String> overrideTensors = new ArrayList<>();
 
     /** -ot's usual value, for completion (and for the test that reads every option under each name). */
     static final class OverrideExamples implements Iterable<String> {
@@ -207,10 +198,16 @@ final class ModelOptions {
      * where --backend says). -ngl other than 0 on the CPU is a usage error.
      */
     Offload offload() {
-        if (gpuLayers == null && !cpuMoe && cpuMoeLayers == null && overrides.isEmpty()) return null;
+        if (gpuLayers == null && !cpuMoe && cpuMoeLayers == null && overrideTensors.isEmpty()) return null;
         if (gpuLayers != null && gpuLayers != 0 && (backend == BackendChoice.CPU || backend == BackendChoice.JAVA)) {
             throw new ParameterException(command.commandLine(), "-ngl " + Offload.spelling(gpuLayers) + " puts layers "
                     + "on an OpenCL device: it needs --backend opencl or auto, not " + backend.spelling());
+        }
+        List<TensorOverride> overrides = new ArrayList<>();
+        try {
+            for (String value : overrideTensors) overrides.addAll(TensorOverride.parse(value));
+        } catch (FsException e) {
+            throw new ParameterException(command.commandLine(), e.getMessage());
         }
         return new Offload(gpuLayers == null ? Offload.ALL : gpuLayers,
                 cpuMoe ? Offload.ALL : cpuMoeLayers == null ? 0 : cpuMoeLayers, overrides);

@@ -69,7 +69,7 @@ class GpuLayersFlagsTest {
         CliRun whole = CliRun.of(common.toArray(String[]::new));
         assertEquals(0, whole.exitCode(), whole.err());
         List<String> experts = new ArrayList<>(common);
-        experts.addAll(List.of("-ot", "exps=CPU"));
+        experts.addAll(List.of("-ot", "ffn_up_exps=CPU", "-ot", "ffn_down_exps=CPU,ffn_gate_exps=CPU"));
         CliRun run = CliRun.of(experts.toArray(String[]::new));
         assertEquals(0, run.exitCode(), run.err());
         assertEquals(whole.out(), run.out());
