@@ -179,19 +179,10 @@ final class ModelOptions {
     }
 
     @Option(names = {"-ot", "--override-tensor"}, paramLabel = "PATTERN=CPU",
-            completionCandidates = OverrideExamples.class,
             description = "Keep the feed-forward blocks whose GGUF tensor names (blk.N.ffn_*) PATTERN finds on the CPU, "
                     + "a subset of llama.cpp's: CPU only, whole blocks (-ot exps=CPU is --cpu-moe). Repeatable, or "
                     + "comma-separated (default: none).")
     List<String> overrideTensors = new ArrayList<>();
-
-    /** -ot's usual value, for completion (and for the test that reads every option under each name). */
-    static final class OverrideExamples implements Iterable<String> {
-        @Override
-        public Iterator<String> iterator() {
-            return List.of("exps=CPU").iterator();
-        }
-    }
 
     /**
      * What -ngl, --cpu-moe, --n-cpu-moe and -ot ask of an OpenCL device; null when none is given (the whole model
