@@ -100,7 +100,7 @@ public final class GgufSource implements ModelSource {
 
     static Tokenizer readTokenizer(Path path) {
         try (GgufFile file = GgufFile.open(path)) {
-            return GgufTokenizer.read(file.metadata());
+            return GgufTokenizer.read(file);
         }
     }
 
@@ -144,7 +144,7 @@ public final class GgufSource implements ModelSource {
 
     @Override
     public Tokenizer tokenizer() {
-        return GgufTokenizer.read(file.metadata());
+        return GgufTokenizer.read(file);
     }
 
     /** {@code {arch}.pooling_type}, as llama.cpp numbers it; none for a file without it (a causal LM). */

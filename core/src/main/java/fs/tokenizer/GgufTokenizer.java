@@ -2,6 +2,7 @@ package fs.tokenizer;
 
 import fs.FsException;
 import fs.Quoted;
+import fs.gguf.GgufFile;
 import fs.gguf.GgufMetadata;
 import fs.gguf.GgufValueType;
 import java.text.Normalizer;
@@ -44,6 +45,21 @@ public final class GgufTokenizer {
     /** The tokenizer the metadata describes; every problem is one FsException naming the file and the key. */
     public static Tokenizer read(GgufMetadata metadata) {
         return new Tokenizer(new GgufTokenizer(metadata).data());
+    }
+
+    /**
+     * The tokenizer of {@code file}'s metadata, through the user's tokenizer cache ({@link TokenizerCache#forUser}):
+     * the first load of a file builds its tables, later ones read them back.
+     */
+    public static Tokenizer read(GgufFile file) {
+        return read(file, TokenizerCache.forUser());
+    }
+
+    static Tokenizer read(GgufFile file, TokenizerCache cache) {
+        GgufTokenizer tokenizer = new GgufTokenizer(file.metadata());
+        // A file replaced since it was mapped has other attributes than the metadata read here: not cached under them.
+        if (file.changedSinceOpen()) return new Tokenizer(tokenizer.data());
+        return new Tokenizer(cache.read(file.path(), tokenizer::data));
     }
 
     /**

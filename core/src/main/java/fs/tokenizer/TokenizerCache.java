@@ -17,15 +17,18 @@ import java.text.Normalizer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 import java.util.regex.Pattern;
 import java.util.zip.CRC32;
 
 /**
- * Parsed tokenizer.json files kept as binary tables in a cache directory: parsing Qwen3's 11 MB of JSON on a cold JVM
- * takes most of a second, reading the tables back a few tens of milliseconds. The cache never lives in the model
- * directory (it may be read-only, or a Hugging Face snapshot). A cache file names the tokenizer.json it was made from
- * (real path, size, modification time, file key) and carries a checksum; one that is stale, corrupt or of another
- * format is ignored and rewritten, and a cache directory that cannot be written only costs the speed-up.
+ * Parsed tokenizers kept as binary tables in a cache directory: parsing Qwen3's 11 MB of tokenizer.json on a cold JVM
+ * takes most of a second, building the tables from a GGUF file's 300,000 token and merge strings a few tenths (the
+ * strings' hashing, and the JIT compiling it, on every {@code fs run}), reading the tables back a few tens of
+ * milliseconds. The cache never lives beside the model (its directory may be read-only, or a Hugging Face snapshot). A
+ * cache file names the file it was made from (tokenizer.json or the GGUF file: real path, size, modification time,
+ * file key) and carries a checksum; one that is stale, corrupt or of another format is ignored and rewritten, and a
+ * cache directory that cannot be written only costs the speed-up.
  */
 final class TokenizerCache {
     /** "fs-token". */
@@ -52,23 +55,32 @@ final class TokenizerCache {
 
     /** The tokenizer of a tokenizer.json, from the cache when it holds this very file, else parsed and cached. */
     TokenizerData read(Path tokenizerJson) {
-        TokenizerData cached = cached(tokenizerJson);
+        return read(tokenizerJson, () -> TokenizerFile.read(tokenizerJson)); // reports a missing or malformed file
+    }
+
+    /**
+     * The tokenizer made from {@code file} (a tokenizer.json, or the GGUF file whose metadata holds it), from the
+     * cache when it holds this very file, else made by {@code parse} (which reports what is wrong with the file) and
+     * cached.
+     */
+    TokenizerData read(Path file, Supplier<TokenizerData> parse) {
+        TokenizerData cached = cached(file);
         if (cached != null) return cached;
-        TokenizerData data = TokenizerFile.read(tokenizerJson); // reports a missing or malformed file
-        Source source = dir == null ? null : Source.of(tokenizerJson);
+        TokenizerData data = parse.get();
+        Source source = dir == null ? null : Source.of(file);
         if (source != null) write(cacheFile(source), source, data);
         return data;
     }
 
-    /** The cached tables of this very tokenizer.json, or null when there are none (or none usable). */
-    TokenizerData cached(Path tokenizerJson) {
-        Source source = dir == null ? null : Source.of(tokenizerJson);
+    /** The cached tables of this very file, or null when there are none (or none usable). */
+    TokenizerData cached(Path file) {
+        Source source = dir == null ? null : Source.of(file);
         return source == null ? null : readCached(cacheFile(source), source);
     }
 
-    /** The cache file of a tokenizer.json, named after its real path. */
-    Path cacheFile(Path tokenizerJson) {
-        Source source = Source.of(tokenizerJson);
+    /** The cache file of a tokenizer.json or GGUF file, named after its real path. */
+    Path cacheFile(Path file) {
+        Source source = Source.of(file);
         return source == null ? null : cacheFile(source);
     }
 
@@ -76,7 +88,7 @@ final class TokenizerCache {
         return dir.resolve("tokenizer-" + Long.toHexString(fnv1a(source.path())) + ".bin");
     }
 
-    /** The identity of a tokenizer.json: a cache file made from it is valid while all of this is unchanged. */
+    /** The identity of a tokenizer's file: a cache file made from it is valid while all of this is unchanged. */
     private record Source(String path, long size, long modifiedNanos, String fileKey) {
         static Source of(Path file) {
             try {

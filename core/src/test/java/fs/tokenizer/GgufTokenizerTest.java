@@ -3,6 +3,8 @@ package fs.tokenizer;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -12,6 +14,7 @@ import fs.gguf.GgufFile;
 import fs.gguf.GgufValueType;
 import fs.gguf.GgufWriter;
 import fs.gguf.QTied;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -93,6 +96,20 @@ class GgufTokenizerTest {
         }
         FsException padding = assertThrows(FsException.class, () -> fullFromGguf.decode(new int[] {151_700}, false));
         assertTrue(padding.getMessage().contains("unknown token id 151700"), padding.getMessage());
+    }
+
+    @Test
+    void aGgufFilesTokenizerReadBackFromTheCacheIsTheOneItsMetadataBuilds() {
+        Path file = TokenizerGguf.write(temp.resolve("cached.gguf"),
+                TokenizerGguf.keys(Qwen3Files.dir().resolve("tokenizer.json"), QWEN3_ROWS));
+        TokenizerCache cache = new TokenizerCache(temp.resolve("cache"));
+        try (GgufFile gguf = GgufFile.open(file)) {
+            assertNull(cache.cached(file));
+            assertSameTokenizer(fullFromGguf, GgufTokenizer.read(gguf, cache)); // built, and written to the cache
+            assertTrue(Files.isRegularFile(cache.cacheFile(file)));
+            assertNotNull(cache.cached(file));
+            assertSameTokenizer(fullFromGguf, GgufTokenizer.read(gguf, cache)); // read back
+        }
     }
 
     @Test
