@@ -100,8 +100,12 @@ final class RunCommand implements Callable<Integer> {
         // weights are loaded: a prompt that cannot run is refused without that wait.
         AtomicReference<int[]> promptIds = new AtomicReference<>();
         AtomicReference<ModelConfig> config = new AtomicReference<>();
+        // Read once, here, for the prompt and for the output: building a tokenizer takes a tenth of a second or more.
+        AtomicReference<Tokenizer> tokenizer = new AtomicReference<>();
+        boolean needsTokenizer = tokens == null || !printIds || grammar != null;
         try (LoadedModel<SingleSequence> loaded = modelOptions.load(source -> {
-                    int[] ids = tokens != null ? tokens.ids() : promptIds(source, text);
+                    if (needsTokenizer) tokenizer.set(source.tokenizer());
+                    int[] ids = tokens != null ? tokens.ids() : promptIds(source, tokenizer.get(), text);
                     TokenIds.checkInVocabulary(source.config(), ids, tokens != null ? "--tokens" : "the prompt");
                     promptIds.set(ids);
                     config.set(source.config());
@@ -109,14 +113,13 @@ final class RunCommand implements Callable<Integer> {
                     Generator.checkFits(promptIds.get().length, maxNewTokens, context, config.get());
                     return SingleSequence.Shape.forGeneration(context, ModelOptions.PREFILL_BATCH);
                 }, err)) {
-            Tokenizer tokenizer = printIds && tokens != null && grammar == null ? null : loaded.source().tokenizer();
             int[] ids = promptIds.get();
             SamplingParams params = samplingOptions.resolve(loaded.source().generationConfig());
             Generator generator = new Generator(loaded.state(), loaded.source().stopIds(), params);
             if (!params.isGreedy() && samplingOptions.seed == null) err.println("fs: seed " + params.seed());
-            TextStream stream = printIds ? null : new TextStream(tokenizer, answerOptions.hideThink, out);
+            TextStream stream = printIds ? null : new TextStream(tokenizer.get(), answerOptions.hideThink, out);
             GrammarConstraint constraint = grammar == null ? null
-                    : new GrammarConstraint(grammar, TokenVocabulary.of(tokenizer), loaded.source().stopIds());
+                    : new GrammarConstraint(grammar, TokenVocabulary.of(tokenizer.get()), loaded.source().stopIds());
             try (CtrlC ctrlC = new CtrlC()) {
                 Generator.Generation generation = generator.generate(ids, maxNewTokens,
                         ModelFileChangedException.watching(loaded.source(), stream != null ? stream : id -> {}), ctrlC,
@@ -190,8 +193,7 @@ final class RunCommand implements Callable<Integer> {
     }
 
     /** The prompt's ids: the text as it is with --raw, else one user turn (after the system prompt) for the answer. */
-    private int[] promptIds(ModelSource source, String text) {
-        Tokenizer tokenizer = source.tokenizer();
+    private int[] promptIds(ModelSource source, Tokenizer tokenizer, String text) {
         if (raw) return tokenizer.encode(text);
         return new ChatPrompt(source.chatTemplate(), tokenizer).nextTurn(answerOptions.system,
                 List.of(new ChatMessage("user", text)), List.of(), answerOptions.enableThinking());
