@@ -7,6 +7,7 @@ import fs.backend.KvCacheType;
 import fs.backend.KvCacheTypes;
 import fs.backend.cpu.CpuKernels;
 import fs.backend.cpu.VectorBackend;
+import fs.backend.opencl.DeviceOutOfMemoryException;
 import fs.backend.opencl.OpenCl;
 import fs.backend.opencl.OpenClBackend;
 import fs.hub.ModelResolver;
@@ -134,30 +135,14 @@ public final class Engine {
             // -ot's patterns against the model before a backend is made: one that matches nothing is the user's
             // mistake, not a device's failure for auto to fall back from.
             if (options.offload() != null) OffloadPlan.cpuFeedForwards(options.offload(), config);
-            Backend backend = createBackend(options);
-            created.add(backend);
-            DecoderModel model;
-            KvCacheTypes cacheTypes;
-            S state;
-            try {
-                model = place(config, weights, backend, options, contextLength, created);
-                cacheTypes = cacheTypes(options);
-                state = allocation.allocate(model, cacheTypes);
-            } catch (FsException e) {
-                // auto promises to run: a device that cannot hold the model (or build its kernels) means the CPU.
-                if (options.backend() != BackendChoice.AUTO || backend instanceof VectorBackend) throw e;
-                closeAll(created);
-                created.clear(); // closed: if the CPU backend cannot be made either, there is nothing left to close
-                backend = onTheCpu(e.getMessage(), options);
-                created.add(backend);
-                model = new DecoderModel(config, weights, backend);
-                cacheTypes = cacheTypes(options);
-                state = allocation.allocate(model, cacheTypes);
-            }
+            created.add(createBackend(options));
+            Placed<S> placed = placed(config, weights, options, contextLength, allocation, created);
+            DecoderModel model = placed.model();
             List<Backend> used = model.placement().backends();
             closeAll(created.stream().filter(b -> !used.contains(b)).toList()); // the device of -ngl 0
             options.log().flush();
-            return new LoadedModel<>(source, model, description(model), contextLength, cacheTypes, state);
+            return new LoadedModel<>(source, model, description(model), contextLength, placed.cacheTypes(),
+                    placed.state());
         } catch (RuntimeException | Error e) {
             closeAll(created);
             source.close();
@@ -165,28 +150,109 @@ public final class Engine {
         }
     }
 
+    /** A model on its backends, with the cache types settled for them and the caller's allocation on it. */
+    private record Placed<S>(DecoderModel model, KvCacheTypes cacheTypes, S state) {}
+
     /**
-     * The model on {@code backend}, or split between it and the CPU as {@code options}' offload plans it when it is an
-     * OpenCL device; a CPU backend made for the split is added to {@code created}.
+     * The model on the backend {@code created} holds, placed as {@code options} offload it, and the caller's
+     * allocation on it. A device that runs out of memory partway (or whose plan is larger than it) fails the load in
+     * one line when the user fixed how much goes there (-ngl N or all; --backend opencl without -ngl), as llama.cpp
+     * does; when fs chooses (-ngl auto; --backend auto without -ngl) the device's memory of the failed attempt is freed
+     * and the model placed again with the layers that fit what the device held when it ran out, as Ollama re-plans,
+     * saying so in one line: fewer layers each time, none meaning the CPU. Under --backend auto any other failure of
+     * the device (its kernels do not build) means the CPU, as before.
      */
-    private static DecoderModel place(ModelConfig config, ModelWeights weights, Backend backend, Options options,
-            int contextLength, List<Backend> created) {
-        if (options.offload() == null || !(backend instanceof OpenClBackend device)) {
+    private static <S> Placed<S> placed(ModelConfig config, ModelWeights weights, Options options, int contextLength,
+            Allocation<S> allocation, List<Backend> created) {
+        Offload offload = options.offload();
+        String replanned = "";
+        while (true) {
+            Backend backend = created.getFirst();
+            DeviceOutOfMemoryException outOfMemory;
+            try {
+                DecoderModel model = place(config, weights, backend, offload, replanned, options, contextLength,
+                        created);
+                KvCacheTypes cacheTypes = cacheTypes(options);
+                return new Placed<>(model, cacheTypes, allocation.allocate(model, cacheTypes));
+            } catch (DeviceOutOfMemoryException e) {
+                outOfMemory = e;
+            } catch (FsException e) {
+                // auto promises to run: a device that cannot run the model means the CPU.
+                if (options.backend() != BackendChoice.AUTO || backend instanceof VectorBackend) throw e;
+                return onTheCpu(e.getMessage(), config, weights, options, allocation, created);
+            }
+            OpenClBackend device = (OpenClBackend) backend;
+            Offload tried = Objects.requireNonNullElse(offload, new Offload(Offload.ALL, 0, List.of()));
+            OffloadPlan failed = plan(tried, config, weights, options, contextLength, device.memorySize());
+            // what fits what the device held, with auto's margin, and fewer layers than failed
+            int fits = Math.min(plan(new Offload(Offload.AUTO, tried.cpuMoeLayers(), tried.cpuTensors()), config,
+                    weights, options, contextLength, outOfMemory.inUse()).gpuLayers(), failed.gpuLayers() - 1);
+            boolean fsChooses = offload == null ? options.backend() == BackendChoice.AUTO
+                    : offload.gpuLayers() == Offload.AUTO;
+            if (!fsChooses) {
+                throw new FsException((offload == null ? "the model" : "-ngl " + Offload.spelling(offload.gpuLayers()))
+                        + " does not fit " + device.description() + ": " + failed.deviceLine() + ", and "
+                        + ranOut(outOfMemory, device) + "; offload fewer layers with -ngl (-ngl auto would take "
+                        + Math.max(0, fits) + ")");
+            }
+            String why = device.description() + " ran out of memory: " + failed.deviceLine() + ", and "
+                    + ranOut(outOfMemory, device);
+            closeAll(created); // the failed attempt's device memory freed before the next
+            created.clear();
+            if (fits <= 0) return onTheCpu(why, config, weights, options, allocation, created);
+            created.add(createBackend(options));
+            offload = new Offload(fits, tried.cpuMoeLayers(), tried.cpuTensors());
+            replanned = why + ": ";
+        }
+    }
+
+    /** What a device out of memory was seen to hold: all of it, when the plan was larger than the device. */
+    private static String ranOut(DeviceOutOfMemoryException e, OpenClBackend device) {
+        return e.inUse() == device.memorySize() ? "it has " + HumanSize.of(e.inUse())
+                : "it ran out at " + HumanSize.of(e.inUse()) + " in use";
+    }
+
+    /**
+     * The model on {@code backend}, or split between it and the CPU as {@code offload} plans it when it is an OpenCL
+     * device, the plan said on the log after {@code replanned}; a CPU backend made for the split is added to
+     * {@code created}. A plan larger than the device is a {@link DeviceOutOfMemoryException} before any upload.
+     */
+    private static DecoderModel place(ModelConfig config, ModelWeights weights, Backend backend, Offload offload,
+            String replanned, Options options, int contextLength, List<Backend> created) {
+        if (offload == null || !(backend instanceof OpenClBackend device)) {
             return new DecoderModel(config, weights, backend);
         }
-        long layerCache = cacheTypes(options).bytesPerPosition(1, config.numKeyValueHeads(), config.headDim())
-                * contextLength;
         long memory = device.memorySize();
-        OffloadPlan plan = OffloadPlan.of(options.offload(), config, weights, layerCache, memory);
-        String asked = Offload.spelling(options.offload().gpuLayers());
+        OffloadPlan plan = plan(offload, config, weights, options, contextLength, memory);
         if (plan.deviceWeightBytes() + plan.deviceCacheBytes() > memory) {
-            throw OffloadPlan.doesNotFit(asked, plan, memory);
+            throw new DeviceOutOfMemoryException("the plan is larger than the device", memory);
         }
-        options.log().println("fs: " + plan.line(asked, device.description()));
+        String asked = Offload.spelling(replanned.isEmpty() ? offload.gpuLayers() : Offload.AUTO);
+        options.log().println("fs: " + replanned + plan.line(asked, device.description()));
         if (plan.wholeOnDevice()) return new DecoderModel(config, weights, device);
         Backend cpu = new VectorBackend(options.threads());
         created.add(cpu);
         return new DecoderModel(config, weights, plan.placement(device, cpu));
+    }
+
+    /** {@code offload}'s plan for a device of {@code deviceMemory} bytes, each layer's cache at the context length. */
+    private static OffloadPlan plan(Offload offload, ModelConfig config, ModelWeights weights, Options options,
+            int contextLength, long deviceMemory) {
+        long layerCache = cacheTypes(options).bytesPerPosition(1, config.numKeyValueHeads(), config.headDim())
+                * contextLength;
+        return OffloadPlan.of(offload, config, weights, layerCache, deviceMemory);
+    }
+
+    /** auto's fallback: the whole model on a CPU backend, said in one line, and the caller's allocation on it. */
+    private static <S> Placed<S> onTheCpu(String why, ModelConfig config, ModelWeights weights, Options options,
+            Allocation<S> allocation, List<Backend> created) {
+        closeAll(created);
+        created.clear(); // closed: if the CPU backend cannot be made either, there is nothing left to close
+        Backend cpu = onTheCpu(why, options);
+        created.add(cpu);
+        DecoderModel model = new DecoderModel(config, weights, cpu);
+        KvCacheTypes cacheTypes = cacheTypes(options);
+        return new Placed<>(model, cacheTypes, allocation.allocate(model, cacheTypes));
     }
 
     /** Where the model runs: its backend's description, or for a split the device's share and the CPU's. */

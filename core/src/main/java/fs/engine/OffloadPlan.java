@@ -1,6 +1,5 @@
 package fs.engine;
 
-import fs.FsException;
 import fs.HumanSize;
 import fs.backend.Backend;
 import fs.model.FeedForward;
@@ -147,10 +146,8 @@ public record OffloadPlan(int layers, int gpuLayers, Set<Integer> cpuFeedForward
                 + HumanSize.of(cache);
     }
 
-    /** A plan of {@code gpuLayers} that does not fit {@code deviceMemory}: the one line that says so. */
-    static FsException doesNotFit(String asked, OffloadPlan plan, long deviceMemory) {
-        return new FsException("-ngl " + asked + " does not fit the device: " + plan.gpuLayers + " layers need "
-                + HumanSize.of(plan.deviceWeightBytes + plan.deviceCacheBytes) + " of its "
-                + HumanSize.of(deviceMemory) + "; offload fewer layers (-ngl auto picks what fits)");
+    /** What the plan puts on the device, as a load that does not fit says it: "3/4 layers need 1.2 GiB". */
+    String deviceLine() {
+        return gpuLayers + "/" + (layers + 1) + " layers need " + HumanSize.of(deviceWeightBytes + deviceCacheBytes);
     }
 }

@@ -5,7 +5,8 @@ import fs.HumanSize;
 
 /**
  * Device memory bookkeeping: every allocation is checked against the device's limits before it is made, so a model
- * that does not fit fails with the numbers rather than with CL_MEM_OBJECT_ALLOCATION_FAILURE halfway through.
+ * that does not fit fails with the numbers ({@link DeviceOutOfMemoryException}) rather than with
+ * CL_MEM_OBJECT_ALLOCATION_FAILURE halfway through.
  */
 final class DeviceMemory {
     private final String device;
@@ -27,10 +28,10 @@ final class DeviceMemory {
                     + " (CL_DEVICE_MAX_MEM_ALLOC_SIZE); use --backend cpu");
         }
         if (reserved + bytes > globalMemSize) {
-            throw new FsException("the model does not fit on " + device + ": " + what + " (" + HumanSize.of(bytes)
+            throw new DeviceOutOfMemoryException("the model does not fit on " + device + ": " + what + " (" + HumanSize.of(bytes)
                     + ") would bring device memory in use to " + HumanSize.of(reserved + bytes) + ", more than its "
                     + HumanSize.of(globalMemSize) + " (CL_DEVICE_GLOBAL_MEM_SIZE): offload fewer layers (-ngl), or use "
-                    + "--backend cpu, a smaller model or a shorter --ctx");
+                    + "--backend cpu, a smaller model or a shorter --ctx", reserved);
         }
         reserved += bytes;
     }

@@ -33,6 +33,12 @@ import java.util.Set;
  * Not thread-safe: one thread drives a backend.
  */
 public final class OpenClBackend implements Backend {
+    /**
+     * A system property: bytes of device memory beyond which this backend's allocations fail as a driver's out of
+     * memory does, below what the device reports and so unknown to an offload plan. How tests make a device run out of
+     * memory partway through a load.
+     */
+    public static final String MEMORY_LIMIT = "fs.opencl.memory-limit";
     /** Work-group size of the GPU design's reductions (a power of two, capped by what the device allows). */
     private static final int GPU_GROUP = 256;
 
@@ -92,7 +98,8 @@ public final class OpenClBackend implements Backend {
     OpenClBackend(OpenCl.Device device, KernelDesign design) {
         this.device = DeviceContext.of(device);
         this.design = design;
-        this.memory = new DeviceMemory(device.name(), device.globalMemSize(), device.maxAllocSize());
+        this.memory = new DeviceMemory(device.name(),
+                Math.min(device.globalMemSize(), Long.getLong(MEMORY_LIMIT, Long.MAX_VALUE)), device.maxAllocSize());
         this.scratch = arena.allocate(ValueLayout.JAVA_LONG);
         MemorySegment status = arena.allocate(ValueLayout.JAVA_INT);
         this.queue = clCreateCommandQueue(this.device.context, this.device.deviceId, 0, status);
@@ -593,18 +600,32 @@ public final class OpenClBackend implements Backend {
         // filled a float at a time, or a byte at a time where the size is not whole floats (a q8_0 cache's may not be)
         long pattern = bytes % Float.BYTES == 0 ? Float.BYTES : 1;
         scratch.set(ValueLayout.JAVA_FLOAT, 0, 0f);
-        ClStatus.check(clEnqueueFillBuffer(queue, handle, scratch, pattern, 0, bytes, 0, MemorySegment.NULL,
-                MemorySegment.NULL), "clEnqueueFillBuffer(" + what + ")");
+        // drivers that allocate lazily run out of memory here, at the buffer's first use
+        checkAllocation(clEnqueueFillBuffer(queue, handle, scratch, pattern, 0, bytes, 0, MemorySegment.NULL,
+                MemorySegment.NULL), "clEnqueueFillBuffer(" + what + ")", bytes);
         return handle;
     }
 
     private MemorySegment createBuffer(long flags, long bytes, MemorySegment host, String what) {
         MemorySegment status = scratch;
         MemorySegment handle = clCreateBuffer(device.context, flags, bytes, host, status);
-        ClStatus.check(status.get(ValueLayout.JAVA_INT, 0), "clCreateBuffer(" + what + ", "
-                + HumanSize.of(bytes) + ")");
+        checkAllocation(status.get(ValueLayout.JAVA_INT, 0), "clCreateBuffer(" + what + ", " + HumanSize.of(bytes)
+                + ")", bytes);
         memObjects.add(handle);
         return handle;
+    }
+
+    /**
+     * {@link ClStatus#check}, but the driver's out of memory for an allocation of {@code bytes}, already counted in
+     * {@link #memory}, is a {@link DeviceOutOfMemoryException} at what was in use before it.
+     */
+    private void checkAllocation(int code, String call, long bytes) {
+        if (code == CL_MEM_OBJECT_ALLOCATION_FAILURE() || code == CL_OUT_OF_RESOURCES()) {
+            throw new DeviceOutOfMemoryException("OpenCL " + call + " failed: " + ClStatus.describe(code)
+                    + ": the device is out of memory at " + HumanSize.of(memory.reserved() - bytes) + " in use",
+                    memory.reserved() - bytes);
+        }
+        ClStatus.check(code, call);
     }
 
     private void checkOpen() {
