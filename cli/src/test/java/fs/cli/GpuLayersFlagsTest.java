@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import fs.backend.opencl.OpenClBackend;
 import fs.model.Golden;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -82,6 +83,44 @@ class GpuLayersFlagsTest {
         assertTrue(refused.err().strip().endsWith("fs: -ot attn_q=CPU matches blk.0.attn_q.weight: fs moves only the "
                 + "layers' feed-forward tensors (blk.N.ffn_*) to the CPU, a layer's whole feed-forward block at once"),
                 refused.err());
+    }
+
+    /**
+     * A device that runs out of memory partway through the upload (1 MiB, less than tiny-tied's embedding, by
+     * {@link OpenClBackend#MEMORY_LIMIT}): -ngl all fails in one line after its plan's, exit 1, no stack trace; -ngl auto runs on the
+     * CPU and answers as the device would have.
+     */
+    @Test
+    void aDeviceOutOfMemoryFailsAFixedSplitInOneLineAndAutoPlansAgain() {
+        List<String> common = List.of("run", MODEL, "-p", "Hello", "-n", "6", "--temp", "0", "-t", "2", "--backend",
+                "opencl", "-ngl");
+        CliRun whole = CliRun.of(concat(common, "all"));
+        assertEquals(0, whole.exitCode(), whole.err());
+        System.setProperty(OpenClBackend.MEMORY_LIMIT, Long.toString(1L << 20));
+        try {
+            CliRun fixed = CliRun.of(concat(common, "all"));
+            assertEquals(1, fixed.exitCode(), fixed.err());
+            List<String> lines = fixed.err().strip().lines().toList();
+            assertEquals(List.of("fs: -ngl all: 3/3 layers on opencl ("), lines.stream().limit(lines.size() - 1)
+                    .map(l -> l.substring(0, l.indexOf('(') + 1)).toList(), "the plan, then the error: " + lines);
+            String error = lines.getLast();
+            assertTrue(error.startsWith("fs: -ngl all does not fit opencl ("), error);
+            assertTrue(error.contains("): 3/3 layers need "), error);
+            assertTrue(error.endsWith("; offload fewer layers with -ngl (-ngl auto would take 0)"), error);
+            CliRun auto = CliRun.of(concat(common, "auto"));
+            assertEquals(0, auto.exitCode(), auto.err());
+            assertEquals(whole.out(), auto.out());
+            assertTrue(auto.err().contains("fs: running on the CPU: opencl ("), auto.err());
+            assertTrue(auto.err().contains(" ran out of memory: 3/3 layers need "), auto.err());
+        } finally {
+            System.clearProperty(OpenClBackend.MEMORY_LIMIT);
+        }
+    }
+
+    private static String[] concat(List<String> args, String last) {
+        List<String> all = new ArrayList<>(args);
+        all.add(last);
+        return all.toArray(String[]::new);
     }
 
     @Test
