@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import fs.FsException;
+import fs.api.FsModel;
 import fs.backend.KvCacheType;
 import fs.backend.cpu.VectorBackend;
 import fs.backend.opencl.OpenClBackend;
@@ -29,7 +30,8 @@ import org.junit.jupiter.api.Test;
  * An OpenCL device (PoCL in CI) that runs out of memory halfway through uploading tiny-moe, made to by
  * {@link OpenClBackend#MEMORY_LIMIT} at half its layers' weights, which the plan does not know: a split the user fixed
  * (-ngl N or all, or the whole model under --backend opencl) fails in one line with the layers, the bytes and what
- * -ngl auto would take; -ngl auto plans again from what the device held, here none of it, and runs on the CPU.
+ * -ngl auto would take; -ngl auto plans again from what the device held, here none of it, and runs on the CPU; through
+ * Engine.load and the library alike.
  */
 class DeviceOutOfMemoryTest {
     private static final int CONTEXT = 64;
@@ -83,6 +85,22 @@ class DeviceOutOfMemoryTest {
             Generator generator = new Generator(model, model.config().eosTokenIds().stream()
                     .mapToInt(Integer::intValue).toArray(), SamplingParams.greedy());
             assertArrayEquals(expected, generator.generate(GOLDEN.greedyPromptIds(), expected.length, id -> {}).ids());
+        }
+    }
+
+    /** The library says the same through FsModel.Options' gpuLayers, on a scheduler of two slots. */
+    @Test
+    void theLibraryFailsAFixedSplitAndRunsAnAutoOne() {
+        FsModel.Options options = FsModel.Options.defaults().withBackend("opencl").withThreads(2)
+                .withContextLength(CONTEXT).withParallelSlots(2);
+        FsException e = assertThrows(FsException.class,
+                () -> FsModel.load(GOLDEN.modelDir().toString(), options.withGpuLayers("3")));
+        assertTrue(e.getMessage().startsWith("-ngl 3 does not fit opencl ("), e.getMessage());
+        StringWriter log = new StringWriter();
+        try (FsModel model = FsModel.load(GOLDEN.modelDir().toString(),
+                options.withGpuLayers("auto").withLog(new PrintWriter(log, true)))) {
+            assertTrue(log.toString().contains("fs: running on the CPU: opencl ("), log.toString());
+            assertTrue(model.backendDescription().startsWith("cpu"), model.backendDescription());
         }
     }
 
