@@ -602,7 +602,7 @@ public final class OpenClBackend implements Backend {
         scratch.set(ValueLayout.JAVA_FLOAT, 0, 0f);
         // drivers that allocate lazily run out of memory here, at the buffer's first use
         checkAllocation(clEnqueueFillBuffer(queue, handle, scratch, pattern, 0, bytes, 0, MemorySegment.NULL,
-                MemorySegment.NULL), "clEnqueueFillBuffer(" + what + ")", bytes);
+                MemorySegment.NULL), "clEnqueueFillBuffer(" + what + ")", bytes, handle);
         return handle;
     }
 
@@ -610,20 +610,26 @@ public final class OpenClBackend implements Backend {
         MemorySegment status = scratch;
         MemorySegment handle = clCreateBuffer(device.context, flags, bytes, host, status);
         checkAllocation(status.get(ValueLayout.JAVA_INT, 0), "clCreateBuffer(" + what + ", " + HumanSize.of(bytes)
-                + ")", bytes);
+                + ")", bytes, MemorySegment.NULL);
         memObjects.add(handle);
         return handle;
     }
 
     /**
      * {@link ClStatus#check}, but the driver's out of memory for an allocation of {@code bytes}, already counted in
-     * {@link #memory}, is a {@link DeviceOutOfMemoryException} at what was in use before it.
+     * {@link #memory}, is a {@link DeviceOutOfMemoryException} at what was in use before it, the allocation undone
+     * (its {@code handle} released when it was created).
      */
-    private void checkAllocation(int code, String call, long bytes) {
+    private void checkAllocation(int code, String call, long bytes, MemorySegment handle) {
         if (code == CL_MEM_OBJECT_ALLOCATION_FAILURE() || code == CL_OUT_OF_RESOURCES()) {
+            if (!handle.equals(MemorySegment.NULL)) {
+                memObjects.remove(handle);
+                clReleaseMemObject(handle);
+            }
+            memory.release(bytes);
             throw new DeviceOutOfMemoryException("OpenCL " + call + " failed: " + ClStatus.describe(code)
-                    + ": the device is out of memory at " + HumanSize.of(memory.reserved() - bytes) + " in use",
-                    memory.reserved() - bytes);
+                    + ": the device is out of memory at " + HumanSize.of(memory.reserved()) + " in use",
+                    memory.reserved());
         }
         ClStatus.check(code, call);
     }
