@@ -27,9 +27,9 @@ import java.util.function.IntFunction;
  * How every front end (fs.api, each model command of the CLI, {@code fs serve}) loads a model: it resolves the model
  * as the user named it ({@link #open}), then binds its weights, creates the backend chosen, uploads the weights and
  * allocates on that backend what the caller will run ({@link #load}). The rules they share live here once: the
- * default context length, the default types of the KV cache ({@link #cacheTypes}), and that {@link BackendChoice#AUTO}
- * falls back to the CPU, saying why on the log, when there is no OpenCL GPU, its kernels do not build, or the model
- * and the caller's state do not fit it. The sequences and schedulers are the caller's: the engine sizes nothing but
+ * default context length, the default types of the KV cache ({@link #cacheTypes}), that {@link BackendChoice#AUTO}
+ * falls back to the CPU, saying why on the log, when there is no OpenCL GPU or its kernels do not build, and what a
+ * device that runs out of memory while loading means ({@link #placed}). The sequences and schedulers are the caller's: the engine sizes nothing but
  * the context and settles nothing else but the cache's types.
  */
 public final class Engine {
