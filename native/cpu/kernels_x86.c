@@ -985,6 +985,11 @@ FS_MATMUL_ROWS(iq2_xxs, FS_VARIANT, 256, Q8_K_BYTES)
  */
 #if defined(__AVX512F__)
 #define XV 16
+/*
+ * Q4_0's vectors of rows per pass: two groups, each activation row's multiples made once for both (four groups
+ * need more than the 32 registers and were slower; one group, a fifth slower).
+ */
+#define X16_VECTORS 2
 typedef __m512i xi;
 typedef __m512 xf;
 #define xi_load(p) _mm512_loadu_si512((const void *)(p))
@@ -1013,6 +1018,8 @@ typedef __m512 xf;
 /* Products of a step summed straight into int32: pairs of steps need no int16 stage. */
 #define xi_dot(acc, u, p) _mm512_dpbusd_epi32(acc, u, _mm512_set1_epi32((int)load_u32(p)))
 #define xi_pairs(u, p) _mm512_maddubs_epi16(u, _mm512_set1_epi32((int)load_u32(p)))
+#define xi_table(p) _mm512_load_si512((const void *)(p))
+#define xi_lookup8(t, i) _mm512_shuffle_epi8(t, i)
 #define xi_maddubs(u, s) _mm512_maddubs_epi16(u, s)
 #define xi_abs8(a) _mm512_abs_epi8(a)
 /*
@@ -1022,6 +1029,7 @@ typedef __m512 xf;
 #define xi_sign8(a, w) _mm512_mask_sub_epi8(a, _mm512_movepi8_mask(w), _mm512_setzero_si512(), a)
 #else
 #define XV 8
+#define X16_VECTORS 2 /* a group's two halves (one half a pass: avx2 a tenth slower) */
 typedef __m256i xi;
 typedef __m256 xf;
 #define xi_load(p) _mm256_loadu_si256((const __m256i *)(p))
@@ -1053,6 +1061,8 @@ typedef __m256 xf;
 #define xf_store(p, v) _mm256_storeu_ps(p, v)
 #ifdef FS_VNNI
 #define xi_dot(acc, u, p) FS_DPBUSD(acc, u, _mm256_set1_epi32((int)load_u32(p)))
+#define xi_table(p) _mm256_load_si256((const __m256i *)(p))
+#define xi_lookup8(t, i) _mm256_shuffle_epi8(t, i)
 #else
 #define FS_X16_INT16_SUMS 1
 /*
@@ -1185,52 +1195,109 @@ FS_ALWAYS_INLINE void q4_k_x16_rows(const uint8_t *gb, int first, const uint8_t 
         for (int r = 0; r < R; r++) xf_store(out + r * out_stride + XV * h, xf_sub(acc[h * R + r], mins[h * R + r]));
 }
 
+#ifdef FS_VNNI
 /*
- * Likewise for Q4_0; eights[r·blocks + b] is 8·Σ_g m_g·Σ a of activation row r's block b (T = Σ_g m_g·Σ q·a −
- * that). A step's group (low nibbles: group l, high: 4 + l) is summed into the rows' int16 pairs by vpmaddubsw
- * (≤ 2·15·127), then times its multiple, broadcast, into their int32 by vpmaddwd (avx2) or vpdpwssd.
+ * q·m for a nibble q (the index) and a Q8_0 activation multiple m ≤ 16 (the row): ≤ 240, an unsigned byte, so that
+ * one vpshufb gives a step's nibbles times their group's multiple and one vpdpbusd sums them against the
+ * activation's quants.
  */
-FS_ALWAYS_INLINE void q4_0_x16_rows(const uint8_t *gb, int first, const uint8_t *a, int64_t act_row_bytes,
-                                    const int32_t *eights, const float *scales, int blocks, float *out,
-                                    int64_t out_stride, const int R, const int H) {
+static const uint8_t q4_0_times[17][64] __attribute__((aligned(64))) = {
+#define FS_TIMES16(m) 0, m, 2 * m, 3 * m, 4 * m, 5 * m, 6 * m, 7 * m, 8 * m, 9 * m, 10 * m, 11 * m, 12 * m, 13 * m, 14 * m, 15 * m
+#define FS_TIMES(m) {FS_TIMES16(m), FS_TIMES16(m), FS_TIMES16(m), FS_TIMES16(m)}
+    FS_TIMES(0), FS_TIMES(1), FS_TIMES(2),  FS_TIMES(3),  FS_TIMES(4),  FS_TIMES(5),  FS_TIMES(6),  FS_TIMES(7),  FS_TIMES(8),
+    FS_TIMES(9), FS_TIMES(10), FS_TIMES(11), FS_TIMES(12), FS_TIMES(13), FS_TIMES(14), FS_TIMES(15), FS_TIMES(16),
+#undef FS_TIMES
+};
+#endif
+
+/*
+ * Q4_0's multiple of group g (0..7) of activation block x, in the form q4_0_x16_group takes it: looked up (VNNI,
+ * several activation rows), the table of q·m_g (a nibble's product, by vpshufb); else m_g as int16 pairs.
+ */
+static inline xi q4_0_x16_multiple(const uint8_t *x, int g, const int lookup) {
+#ifdef FS_VNNI
+    if (lookup) return xi_table(q4_0_times[q8_0_multiple(x, g)]);
+#else
+    (void)lookup; /* avx2: no vpdpbusd, whose sums of four the table needs */
+#endif
+    return xi_set1_32((int)load_u32(x + Q8_0_MULTIPLES + 4 * g));
+}
+
+/*
+ * sum + the rows' m_g·Σ q·a of group g (its nibbles q, the activation block x, multiple its q4_0_x16_multiple):
+ * looked up, q·m_g summed against the quants by one vpdpbusd (≤ 4·240·127 a lane); else q·a summed into int16 pairs
+ * by vpmaddubsw (≤ 2·15·127), then times m_g into int32 by vpmaddwd or vpdpwssd. The lookup pays where several
+ * activation rows share the weights' nibbles (two zmm instructions per group, as the pairs, but no multiply
+ * competing with vpdpbusd); decoding, its table loads made the kernel a fifth slower.
+ */
+static inline xi q4_0_x16_group(xi sum, xi q, xi multiple, const uint8_t *x, int g, const int lookup) {
+#ifdef FS_VNNI
+    if (lookup) return xi_dot(sum, xi_lookup8(multiple, q), x + Q8_0_QS + 4 * g);
+#else
+    (void)lookup;
+#endif
+    return xi_madd16(sum, xi_pairs(q, x + Q8_0_QS + 4 * g), multiple);
+}
+
+/*
+ * Likewise for Q4_0, V vectors of XV rows (vector v: rows first + XV·v.. of the groups from gb on, group_bytes
+ * apart) against R activation rows; eights[r·blocks + b] is 8·Σ_g m_g·Σ a of activation row r's block b (T = Σ_g
+ * m_g·Σ q·a − that), scales[r·blocks + b] its d. A step's low nibbles are group l, its high ones group 4 + l; each
+ * row's multiple of a group is made once for the V vectors.
+ */
+_Static_assert(X16_VECTORS >= X16_ROWS / XV, "a pass holds decode's group");
+FS_ALWAYS_INLINE void q4_0_x16_rows(const uint8_t *gb, int64_t group_bytes, int first, const uint8_t *a,
+                                    int64_t act_row_bytes, const int32_t *eights, const float *scales, int blocks,
+                                    float *out, int64_t out_stride, const int R, const int V) {
     const xi low = xi_set1_8(0xF);
-    xf acc[FS_ROWS]; /* [h·R + r]: H·R ≤ FS_ROWS */
+    xf acc[X16_VECTORS][FS_ROWS];
     FS_UNROLL
-    for (int v = 0; v < H * R; v++) acc[v] = xf_zero();
+    for (int v = 0; v < V; v++)
+        FS_UNROLL
+        for (int r = 0; r < R; r++) acc[v][r] = xf_zero();
     for (int b = 0; b < blocks; b++, gb += Q4_0_X16_BLOCK, a += Q8_0_BYTES) {
+        /* vector v's group-block and its rows' offset there */
+#define FS_GROUP_BLOCK(v) (gb + (first + XV * (v)) / X16_ROWS * group_bytes)
+#define FS_FIRST(v) ((first + XV * (v)) % X16_ROWS)
         if (R == 1) prefetch_block(gb + 4 * Q4_0_X16_BLOCK, Q4_0_X16_BLOCK);
-        xi sum[FS_ROWS];
+        xi sum[X16_VECTORS][FS_ROWS];
         FS_UNROLL
-        for (int v = 0; v < H * R; v++) sum[v] = xi_zero();
-        FS_UNROLL
-        for (int l = 0; l < 4; l++)
+        for (int v = 0; v < V; v++)
             FS_UNROLL
-            for (int h = 0; h < H; h++) {
-                xi w = xi_load(gb + Q4_0_X16_QS + 64 * l + 4 * (first + XV * h));
-                xi lo = xi_and(w, low), hi = xi_and(xi_srli16(w, 4), low);
-                FS_UNROLL
-                for (int r = 0; r < R; r++) {
-                    const uint8_t *x = a + r * act_row_bytes;
-                    xi m_lo = xi_set1_32((int)load_u32(x + Q8_0_MULTIPLES + 4 * l));
-                    xi m_hi = xi_set1_32((int)load_u32(x + Q8_0_MULTIPLES + 16 + 4 * l));
-                    sum[h * R + r] = xi_madd16(sum[h * R + r], xi_pairs(lo, x + Q8_0_QS + 4 * l), m_lo);
-                    sum[h * R + r] = xi_madd16(sum[h * R + r], xi_pairs(hi, x + Q8_0_QS + 16 + 4 * l), m_hi);
-                }
-            }
+            for (int r = 0; r < R; r++) sum[v][r] = xi_set1_32(-eights[r * blocks + b]);
         FS_UNROLL
-        for (int h = 0; h < H; h++) {
-            xf d = xf_half(gb + Q4_0_X16_D + 2 * (first + XV * h));
+        for (int l = 0; l < 4; l++) {
+            xi lo[X16_VECTORS], hi[X16_VECTORS];
+            FS_UNROLL
+            for (int v = 0; v < V; v++) {
+                xi w = xi_load(FS_GROUP_BLOCK(v) + Q4_0_X16_QS + 64 * l + 4 * FS_FIRST(v));
+                lo[v] = xi_and(w, low), hi[v] = xi_and(xi_srli16(w, 4), low);
+            }
             FS_UNROLL
             for (int r = 0; r < R; r++) {
-                xi t = xi_sub32(sum[h * R + r], xi_set1_32(eights[r * blocks + b]));
-                acc[h * R + r] = xf_fma(xf_mul(d, xf_set1(scales[r * blocks + b])), xf_cvt(t), acc[h * R + r]);
+                const uint8_t *x = a + r * act_row_bytes;
+                xi m_lo = q4_0_x16_multiple(x, l, R > 1), m_hi = q4_0_x16_multiple(x, 4 + l, R > 1);
+                FS_UNROLL
+                for (int v = 0; v < V; v++) {
+                    sum[v][r] = q4_0_x16_group(sum[v][r], lo[v], m_lo, x, l, R > 1);
+                    sum[v][r] = q4_0_x16_group(sum[v][r], hi[v], m_hi, x, 4 + l, R > 1);
+                }
             }
         }
+        FS_UNROLL
+        for (int v = 0; v < V; v++) {
+            xf d = xf_half(FS_GROUP_BLOCK(v) + Q4_0_X16_D + 2 * FS_FIRST(v));
+            FS_UNROLL
+            for (int r = 0; r < R; r++)
+                acc[v][r] = xf_fma(xf_mul(d, xf_set1(scales[r * blocks + b])), xf_cvt(sum[v][r]), acc[v][r]);
+        }
+#undef FS_GROUP_BLOCK
+#undef FS_FIRST
     }
     FS_UNROLL
-    for (int h = 0; h < H; h++)
+    for (int v = 0; v < V; v++)
         FS_UNROLL
-        for (int r = 0; r < R; r++) xf_store(out + r * out_stride + XV * h, acc[h * R + r]);
+        for (int r = 0; r < R; r++) xf_store(out + r * out_stride + XV * v, acc[v][r]);
 }
 
 /*
@@ -1323,21 +1390,28 @@ FS_API void FS_EXPORT(fs_matmul_q4_0_x16)(const void *packed, int row_from, int 
                 eights[r * blocks + b] = 8 * q8_0_weighted_sum(block);
                 scales[r * blocks + b] = load_f32(block);
             }
-        for (int g = row_from / X16_ROWS; g < row_to / X16_ROWS; g++)
-            for (int first = 0; first < X16_ROWS; first += n == 1 ? X16_ROWS : XV) {
-                const uint8_t *gb = (const uint8_t *)packed + g * group_bytes;
-                float *o = out + r0 * out_stride + X16_ROWS * g + first;
-#define FS_Q4_0_X16(R) q4_0_x16_rows(gb, first, a, act_row_bytes, eights, scales, blocks, o, out_stride, R, 1)
-                switch (n) {
-                case 1:
-                    q4_0_x16_rows(gb, 0, a, act_row_bytes, eights, scales, blocks, o, out_stride, 1, X16_ROWS / XV);
-                    break;
-                case 2: FS_Q4_0_X16(2); break;
-                case 3: FS_Q4_0_X16(3); break;
-                default: FS_Q4_0_X16(4); break;
-                }
-#undef FS_Q4_0_X16
+        /*
+         * Decode: one group at a time (two groups' streams read the LM head at half the speed). Several activation
+         * rows: X16_VECTORS vectors of rows at a time while the slice has them, then one.
+         */
+        for (int row = row_from; row < row_to;) {
+            const uint8_t *gb = (const uint8_t *)packed + row / X16_ROWS * group_bytes;
+            int first = row % X16_ROWS, many = row_to - row >= X16_VECTORS * XV;
+            float *o = out + r0 * out_stride + row;
+#define FS_Q4_0_X16(R, V)                                                                                              \
+    q4_0_x16_rows(gb, group_bytes, first, a, act_row_bytes, eights, scales, blocks, o, out_stride, R, V)
+            switch (n == 1 ? 0 : n * 2 + many) {
+            case 0: FS_Q4_0_X16(1, X16_ROWS / XV); break;
+            case 4: FS_Q4_0_X16(2, 1); break;
+            case 5: FS_Q4_0_X16(2, X16_VECTORS); break;
+            case 6: FS_Q4_0_X16(3, 1); break;
+            case 7: FS_Q4_0_X16(3, X16_VECTORS); break;
+            case 8: FS_Q4_0_X16(4, 1); break;
+            default: FS_Q4_0_X16(4, X16_VECTORS); break;
             }
+#undef FS_Q4_0_X16
+            row += n == 1 ? X16_ROWS : many ? X16_VECTORS * XV : XV;
+        }
     }
 }
 
