@@ -7,13 +7,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import fs.backend.KvCacheType;
 import fs.backend.KvCacheTypes;
 import fs.backend.opencl.OpenClBackend;
-import fs.generate.GenerationStats;
 import fs.generate.Generator;
+import fs.generate.RecordingSink;
 import fs.generate.SamplingParams;
 import fs.generate.Scheduler;
-import fs.generate.StopReason;
-import fs.generate.TokenLogprobs;
-import fs.generate.TokenSink;
 import fs.model.FeedForward;
 import fs.model.Golden;
 import fs.model.ModelConfig;
@@ -23,11 +20,8 @@ import fs.model.SingleSequence;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.FieldSource;
@@ -111,21 +105,9 @@ class OffloadGoldenTest {
                 new PrintWriter(new StringWriter())), options, context -> (model, types) ->
                         new Scheduler(model, new Scheduler.Config(2, context, 4, 4), types))) {
             assertEquals(2, loaded.gpuLayers());
-            List<CompletableFuture<int[]>> results = new ArrayList<>();
+            List<int[]> results;
             try (Scheduler scheduler = loaded.state()) {
-                for (int[] prompt : prompts) {
-                    CompletableFuture<int[]> result = new CompletableFuture<>();
-                    List<Integer> tokens = new ArrayList<>();
-                    scheduler.submit(prompt, SamplingParams.greedy(), maxTokens, new int[0], new TokenSink() {
-                        @Override public void onToken(int id, TokenLogprobs logprobs) { tokens.add(id); }
-                        @Override public void onDone(StopReason reason, GenerationStats stats) {
-                            result.complete(tokens.stream().mapToInt(Integer::intValue).toArray());
-                        }
-                        @Override public void onError(RuntimeException e) { result.completeExceptionally(e); }
-                    });
-                    results.add(result);
-                }
-                for (CompletableFuture<int[]> r : results) r.get(60, TimeUnit.SECONDS);
+                results = RecordingSink.greedy(scheduler, List.of(prompts), maxTokens);
             }
             SingleSequence alone = new SingleSequence(loaded.model(), SingleSequence.Shape.forGeneration(32, 16),
                     KvCacheTypes.F32);
@@ -133,7 +115,7 @@ class OffloadGoldenTest {
                 int[] expected = new Generator(alone, new int[0], SamplingParams.greedy())
                         .generate(prompts[i], maxTokens, id -> {}).ids();
                 assertEquals(maxTokens, expected.length);
-                assertArrayEquals(expected, results.get(i).get(), "request " + i);
+                assertArrayEquals(expected, results.get(i), "request " + i);
             }
         }
     }

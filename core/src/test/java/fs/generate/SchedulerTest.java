@@ -72,45 +72,6 @@ class SchedulerTest {
         return generator.generate(prompt, maxTokens, id -> {}).ids();
     }
 
-    /** A sink that records what the scheduler delivers, and the thread it delivers on. */
-    private static final class Recorder implements TokenSink {
-        final List<Integer> tokens = new ArrayList<>();
-        final List<TokenLogprobs> logprobs = new ArrayList<>();
-        final CompletableFuture<StopReason> done = new CompletableFuture<>();
-        volatile GenerationStats stats;
-        volatile Thread thread;
-        volatile boolean calledAfterEnd;
-
-        @Override
-        public synchronized void onToken(int id, TokenLogprobs logprobs) {
-            thread = Thread.currentThread();
-            if (done.isDone()) calledAfterEnd = true;
-            tokens.add(id);
-            this.logprobs.add(logprobs);
-        }
-
-        @Override
-        public void onDone(StopReason reason, GenerationStats stats) {
-            if (done.isDone()) calledAfterEnd = true;
-            this.stats = stats;
-            done.complete(reason);
-        }
-
-        @Override
-        public void onError(RuntimeException e) {
-            if (done.isDone()) calledAfterEnd = true;
-            done.completeExceptionally(e);
-        }
-
-        StopReason await() throws Exception {
-            return done.get(TIMEOUT_SECONDS, TimeUnit.SECONDS);
-        }
-
-        synchronized int[] ids() {
-            return tokens.stream().mapToInt(Integer::intValue).toArray();
-        }
-    }
-
     /**
      * The same at each cache type a head of 20 can be (q8_0 needs whole blocks of 32): batched decoding over an f16
      * or bf16 cache gives each request the tokens it gets alone over a cache of that type.
@@ -120,13 +81,13 @@ class SchedulerTest {
         for (KvCacheType type : new KvCacheType[] {KvCacheType.F16, KvCacheType.BF16}) {
             KvCacheTypes types = new KvCacheTypes(type, type);
             int n = 5, maxTokens = 6;
-            Recorder[] recorders = new Recorder[n];
+            RecordingSink[] recorders = new RecordingSink[n];
             try (Scheduler scheduler = new Scheduler(test.model(), new Scheduler.Config(3, CONTEXT, 5, 8), types)) {
                 for (int i = 0; i < n; i++) {
-                    recorders[i] = new Recorder();
+                    recorders[i] = new RecordingSink();
                     scheduler.submit(prompt(i), SamplingParams.greedy(), maxTokens, NO_STOP, recorders[i]);
                 }
-                for (Recorder r : recorders) assertEquals(StopReason.TOKEN_LIMIT, r.await());
+                for (RecordingSink r : recorders) assertEquals(StopReason.TOKEN_LIMIT, r.await());
             }
             SingleSequence sequence = new SingleSequence(test.model(),
                     SingleSequence.Shape.forGeneration(CONTEXT, 16), types);
@@ -141,15 +102,15 @@ class SchedulerTest {
     @Test
     void concurrentRequestsGetTheTokensEachGetsAlone() throws Exception {
         int n = 6, maxTokens = 7;
-        Recorder[] recorders = new Recorder[n];
+        RecordingSink[] recorders = new RecordingSink[n];
         // 4 slots for 6 requests: two wait and join as others leave; a prefill chunk of 5 splits the longer prompts
         // over steps that also decode.
         try (Scheduler scheduler = new Scheduler(test.model(), new Scheduler.Config(4, CONTEXT, 5, 8))) {
             for (int i = 0; i < n; i++) {
-                recorders[i] = new Recorder();
+                recorders[i] = new RecordingSink();
                 scheduler.submit(prompt(i), SamplingParams.greedy(), maxTokens - (i % 3), NO_STOP, recorders[i]);
             }
-            for (Recorder r : recorders) assertEquals(StopReason.TOKEN_LIMIT, r.await());
+            for (RecordingSink r : recorders) assertEquals(StopReason.TOKEN_LIMIT, r.await());
         }
         for (int i = 0; i < n; i++) {
             assertArrayEquals(alone(prompt(i), maxTokens - (i % 3)), recorders[i].ids(), "request " + i);
@@ -180,7 +141,7 @@ class SchedulerTest {
     }
 
     /** Checks each delivered token's logprobs against a double log-softmax of a one-sequence forward's logits. */
-    private static void assertLogprobsOfOneSequence(int[] prompt, Recorder recorder, int top) {
+    private static void assertLogprobsOfOneSequence(int[] prompt, RecordingSink recorder, int top) {
         int[] ids = recorder.ids();
         for (int i = 0; i < ids.length; i++) {
             float[] logits = oneSequenceLogits(concat(prompt, ids, i));
@@ -207,19 +168,19 @@ class SchedulerTest {
     @Test
     void aGreedyRequestWithLogprobsGetsTheLogSoftmaxOfItsOwnLogitsAloneAndInABatch() throws Exception {
         int maxTokens = 5;
-        Recorder alone = new Recorder();
+        RecordingSink alone = new RecordingSink();
         try (Scheduler scheduler = new Scheduler(test.model(), new Scheduler.Config(3, CONTEXT, 5, 4))) {
             scheduler.submit(prompt(3), SamplingParams.greedy(), maxTokens, NO_STOP, 4, alone);
             assertEquals(StopReason.TOKEN_LIMIT, alone.await());
         }
-        Recorder[] batched = new Recorder[3];
+        RecordingSink[] batched = new RecordingSink[3];
         try (Scheduler scheduler = new Scheduler(test.model(), new Scheduler.Config(3, CONTEXT, 5, 4))) {
             for (int i = 0; i < 3; i++) {
-                batched[i] = new Recorder();
+                batched[i] = new RecordingSink();
                 int top = i == 1 ? -1 : i * 5; // one neighbour asks for none: it gets null
                 scheduler.submit(prompt(3 + i), SamplingParams.greedy(), maxTokens, NO_STOP, top, batched[i]);
             }
-            for (Recorder r : batched) assertEquals(StopReason.TOKEN_LIMIT, r.await());
+            for (RecordingSink r : batched) assertEquals(StopReason.TOKEN_LIMIT, r.await());
         }
         assertArrayEquals(alone(prompt(3), maxTokens), alone.ids(), "asking for logprobs does not change the tokens");
         assertLogprobsOfOneSequence(prompt(3), alone, 4);
@@ -229,14 +190,14 @@ class SchedulerTest {
         assertArrayEquals(alone(prompt(4), maxTokens), batched[1].ids());
         assertThrows(FsException.class, () -> {
             try (Scheduler scheduler = new Scheduler(test.model(), new Scheduler.Config(1, CONTEXT, 5, 0))) {
-                scheduler.submit(prompt(3), SamplingParams.greedy(), 1, NO_STOP, 21, new Recorder());
+                scheduler.submit(prompt(3), SamplingParams.greedy(), 1, NO_STOP, 21, new RecordingSink());
             }
         });
     }
 
     @Test
     void aTaskRunsOnTheSchedulersThreadBetweenStepsAndFailsOnceItIsClosed() throws Exception {
-        Recorder answer = new Recorder();
+        RecordingSink answer = new RecordingSink();
         Scheduler scheduler = new Scheduler(test.model(), new Scheduler.Config(1, CONTEXT, 5, 0));
         Thread[] schedulerThread = new Thread[1];
         scheduler.submit(prompt(3), SamplingParams.greedy(), 20, NO_STOP, new TokenSink() {
@@ -295,12 +256,12 @@ class SchedulerTest {
         // at a high temperature they shift every draw.
         SamplingParams sampled = new SamplingParams(40f, 0, 1f, 0f, 1f, 1.5f, 2f, 5L);
         SamplingParams sampledPlain = new SamplingParams(40f, 0, 1f, 0f, 1f, 0f, 0f, 5L);
-        Recorder a = new Recorder(), b = new Recorder(), plain = new Recorder();
+        RecordingSink a = new RecordingSink(), b = new RecordingSink(), plain = new RecordingSink();
         try (Scheduler scheduler = new Scheduler(test.model(), new Scheduler.Config(3, CONTEXT, 5, 0))) {
             scheduler.submit(prompt, greedy, maxTokens, NO_STOP, a);
             scheduler.submit(prompt, sampled, maxTokens, NO_STOP, 2, b);
             scheduler.submit(prompt, sampledPlain, maxTokens, NO_STOP, plain);
-            for (Recorder r : List.of(a, b, plain)) assertEquals(StopReason.TOKEN_LIMIT, r.await());
+            for (RecordingSink r : List.of(a, b, plain)) assertEquals(StopReason.TOKEN_LIMIT, r.await());
         }
         int[] expectedGreedy = referencePenalizedAnswer(prompt, greedy, maxTokens);
         int[] expectedSampled = referencePenalizedAnswer(prompt, sampled, maxTokens);
@@ -317,7 +278,7 @@ class SchedulerTest {
 
     @Test
     void aSequenceJoinsWhileAnotherDecodesAndLeavesFirst() throws Exception {
-        Recorder longer = new Recorder(), shorter = new Recorder();
+        RecordingSink longer = new RecordingSink(), shorter = new RecordingSink();
         CountDownLatch decoding = new CountDownLatch(3);
         TokenSink watched = new TokenSink() {
             @Override public void onToken(int id, TokenLogprobs logprobs) {
@@ -345,7 +306,7 @@ class SchedulerTest {
         int stop = expected[4];
         int first = 0;
         while (expected[first] != stop) first++;
-        Recorder r = new Recorder();
+        RecordingSink r = new RecordingSink();
         try (Scheduler scheduler = new Scheduler(test.model(), new Scheduler.Config(1, CONTEXT, 16, 0))) {
             scheduler.submit(prompt(3), SamplingParams.greedy(), 10, new int[] {stop}, r);
             assertEquals(StopReason.END_OF_SEQUENCE, r.await());
@@ -380,7 +341,7 @@ class SchedulerTest {
         Set<Integer> others = new HashSet<>(List.of(11, 220, 1000, 4096));
         others.removeAll(greedyTokens);
         AllowedSet forbidding = new AllowedSet(others);
-        Recorder a = new Recorder(), b = new Recorder();
+        RecordingSink a = new RecordingSink(), b = new RecordingSink();
         try (Scheduler scheduler = new Scheduler(test.model(), new Scheduler.Config(2, CONTEXT, 16, 0))) {
             scheduler.submit(prompt(2), SamplingParams.greedy(), maxTokens, NO_STOP, -1, agreeing, a);
             scheduler.submit(prompt(2), SamplingParams.greedy(), maxTokens, NO_STOP, -1, forbidding, b);
@@ -397,7 +358,7 @@ class SchedulerTest {
     @Test
     void withoutALimitARequestStopsWhenItsSlotIsFull() throws Exception {
         int[] prompt = prompt(4);
-        Recorder r = new Recorder();
+        RecordingSink r = new RecordingSink();
         try (Scheduler scheduler = new Scheduler(test.model(), new Scheduler.Config(1, prompt.length + 5, 16, 0))) {
             scheduler.submit(prompt, SamplingParams.greedy(), -1, NO_STOP, r);
             assertEquals(StopReason.CONTEXT_FULL, r.await());
@@ -408,7 +369,7 @@ class SchedulerTest {
     @Test
     void cancellingStopsARunningRequestAndDropsAWaitingOne() throws Exception {
         CountDownLatch firstToken = new CountDownLatch(1), release = new CountDownLatch(1);
-        Recorder running = new Recorder(), queued = new Recorder(), after = new Recorder();
+        RecordingSink running = new RecordingSink(), queued = new RecordingSink(), after = new RecordingSink();
         TokenSink holding = new TokenSink() { // holds the scheduler thread after the first token
             @Override public void onToken(int id, TokenLogprobs logprobs) {
                 running.onToken(id, logprobs);
@@ -442,7 +403,7 @@ class SchedulerTest {
     @Test
     void beyondTheQueueLimitSubmitThrows() throws Exception {
         CountDownLatch firstToken = new CountDownLatch(1), release = new CountDownLatch(1);
-        Recorder running = new Recorder();
+        RecordingSink running = new RecordingSink();
         TokenSink holding = new TokenSink() {
             @Override public void onToken(int id, TokenLogprobs logprobs) {
                 running.onToken(id, logprobs);
@@ -452,23 +413,23 @@ class SchedulerTest {
             @Override public void onDone(StopReason reason, GenerationStats stats) { running.onDone(reason, stats); }
             @Override public void onError(RuntimeException e) { running.onError(e); }
         };
-        Recorder[] queued = {new Recorder(), new Recorder()};
+        RecordingSink[] queued = {new RecordingSink(), new RecordingSink()};
         try (Scheduler scheduler = new Scheduler(test.model(), new Scheduler.Config(1, CONTEXT, 16, 2))) {
             scheduler.submit(prompt(0), SamplingParams.greedy(), 3, NO_STOP, holding);
             assertTrue(firstToken.await(TIMEOUT_SECONDS, TimeUnit.SECONDS));
-            for (Recorder r : queued) scheduler.submit(prompt(1), SamplingParams.greedy(), 2, NO_STOP, r);
+            for (RecordingSink r : queued) scheduler.submit(prompt(1), SamplingParams.greedy(), 2, NO_STOP, r);
             assertEquals(1, scheduler.busySlots());
             assertEquals(2, scheduler.waiting());
             QueueFullException full = assertThrows(QueueFullException.class,
-                    () -> scheduler.submit(prompt(2), SamplingParams.greedy(), 2, NO_STOP, new Recorder()));
+                    () -> scheduler.submit(prompt(2), SamplingParams.greedy(), 2, NO_STOP, new RecordingSink()));
             assertEquals("the scheduler is full: 1 slot busy and 2 requests waiting; try again later", full.getMessage());
             release.countDown();
-            for (Recorder r : queued) assertEquals(StopReason.TOKEN_LIMIT, r.await());
+            for (RecordingSink r : queued) assertEquals(StopReason.TOKEN_LIMIT, r.await());
             assertEquals(StopReason.TOKEN_LIMIT, running.await());
             assertEquals(0, scheduler.busySlots());
             assertEquals(0, scheduler.waiting());
             // Room again once they are done.
-            Recorder later = new Recorder();
+            RecordingSink later = new RecordingSink();
             scheduler.submit(prompt(2), SamplingParams.greedy(), 2, NO_STOP, later);
             assertEquals(StopReason.TOKEN_LIMIT, later.await());
         }
@@ -477,7 +438,7 @@ class SchedulerTest {
     @Test
     void badRequestsAreRefusedOnTheCallersThread() {
         try (Scheduler scheduler = new Scheduler(test.model(), new Scheduler.Config(1, 16, 16, 0))) {
-            Recorder r = new Recorder();
+            RecordingSink r = new RecordingSink();
             assertEquals("the prompt is empty: there is nothing to generate from", assertThrows(FsException.class,
                     () -> scheduler.submit(new int[0], SamplingParams.greedy(), 1, NO_STOP, r)).getMessage());
             assertEquals("10 prompt tokens + 7 new tokens do not fit the context of 16 tokens", assertThrows(
@@ -496,7 +457,7 @@ class SchedulerTest {
     @Test
     void closingCancelsWhatIsLeft() throws Exception {
         CountDownLatch firstToken = new CountDownLatch(1);
-        Recorder running = new Recorder(), queued = new Recorder();
+        RecordingSink running = new RecordingSink(), queued = new RecordingSink();
         TokenSink signalling = new TokenSink() {
             @Override public void onToken(int id, TokenLogprobs logprobs) {
                 running.onToken(id, logprobs);
@@ -523,7 +484,7 @@ class SchedulerTest {
             @Override public void onDone(StopReason reason, GenerationStats stats) { failed.complete(null); }
             @Override public void onError(RuntimeException e) { failed.complete(e); }
         };
-        Recorder other = new Recorder();
+        RecordingSink other = new RecordingSink();
         try (Scheduler scheduler = new Scheduler(test.model(), new Scheduler.Config(2, CONTEXT, 16, 0))) {
             scheduler.submit(prompt(7), SamplingParams.greedy(), 5, NO_STOP, throwing);
             scheduler.submit(prompt(8), SamplingParams.greedy(), 5, NO_STOP, other);
@@ -553,7 +514,7 @@ class SchedulerTest {
         FailingBackend backend = new FailingBackend();
         try (TestModel failing = TestModel.open(Golden.modelDir("tiny-untied"), backend, CONTEXT, 16, 1)) {
             CountDownLatch decoding = new CountDownLatch(2), release = new CountDownLatch(1);
-            Recorder first = new Recorder(), second = new Recorder(), after = new Recorder();
+            RecordingSink first = new RecordingSink(), second = new RecordingSink(), after = new RecordingSink();
             TokenSink holding = new TokenSink() { // holds the scheduler thread at its second token
                 @Override public void onToken(int id, TokenLogprobs logprobs) {
                     first.onToken(id, logprobs);
@@ -592,7 +553,7 @@ class SchedulerTest {
         System.arraycopy(first, 0, next, 0, first.length);
         System.arraycopy(generated, 0, next, first.length, generated.length);
         System.arraycopy(prompt(10), 0, next, first.length + generated.length, 3);
-        Recorder a = new Recorder(), other = new Recorder(), b = new Recorder();
+        RecordingSink a = new RecordingSink(), other = new RecordingSink(), b = new RecordingSink();
         try (Scheduler scheduler = new Scheduler(test.model(), new Scheduler.Config(3, CONTEXT, 16, 0))) {
             scheduler.submit(prompt(11), SamplingParams.greedy(), 4, NO_STOP, other);
             scheduler.submit(first, SamplingParams.greedy(), 4, NO_STOP, a);
@@ -611,19 +572,19 @@ class SchedulerTest {
     @Test
     void severalThreadsSubmittingAtOnceEachGetTheirOwnTokens() throws Exception {
         int threads = 4, perThread = 4;
-        List<Recorder> recorders = new ArrayList<>();
+        List<RecordingSink> recorders = new ArrayList<>();
         List<int[]> prompts = new ArrayList<>();
         ExecutorService pool = Executors.newFixedThreadPool(threads);
         try (Scheduler scheduler = new Scheduler(test.model(), new Scheduler.Config(3, CONTEXT, 8, 64))) {
             CountDownLatch start = new CountDownLatch(1);
-            List<Future<List<Recorder>>> futures = new ArrayList<>();
+            List<Future<List<RecordingSink>>> futures = new ArrayList<>();
             for (int t = 0; t < threads; t++) {
                 int thread = t;
                 futures.add(pool.submit(() -> {
                     start.await();
-                    List<Recorder> mine = new ArrayList<>();
+                    List<RecordingSink> mine = new ArrayList<>();
                     for (int i = 0; i < perThread; i++) {
-                        Recorder r = new Recorder();
+                        RecordingSink r = new RecordingSink();
                         scheduler.submit(prompt(thread * perThread + i), SamplingParams.greedy(), 5, NO_STOP, r);
                         mine.add(r);
                     }
@@ -635,7 +596,7 @@ class SchedulerTest {
                 recorders.addAll(futures.get(t).get(TIMEOUT_SECONDS, TimeUnit.SECONDS));
                 for (int i = 0; i < perThread; i++) prompts.add(prompt(t * perThread + i));
             }
-            for (Recorder r : recorders) assertEquals(StopReason.TOKEN_LIMIT, r.await());
+            for (RecordingSink r : recorders) assertEquals(StopReason.TOKEN_LIMIT, r.await());
         } finally {
             pool.shutdownNow();
         }
@@ -647,7 +608,7 @@ class SchedulerTest {
     @Test
     void sampledRequestsWithTheSameSeedGetTheSameTokens() throws Exception {
         SamplingParams params = new SamplingParams(0.8f, 20, 0.95f, 0f, 1.1f, 7);
-        Recorder a = new Recorder(), b = new Recorder();
+        RecordingSink a = new RecordingSink(), b = new RecordingSink();
         try (Scheduler scheduler = new Scheduler(test.model(), new Scheduler.Config(2, CONTEXT, 16, 0))) {
             scheduler.submit(prompt(12), params, 8, NO_STOP, a);
             scheduler.submit(prompt(12), params, 8, NO_STOP, b);

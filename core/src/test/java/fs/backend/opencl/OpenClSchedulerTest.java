@@ -3,21 +3,14 @@ package fs.backend.opencl;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import fs.generate.GenerationStats;
 import fs.generate.Generator;
+import fs.generate.RecordingSink;
 import fs.generate.SamplingParams;
 import fs.generate.Scheduler;
-import fs.generate.StopReason;
-import fs.generate.TokenLogprobs;
-import fs.generate.TokenSink;
 import fs.model.Golden;
 import fs.model.TestModel;
-import java.io.IOException;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -36,27 +29,15 @@ class OpenClSchedulerTest {
         int maxTokens = 6;
         try (TestModel test = TestModel.open(Golden.modelDir("tiny-untied"),
                 new OpenClBackend(OpenClTestSupport.device(), design), 32, 16, 1)) {
-            List<CompletableFuture<int[]>> results = new ArrayList<>();
+            List<int[]> results;
             try (Scheduler scheduler = new Scheduler(test.model(), new Scheduler.Config(2, 32, 4, 4))) {
-                for (int[] prompt : prompts) {
-                    CompletableFuture<int[]> result = new CompletableFuture<>();
-                    List<Integer> tokens = new ArrayList<>();
-                    scheduler.submit(prompt, SamplingParams.greedy(), maxTokens, new int[0], new TokenSink() {
-                        @Override public void onToken(int id, TokenLogprobs logprobs) { tokens.add(id); }
-                        @Override public void onDone(StopReason reason, GenerationStats stats) {
-                            result.complete(tokens.stream().mapToInt(Integer::intValue).toArray());
-                        }
-                        @Override public void onError(RuntimeException e) { result.completeExceptionally(e); }
-                    });
-                    results.add(result);
-                }
-                for (CompletableFuture<int[]> r : results) r.get(60, TimeUnit.SECONDS);
+                results = RecordingSink.greedy(scheduler, List.of(prompts), maxTokens);
             }
             for (int i = 0; i < prompts.length; i++) {
                 Generator alone = new Generator(test.sequence(), new int[0], SamplingParams.greedy());
                 int[] expected = alone.generate(prompts[i], maxTokens, id -> {}).ids();
                 assertEquals(maxTokens, expected.length);
-                assertArrayEquals(expected, results.get(i).get(), design + " request " + i);
+                assertArrayEquals(expected, results.get(i), design + " request " + i);
             }
         }
     }
