@@ -144,14 +144,22 @@ public final class DecoderModel {
             throw new FsException("this model has no output projection (lm_head.weight): it is an embedding model,"
                     + " which computes embeddings (fs embed), not logits");
         }
+        buffers.logitsInUse = runWithHead(batch, cache, buffers, probe, lmHead, config.vocabSize(), "logits");
+    }
+
+    /**
+     * Runs the batch's rows, then {@code head} ({@code width} outputs a row) on the batch's logit rows only (the
+     * lm_head is the largest matmul), into the logits buffer; the number of rows it computed.
+     */
+    private int runWithHead(Batch batch, KvCache cache, ForwardBuffers buffers, Probe probe, Weight head, int width,
+            String op) {
         run(batch, cache, buffers, probe);
-        // The lm_head is the largest matmul: run it only on the rows whose logits are wanted.
         int count = batch.logitCount();
-        if (count == 0) return;
+        if (count == 0) return 0;
         Backend output = placement.output();
-        output.matmul(buffers.headIn, lmHead, buffers.logits, count);
-        buffers.logitsInUse = count;
-        probe.after("logits", -1, output, buffers.logits, (long) count * config.vocabSize());
+        output.matmul(buffers.headIn, head, buffers.logits, count);
+        probe.after(op, -1, output, buffers.logits, (long) count * width);
+        return count;
     }
 
     /**
@@ -230,13 +238,7 @@ public final class DecoderModel {
             throw new IllegalStateException("this model has no reranker classifier head (" + ModelWeights.RERANK_HEAD
                     + ")");
         }
-        run(batch, cache, buffers, probe);
-        int count = batch.logitCount();
-        if (count == 0) return;
-        Backend output = placement.output();
-        output.matmul(buffers.headIn, rerankHead, buffers.logits, count);
-        buffers.rerankLogitsInUse = count;
-        probe.after("rerank_logits", -1, output, buffers.logits, 2L * count);
+        buffers.rerankLogitsInUse = runWithHead(batch, cache, buffers, probe, rerankHead, 2, "rerank_logits");
     }
 
     /** Whether the model has a reranker's classifier head: llama.cpp's reranker GGUF ({@code pooling_type} rank). */
