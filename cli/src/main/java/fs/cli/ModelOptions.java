@@ -184,12 +184,25 @@ final class ModelOptions {
                     + "comma-separated (default: none).")
     List<String> overrideTensors = new ArrayList<>();
 
+    /** -fitt in MiB; null when not given. */
+    private Integer fitTargetMib;
+
+    @Option(names = {"-fitt", "--fit-target"}, paramLabel = "MiB",
+            description = "What -ngl auto leaves free on the device, as llama.cpp's --fit-target; alone it means "
+                    + "-ngl auto (default: 1024).")
+    void fitTarget(int mib) {
+        if (mib < 0) throw new ParameterException(command.commandLine(), "-fitt must be 0 or more MiB, got " + mib);
+        fitTargetMib = mib;
+    }
+
     /**
-     * What -ngl, --cpu-moe, --n-cpu-moe and -ot ask of an OpenCL device; null when none is given (the whole model
-     * where --backend says). -ngl other than 0 on the CPU is a usage error.
+     * What -ngl, --cpu-moe, --n-cpu-moe, -ot and -fitt ask of an OpenCL device; null when none is given (the whole
+     * model where --backend says). -ngl other than 0 on the CPU is a usage error.
      */
     Offload offload() {
-        if (gpuLayers == null && !cpuMoe && cpuMoeLayers == null && overrideTensors.isEmpty()) return null;
+        if (gpuLayers == null && !cpuMoe && cpuMoeLayers == null && overrideTensors.isEmpty() && fitTargetMib == null) {
+            return null;
+        }
         if (gpuLayers != null && gpuLayers != 0 && (backend == BackendChoice.CPU || backend == BackendChoice.JAVA)) {
             throw new ParameterException(command.commandLine(), "-ngl " + Offload.spelling(gpuLayers) + " puts layers "
                     + "on an OpenCL device: it needs --backend opencl or auto, not " + backend.spelling());
@@ -200,8 +213,9 @@ final class ModelOptions {
         } catch (FsException e) {
             throw new ParameterException(command.commandLine(), e.getMessage());
         }
-        return new Offload(gpuLayers == null ? Offload.ALL : gpuLayers,
-                cpuMoe ? Offload.ALL : cpuMoeLayers == null ? 0 : cpuMoeLayers, overrides);
+        int layers = gpuLayers != null ? gpuLayers : fitTargetMib != null ? Offload.AUTO : Offload.ALL;
+        return new Offload(layers, cpuMoe ? Offload.ALL : cpuMoeLayers == null ? 0 : cpuMoeLayers, overrides,
+                fitTargetMib == null ? Offload.DEFAULT_FIT_TARGET : (long) fitTargetMib << 20);
     }
 
     // llama.cpp's other ways to load and run a model, which a user may carry over: each says why fs has no such knob

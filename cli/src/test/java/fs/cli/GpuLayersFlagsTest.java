@@ -31,6 +31,7 @@ class GpuLayersFlagsTest {
             List.of("--n-gpu-layers all --backend java", "-ngl all puts layers on an OpenCL device: it needs "
                     + "--backend opencl or auto, not java"),
             List.of("--n-cpu-moe -1", "--n-cpu-moe must be 0 or more, got -1"),
+            List.of("-fitt -5", "-fitt must be 0 or more MiB, got -5"),
             List.of("-ot exps=CUDA0", "-ot exps=CUDA0: fs moves tensors to the CPU only (PATTERN=CPU), not to CUDA0"));
 
     @ParameterizedTest
@@ -60,6 +61,15 @@ class GpuLayersFlagsTest {
         assertEquals(whole.out(), run.out());
         assertTrue(run.err().contains("fs: -ngl 1: 1/3 layers on opencl ("), run.err());
         assertTrue(run.err().contains(" with 1/2 layers, the rest on cpu ("), run.err());
+    }
+
+    /** -fitt alone is -ngl auto with that margin: tiny-tied fits PoCL's memory whole, output included. */
+    @Test
+    void aFitTargetAloneMeansAuto() {
+        CliRun run = CliRun.of("run", MODEL, "-p", "Hello", "-n", "2", "--temp", "0", "-t", "2", "--backend",
+                "opencl", "-fitt", "0");
+        assertEquals(0, run.exitCode(), run.err());
+        assertTrue(run.err().contains("fs: -ngl auto: 3/3 layers on opencl ("), run.err());
     }
 
     @Test

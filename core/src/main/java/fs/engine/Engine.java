@@ -184,9 +184,9 @@ public final class Engine {
             OpenClBackend device = (OpenClBackend) backend;
             Offload tried = Objects.requireNonNullElse(offload, new Offload(Offload.ALL, 0, List.of()));
             OffloadPlan failed = plan(tried, config, weights, options, contextLength, device.memorySize());
-            // what fits what the device held, with auto's margin, and fewer layers than failed
-            int fits = Math.min(plan(new Offload(Offload.AUTO, tried.cpuMoeLayers(), tried.cpuTensors()), config,
-                    weights, options, contextLength, outOfMemory.inUse()).gpuLayers(), failed.gpuLayers() - 1);
+            // what fits what the device held, with auto's fit target, and fewer layers than failed
+            int fits = Math.min(plan(tried.withGpuLayers(Offload.AUTO), config, weights, options, contextLength,
+                    outOfMemory.inUse()).gpuLayers(), failed.gpuLayers() - 1);
             boolean fsChooses = offload == null ? options.backend() == BackendChoice.AUTO
                     : offload.gpuLayers() == Offload.AUTO;
             if (!fsChooses) {
@@ -201,7 +201,7 @@ public final class Engine {
             created.clear();
             if (fits <= 0) return onTheCpu(why, config, weights, options, allocation, created);
             created.add(createBackend(options));
-            offload = new Offload(fits, tried.cpuMoeLayers(), tried.cpuTensors());
+            offload = tried.withGpuLayers(fits);
             replanned = why + ": ";
         }
     }

@@ -24,15 +24,9 @@ import java.util.TreeSet;
 public record OffloadPlan(int layers, int gpuLayers, Set<Integer> cpuFeedForwards, long deviceWeightBytes,
                           long deviceCacheBytes, long hostWeightBytes, long hostCacheBytes) {
     /**
-     * What -ngl auto leaves free on the device for the buffers of a forward, the driver and other programs: llama.cpp's
-     * --fit-target default.
-     */
-    public static final long MARGIN = 1L << 30;
-
-    /**
      * The plan of {@code offload} for a model of {@code weights}, each layer's KV cache {@code layerCacheBytes}, on a
      * device of {@code deviceMemory} bytes (CL_DEVICE_GLOBAL_MEM_SIZE): -ngl auto takes the most layers, from the
-     * output end, whose weights and caches fit in {@code deviceMemory} less {@link #MARGIN}, then the output if
+     * output end, whose weights and caches fit in {@code deviceMemory} less its {@link Offload#fitTarget}, then the output if
      * every layer fits.
      */
     public static OffloadPlan of(Offload offload, ModelConfig config, ModelWeights weights, long layerCacheBytes,
@@ -40,7 +34,7 @@ public record OffloadPlan(int layers, int gpuLayers, Set<Integer> cpuFeedForward
         int layers = weights.layers().size();
         Set<Integer> cpuFeedForwards = cpuFeedForwards(offload, config);
         int gpuLayers = offload.gpuLayers() == Offload.AUTO
-                ? fit(deviceMemory - MARGIN, layerDeviceBytes(weights, cpuFeedForwards, layerCacheBytes),
+                ? fit(deviceMemory - offload.fitTarget(), layerDeviceBytes(weights, cpuFeedForwards, layerCacheBytes),
                         ModelWeights.bytesOf(outputPart(weights, cpuFeedForwards.isEmpty())))
                 : (int) Math.min(offload.gpuLayers(), layers + 1L);
         List<Tensor> device = new ArrayList<>(), host = new ArrayList<>();

@@ -39,11 +39,15 @@ class DeviceOutOfMemoryTest {
 
     @BeforeEach
     void limitTheDeviceToHalfTheLayers() {
+        System.setProperty(OpenClBackend.MEMORY_LIMIT, Long.toString(plan(3).deviceWeightBytes() / 2));
+    }
+
+    /** The plan of -ngl {@code gpuLayers} for tiny-moe on a device of unbounded memory. */
+    private static OffloadPlan plan(int gpuLayers) {
         try (ModelSource source = ModelSource.open(GOLDEN.modelDir())) {
             ModelConfig config = source.config();
             ModelWeights weights = ModelWeights.bind(config, source.tensors());
-            OffloadPlan layers = OffloadPlan.of(new Offload(3, 0, List.of()), config, weights, 0, Long.MAX_VALUE);
-            System.setProperty(OpenClBackend.MEMORY_LIMIT, Long.toString(layers.deviceWeightBytes() / 2));
+            return OffloadPlan.of(new Offload(gpuLayers, 0, List.of()), config, weights, 0, Long.MAX_VALUE);
         }
     }
 
@@ -80,11 +84,32 @@ class DeviceOutOfMemoryTest {
             assertEquals(1, lines.size(), log.toString());
             assertTrue(lines.getFirst().startsWith("fs: running on the CPU: opencl ("), lines.getFirst());
             assertTrue(lines.getFirst().contains(" ran out of memory: 4/4 layers need "), lines.getFirst());
-            int[] expected = GOLDEN.greedyGeneratedIds();
-            SingleSequence model = loaded.state();
-            Generator generator = new Generator(model, model.config().eosTokenIds().stream()
-                    .mapToInt(Integer::intValue).toArray(), SamplingParams.greedy());
-            assertArrayEquals(expected, generator.generate(GOLDEN.greedyPromptIds(), expected.length, id -> {}).ids());
+            assertGeneratesTheGoldensTokens(loaded.state());
+        }
+    }
+
+    /**
+     * A device that holds all but half the layers' weights, with no fit target (-fitt 0): auto plans the whole model,
+     * runs out partway, and plans again from what the device held: the 3 layers, not the output (its embedding-sized
+     * lm_head is most of the model), and the split runs the golden's tokens.
+     */
+    @Test
+    void ngAutoWithNoFitTargetReplansToTheLayersThatFitWhatTheDeviceHeld() {
+        System.setProperty(OpenClBackend.MEMORY_LIMIT,
+                Long.toString(plan(Offload.ALL).deviceWeightBytes() - plan(3).deviceWeightBytes() / 2));
+        StringWriter log = new StringWriter();
+        try (LoadedModel<SingleSequence> loaded = load(new Offload(Offload.AUTO, 0, List.of(), 0), log)) {
+            assertEquals(3, loaded.gpuLayers(), log.toString());
+            assertTrue(loaded.model().placement().backends().stream().anyMatch(b -> b instanceof OpenClBackend),
+                    loaded.model().placement().toString());
+            assertTrue(loaded.model().placement().backends().stream().anyMatch(b -> b instanceof VectorBackend),
+                    loaded.model().placement().toString());
+            List<String> lines = log.toString().lines().filter(l -> l.contains("ran out")).toList();
+            assertEquals(1, lines.size(), log.toString());
+            assertTrue(lines.getFirst().startsWith("fs: opencl ("), lines.getFirst());
+            assertTrue(lines.getFirst().contains(" ran out of memory: 4/4 layers need "), lines.getFirst());
+            assertTrue(lines.getFirst().contains(": -ngl auto: 3/4 layers on opencl "), lines.getFirst());
+            assertGeneratesTheGoldensTokens(loaded.state());
         }
     }
 
@@ -102,6 +127,13 @@ class DeviceOutOfMemoryTest {
             assertTrue(log.toString().contains("fs: running on the CPU: opencl ("), log.toString());
             assertTrue(model.backendDescription().startsWith("cpu"), model.backendDescription());
         }
+    }
+
+    private static void assertGeneratesTheGoldensTokens(SingleSequence model) {
+        int[] expected = GOLDEN.greedyGeneratedIds();
+        Generator generator = new Generator(model, model.config().eosTokenIds().stream()
+                .mapToInt(Integer::intValue).toArray(), SamplingParams.greedy());
+        assertArrayEquals(expected, generator.generate(GOLDEN.greedyPromptIds(), expected.length, id -> {}).ids());
     }
 
     private static LoadedModel<SingleSequence> load(Offload offload, StringWriter log) {

@@ -42,21 +42,21 @@ class OffloadPlanTest {
             long layer1 = bytes(tensors, "model.layers.1.") + cache;
             long total = bytes(tensors, "");
 
-            OffloadPlan one = auto(config, weights, cache, OffloadPlan.MARGIN + layer2 + layer1 - 1);
+            OffloadPlan one = auto(config, weights, cache, Offload.DEFAULT_FIT_TARGET + layer2 + layer1 - 1);
             assertEquals(1, one.gpuLayers());
             assertEquals(layer2 - cache, one.deviceWeightBytes());
             assertEquals(cache, one.deviceCacheBytes());
             assertEquals(total - (layer2 - cache), one.hostWeightBytes(), "the rest, the embedding included");
             assertEquals(2 * cache, one.hostCacheBytes());
 
-            assertEquals(2, auto(config, weights, cache, OffloadPlan.MARGIN + layer2 + layer1).gpuLayers());
-            assertEquals(0, auto(config, weights, cache, OffloadPlan.MARGIN + layer2 - 1).gpuLayers());
+            assertEquals(2, auto(config, weights, cache, Offload.DEFAULT_FIT_TARGET + layer2 + layer1).gpuLayers());
+            assertEquals(0, auto(config, weights, cache, Offload.DEFAULT_FIT_TARGET + layer2 - 1).gpuLayers());
 
-            OffloadPlan whole = auto(config, weights, cache, OffloadPlan.MARGIN + total + 3 * cache);
+            OffloadPlan whole = auto(config, weights, cache, Offload.DEFAULT_FIT_TARGET + total + 3 * cache);
             assertEquals(4, whole.gpuLayers(), "every layer and the output");
             assertEquals(total, whole.deviceWeightBytes(), "the whole model, the embedding (= lm_head) once");
             assertEquals(0, whole.hostWeightBytes());
-            assertEquals(3, auto(config, weights, cache, OffloadPlan.MARGIN + total + 3 * cache - 1).gpuLayers(),
+            assertEquals(3, auto(config, weights, cache, Offload.DEFAULT_FIT_TARGET + total + 3 * cache - 1).gpuLayers(),
                     "a byte short of the output");
         }
     }
