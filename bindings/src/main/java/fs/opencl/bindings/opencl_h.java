@@ -1663,6 +1663,140 @@ public class opencl_h extends opencl_h$shared {
         }
     }
 
+    private static class clEnqueueMapBuffer {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            opencl_h.C_POINTER,
+            opencl_h.C_POINTER,
+            opencl_h.C_POINTER,
+            opencl_h.C_INT,
+            opencl_h.C_LONG,
+            opencl_h.C_LONG,
+            opencl_h.C_LONG,
+            opencl_h.C_INT,
+            opencl_h.C_POINTER,
+            opencl_h.C_POINTER,
+            opencl_h.C_POINTER
+        );
+
+        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("clEnqueueMapBuffer");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * extern void *clEnqueueMapBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_map, cl_map_flags map_flags, size_t offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event, cl_int *errcode_ret)
+     * }
+     */
+    public static FunctionDescriptor clEnqueueMapBuffer$descriptor() {
+        return clEnqueueMapBuffer.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * extern void *clEnqueueMapBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_map, cl_map_flags map_flags, size_t offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event, cl_int *errcode_ret)
+     * }
+     */
+    public static MethodHandle clEnqueueMapBuffer$handle() {
+        return clEnqueueMapBuffer.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * extern void *clEnqueueMapBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_map, cl_map_flags map_flags, size_t offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event, cl_int *errcode_ret)
+     * }
+     */
+    public static MemorySegment clEnqueueMapBuffer$address() {
+        return clEnqueueMapBuffer.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * extern void *clEnqueueMapBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_map, cl_map_flags map_flags, size_t offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event, cl_int *errcode_ret)
+     * }
+     */
+    public static MemorySegment clEnqueueMapBuffer(MemorySegment command_queue, MemorySegment buffer, int blocking_map, long map_flags, long offset, long size, int num_events_in_wait_list, MemorySegment event_wait_list, MemorySegment event, MemorySegment errcode_ret) {
+        var mh$ = clEnqueueMapBuffer.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("clEnqueueMapBuffer", command_queue, buffer, blocking_map, map_flags, offset, size, num_events_in_wait_list, event_wait_list, event, errcode_ret);
+            }
+            return (MemorySegment)mh$.invokeExact(command_queue, buffer, blocking_map, map_flags, offset, size, num_events_in_wait_list, event_wait_list, event, errcode_ret);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class clEnqueueUnmapMemObject {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            opencl_h.C_INT,
+            opencl_h.C_POINTER,
+            opencl_h.C_POINTER,
+            opencl_h.C_POINTER,
+            opencl_h.C_INT,
+            opencl_h.C_POINTER,
+            opencl_h.C_POINTER
+        );
+
+        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("clEnqueueUnmapMemObject");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * extern cl_int clEnqueueUnmapMemObject(cl_command_queue command_queue, cl_mem memobj, void *mapped_ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+     * }
+     */
+    public static FunctionDescriptor clEnqueueUnmapMemObject$descriptor() {
+        return clEnqueueUnmapMemObject.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * extern cl_int clEnqueueUnmapMemObject(cl_command_queue command_queue, cl_mem memobj, void *mapped_ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+     * }
+     */
+    public static MethodHandle clEnqueueUnmapMemObject$handle() {
+        return clEnqueueUnmapMemObject.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * extern cl_int clEnqueueUnmapMemObject(cl_command_queue command_queue, cl_mem memobj, void *mapped_ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+     * }
+     */
+    public static MemorySegment clEnqueueUnmapMemObject$address() {
+        return clEnqueueUnmapMemObject.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * extern cl_int clEnqueueUnmapMemObject(cl_command_queue command_queue, cl_mem memobj, void *mapped_ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+     * }
+     */
+    public static int clEnqueueUnmapMemObject(MemorySegment command_queue, MemorySegment memobj, MemorySegment mapped_ptr, int num_events_in_wait_list, MemorySegment event_wait_list, MemorySegment event) {
+        var mh$ = clEnqueueUnmapMemObject.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("clEnqueueUnmapMemObject", command_queue, memobj, mapped_ptr, num_events_in_wait_list, event_wait_list, event);
+            }
+            return (int)mh$.invokeExact(command_queue, memobj, mapped_ptr, num_events_in_wait_list, event_wait_list, event);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
     private static class clEnqueueNDRangeKernel {
         public static final FunctionDescriptor DESC = FunctionDescriptor.of(
             opencl_h.C_INT,
@@ -2360,6 +2494,15 @@ public class opencl_h extends opencl_h$shared {
     public static int CL_MEM_READ_ONLY() {
         return CL_MEM_READ_ONLY;
     }
+    private static final int CL_MEM_ALLOC_HOST_PTR = (int)16L;
+    /**
+     * {@snippet lang=c :
+     * #define CL_MEM_ALLOC_HOST_PTR 16
+     * }
+     */
+    public static int CL_MEM_ALLOC_HOST_PTR() {
+        return CL_MEM_ALLOC_HOST_PTR;
+    }
     private static final int CL_MEM_COPY_HOST_PTR = (int)32L;
     /**
      * {@snippet lang=c :
@@ -2368,6 +2511,24 @@ public class opencl_h extends opencl_h$shared {
      */
     public static int CL_MEM_COPY_HOST_PTR() {
         return CL_MEM_COPY_HOST_PTR;
+    }
+    private static final int CL_MAP_READ = (int)1L;
+    /**
+     * {@snippet lang=c :
+     * #define CL_MAP_READ 1
+     * }
+     */
+    public static int CL_MAP_READ() {
+        return CL_MAP_READ;
+    }
+    private static final int CL_MAP_WRITE = (int)2L;
+    /**
+     * {@snippet lang=c :
+     * #define CL_MAP_WRITE 2
+     * }
+     */
+    public static int CL_MAP_WRITE() {
+        return CL_MAP_WRITE;
     }
 }
 

@@ -27,8 +27,8 @@ final class OpenClLibrary {
             "clReleaseContext", "clCreateCommandQueue", "clReleaseCommandQueue", "clCreateBuffer", "clReleaseMemObject",
             "clCreateProgramWithSource", "clBuildProgram", "clGetProgramBuildInfo", "clReleaseProgram", "clCreateKernel",
             "clReleaseKernel", "clSetKernelArg", "clGetKernelWorkGroupInfo", "clEnqueueNDRangeKernel",
-            "clEnqueueWriteBuffer", "clEnqueueReadBuffer", "clEnqueueCopyBuffer", "clEnqueueFillBuffer", "clFinish",
-            "clFlush");
+            "clEnqueueWriteBuffer", "clEnqueueReadBuffer", "clEnqueueCopyBuffer", "clEnqueueFillBuffer",
+            "clEnqueueMapBuffer", "clEnqueueUnmapMemObject", "clFinish", "clFlush");
 
     private static final Optional<String> FAILURE = load();
 
