@@ -85,8 +85,8 @@ public final class OpenClBackend implements Backend {
     /** A block-format weight's prefill matmul. */
     private final PanelMatmul panels;
     private final ClBuffer argmaxResult;
-    /** Host memory for token ids and reads. */
-    private final HostStaging staging = new HostStaging(0);
+    /** Host memory for token ids, reads and writes. */
+    private final HostStaging staging;
     private boolean closed;
 
     /** A backend on {@code device} (from {@link OpenCl#select}), with the kernel design that suits its type. */
@@ -105,7 +105,8 @@ public final class OpenClBackend implements Backend {
         this.queue = clCreateCommandQueue(this.device.context, this.device.deviceId, 0, status);
         ClStatus.check(status.get(ValueLayout.JAVA_INT, 0), "clCreateCommandQueue(" + device.name() + ")");
         this.kernels = new KernelCache(this.device, design);
-        this.positions = new PositionsUpload(queue, length -> buffer("row positions", length));
+        this.staging = new HostStaging(this.device.context, queue, 4096);
+        this.positions = new PositionsUpload(this.device.context, queue, length -> buffer("row positions", length));
         this.slotWeights = new FloatsUpload(queue, "expert slot weights",
                 length -> buffer("expert slot weights", length));
         MemorySegment program = this.device.program("activations.cl", KernelConstants.OPTIONS);
@@ -533,13 +534,13 @@ public final class OpenClBackend implements Backend {
     public void close() {
         if (closed) return;
         closed = true;
+        staging.close();
+        positions.close();
         clFinish(queue);
         kernels.release();
         memObjects.forEach(m -> clReleaseMemObject(m));
         memObjects.clear();
         clReleaseCommandQueue(queue);
-        staging.close();
-        positions.close();
         slotWeights.close();
         arena.close();
     }

@@ -19,16 +19,17 @@ final class PositionsUpload {
     private final MemorySegment queue;
     /** Allocates a device buffer of the given length in floats (4 bytes, like the ints it holds). */
     private final LongFunction<ClBuffer> allocate;
-    private final HostStaging staging = new HostStaging(4096);
+    private final HostStaging staging;
     /** The row positions last uploaded (an immutable object: the same one means the same upload) and their buffer. */
     private RowPositions uploaded;
     private ClBuffer buffer;
     /** Whether the last write may still be reading {@link #staging}. */
     private boolean inFlight;
 
-    PositionsUpload(MemorySegment queue, LongFunction<ClBuffer> allocate) {
+    PositionsUpload(MemorySegment context, MemorySegment queue, LongFunction<ClBuffer> allocate) {
         this.queue = queue;
         this.allocate = allocate;
+        this.staging = new HostStaging(context, queue, 4096);
     }
 
     /** The device buffer holding {@code placed}, written now unless it was the last one written. */
