@@ -2,7 +2,9 @@ package fs.backend;
 
 import fs.tensor.DType;
 import fs.tensor.Tensor;
+import java.lang.foreign.MemorySegment;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -104,14 +106,36 @@ public interface Backend extends AutoCloseable {
     /** Copies {@code length} elements from src at srcOffset to dst at dstOffset. */
     void copy(Buffer src, long srcOffset, Buffer dst, long dstOffset, long length);
 
-    /** Waits for pending work and copies {@code dst.length} elements starting at {@code offset} to the host. */
-    void read(Buffer src, long offset, float[] dst);
+    /**
+     * Waits for pending work and copies {@code dst.byteSize() / 4} elements starting at {@code offset} into host memory
+     * {@code dst} (off-heap, or an array's).
+     */
+    void read(Buffer src, long offset, MemorySegment dst);
 
     /**
-     * Copies {@code src} from the host into {@code dst} starting at {@code offset}, after the ops enqueued before it
-     * (how a model split across backends hands its hidden state from one to the next).
+     * Copies the floats of host memory {@code src} into {@code dst} starting at {@code offset}, after the ops enqueued
+     * before it. A model split across backends hands its hidden state from one to the next by a read into host memory
+     * and a write from it, through a device's {@link #pinnedStaging} where one side has it.
      */
-    void write(float[] src, Buffer dst, long offset);
+    void write(MemorySegment src, Buffer dst, long offset);
+
+    /**
+     * Page-locked host memory of at least {@code bytes} that {@link #read(Buffer, long, MemorySegment)} and
+     * {@link #write(MemorySegment, Buffer, long)} copy to and from at the device's full speed; empty for a backend
+     * whose buffers are host memory already (the CPU). It is valid until this backend's next transfer, which may
+     * overwrite or free it.
+     */
+    Optional<MemorySegment> pinnedStaging(long bytes);
+
+    /** Waits for pending work and copies {@code dst.length} elements starting at {@code offset} to the host. */
+    default void read(Buffer src, long offset, float[] dst) {
+        read(src, offset, MemorySegment.ofArray(dst));
+    }
+
+    /** Copies {@code src} from the host into {@code dst} starting at {@code offset}, after the ops enqueued before it. */
+    default void write(float[] src, Buffer dst, long offset) {
+        write(MemorySegment.ofArray(src), dst, offset);
+    }
 
     /** Index of the largest of {@code length} elements starting at offset (the first one on ties). */
     int argmax(Buffer x, long offset, int length);

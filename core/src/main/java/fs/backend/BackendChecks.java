@@ -3,6 +3,7 @@ package fs.backend;
 import fs.FsException;
 import fs.tensor.DType;
 import fs.tensor.Tensor;
+import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
 import java.util.Set;
 import java.util.function.Predicate;
@@ -104,6 +105,14 @@ public final class BackendChecks {
         if (length < 0 || buffer.length() < length) {
             throw new IllegalArgumentException(what + " needs " + length + " elements, the buffer has " + buffer.length());
         }
+    }
+
+    /** The floats that host memory {@code host} holds, for a transfer; memory that is not whole floats is refused. */
+    public static long floatsIn(MemorySegment host, String what) {
+        if (host.byteSize() % Float.BYTES != 0) {
+            throw new IllegalArgumentException(what + " is " + host.byteSize() + " bytes, not whole floats");
+        }
+        return host.byteSize() / Float.BYTES;
     }
 
     /** Elements {@code offset .. offset + length} lie inside {@code buffer}. */

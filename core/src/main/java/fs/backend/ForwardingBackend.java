@@ -2,7 +2,9 @@ package fs.backend;
 
 import fs.tensor.DType;
 import fs.tensor.Tensor;
+import java.lang.foreign.MemorySegment;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -51,8 +53,9 @@ public abstract class ForwardingBackend implements Backend {
     @Override public void copy(Buffer src, long srcOffset, Buffer dst, long dstOffset, long length) {
         delegate.copy(src, srcOffset, dst, dstOffset, length);
     }
-    @Override public void read(Buffer src, long offset, float[] dst) { delegate.read(src, offset, dst); }
-    @Override public void write(float[] src, Buffer dst, long offset) { delegate.write(src, dst, offset); }
+    @Override public void read(Buffer src, long offset, MemorySegment dst) { delegate.read(src, offset, dst); }
+    @Override public void write(MemorySegment src, Buffer dst, long offset) { delegate.write(src, dst, offset); }
+    @Override public Optional<MemorySegment> pinnedStaging(long bytes) { return delegate.pinnedStaging(bytes); }
     @Override public int argmax(Buffer x, long offset, int length) { return delegate.argmax(x, offset, length); }
     @Override public void close() { delegate.close(); }
 }

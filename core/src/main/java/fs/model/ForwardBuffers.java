@@ -2,6 +2,7 @@ package fs.model;
 
 import fs.backend.Backend;
 import fs.backend.Buffer;
+import java.lang.foreign.MemorySegment;
 import java.util.List;
 
 /**
@@ -20,7 +21,10 @@ public final class ForwardBuffers {
 
     /** Each backend's activations, in the order of {@link Placement#backends}. */
     private final List<Activations> activations;
-    /** The hidden state on its way between two backends, reused while the batch's rows stay the same (decode). */
+    /**
+     * The hidden state on its way between two backends that are both host memory (no {@link Backend#pinnedStaging}),
+     * grown to the largest batch handed off.
+     */
     private float[] handedOff = new float[0];
     final Buffer headIn; // the final-normed rows that get logits, [logitRows, hidden]
     final Buffer logits; // [logitRows, vocab]
@@ -55,16 +59,26 @@ public final class ForwardBuffers {
 
     /**
      * The activations on {@code to} holding the residual stream of {@code rows} rows that {@code from} holds: the
-     * same when they are on one backend, else {@code to}'s, with the stream copied there through the host.
+     * same when they are on one backend, else {@code to}'s, with the stream copied there through host memory: a
+     * device's page-locked staging (read into it from the device, or written from it to the device, at the bus's
+     * speed), the CPU side copying between it and its buffer.
      */
     Activations handOff(Activations from, Backend to, int rows) {
         if (from.backend == to) return from;
-        int length = rows * hidden;
-        if (handedOff.length != length) handedOff = new float[length];
-        from.backend.read(from.x, 0, handedOff);
+        MemorySegment host = handOffMemory(from.backend, to, rows * hidden);
+        from.backend.read(from.x, 0, host);
         Activations next = on(to);
-        to.write(handedOff, next.x, 0);
+        to.write(host, next.x, 0);
         return next;
+    }
+
+    /** Host memory of {@code length} floats between two backends: a device's pinned staging, else an array. */
+    private MemorySegment handOffMemory(Backend from, Backend to, int length) {
+        long bytes = (long) length * Float.BYTES;
+        return from.pinnedStaging(bytes).or(() -> to.pinnedStaging(bytes)).orElseGet(() -> {
+            if (handedOff.length < length) handedOff = new float[length];
+            return MemorySegment.ofArray(handedOff);
+        }).asSlice(0, bytes);
     }
 
     /** The most rows a forward into these buffers may have. */

@@ -1,5 +1,6 @@
 package fs.backend;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
@@ -18,8 +19,11 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
+import java.util.function.Supplier;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -174,6 +178,48 @@ class EveryFormatOnEveryBackendTest {
         float[] actual = expertSum(backend(path), slots, routing, width);
         for (int i = 0; i < expected.length; i++) {
             assertEquals(expected[i], actual[i], 1e-6 * (1 + Math.abs(expected[i])), path + " element " + i);
+        }
+    }
+
+    /**
+     * The transfers a model split across backends hands its hidden state by: a row written from host memory (an
+     * array's, off-heap, the backend's page-locked staging where it has one) into the middle of a buffer, and read back
+     * into the same memory, is the row, its neighbours as they were, as the float[] read sees them too.
+     */
+    @ParameterizedTest
+    @org.junit.jupiter.params.provider.EnumSource(Path.class)
+    void aRowWrittenAndReadThroughHostMemoryIsTheRow(Path path) {
+        Backend backend = backend(path);
+        Random random = new Random(11);
+        int width = 83;
+        long bytes = 4L * width;
+        float[] rows = new float[3 * width], row = new float[width];
+        for (int i = 0; i < rows.length; i++) rows[i] = (float) random.nextGaussian();
+        for (int i = 0; i < row.length; i++) row[i] = (float) random.nextGaussian();
+        float[] expected = rows.clone();
+        System.arraycopy(row, 0, expected, width, width);
+        // only a device has pinned staging; it is fetched after the buffer's upload, the last transfer before its use
+        assertEquals(path == Path.OPENCL, backend.pinnedStaging(bytes).isPresent(), path + " has pinned staging");
+        Map<String, Supplier<MemorySegment>> hostMemories = new LinkedHashMap<>();
+        hostMemories.put("an array's", () -> MemorySegment.ofArray(new float[width]));
+        hostMemories.put("off-heap", () -> arena.allocate(bytes, 4));
+        backend.pinnedStaging(bytes).ifPresent(staging -> hostMemories.put("pinned staging",
+                () -> backend.pinnedStaging(bytes).orElseThrow().asSlice(0, bytes)));
+        for (Map.Entry<String, Supplier<MemorySegment>> hostMemory : hostMemories.entrySet()) {
+            String kind = hostMemory.getKey();
+            Buffer buffer = input(backend, rows, 3, width);
+            MemorySegment host = hostMemory.getValue().get();
+            MemorySegment.copy(row, 0, host, ValueLayout.JAVA_FLOAT, 0, width);
+            backend.write(host, buffer, width);
+            host.fill((byte) 0);
+            backend.read(buffer, width, host);
+            assertArrayEquals(row, host.toArray(ValueLayout.JAVA_FLOAT), path + ", " + kind + ": the row read back");
+            backend.read(buffer, 2L * width, host);
+            assertArrayEquals(Arrays.copyOfRange(rows, 2 * width, 3 * width), host.toArray(ValueLayout.JAVA_FLOAT),
+                    path + ", " + kind + ": the next row");
+            float[] all = new float[3 * width];
+            backend.read(buffer, 0, all);
+            assertArrayEquals(expected, all, path + ", " + kind + ": the buffer as float[] reads it");
         }
     }
 

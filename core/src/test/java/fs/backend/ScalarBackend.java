@@ -4,7 +4,10 @@ import fs.FsException;
 import fs.format.ReferenceDequantizer;
 import fs.tensor.DType;
 import fs.tensor.Tensor;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.util.EnumSet;
+import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -246,13 +249,22 @@ public final class ScalarBackend implements Backend {
     }
 
     @Override
-    public void read(Buffer src, long offset, float[] dst) {
-        System.arraycopy(data(src), (int) offset, dst, 0, dst.length);
+    public void read(Buffer src, long offset, MemorySegment dst) {
+        int floats = Math.toIntExact(BackendChecks.floatsIn(dst, "read destination"));
+        BackendChecks.requireRange(src, offset, floats, "read source");
+        MemorySegment.copy(data(src), (int) offset, dst, ValueLayout.JAVA_FLOAT, 0, floats);
     }
 
     @Override
-    public void write(float[] src, Buffer dst, long offset) {
-        System.arraycopy(src, 0, data(dst), (int) offset, src.length);
+    public void write(MemorySegment src, Buffer dst, long offset) {
+        int floats = Math.toIntExact(BackendChecks.floatsIn(src, "write source"));
+        BackendChecks.requireRange(dst, offset, floats, "write destination");
+        MemorySegment.copy(src, ValueLayout.JAVA_FLOAT, 0, data(dst), (int) offset, floats);
+    }
+
+    @Override
+    public Optional<MemorySegment> pinnedStaging(long bytes) {
+        return Optional.empty();
     }
 
     @Override

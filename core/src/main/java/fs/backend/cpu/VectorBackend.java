@@ -25,6 +25,7 @@ import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.stream.Collectors;
 import jdk.incubator.vector.FloatVector;
@@ -545,17 +546,23 @@ public final class VectorBackend implements Backend {
     }
 
     @Override
-    public void read(Buffer src, long offset, float[] dst) {
+    public void read(Buffer src, long offset, MemorySegment dst) {
         MemorySegment s = segment(src);
-        requireRange(src, offset, dst.length, "read source");
-        MemorySegment.copy(s, FLOAT, offset * Float.BYTES, dst, 0, dst.length);
+        requireRange(src, offset, BackendChecks.floatsIn(dst, "read destination"), "read source");
+        MemorySegment.copy(s, offset * Float.BYTES, dst, 0, dst.byteSize());
     }
 
     @Override
-    public void write(float[] src, Buffer dst, long offset) {
+    public void write(MemorySegment src, Buffer dst, long offset) {
         MemorySegment d = segment(dst);
-        requireRange(dst, offset, src.length, "write destination");
-        MemorySegment.copy(src, 0, d, FLOAT, offset * Float.BYTES, src.length);
+        requireRange(dst, offset, BackendChecks.floatsIn(src, "write source"), "write destination");
+        MemorySegment.copy(src, 0, d, offset * Float.BYTES, src.byteSize());
+    }
+
+    /** None: buffers are host memory, which a transfer reads or writes directly. */
+    @Override
+    public Optional<MemorySegment> pinnedStaging(long bytes) {
+        return Optional.empty();
     }
 
     @Override

@@ -24,6 +24,7 @@ import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -489,31 +490,42 @@ public final class OpenClBackend implements Backend {
                 "clEnqueueCopyBuffer");
     }
 
+    /**
+     * A blocking read straight into {@code dst} when it is off-heap memory (at the bus's speed when it is
+     * {@link #pinnedStaging}); an array's memory, which the driver cannot take, is read through the staging.
+     */
     @Override
-    public void read(Buffer src, long offset, float[] dst) {
+    public void read(Buffer src, long offset, MemorySegment dst) {
         ClBuffer from = own(src);
-        requireRange(from, offset, dst.length, "read source");
-        if (dst.length == 0) return;
-        long bytes = (long) dst.length * Float.BYTES;
-        MemorySegment host = staging.atLeast(bytes);
+        long bytes = BackendChecks.floatsIn(dst, "read destination") * Float.BYTES;
+        requireRange(from, offset, bytes / Float.BYTES, "read source");
+        if (bytes == 0) return;
+        MemorySegment host = dst.isNative() ? dst : staging.atLeast(bytes);
         ClStatus.check(clEnqueueReadBuffer(queue, from.handle(), CL_TRUE(), offset * Float.BYTES, bytes, host, 0,
                 MemorySegment.NULL, MemorySegment.NULL), "clEnqueueReadBuffer");
         queueDrained();
-        MemorySegment.copy(host, ValueLayout.JAVA_FLOAT, 0, dst, 0, dst.length);
+        if (host != dst) MemorySegment.copy(host, 0, dst, 0, bytes);
     }
 
+    /** A blocking write, so that {@code src} may be reused at once; an array's memory goes through the staging. */
     @Override
-    public void write(float[] src, Buffer dst, long offset) {
+    public void write(MemorySegment src, Buffer dst, long offset) {
         ClBuffer to = own(dst);
-        requireRange(to, offset, src.length, "write destination");
-        if (src.length == 0) return;
-        long bytes = (long) src.length * Float.BYTES;
-        MemorySegment host = staging.atLeast(bytes);
-        MemorySegment.copy(src, 0, host, ValueLayout.JAVA_FLOAT, 0, src.length);
-        // Blocking, as embed's write: the staging is reused by the next transfer.
+        long bytes = BackendChecks.floatsIn(src, "write source") * Float.BYTES;
+        requireRange(to, offset, bytes / Float.BYTES, "write destination");
+        if (bytes == 0) return;
+        MemorySegment host = src;
+        if (!src.isNative()) host = staging.atLeast(bytes).copyFrom(src);
         ClStatus.check(clEnqueueWriteBuffer(queue, to.handle(), CL_TRUE(), offset * Float.BYTES, bytes, host, 0,
                 MemorySegment.NULL, MemorySegment.NULL), "clEnqueueWriteBuffer");
         queueDrained();
+    }
+
+    /** The page-locked staging that reads and writes of arrays' memory also go through. */
+    @Override
+    public Optional<MemorySegment> pinnedStaging(long bytes) {
+        checkOpen();
+        return Optional.of(staging.atLeast(bytes));
     }
 
     @Override

@@ -23,6 +23,7 @@ import fs.tensor.DType;
 import fs.tensor.FormatSources;
 import fs.tensor.Tensor;
 import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
@@ -208,7 +209,11 @@ class OpenClBackendTest {
                     Buffer small = b.allocate(4);
                     return assertThrows(IllegalArgumentException.class, () -> b.add(small, b.allocate(8), 8));
                 },
-                b -> assertThrows(IllegalArgumentException.class, () -> b.read(b.allocate(4), 2, new float[3])));
+                b -> assertThrows(IllegalArgumentException.class, () -> b.read(b.allocate(4), 2, new float[3])),
+                b -> assertThrows(IllegalArgumentException.class,
+                        () -> b.write(MemorySegment.ofArray(new float[3]), b.allocate(4), 2)),
+                b -> assertThrows(IllegalArgumentException.class,
+                        () -> b.read(b.allocate(4), 0, MemorySegment.ofArray(new byte[6]))));
         for (Function<Backend, Exception> mistake : mistakes) {
             assertEquals(mistake.apply(oracle).getMessage(), mistake.apply(backends.get(design)).getMessage());
         }
