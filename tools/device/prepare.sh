@@ -6,7 +6,11 @@
 #   device-bundle/app/             fs.jar and lib/*.jar, as Maven built them
 #   device-bundle/lib/             libOpenCL.so.1, the ICD loader of Debian's ocl-icd-libopencl1
 #   device-bundle/vendors/         nvidia.icd, naming libnvidia-opencl.so.1 (the driver's OpenCL library)
-#   device-bundle/models/          the Qwen3 tokenizer (xz) and the two quantized q-tied GGUF files
+#   device-bundle/models/          the Qwen3 tokenizer (xz), the two quantized q-tied GGUF files, and q-tied's config
+#                                  and tokenizer (models/q-tied/, for the MoE bench model made there)
+#   device-bundle/peer.tar.xz      when PEER_VULKAN names tools/peer/build-llama-vulkan.sh's build (default
+#                                  /root/peers/llama.cpp/build-vk, with PEER_VULKAN_AVX2's libggml-cpu beside it):
+#                                  llama-bench, its libraries, the Vulkan loader and libgomp, the peer of the split
 #
 # The bundle carries its own models instead of reading models/ because the tracked tree alone is larger than what
 # a device call may send (64 MiB): a device run has to go out with models/ left behind (README.md says how).
@@ -64,6 +68,33 @@ echo libnvidia-opencl.so.1 >"$bundle/vendors/nvidia.icd"
 xz -T2 -9 -c "$root/models/tiny-tied/tokenizer.json" >"$bundle/models/tokenizer.json.xz"
 cp "$root/models/tiny-tied/tokenizer_config.json" "$bundle/models/"
 for t in "${quantized[@]}"; do cp "$root/models/q-tied/model-$t.gguf" "$bundle/models/"; done
+
+mkdir -p "$bundle/models/q-tied"
+for f in config.json generation_config.json tokenizer.json tokenizer_config.json; do
+  cp "$root/models/q-tied/$f" "$bundle/models/q-tied/"
+done
+
+# The peer: llama.cpp built with GGML_VULKAN=ON, its CPU backend for AVX-512 (in lib/) and, from a second build of
+# the ggml-cpu target alone, for AVX2 (cpu-avx2/); run-on-device.sh copies the one the machine takes over lib/'s.
+peer="${PEER_VULKAN:-/root/peers/llama.cpp/build-vk}"
+peer_avx2="${PEER_VULKAN_AVX2:-/root/peers/llama.cpp/build-cpu-avx2}"
+if [[ -x "$peer/bin/llama-bench" ]]; then
+  [[ -f "$peer_avx2/bin/libggml-cpu.so" ]] || fail "$peer_avx2/bin/libggml-cpu.so is missing (the AVX2 CPU backend)"
+  p="$work/peer"
+  mkdir -p "$p"/{bin,lib,cpu-avx2,cpu-avx512}
+  cp "$peer/bin/llama-bench" "$p/bin/"
+  cp -a "$peer"/bin/lib{llama,ggml}*.so* "$p/lib/"
+  mv "$p"/lib/libggml-cpu.so* "$p/cpu-avx512/"
+  cp -a "$peer_avx2"/bin/libggml-cpu.so* "$p/cpu-avx2/"
+  for so in libvulkan.so.1 libgomp.so.1; do
+    cp -L "$(ldconfig -p | awk -v so="$so" '$1 == so && /x86-64/ {print $NF; exit}')" "$p/lib/$so" || fail "no $so here"
+  done
+  strip --strip-unneeded "$p"/bin/* "$p"/lib/*.so* "$p"/cpu-*/*.so* 2>/dev/null || true
+  tar -C "$work" -cf - peer | xz -T2 -9 >"$bundle/peer.tar.xz"
+  echo "prepare: peer: llama.cpp's Vulkan build from $peer ($(du -sh "$bundle/peer.tar.xz" | cut -f1) packed)"
+else
+  echo "prepare: no llama.cpp Vulkan build at $peer: the split runs fs alone"
+fi
 
 bundle_bytes="$(du -sb "$bundle" | cut -f1)"
 tree_bytes="$(cd "$root" && git ls-files -z | xargs -0 du -cb 2>/dev/null | tail -1 | cut -f1)"

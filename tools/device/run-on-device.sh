@@ -138,20 +138,86 @@ jsig=()
 fs=(env FS_CACHE_DIR="$work/cache" "${jsig[@]}" "$work/runtime/bin/java" --add-modules jdk.incubator.vector
     --enable-native-access=ALL-UNNAMED -XX:+UseParallelGC -Xss4m -jar "$bundle/app/fs.jar")
 
+# The same threads for fs and llama.cpp: the physical cores, as llama-bench counts by default.
+threads="$(lscpu -p=core,socket 2>/dev/null | grep -v '^#' | sort -u | wc -l)"
+((threads > 0)) || threads="$(nproc)"
+
+# --- llama.cpp's Vulkan build, the peer of the split (prepare.sh puts it in the bundle when it was built here)
+llama_bench=()
+if [[ -f "$bundle/peer.tar.xz" ]] && step unpack-peer run.log 60 "$python" "$work/unpack.py" tar "$bundle/peer.tar.xz" "$work"; then
+  # Its CPU backend as this machine takes it: AVX-512 (F, BW, VL, VBMI, VNNI, BF16, as prepare.sh's build) where the
+  # processor has all of it, else AVX2.
+  isa=avx512
+  for flag in avx512f avx512bw avx512vl avx512vbmi avx512_vnni avx512_bf16; do
+    grep -qw "$flag" /proc/cpuinfo || isa=avx2
+  done
+  cp -a "$work/peer/cpu-$isa/." "$work/peer/lib/"
+  # The driver's Vulkan ICD; the library it names is found through LD_LIBRARY_PATH (the driver's folder, above).
+  for icd_json in /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json /usr/share/vulkan/icd.d/nvidia_icd.json; do
+    [[ "$icd" == nvidia && -f "$icd_json" ]] && { export VK_DRIVER_FILES="$icd_json"; break; }
+  done
+  # Here (pocl) the Vulkan device is Mesa's lavapipe, a CPU device, which ggml skips unless named.
+  [[ "$icd" == pocl ]] && export GGML_VK_VISIBLE_DEVICES=0
+  llama_bench=(env LD_LIBRARY_PATH="$work/peer/lib:$LD_LIBRARY_PATH" "$work/peer/bin/llama-bench")
+  say "llama.cpp: Vulkan build, CPU backend $isa, VK_DRIVER_FILES=${VK_DRIVER_FILES:-unset, the loader chooses}"
+fi
+say "threads: $threads"
+
 # --- fs
 step version devices.txt 30 "${fs[@]}" --version
 if ! step devices devices.txt 60 "${fs[@]}" devices || { [[ "$icd" == nvidia ]] && ! grep -q NVIDIA "$work/devices.out"; }; then
   OCL_ICD_DEBUG=15 step devices-debug devices.txt 30 "${fs[@]}" devices  # the loader says which ICD it tried and why
 fi
+((${#llama_bench[@]})) && step llama-devices devices.txt 60 "${llama_bench[@]}" --list-devices
 shape="$(basename "$bench_model")"
 if [[ "$split" == 1 ]]; then
-  # Before the other steps, so that the split gets its time: the last half of the layers on the GPU, the first half and
-  # the output on the CPU, against the whole model on the GPU in the same run.
+  # Before the other steps, so that the split gets its time. Each case runs fs, then llama.cpp's Vulkan build when the
+  # bundle has one (prepare.sh's peer/), on the same GGUF file with the same threads, one after the other.
+  # Dense: the bench checkpoint as Q4_K_M (the file people download), the last half of its layers on the GPU (the
+  # first half and the output on the CPU), against every layer there.
   layers="$("$python" -c 'import json, sys; print(json.load(open(sys.argv[1]))["num_hidden_layers"])' "$bench_model/config.json")"
-  for ngl in $((layers / 2)) all; do
-    step "bench-bf16-$shape-ngl-$ngl" bench.txt 100 "${fs[@]}" bench --backend opencl -r 2 --json "$bench_model" \
-      -p 128 -n 32 -ngl "$ngl"
+  dense="$work/$shape-Q4_K_M.gguf"
+  # Each bench: prompt processing of 512 and generation of 64, 3 repetitions, both engines; here (pocl, where the
+  # peer's Vulkan device is lavapipe, far slower) a token's worth.
+  tests=(-p 512 -n 64 -r 3)
+  [[ "$icd" == pocl ]] && tests=(-p 16 -n 4 -r 1)
+  step quantize-dense run.log 120 "${fs[@]}" quantize "$bench_model" -o "$dense" --type Q4_K_M -t "$threads"
+  for ngl in $((layers / 2)) 99; do
+    step "bench-fs-dense-ngl-$ngl" bench.txt 100 "${fs[@]}" bench --backend opencl --json "$dense" "${tests[@]}" \
+      -t "$threads" -ngl "$ngl"
+    ((${#llama_bench[@]})) && step "bench-llama-dense-ngl-$ngl" bench.txt 100 "${llama_bench[@]}" -m "$dense" \
+      "${tests[@]}" -t "$threads" -ngl "$ngl" -o json
   done
+  # MoE: Qwen3-30B-A3B's layer (tools/peer/make_moe_bench_model.py, 2 layers; without FS_DEVICE_FULL the same
+  # generator at a small shape), every layer on the GPU with the experts on the CPU (--cpu-moe; llama.cpp's
+  # -ot exps=CPU), against all of it there.
+  moe="$work/moe"
+  cat >"$work/make_moe.py" <<'PY'
+import importlib.util, sys
+script, q_tied, target, size = sys.argv[1:]
+spec = importlib.util.spec_from_file_location("make_moe_bench_model", script)
+module = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(module)
+module.Q_TIED = q_tied  # the bundle's copy: models/ does not travel
+if size == "small":
+    module.SPEC = dict(module.SPEC, hidden=256, heads=4, kv_heads=2, head_dim=64, experts=8, top_k=2,
+                       moe_intermediate=256)
+sys.exit(module.main([target, "2"]))
+PY
+  step make-moe run.log 150 "$python" "$work/make_moe.py" "$root/tools/peer/make_moe_bench_model.py" \
+    "$bundle/models/q-tied" "$moe" "$([[ "$full" != 0 ]] && echo full || echo small)"
+  step quantize-moe run.log 120 "${fs[@]}" quantize "$moe" -o "$moe-Q4_K_M.gguf" --type Q4_K_M -t "$threads"
+  for placement in cpu-moe all; do
+    fs_flags=(-ngl 99) llama_flags=(-ngl 99)
+    [[ "$placement" == cpu-moe ]] && fs_flags+=(--cpu-moe) llama_flags+=(-ot exps=CPU)
+    step "bench-fs-moe-$placement" bench.txt 100 "${fs[@]}" bench --backend opencl --json "$moe-Q4_K_M.gguf" \
+      "${tests[@]}" -t "$threads" "${fs_flags[@]}"
+    ((${#llama_bench[@]})) && step "bench-llama-moe-$placement" bench.txt 100 "${llama_bench[@]}" -m "$moe-Q4_K_M.gguf" \
+      "${tests[@]}" -t "$threads" "${llama_flags[@]}" -o json
+  done
+  # fs verify on the splits: each op on each device against the exact CPU path.
+  step verify-dense-ngl-half verify.txt 120 "${fs[@]}" verify "$dense" -ngl $((layers / 2))
+  step verify-moe-cpu-moe verify.txt 120 "${fs[@]}" verify "$moe-Q4_K_M.gguf" --cpu-moe
 fi
 step verify-bf16-tiny verify.txt 90 "${fs[@]}" verify "$work/tiny-tied"
 bench=("${fs[@]}" bench --backend opencl -r 3 --json)
@@ -176,11 +242,12 @@ step "bench-bf16-$shape-cpu" bench.txt 120 "${fs[@]}" bench --backend cpu -r 3 -
   echo "|---|---|---|---|"
   while IFS=$'\t' read -r name rc seconds note; do echo "| $name | $rc | $seconds | ${note//|/\\|} |"; done <"$steps"
   echo
-  echo "| model | backend | ngl | test | tok/s |"
-  echo "|---|---|---|---|---|"
-  "$python" - "$work"/bench-*.out <<'PY' || echo "| (bench figures could not be read: see bench.txt) | | | |"
-import json, sys
+  echo "| model | backend | ngl | test | tok/s | step |"
+  echo "|---|---|---|---|---|---|"
+  "$python" - "$work"/bench-*.out <<'PY' || echo "| (bench figures could not be read: see bench.txt) | | | | | |"
+import json, os, sys
 for path in sys.argv[1:]:
+    name = os.path.basename(path)[:-len(".out")]
     try:
         rows = json.load(open(path))
     except ValueError:
@@ -188,7 +255,7 @@ for path in sys.argv[1:]:
     for r in rows:
         test = f"pp{r['n_prompt']}" if r["n_prompt"] else f"tg{r['n_gen']}"
         print(f"| {r['model_type']} | {r['backends']} | {r.get('n_gpu_layers', '')} | {test} "
-              f"| {r['avg_ts']:.2f} ± {r['stddev_ts']:.2f} |")
+              f"| {r['avg_ts']:.2f} ± {r['stddev_ts']:.2f} | {name} |")
 PY
   echo
   for f in "$work"/verify-*.out; do

@@ -39,19 +39,28 @@ check "the bundled loader found PoCL through the bundle's vendors folder" has de
 check "verify on the bf16 checkpoint passes" step_exit verify-bf16-tiny 0
 check "verify says the backends agree" has verify.txt '^OK: the backends agree'
 for test in pp128 pp512 tg64; do
-  check "the summary has the bf16 $test figure" has summary.md "^\| qwen3 10M BF16 \| opencl .* \| $test \| [0-9.]+ ± [0-9.]+ \|$"
+  check "the summary has the bf16 $test figure" has summary.md "^\| qwen3 10M BF16 \| opencl .* \| $test \| [0-9.]+ ± [0-9.]+ \| bench-bf16-"
 done
-# FS_DEVICE_SPLIT=1: tiny-tied's 2 layers, one on the device (the CPU runs the other and the output), then all 3.
-for ngl in 1 all; do
-  check "the split step -ngl $ngl passes" step_exit "bench-bf16-tiny-tied-ngl-$ngl" 0
+# FS_DEVICE_SPLIT=1: tiny-tied as Q4_K_M, one of its 2 layers on the device (the CPU runs the other and the output),
+# then all; tiny-moe as Q4_K_M on the device with its experts on the CPU, then all of it there.
+for name in quantize-dense quantize-moe make-moe bench-fs-dense-ngl-1 bench-fs-dense-ngl-99 bench-fs-moe-cpu-moe \
+    bench-fs-moe-all verify-dense-ngl-half verify-moe-cpu-moe; do
+  check "the split step $name passes" step_exit "$name" 0
 done
-for ngl in 1 3; do
-  for test in pp128 tg32; do
-    check "the summary has the split's $test figure at ngl $ngl" \
-      has summary.md "^\| qwen3 10M BF16 \| opencl .* \| $ngl \| $test \| [0-9.]+ ± [0-9.]+ \|$"
-  done
+row() { has summary.md "^\| [^|]+ \| $1 \| $2 \| $3 \| [0-9.]+ ± [0-9.]+ \| $4 \|\$"; }
+for test in pp16 tg4; do
+  check "the summary has fs's dense $test at ngl 1" row 'opencl[^|]*' 1 "$test" bench-fs-dense-ngl-1
+  check "the summary has fs's dense $test at ngl 3" row 'opencl[^|]*' 3 "$test" bench-fs-dense-ngl-99
+  check "the summary has fs's MoE $test with the experts on the CPU" row 'opencl[^|]*' '[0-9]+' "$test" bench-fs-moe-cpu-moe
 done
 check "the split says its plan in one line" has bench.txt '^fs: -ngl 1: 1/3 layers on opencl '
+if [[ -f "$root/device-bundle/peer.tar.xz" ]]; then
+  # Here the peer's Vulkan device is Mesa's lavapipe (mesa-vulkan-drivers), when installed.
+  for name in unpack-peer llama-devices bench-llama-dense-ngl-1 bench-llama-moe-cpu-moe; do
+    check "the peer step $name passes" step_exit "$name" 0
+  done
+  check "the summary has llama.cpp's dense pp16 at ngl 1" row "[^|]*Vulkan[^|]*" 1 pp16 bench-llama-dense-ngl-1
+fi
 for t in Q8_0 Q4_K_M; do
   for kind in verify bench; do
     # Until fs reads GGUF it refuses the file in one line; once it does, the step passes. Either is recorded.
