@@ -10,7 +10,7 @@
 #                                  and tokenizer (models/q-tied/, for the MoE bench model made there)
 #   device-bundle/peer.tar.xz      when PEER_VULKAN names tools/peer/build-llama-vulkan.sh's build (default
 #                                  /root/peers/llama.cpp/build-vk, with PEER_VULKAN_AVX2's libggml-cpu beside it):
-#                                  llama-bench, its libraries, the Vulkan loader and libgomp, the peer of the split
+#                                  llama-bench, its libraries, the Vulkan loader, glvnd's libGLdispatch and libgomp: the peer
 #
 # The bundle carries its own models instead of reading models/ because the tracked tree alone is larger than what
 # a device call may send (64 MiB): a device run has to go out with models/ left behind (README.md says how).
@@ -89,6 +89,11 @@ if [[ -x "$peer/bin/llama-bench" ]]; then
   for so in libvulkan.so.1 libgomp.so.1; do
     cp -L "$(ldconfig -p | awk -v so="$so" '$1 == so && /x86-64/ {print $NF; exit}')" "$p/lib/$so" || fail "no $so here"
   done
+  # NVIDIA's Vulkan driver (libGLX_nvidia.so.0) needs glvnd's dispatch library, which that image lacks: Debian's,
+  # fetched and unpacked (not installed).
+  (cd "$work" && apt-get download libglvnd0 >/dev/null && dpkg -x libglvnd0_*.deb "$work/glvnd") \
+    || fail "cannot get libglvnd0 (apt-get download libglvnd0)"
+  cp -L "$work"/glvnd/usr/lib/x86_64-linux-gnu/libGLdispatch.so.0 "$p/lib/"
   strip --strip-unneeded "$p"/bin/* "$p"/lib/*.so* "$p"/cpu-*/*.so* 2>/dev/null || true
   tar -C "$work" -cf - peer | xz -T2 -9 >"$bundle/peer.tar.xz"
   echo "prepare: peer: llama.cpp's Vulkan build from $peer ($(du -sh "$bundle/peer.tar.xz" | cut -f1) packed)"

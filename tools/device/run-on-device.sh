@@ -168,7 +168,8 @@ step version devices.txt 30 "${fs[@]}" --version
 if ! step devices devices.txt 60 "${fs[@]}" devices || { [[ "$icd" == nvidia ]] && ! grep -q NVIDIA "$work/devices.out"; }; then
   OCL_ICD_DEBUG=15 step devices-debug devices.txt 30 "${fs[@]}" devices  # the loader says which ICD it tried and why
 fi
-((${#llama_bench[@]})) && step llama-devices devices.txt 60 "${llama_bench[@]}" --list-devices
+# The Vulkan loader says why a driver it found did not load.
+((${#llama_bench[@]})) && VK_LOADER_DEBUG=error,warn step llama-devices devices.txt 60 "${llama_bench[@]}" --list-devices
 shape="$(basename "$bench_model")"
 if [[ "$split" == 1 ]]; then
   # Before the other steps, so that the split gets its time. Each case runs fs, then llama.cpp's Vulkan build when the
@@ -198,7 +199,7 @@ script, q_tied, target, size = sys.argv[1:]
 spec = importlib.util.spec_from_file_location("make_moe_bench_model", script)
 module = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(module)
-module.Q_TIED = q_tied  # the bundle's copy: models/ does not travel
+module.Q_TIED = sys.modules["make_ggufs"].Q_TIED = q_tied  # the bundle's copy: models/ does not travel
 if size == "small":
     module.SPEC = dict(module.SPEC, hidden=256, heads=4, kv_heads=2, head_dim=64, experts=8, top_k=2,
                        moe_intermediate=256)
