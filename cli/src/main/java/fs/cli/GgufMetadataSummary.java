@@ -84,8 +84,7 @@ final class GgufMetadataSummary {
         int length = array.length();
         StringBuilder text = new StringBuilder().append(length).append(" × ").append(typeName(array.elementType()));
         for (int i = 0; i < Math.min(length, SHOWN_ELEMENTS); i++) {
-            text.append(i == 0 ? ": " : ", ").append(element(array.elementType(),
-                    java.lang.reflect.Array.get(array.elements(), i)));
+            text.append(i == 0 ? ": " : ", ").append(element(array.elementType(), array.element(i)));
         }
         if (length > SHOWN_ELEMENTS) text.append(", …");
         return text.toString();

@@ -172,17 +172,7 @@ public final class GgufFileWriter implements AutoCloseable {
         GgufValueType type = array.elementType();
         u32(type.id());
         u64(array.length());
-        Object elements = array.elements();
-        for (int i = 0; i < array.length(); i++) {
-            Object element = switch (type) {
-                case BOOL -> ((boolean[]) elements)[i];
-                case STRING -> ((String[]) elements)[i];
-                case ARRAY -> ((GgufArray[]) elements)[i];
-                case FLOAT32, FLOAT64 -> ((double[]) elements)[i];
-                default -> ((long[]) elements)[i];
-            };
-            value(key, type, element);
-        }
+        for (int i = 0; i < array.length(); i++) value(key, type, array.element(i));
     }
 
     /** An integer of {@code bytes} bytes, checked to fit its type: a writer that truncated would corrupt silently. */

@@ -251,11 +251,7 @@ record GgufHeader(int version, GgufMetadata metadata, int alignment, long dataSt
                     for (int i = 0; i < n; i++) values[i] = bool(where);
                     yield values;
                 }
-                case STRING -> {
-                    String[] values = new String[n];
-                    for (int i = 0; i < n; i++) values[i] = string(where, i);
-                    yield values;
-                }
+                case STRING -> strings(where, n);
                 case ARRAY -> {
                     GgufArray[] values = new GgufArray[n];
                     for (int i = 0; i < n; i++) values[i] = array(where + ": element " + i, depth + 1);
@@ -280,28 +276,76 @@ record GgufHeader(int version, GgufMetadata metadata, int alignment, long dataSt
                     + Long.toUnsignedString(id) + " is not a GGUF value type (0 to 12)"));
         }
 
-        private String string(String what) {
-            return string(what, -1);
+        private String string(String where) {
+            int n = stringLength(where, -1);
+            if (stringBytes.length < n) stringBytes = new byte[Math.max(n, 2 * stringBytes.length)];
+            MemorySegment.copy(file, ValueLayout.JAVA_BYTE, advance(n, where), stringBytes, 0, n);
+            return decode(stringBytes, 0, n, where, -1);
         }
 
-        /** A string; {@code element} (when not -1) is its index in an array, named only if the string is bad. */
-        private String string(String where, long element) {
+        /**
+         * A string's length, checked against the bytes left; the string's bytes are next. {@code element} (when not
+         * -1) is its index in an array, named only if the string is bad.
+         */
+        private int stringLength(String where, long element) {
             long length = file.get(U64, advance(8, where));
             if (length < 0 || length > remaining() || length > Integer.MAX_VALUE - 8) {
                 throw new FsException(name + ": " + element(where, element) + ": a string of "
                         + Long.toUnsignedString(length) + " bytes runs past the end of the file (" + remaining()
                         + " bytes are left)");
             }
-            int n = (int) length;
-            if (stringBytes.length < n) stringBytes = new byte[Math.max(n, 2 * stringBytes.length)];
-            MemorySegment.copy(file, ValueLayout.JAVA_BYTE, advance(length, where), stringBytes, 0, n);
-            // A qwen3 file holds 300,000 strings (its tokens and merges), parsed on every start. String's own UTF-8
-            // decoding is the fast one, but it replaces a malformed sequence with U+FFFD rather than failing; a
-            // result without U+FFFD therefore came from valid UTF-8, and only one with it needs the strict decoder.
-            String decoded = new String(stringBytes, 0, n, StandardCharsets.UTF_8);
+            return (int) length;
+        }
+
+        /**
+         * An array's {@code n} strings, checked and copied but not decoded (see {@link GgufStrings}): a qwen3 file
+         * holds 300,000 of them, and a run that has its tokenizer cached reads a few.
+         */
+        private GgufStrings strings(String where, int n) {
+            long first = position;
+            int[] starts = new int[n + 1];
+            for (int i = 0; i < n; i++) {
+                int length = stringLength(where, i);
+                advance(length, where);
+                if (length > Integer.MAX_VALUE - 8 - starts[i]) {
+                    throw error(where, "its strings hold more than 2 GiB, which fs does not read");
+                }
+                starts[i + 1] = starts[i] + length;
+            }
+            byte[] bytes = new byte[starts[n]];
+            long at = first;
+            for (int i = 0; i < n; i++) {
+                int length = starts[i + 1] - starts[i];
+                MemorySegment.copy(file, ValueLayout.JAVA_BYTE, at + 8, bytes, starts[i], length);
+                at += 8 + length;
+            }
+            checkUtf8(bytes, starts, where);
+            return new GgufStrings(bytes, starts);
+        }
+
+        /**
+         * Fails naming the first string of {@code bytes} that is not valid UTF-8. Strings end to end that decode as
+         * valid UTF-8, none of them starting on a continuation byte (10xxxxxx, inside a character), are each valid:
+         * so one decoding checks them all, and only when it is in doubt is each string decoded by itself.
+         */
+        private void checkUtf8(byte[] bytes, int[] starts, String where) {
+            boolean startsOfCharacters = true;
+            for (int i = 1; i < starts.length - 1 && startsOfCharacters; i++) {
+                startsOfCharacters = starts[i] == bytes.length || (bytes[starts[i]] & 0xC0) != 0x80;
+            }
+            if (startsOfCharacters && new String(bytes, StandardCharsets.UTF_8).indexOf('\uFFFD') < 0) return;
+            for (int i = 0; i < starts.length - 1; i++) decode(bytes, starts[i], starts[i + 1] - starts[i], where, i);
+        }
+
+        /** {@code n} bytes from {@code from} as a string, failing if they are not valid UTF-8. */
+        private String decode(byte[] bytes, int from, int n, String where, long element) {
+            // String's own UTF-8 decoding is the fast one, but it replaces a malformed sequence with U+FFFD rather
+            // than failing; a result without U+FFFD therefore came from valid UTF-8, and only one with it needs the
+            // strict decoder.
+            String decoded = new String(bytes, from, n, StandardCharsets.UTF_8);
             if (decoded.indexOf('\uFFFD') < 0) return decoded;
             try {
-                return utf8.reset().decode(ByteBuffer.wrap(stringBytes, 0, n)).toString();
+                return utf8.reset().decode(ByteBuffer.wrap(bytes, from, n)).toString();
             } catch (CharacterCodingException e) {
                 throw new FsException(name + ": " + element(where, element) + " is not valid UTF-8");
             }

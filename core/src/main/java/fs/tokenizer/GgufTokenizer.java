@@ -2,6 +2,7 @@ package fs.tokenizer;
 
 import fs.FsException;
 import fs.Quoted;
+import fs.gguf.GgufArray;
 import fs.gguf.GgufFile;
 import fs.gguf.GgufMetadata;
 import fs.gguf.GgufValueType;
@@ -69,10 +70,10 @@ public final class GgufTokenizer {
     public static List<Integer> specialIds(GgufMetadata metadata, List<String> texts) {
         List<Integer> ids = new ArrayList<>();
         if (!metadata.has(TOKENS) || !metadata.has(TOKEN_TYPE)) return ids;
-        String[] tokens = metadata.array(TOKENS, GgufValueType.STRING).strings();
+        GgufArray tokens = metadata.array(TOKENS, GgufValueType.STRING);
         long[] types = metadata.array(TOKEN_TYPE, GgufValueType.INT32).longs();
-        for (int id = 0; id < Math.min(tokens.length, types.length); id++) {
-            if (types[id] == CONTROL && texts.contains(tokens[id])) ids.add(id);
+        for (int id = 0; id < Math.min(tokens.length(), types.length); id++) {
+            if (types[id] == CONTROL && texts.contains(tokens.string(id))) ids.add(id); // the few control tokens decoded
         }
         return ids;
     }

@@ -14,6 +14,7 @@ import java.io.IOException;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
@@ -242,17 +243,42 @@ class GgufFileTest {
             {(byte) 0xFF},
         };
         for (byte[] bad : malformed) {
-            // An array of two strings: one holding U+FFFD, then the malformed one.
-            ByteArrayOutputStream array = new ByteArrayOutputStream();
-            array.writeBytes(ByteBuffer.allocate(12).order(ByteOrder.LITTLE_ENDIAN)
-                    .putInt(GgufValueType.STRING.id()).putLong(2).array());
-            array.writeBytes(GgufWriter.string("\uFFFD"));
-            array.writeBytes(ByteBuffer.allocate(8 + bad.length).order(ByteOrder.LITTLE_ENDIAN)
-                    .putLong(bad.length).put(bad).array());
-            assertMentions(openFails("bad-element.gguf",
-                            new GgufWriter().raw("list", GgufValueType.ARRAY.id(), array.toByteArray())),
-                    "key 'list'", "element 1", "not valid UTF-8");
+            // One holding U+FFFD, then the malformed one; and after a plain string, with no U+FFFD in the array.
+            for (String first : List.of("\uFFFD", "ok")) {
+                assertMentions(openFails(stringArray("list", GgufWriter.string(first), raw(bad))),
+                        "key 'list'", "element 1", "not valid UTF-8");
+            }
         }
+    }
+
+    @Test
+    void aCharacterSplitBetweenTwoStringsOfAnArrayIsNotValidUtf8() {
+        // An array's strings are checked in one decoding of their bytes end to end, where 'é' cut in two would read
+        // as whole: each string must also start on a character.
+        byte[] e = "é".getBytes(StandardCharsets.UTF_8);
+        FsException split = openFails(stringArray("list", GgufWriter.string("a"), raw(e[0]), raw(e[1])));
+        assertMentions(split, "key 'list'", "element 1", "not valid UTF-8");
+        Path whole = new GgufWriter().array("list", GgufValueType.STRING, "a", "é", "", "é")
+                .write(dir.resolve("whole.gguf"));
+        try (GgufFile gguf = GgufFile.open(whole)) {
+            assertArrayEquals(new String[] {"a", "é", "", "é"},
+                    gguf.metadata().array("list", GgufValueType.STRING).strings());
+        }
+    }
+
+    /** A string of {@code bytes} as the file spells it, whatever they are. */
+    private static byte[] raw(byte... bytes) {
+        return ByteBuffer.allocate(8 + bytes.length).order(ByteOrder.LITTLE_ENDIAN).putLong(bytes.length).put(bytes)
+                .array();
+    }
+
+    /** A file whose one key is an array of the strings {@code elements}, each as {@link #raw} or GgufWriter spell them. */
+    private Path stringArray(String key, byte[]... elements) {
+        ByteArrayOutputStream array = new ByteArrayOutputStream();
+        array.writeBytes(ByteBuffer.allocate(12).order(ByteOrder.LITTLE_ENDIAN)
+                .putInt(GgufValueType.STRING.id()).putLong(elements.length).array());
+        for (byte[] element : elements) array.writeBytes(element);
+        return new GgufWriter().raw(key, GgufValueType.ARRAY.id(), array.toByteArray()).write(dir.resolve(key + ".gguf"));
     }
 
     @Test
