@@ -5,6 +5,7 @@ import fs.HumanSize;
 import fs.backend.KvCacheType;
 import fs.backend.KvCacheTypes;
 import fs.engine.BackendChoice;
+import fs.engine.BackendPreparation;
 import fs.engine.Engine;
 import fs.engine.LoadedModel;
 import fs.engine.Offload;
@@ -403,17 +404,25 @@ final class ModelOptions {
             err.println("fs: note: " + threadCount() + " threads on " + processors + " available processors: the "
                     + "extra threads wait for a core, which is usually slower");
         }
-        ModelSource source = Engine.open(model, err);
-        mapped.add(source);
+        // The OpenCL probe and the CPU kernels' set-up (a quarter to half a second) run while the model opens.
+        BackendPreparation preparation = BackendPreparation.start(backend, device);
+        LoadedModel<S> loaded;
         try {
-            beforeUpload.accept(source);
+            ModelSource source = Engine.open(model, err);
+            mapped.add(source);
+            try {
+                beforeUpload.accept(source);
+            } catch (RuntimeException e) {
+                source.close();
+                throw e;
+            }
+            loaded = Engine.load(source, new Engine.Options(backend, device, threadCount(), ctx, "--ctx", keys,
+                    values, offload, err), preparation, sizedFor);
         } catch (RuntimeException e) {
-            source.close();
+            preparation.settle(); // not exiting in the middle of an OpenCL driver's start-up
             throw e;
         }
-        LoadedModel<S> loaded = Engine.load(source, new Engine.Options(backend, device, threadCount(), ctx, "--ctx",
-                keys, values, offload, err), sizedFor);
-        err.printf(Locale.ROOT, "fs: %s: %d layers, context %d, on %s, %s (%.2f s)%n", source.path(),
+        err.printf(Locale.ROOT, "fs: %s: %d layers, context %d, on %s, %s (%.2f s)%n", loaded.source().path(),
                 loaded.config().numHiddenLayers(), loaded.contextLength(), loaded.description(),
                 cacheSize(loaded.cacheTypes(), loaded.cacheBytesPerPosition(), loaded.contextLength()),
                 (System.nanoTime() - start) / 1e9);

@@ -116,6 +116,18 @@ public final class Engine {
      * same backend, with the cache types settled for it ({@link #cacheTypes}), and under the same fallback.
      */
     public static <S> LoadedModel<S> load(ModelSource source, Options options, IntFunction<Allocation<S>> sizedFor) {
+        return load(source, options, BackendPreparation.whenAsked(options.backend(), options.device()), sizedFor);
+    }
+
+    /**
+     * The same, with the backend's preparation begun earlier ({@link BackendPreparation#start}, for the backend and
+     * device {@code options} name), so that it ran while the source opened.
+     */
+    public static <S> LoadedModel<S> load(ModelSource source, Options options, BackendPreparation preparation,
+                                          IntFunction<Allocation<S>> sizedFor) {
+        if (!preparation.isFor(options.backend(), options.device())) {
+            throw new IllegalArgumentException("the preparation is for another backend than " + options);
+        }
         List<Backend> created = new ArrayList<>(); // closed if this fails
         try {
             ModelConfig config = source.config();
@@ -135,8 +147,8 @@ public final class Engine {
             // -ot's patterns against the model before a backend is made: one that matches nothing is the user's
             // mistake, not a device's failure for auto to fall back from.
             if (options.offload() != null) OffloadPlan.cpuFeedForwards(options.offload(), config);
-            created.add(createBackend(options));
-            Placed<S> placed = placed(config, weights, options, contextLength, allocation, created);
+            created.add(createBackend(options, preparation));
+            Placed<S> placed = placed(config, weights, options, preparation, contextLength, allocation, created);
             DecoderModel model = placed.model();
             List<Backend> used = model.placement().backends();
             closeAll(created.stream().filter(b -> !used.contains(b)).toList()); // the device of -ngl 0
@@ -162,16 +174,16 @@ public final class Engine {
      * saying so in one line: fewer layers each time, none meaning the CPU. Under --backend auto any other failure of
      * the device (its kernels do not build) means the CPU, as before.
      */
-    private static <S> Placed<S> placed(ModelConfig config, ModelWeights weights, Options options, int contextLength,
-            Allocation<S> allocation, List<Backend> created) {
+    private static <S> Placed<S> placed(ModelConfig config, ModelWeights weights, Options options,
+            BackendPreparation preparation, int contextLength, Allocation<S> allocation, List<Backend> created) {
         Offload offload = options.offload();
         String replanned = "";
         while (true) {
             Backend backend = created.getFirst();
             DeviceOutOfMemoryException outOfMemory;
             try {
-                DecoderModel model = place(config, weights, backend, offload, replanned, options, contextLength,
-                        created);
+                DecoderModel model = place(config, weights, backend, offload, replanned, options, preparation,
+                        contextLength, created);
                 KvCacheTypes cacheTypes = cacheTypes(options);
                 return new Placed<>(model, cacheTypes, allocation.allocate(model, cacheTypes));
             } catch (DeviceOutOfMemoryException e) {
@@ -179,7 +191,7 @@ public final class Engine {
             } catch (FsException e) {
                 // auto promises to run: a device that cannot run the model means the CPU.
                 if (options.backend() != BackendChoice.AUTO || backend instanceof VectorBackend) throw e;
-                return onTheCpu(e.getMessage(), config, weights, options, allocation, created);
+                return onTheCpu(e.getMessage(), config, weights, options, preparation, allocation, created);
             }
             OpenClBackend device = (OpenClBackend) backend;
             Offload tried = Objects.requireNonNullElse(offload, new Offload(Offload.ALL, 0, List.of()));
@@ -199,8 +211,8 @@ public final class Engine {
                     + ranOut(outOfMemory, device);
             closeAll(created); // the failed attempt's device memory freed before the next
             created.clear();
-            if (fits <= 0) return onTheCpu(why, config, weights, options, allocation, created);
-            created.add(createBackend(options));
+            if (fits <= 0) return onTheCpu(why, config, weights, options, preparation, allocation, created);
+            created.add(createBackend(options, preparation));
             offload = tried.withGpuLayers(fits);
             replanned = why + ": ";
         }
@@ -218,7 +230,8 @@ public final class Engine {
      * {@code created}. A plan larger than the device is a {@link DeviceOutOfMemoryException} before any upload.
      */
     private static DecoderModel place(ModelConfig config, ModelWeights weights, Backend backend, Offload offload,
-            String replanned, Options options, int contextLength, List<Backend> created) {
+            String replanned, Options options, BackendPreparation preparation, int contextLength,
+            List<Backend> created) {
         if (offload == null || !(backend instanceof OpenClBackend device)) {
             return new DecoderModel(config, weights, backend);
         }
@@ -230,7 +243,7 @@ public final class Engine {
         String asked = Offload.spelling(replanned.isEmpty() ? offload.gpuLayers() : Offload.AUTO);
         options.log().println("fs: " + replanned + plan.line(asked, device.description()));
         if (plan.wholeOnDevice()) return new DecoderModel(config, weights, device);
-        Backend cpu = new VectorBackend(options.threads());
+        Backend cpu = new VectorBackend(options.threads(), preparation.cpuKernels());
         created.add(cpu);
         return new DecoderModel(config, weights, plan.placement(device, cpu));
     }
@@ -245,10 +258,10 @@ public final class Engine {
 
     /** auto's fallback: the whole model on a CPU backend, said in one line, and the caller's allocation on it. */
     private static <S> Placed<S> onTheCpu(String why, ModelConfig config, ModelWeights weights, Options options,
-            Allocation<S> allocation, List<Backend> created) {
+            BackendPreparation preparation, Allocation<S> allocation, List<Backend> created) {
         closeAll(created);
         created.clear(); // closed: if the CPU backend cannot be made either, there is nothing left to close
-        Backend cpu = onTheCpu(why, options);
+        Backend cpu = onTheCpu(why, options, preparation);
         created.add(cpu);
         DecoderModel model = new DecoderModel(config, weights, cpu);
         KvCacheTypes cacheTypes = cacheTypes(options);
@@ -297,32 +310,33 @@ public final class Engine {
      * opencl also takes OpenCL CPU devices (PoCL) and fails when there is none; auto takes an OpenCL GPU when there is
      * one whose kernels build, and otherwise the CPU.
      */
-    private static Backend createBackend(Options options) {
+    private static Backend createBackend(Options options, BackendPreparation preparation) {
         return switch (options.backend()) {
-            case CPU -> new VectorBackend(options.threads());
+            case CPU -> new VectorBackend(options.threads(), preparation.cpuKernels());
             case JAVA -> new VectorBackend(options.threads(), CpuKernels.vectorApi());
-            case OPENCL -> switch (OpenCl.select(true, options.device())) {
+            case OPENCL -> switch (preparation.openClSelection()) {
                 case OpenCl.Selection.Selected selected -> new OpenClBackend(selected.device());
                 case OpenCl.Selection.NotSelected notSelected ->
                         throw new FsException("--backend opencl: " + notSelected.reason());
             };
-            case AUTO -> switch (OpenCl.select(false, options.device())) {
+            case AUTO -> switch (preparation.openClSelection()) {
                 case OpenCl.Selection.Selected selected -> {
                     try {
                         yield new OpenClBackend(selected.device());
                     } catch (FsException e) { // e.g. the kernels do not build on this driver
-                        yield onTheCpu(e.getMessage(), options);
+                        yield onTheCpu(e.getMessage(), options, preparation);
                     }
                 }
-                case OpenCl.Selection.NotSelected notSelected -> onTheCpu(notSelected.reason(), options);
+                case OpenCl.Selection.NotSelected notSelected ->
+                        onTheCpu(notSelected.reason(), options, preparation);
             };
         };
     }
 
     /** auto's fallback: the CPU backend, and the one line that says why. */
-    private static Backend onTheCpu(String why, Options options) {
+    private static Backend onTheCpu(String why, Options options, BackendPreparation preparation) {
         options.log().println("fs: running on the CPU: " + why);
         options.log().flush();
-        return new VectorBackend(options.threads());
+        return new VectorBackend(options.threads(), preparation.cpuKernels());
     }
 }
