@@ -6,7 +6,7 @@
  * register sums bytes 4l..4l + 3 as the scalar lanes do. sdot sums in int32 without saturating, so a chunk's
  * weights are formed as signed bytes (offset and sign included) and each dot is multiplied by its integer scale.
  * The float lanes are acc = vfmaq(acc, (float) lane, D): one fused multiply-add per block per lane, as fmaf (Q8_0,
- * Q4_0 and Q4_K: one integer per block, its lanes summed, and one fmaf).
+ * Q4_0, Q4_K and Q6_K: one integer per block, its lanes summed, and one fmaf).
  */
 #include <arm_neon.h>
 #include <math.h>
@@ -249,7 +249,7 @@ static float dot_q5_k(const uint8_t *w, const uint8_t *a, int blocks) {
 static float dot_q6_k(const uint8_t *w, const uint8_t *a, int blocks) {
     const uint8x16_t low = vdupq_n_u8(0xF), top = vdupq_n_u8(0x30);
     const int8x16_t offset = vdupq_n_s8(32);
-    floats8 acc = no_floats();
+    float acc = 0.0f;
     for (int b = 0; b < blocks; b++, w += Q6_K_BLOCK, a += Q8_K_BYTES) {
         const int8_t *scales = (const int8_t *)(w + 192);
         lanes8 lanes = no_lanes();
@@ -274,9 +274,10 @@ static float dot_q6_k(const uint8_t *w, const uint8_t *a, int blocks) {
                                   scales[2 * c] * m, scales[2 * c + 1] * m);
             }
         }
-        acc = add_lanes(acc, load_f32(a) * half(w + 208), lanes);
+        /* The block's one integer T (kernels_scalar.c): the lanes' sum, exact in any order. */
+        acc = fmaf(load_f32(a) * half(w + 208), (float)vaddvq_s32(vaddq_s32(lanes.lo, lanes.hi)), acc);
     }
-    return sum_floats(acc);
+    return acc;
 }
 
 /* Q2_K: chunk c's weights are bits 2(c % 4).. of qs[32(c / 4)..]; group g has a 4-bit scale and a 4-bit min. */
@@ -500,3 +501,6 @@ static void q8_0_x16_neon(const uint8_t *gb, const uint8_t *a, int blocks, float
 FS_MATMUL_X16(q4_k, neon, 256, Q8_K_BYTES, Q4_K_X16_BLOCK, q4_k_x16_neon)
 FS_MATMUL_X16(q4_0, neon, 32, Q8_0_BYTES, Q4_0_X16_BLOCK, q4_0_x16_neon)
 FS_MATMUL_X16(q8_0, neon, 32, Q8_0_BYTES, Q8_0_X16_BLOCK, q8_0_x16_neon)
+
+/* Q6_K: the portable kernel (repacked.h) for now. */
+FS_MATMUL_X16(q6_k, neon, 256, Q8_K_BYTES, Q6_K_X16_BLOCK, q6_k_x16_portable)

@@ -43,12 +43,12 @@ FS_API void fs_quantize_q8_k_scalar(const float *x, void *y, int64_t count) {
 }
 
 /*
- * Every dot product but Q8_0's, Q4_0's and Q4_K's (one int32 per block: below) sums a block's integer products
+ * Every dot product but Q8_0's, Q4_0's, Q4_K's and Q6_K's (one int32 per block: below) sums a block's integer products
  * into eight int32 lanes, lane l taking the weights whose index inside their 32-weight chunk is 4l..4l + 3 (as a
  * 256-bit vpmaddubsw + vpmaddwd or vpdpbusd does), and adds each lane times the block's float scale into its float lane:
  * acc[l] = fmaf(d, (float)lane[l], acc[l]).
  * Against Q8_K activations a group's integer scale is its weight scale times its chunk's multiple m. Every lane sum
- * is exact in int32 (at most 2^28 in magnitude: Q6_K's 4·32·127·128·16 per chunk, times 8) and is rounded once, to
+ * is exact in int32 (under 2^27 in magnitude: Q5_K's 4·31·127·63·16 per chunk, times 8) and is rounded once, to
  * the nearest float; the other roundings are those fmafs, the block scales' products and sum_lanes.
  */
 static inline void add_lanes(float acc[8], float d, const int32_t lanes[8]) {
@@ -129,27 +129,29 @@ static float dot_q4_k(const uint8_t *w, const uint8_t *a, int blocks) {
 
 /*
  * Q6_K weights (q − 32, 6 bits: 4 in ql, 2 in qh) by Q8_K activations; chunk c of a block holds groups 2c (its
- * first 16 weights) and 2c + 1, each with a signed 8-bit scale. Lanes scaled by d_a·d.
+ * first 16 weights) and 2c + 1, each with a signed 8-bit scale. Per block one exact int32, T = Σ_g s_g·m_g·Σ
+ * (q − 32)·a over group g (|T| ≤ 256·32·127·128·16 = 2,130,706,432 < 2^31), times d_a·d into one float, as Q4_K.
  */
 static float dot_q6_k(const uint8_t *w, const uint8_t *a, int blocks) {
-    float acc[8] = {0};
+    float acc = 0.0f;
     for (int b = 0; b < blocks; b++, w += Q6_K_BLOCK, a += Q8_K_BYTES) {
-        const int8_t *scales = (const int8_t *)(w + 192);
-        int32_t lanes[8] = {0};
+        const int8_t *scales = (const int8_t *)(w + 192), *x = (const int8_t *)(a + Q8_K_QS);
+        int32_t t = 0;
         for (int c = 0; c < 8; c++) {
             int h = c / 4, run = c % 4;
-            int8_t q[32];
-            for (int j = 0; j < 32; j++) {
-                int low = (w[64 * h + 32 * (run & 1) + j] >> 4 * (run >> 1)) & 0xF;
-                int high = (w[128 + 32 * h + j] >> 2 * run) & 3;
-                q[j] = (int8_t)((low | high << 4) - 32);
+            for (int half_chunk = 0; half_chunk < 2; half_chunk++) {
+                int32_t products = 0;
+                for (int j = 16 * half_chunk; j < 16 * half_chunk + 16; j++) {
+                    int low = (w[64 * h + 32 * (run & 1) + j] >> 4 * (run >> 1)) & 0xF;
+                    int high = (w[128 + 32 * h + j] >> 2 * run) & 3;
+                    products += ((low | high << 4) - 32) * x[32 * c + j];
+                }
+                t += scales[2 * c + half_chunk] * multiple(a, c) * products;
             }
-            chunk_lanes(q, (const int8_t *)(a + Q8_K_QS + 32 * c), scales[2 * c] * multiple(a, c),
-                        scales[2 * c + 1] * multiple(a, c), lanes);
         }
-        add_lanes(acc, load_f32(a) * half_to_float(load_u16(w + 208)), lanes);
+        acc = fmaf(load_f32(a) * half_to_float(load_u16(w + 208)), (float)t, acc);
     }
-    return sum_lanes(acc);
+    return acc;
 }
 
 /* Q5_K weights by Q8_K activations: Q4_K's arithmetic with a fifth bit per weight, bit g of qh[j]. */
@@ -259,3 +261,4 @@ FS_MATMUL(iq2_xxs, scalar, 256, Q8_K_BYTES, dot_iq2_xxs)
 FS_MATMUL_X16(q4_k, scalar, 256, Q8_K_BYTES, Q4_K_X16_BLOCK, q4_k_x16_portable)
 FS_MATMUL_X16(q4_0, scalar, 32, Q8_0_BYTES, Q4_0_X16_BLOCK, q4_0_x16_portable)
 FS_MATMUL_X16(q8_0, scalar, 32, Q8_0_BYTES, Q8_0_X16_BLOCK, q8_0_x16_portable)
+FS_MATMUL_X16(q6_k, scalar, 256, Q8_K_BYTES, Q6_K_X16_BLOCK, q6_k_x16_portable)

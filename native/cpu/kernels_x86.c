@@ -513,16 +513,16 @@ static inline __m256i q6_k_half(const uint8_t *ql, const uint8_t *qh, const uint
 }
 
 static float dot_q6_k(const uint8_t *w, const uint8_t *a, int blocks) {
-    __m256 acc = _mm256_setzero_ps();
+    float acc = 0.0f;
     for (int b = 0; b < blocks; b++, w += Q6_K_BLOCK, a += Q8_K_BYTES) {
         prefetch_block(w + 2 * Q6_K_BLOCK, Q6_K_BLOCK);
         __m256i multiples = group_multiples(a);
         __m256i lanes = _mm256_add_epi32(
                 q6_k_half(w, w + 128, a + Q8_K_QS, w + 192, _mm256_castsi256_si128(multiples)),
                 q6_k_half(w + 64, w + 160, a + Q8_K_QS + 128, w + 200, _mm256_extracti128_si256(multiples, 1)));
-        acc = add_lanes(acc, load_f32(a) * half(w + 208), lanes);
+        acc = fmaf(load_f32(a) * half(w + 208), (float)sum_i32x8(lanes), acc);
     }
-    return sum_vector(acc);
+    return acc;
 }
 
 /*
@@ -544,13 +544,11 @@ static inline void group_scales(__m256i scales16, const uint8_t *a, __m256i halv
 }
 
 /*
- * One block of Q6_K or Q3_K (their 8 chunks as signed bytes q, |q| in magnitudes, 16 int16 group scales, the
- * weight's float scale d) against each of R activation rows: per row its group scales times its chunk multiples,
- * the lanes by the sign trick, and the block's fmaf into the row's accumulators.
+ * One block of Q6_K or Q3_K (their 8 chunks as signed bytes q, |q| in magnitudes, 16 int16 group scales) against
+ * each of R activation rows: per row its group scales times its chunk multiples and the lanes by the sign trick.
  */
-FS_ALWAYS_INLINE void signed_block_rows(__m256 acc[], const __m256i q[8], const __m256i magnitudes[8],
-                                        __m256i scales16, float d, const uint8_t *a, int64_t act_row_bytes,
-                                        const int R) {
+FS_ALWAYS_INLINE void signed_block_lanes(__m256i lanes[], const __m256i q[8], const __m256i magnitudes[8],
+                                         __m256i scales16, const uint8_t *a, int64_t act_row_bytes, const int R) {
     FS_UNROLL
     for (int r = 0; r < R; r++) {
         const uint8_t *ar = a + r * act_row_bytes, *x = ar + Q8_K_QS;
@@ -561,17 +559,18 @@ FS_ALWAYS_INLINE void signed_block_rows(__m256 acc[], const __m256i q[8], const 
             s0 = signed_chunk(s0, q[c], magnitudes[c], x + 32 * c, chunk_scales(halves[c / 4], c % 4));
             s1 = signed_chunk(s1, q[c + 1], magnitudes[c + 1], x + 32 * c + 32, chunk_scales(halves[c / 4], c % 4 + 1));
         }
-        acc[r] = add_lanes(acc[r], load_f32(ar) * d, _mm256_add_epi32(s0, s1));
+        lanes[r] = _mm256_add_epi32(s0, s1);
     }
 }
 
-/* Q6_K's weights as signed bytes q − 32 (the rows share them), by the sign trick against each row. */
+/*
+ * Q6_K's weights as signed bytes q − 32 (the rows share them), by the sign trick against each row; the rows' block
+ * integers summed to the lanes of one vector (row r in lane r), a block's float scaling one vector fma.
+ */
 FS_ALWAYS_INLINE void q6_k_rows(const uint8_t *w, const uint8_t *a, int64_t act_row_bytes, int blocks, float *out,
                                 int64_t out_stride, const int R) {
     const __m256i low = _mm256_set1_epi8(0xF), two = _mm256_set1_epi8(0x30), offset = _mm256_set1_epi8(32);
-    __m256 acc[FS_ROWS];
-    FS_UNROLL
-    for (int r = 0; r < R; r++) acc[r] = _mm256_setzero_ps();
+    __m128 acc = _mm_setzero_ps();
     for (int b = 0; b < blocks; b++, w += Q6_K_BLOCK, a += Q8_K_BYTES) {
         __m256i q[8], magnitudes[8];
         FS_UNROLL
@@ -590,12 +589,23 @@ FS_ALWAYS_INLINE void q6_k_rows(const uint8_t *w, const uint8_t *a, int64_t act_
             q[c] = _mm256_sub_epi8(q[c], offset);
             magnitudes[c] = _mm256_sign_epi8(q[c], q[c]);
         }
+        __m256i lanes[FS_ROWS];
+        float da[FS_ROWS];
+        FS_UNROLL
+        for (int r = 0; r < FS_ROWS; r++) {
+            lanes[r] = _mm256_setzero_si256();
+            da[r] = r < R ? load_f32(a + r * act_row_bytes) : 0.0f;
+        }
         /* Scales ≤ 128·16 in magnitude. */
-        signed_block_rows(acc, q, magnitudes, _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(w + 192))),
-                          half(w + 208), a, act_row_bytes, R);
+        signed_block_lanes(lanes, q, magnitudes, _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(w + 192))),
+                           a, act_row_bytes, R);
+        __m128 d = _mm_mul_ps(_mm_setr_ps(da[0], da[1], da[2], da[3]), _mm_set1_ps(half(w + 208)));
+        acc = _mm_fmadd_ps(d, _mm_cvtepi32_ps(sums_i32x8(lanes[0], lanes[1], lanes[2], lanes[3])), acc);
     }
+    float sums[4];
+    _mm_storeu_ps(sums, acc);
     FS_UNROLL
-    for (int r = 0; r < R; r++) out[r * out_stride] = sum_vector(acc[r]);
+    for (int r = 0; r < R; r++) out[r * out_stride] = sums[r];
 }
 
 /*
@@ -818,7 +828,10 @@ FS_ALWAYS_INLINE void q3_k_rows(const uint8_t *w, const uint8_t *a, int64_t act_
             q[c] = _mm256_sub_epi8(low, offset);
             magnitudes[c] = _mm256_sign_epi8(q[c], q[c]);
         }
-        signed_block_rows(acc, q, magnitudes, scales16, d, a, act_row_bytes, R); /* scales ≤ 32·16; pairs ≤ 2·4·127 */
+        __m256i lanes[FS_ROWS];
+        signed_block_lanes(lanes, q, magnitudes, scales16, a, act_row_bytes, R); /* scales ≤ 32·16; pairs ≤ 2·4·127 */
+        FS_UNROLL
+        for (int r = 0; r < R; r++) acc[r] = add_lanes(acc[r], load_f32(a + r * act_row_bytes) * d, lanes[r]);
     }
     FS_UNROLL
     for (int r = 0; r < R; r++) out[r * out_stride] = sum_vector(acc[r]);
@@ -1437,3 +1450,6 @@ FS_API void FS_EXPORT(fs_matmul_q8_0_x16)(const void *packed, int row_from, int 
             }
     }
 }
+
+/* Q6_K: the portable kernel (repacked.h) for now. */
+FS_MATMUL_X16(q6_k, FS_VARIANT, 256, Q8_K_BYTES, Q6_K_X16_BLOCK, q6_k_x16_portable)

@@ -1,5 +1,5 @@
 /*
- * The repacked layouts of Q4_K, Q4_0 and Q8_0 weights (fscpu.h: fs_repack_F, fs_matmul_F_x16_V) and their matmul in
+ * The repacked layouts of Q4_K, Q4_0, Q8_0 and Q6_K weights (fscpu.h: fs_repack_F, fs_matmul_F_x16_V) and their matmul in
  * portable C, which the scalar variant runs and which specifies the others.
  *
  * A group of 16 consecutive weight rows is stored block by block: group-block b holds block b of each of the 16
@@ -21,6 +21,14 @@
  *   @0    d[16]      f16
  *   @32   quants: for each 4-byte step l (0..7) 64 bytes, row r's at 4r..4r + 3: its qs[4l .. 4l + 3] (weights
  *         4l..4l + 3: one group of the Q8_0 activations' multiples); step l at 32 + 64l.
+ * Q6_K group-block (3392 bytes; a row's 210-byte block becomes 212):
+ *   @0    d[16]      f32, row r's f16 d (exact)
+ *   @64   scales[16][16] i8: group (of 16 weights) g's scale of row r at 16g + r
+ *   @320  weights: for each half h (0..1: chunks 4h..4h + 3, as Q6_K's own ql/qh halves) and each 4-byte step l
+ *         (0..7) three 64-byte vectors, row r's at 4r..4r + 3 of each: its ql[64h + 4l ..] (low nibbles chunk 4h's
+ *         weights 4l..4l + 3, high nibbles chunk 4h + 2's), its ql[64h + 32 + 4l ..] (chunks 4h + 1, 4h + 3) and its
+ *         qh[32h + 4l ..] (bits 2j..2j + 1: the top two bits of chunk 4h + j's); half h, step l at 320 + 1536h + 192l.
+ *         Steps 0..3 are the first group of each chunk (2c), steps 4..7 the second (2c + 1).
  * A group of k weights is k / 256 (k / 32) group-blocks back to back; group g at g times that.
  */
 #ifndef FSCPU_REPACKED_H
@@ -41,6 +49,10 @@
 #define Q8_0_X16_D 0
 #define Q8_0_X16_QS 32
 #define Q8_0_X16_BLOCK 544
+#define Q6_K_X16_D 0
+#define Q6_K_X16_SCALES 64
+#define Q6_K_X16_QS 320
+#define Q6_K_X16_BLOCK 3392
 
 /*
  * The rows' outputs of one activation row r against group-blocks from gb on, as dot_q4_k computes them: per block
@@ -101,6 +113,34 @@ static inline void q8_0_x16_portable(const uint8_t *gb, const uint8_t *a, int bl
             for (int j = 0; j < 32; j++)
                 t += q8_0_multiple(a, j / 4) * (int8_t)gb[Q8_0_X16_QS + 64 * (j / 4) + 4 * r + j % 4] * x[j];
             acc[r] = fmaf(half_to_float(load_u16(gb + Q8_0_X16_D + 2 * r)) * da, (float)t, acc[r]);
+        }
+    }
+    for (int r = 0; r < X16_ROWS; r++) out[r] = acc[r];
+}
+
+/* Row r's 6-bit weight j of chunk c (q, before its − 32) in the Q6_K group-block gb. */
+static inline int q6_k_x16_weight(const uint8_t *gb, int r, int c, int j) {
+    const uint8_t *step = gb + Q6_K_X16_QS + 1536 * (c / 4) + 192 * (j / 4) + 4 * r + j % 4;
+    int low = (step[64 * (c % 2)] >> 4 * (c % 4 / 2)) & 0xF, high = (step[128] >> 2 * (c % 4)) & 3;
+    return low | high << 4;
+}
+
+/* Likewise for Q6_K, as dot_q6_k: per block T = Σ_g s_g·m_g·Σ (q − 32)·a over group g, acc = fmaf(d_a·d, T, acc). */
+static inline void q6_k_x16_portable(const uint8_t *gb, const uint8_t *a, int blocks, float *out) {
+    float acc[X16_ROWS] = {0};
+    for (int b = 0; b < blocks; b++, gb += Q6_K_X16_BLOCK, a += Q8_K_BYTES) {
+        const int8_t *x = (const int8_t *)(a + Q8_K_QS);
+        float da = load_f32(a);
+        for (int r = 0; r < X16_ROWS; r++) {
+            int32_t t = 0;
+            for (int g = 0; g < 16; g++) {
+                int32_t products = 0;
+                for (int j = 16 * (g % 2); j < 16 * (g % 2) + 16; j++)
+                    products += (q6_k_x16_weight(gb, r, g / 2, j) - 32) * x[32 * (g / 2) + j];
+                t += (int8_t)gb[Q6_K_X16_SCALES + 16 * g + r] * load_i16(a + Q8_K_CHUNK_MULTIPLES + 2 * (g / 2))
+                     * products;
+            }
+            acc[r] = fmaf(da * load_f32(gb + Q6_K_X16_D + 4 * r), (float)t, acc[r]);
         }
     }
     for (int r = 0; r < X16_ROWS; r++) out[r] = acc[r];

@@ -26,7 +26,7 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * The repacked layouts (Q4_K, Q4_0, Q8_0: 16 rows interleaved) on every variant this CPU runs: the matmul on the repacked
+ * The repacked layouts (Q4_K, Q4_0, Q8_0, Q6_K: 16 rows interleaved) on every variant this CPU runs: the matmul on the repacked
  * rows gives the floats of the matmul on the rows as stored, bit for bit (so whatever NativeKernelsTest proves of
  * one holds of the other), on every such tensor of q-tied's files and on random rows, for 1, 3, 4 and 9 activation
  * rows and for slices of whole groups, writing nothing outside its slice; and the calls are checked.
@@ -34,7 +34,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 class NativeRepackedKernelsTest {
     private static final SymbolLookup LIBRARY = NativeLibrary.load(NativeLibrary.bundled());
     /** The formats the library repacks, by the ABI (fscpu.h). */
-    private static final List<DType> REPACKED = List.of(DType.Q4_0, DType.Q4_K, DType.Q8_0);
+    private static final List<DType> REPACKED = List.of(DType.Q4_0, DType.Q4_K, DType.Q8_0, DType.Q6_K);
     private static final int[] ACTIVATION_ROWS = {1, 3, 4, 9};
 
     static Stream<Arguments> variantsAndFormats() {
@@ -42,7 +42,7 @@ class NativeRepackedKernelsTest {
     }
 
     @Test
-    void theLibraryRepacksQ4KQ40AndQ80AndNoOtherFormat() {
+    void theLibraryRepacksQ4KQ40Q80AndQ6KAndNoOtherFormat() {
         for (String isa : NativeKernelsTest.variants()) {
             NativeKernels kernels = NativeKernels.bind(LIBRARY, isa);
             Set<DType> repacked = EnumSet.noneOf(DType.class);
@@ -142,7 +142,7 @@ class NativeRepackedKernelsTest {
             RepackedRows packed = kernels.allocateRepacked(type, n, k, arena);
             long rowBytes = type.rowBytes(k);
             assertThrows(IllegalArgumentException.class, () -> kernels.allocateRepacked(type, 24, k, arena));
-            assertThrows(IllegalArgumentException.class, () -> kernels.allocateRepacked(DType.Q6_K, n, k, arena));
+            assertThrows(IllegalArgumentException.class, () -> kernels.allocateRepacked(DType.Q5_K, n, k, arena));
             assertThrows(IllegalArgumentException.class, () -> kernels.repack(w, rowBytes, 0, 3, packed));
             assertThrows(IllegalArgumentException.class,
                     () -> kernels.repack(w.asSlice(0, 31 * rowBytes), rowBytes, 0, 2, packed));
