@@ -525,6 +525,27 @@ static float dot_q6_k(const uint8_t *w, const uint8_t *a, int blocks) {
     return acc;
 }
 
+/* dot_q6_k for four weight rows against one activation row, as dot4_q4_0. */
+static void dot4_q6_k(const uint8_t *w, int64_t stride, const uint8_t *a, int blocks, float *out, int64_t out_step) {
+    __m128 acc = _mm_setzero_ps();
+    for (int b = 0; b < blocks; b++, w += Q6_K_BLOCK, a += Q8_K_BYTES) {
+        __m256i multiples = group_multiples(a), lanes[4];
+        for (int q = 0; q < 4; q++) {
+            const uint8_t *row = w + q * stride;
+            prefetch_block(row + 2 * Q6_K_BLOCK, Q6_K_BLOCK);
+            lanes[q] = _mm256_add_epi32(
+                    q6_k_half(row, row + 128, a + Q8_K_QS, row + 192, _mm256_castsi256_si128(multiples)),
+                    q6_k_half(row + 64, row + 160, a + Q8_K_QS + 128, row + 200, _mm256_extracti128_si256(multiples, 1)));
+        }
+        __m128 d = _mm_mul_ps(_mm_set1_ps(load_f32(a)), _mm_setr_ps(half(w + 208), half(w + stride + 208),
+                                                                     half(w + 2 * stride + 208), half(w + 3 * stride + 208)));
+        acc = _mm_fmadd_ps(d, _mm_cvtepi32_ps(sums_i32x8(lanes[0], lanes[1], lanes[2], lanes[3])), acc);
+    }
+    float sums[4];
+    _mm_storeu_ps(sums, acc);
+    for (int q = 0; q < 4; q++) out[q * out_step] = sums[q];
+}
+
 /*
  * The products of a chunk's signed weights q (|q| ≤ 32) and activations x in int16 pairs by the sign trick, times
  * the chunk's scales, into lanes.
@@ -925,8 +946,8 @@ FS_ALWAYS_INLINE void iq2_xxs_rows(const uint8_t *w, const uint8_t *a, int64_t a
     }
 
 /*
- * dot4_F's decode loop (Q8_0, Q4_0: a block's integer is little work beside its lane reduction and fma, which four
- * rows share): weight rows four at a time, i with i + n/4, i + n/2 and i + 3n/4 of the slice's n, and dot_F for the
+ * dot4_F's decode loop (Q8_0, Q4_0, Q6_K: a block's lane reduction and fma, which four rows share, are much of its
+ * work): weight rows four at a time, i with i + n/4, i + n/2 and i + 3n/4 of the slice's n, and dot_F for the
  * last n % 4. Sequential streams, not neighbouring rows: reading rows i and i + 1 side by side ran at a third of
  * the speed on a 151936-row matrix.
  */
@@ -973,7 +994,7 @@ FS_ALWAYS_INLINE void iq2_xxs_rows(const uint8_t *w, const uint8_t *a, int64_t a
 FS_DECODE_ROWS4(q8_0)
 FS_DECODE_ROWS4(q4_0)
 FS_DECODE_ROWS(q4_k)
-FS_DECODE_ROWS(q6_k)
+FS_DECODE_ROWS4(q6_k)
 FS_DECODE_ROWS(q5_k)
 FS_DECODE_ROWS(q2_k)
 FS_DECODE_ROWS(q3_k)
@@ -1019,6 +1040,8 @@ typedef __m512 xf;
 #define xi_slli32(a, n) _mm512_slli_epi32(a, n)
 #define xi_madd16(acc, a, b) _mm512_dpwssd_epi32(acc, a, b)
 #define xi_u8to32(p) _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(p)))
+#define xi_s8to32(p) _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(p)))
+#define xi_slli16(a, n) _mm512_slli_epi16(a, n)
 #define xf_cvt(a) _mm512_cvtepi32_ps(a)
 #define xf_set1(v) _mm512_set1_ps(v)
 #define xf_zero() _mm512_setzero_ps()
@@ -1059,6 +1082,8 @@ typedef __m256 xf;
 #define xi_slli32(a, n) _mm256_slli_epi32(a, n)
 #define xi_madd16(acc, a, b) dot_i16(acc, a, b)
 #define xi_u8to32(p) _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(p)))
+#define xi_s8to32(p) _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(p)))
+#define xi_slli16(a, n) _mm256_slli_epi16(a, n)
 #define xi_pairs(u, p) _mm256_maddubs_epi16(u, _mm256_set1_epi32((int)load_u32(p)))
 #define xi_maddubs(u, s) _mm256_maddubs_epi16(u, s)
 #define xi_abs8(a) _mm256_abs_epi8(a)
@@ -1451,5 +1476,126 @@ FS_API void FS_EXPORT(fs_matmul_q8_0_x16)(const void *packed, int row_from, int 
     }
 }
 
-/* Q6_K: the portable kernel (repacked.h) for now. */
-FS_MATMUL_X16(q6_k, FS_VARIANT, 256, Q8_K_BYTES, Q6_K_X16_BLOCK, q6_k_x16_portable)
+/*
+ * Per activation row and block, what the Q6_K kernel takes from the Q8_K block, as int32 for broadcast loads: each
+ * group's −32·(sum of its quants), the start of its Σ (q − 32)·a, and each chunk's multiple (an int16 pair (m_c, 0)
+ * for vpmaddwd).
+ */
+struct q6_k_terms {
+    int32_t offsets[16], multiples[8];
+};
+
+static inline void q6_k_terms_of(const uint8_t *a, struct q6_k_terms *t) {
+    for (int g = 0; g < 16; g++) t->offsets[g] = -32 * load_i16(a + Q8_K_SUMS + 2 * g);
+    for (int c = 0; c < 8; c++) t->multiples[c] = load_i16(a + Q8_K_CHUNK_MULTIPLES + 2 * c);
+}
+
+#ifdef FS_X16_INT16_SUMS
+/* avx2: a step's products in int16 pairs (≤ 2·63·127), at once to int32: a group's four steps would overflow. */
+#define q6_k_x16_dot(acc, u, p) xi_madd16(acc, xi_pairs(u, p), xi_set1_32(0x10001))
+#else
+#define q6_k_x16_dot(acc, u, p) xi_dot(acc, u, p)
+#endif
+
+/*
+ * Likewise for Q6_K (XV rows from row `first` of the group, R activation rows, terms[r·blocks + b] their
+ * q6_k_terms). Per half of the block (chunks 4h..4h + 3) and per group half (steps 0..3: each chunk's first group,
+ * 4..7: its second) the four chunks' group sums start at −32·Σa and take 4 steps of q·a (q the unsigned 6 bits:
+ * Σ (q − 32)·a, ≤ 16·32·127); then times the rows' s_g·m_c (vpmaddwd of the sign-extended scale by (m_c, 0)) into
+ * the rows' T.
+ */
+FS_ALWAYS_INLINE void q6_k_x16_rows(const uint8_t *gb, int first, const uint8_t *a, int64_t act_row_bytes,
+                                    const struct q6_k_terms *terms, int blocks, float *out, int64_t out_stride,
+                                    const int R, const int H) {
+    const xi low = xi_set1_8(0xF), top = xi_set1_8(0x30);
+    xf acc[FS_ROWS]; /* [h·R + r]: H·R ≤ FS_ROWS */
+    FS_UNROLL
+    for (int v = 0; v < H * R; v++) acc[v] = xf_zero();
+    for (int b = 0; b < blocks; b++, gb += Q6_K_X16_BLOCK, a += Q8_K_BYTES) {
+        if (R == 1) prefetch_block(gb + 2 * Q6_K_X16_BLOCK, Q6_K_X16_BLOCK);
+        xi t[FS_ROWS];
+        FS_UNROLL
+        for (int v = 0; v < H * R; v++) t[v] = xi_zero();
+        FS_UNROLL
+        for (int half = 0; half < 2; half++)
+            FS_UNROLL
+            for (int gh = 0; gh < 2; gh++) {
+                xi sum[4][FS_ROWS]; /* [chunk 4·half + j][h·R + r] */
+                FS_UNROLL
+                for (int j = 0; j < 4; j++)
+                    FS_UNROLL
+                    for (int v = 0; v < H * R; v++)
+                        sum[j][v] = xi_set1_32(terms[v % R * blocks + b].offsets[2 * (4 * half + j) + gh]);
+                FS_UNROLL
+                for (int l = 4 * gh; l < 4 * gh + 4; l++)
+                    FS_UNROLL
+                    for (int h = 0; h < H; h++) {
+                        const uint8_t *step = gb + Q6_K_X16_QS + 1536 * half + 192 * l + 4 * (first + XV * h);
+                        xi ql0 = xi_load(step), ql1 = xi_load(step + 64), qh = xi_load(step + 128);
+                        /* Each chunk's two top bits moved to bits 4..5 of its byte (16-bit shifts, masked per byte). */
+                        xi q[4] = {xi_or(xi_and(ql0, low), xi_and(xi_slli16(qh, 4), top)),
+                                   xi_or(xi_and(ql1, low), xi_and(xi_slli16(qh, 2), top)),
+                                   xi_or(xi_and(xi_srli16(ql0, 4), low), xi_and(qh, top)),
+                                   xi_or(xi_and(xi_srli16(ql1, 4), low), xi_and(xi_srli16(qh, 2), top))};
+                        FS_UNROLL
+                        for (int r = 0; r < R; r++) {
+                            const uint8_t *x = a + r * act_row_bytes + Q8_K_QS + 128 * half + 4 * l;
+                            FS_UNROLL
+                            for (int j = 0; j < 4; j++) sum[j][h * R + r] = q6_k_x16_dot(sum[j][h * R + r], q[j], x + 32 * j);
+                        }
+                    }
+                FS_UNROLL
+                for (int j = 0; j < 4; j++) {
+                    int c = 4 * half + j;
+                    FS_UNROLL
+                    for (int h = 0; h < H; h++) {
+                        xi scale = xi_s8to32(gb + Q6_K_X16_SCALES + 16 * (2 * c + gh) + first + XV * h);
+                        FS_UNROLL
+                        for (int r = 0; r < R; r++) { /* s_g·m_c ≤ 128·16, times Σ (q − 32)·a ≤ 16·32·127 */
+                            xi scale_m = xi_madd16(xi_zero(), scale, xi_set1_32(terms[r * blocks + b].multiples[c]));
+                            t[h * R + r] = xi_add32(t[h * R + r], xi_mul32(sum[j][h * R + r], scale_m));
+                        }
+                    }
+                }
+            }
+        FS_UNROLL
+        for (int h = 0; h < H; h++) {
+            xf d = xf_load(gb + Q6_K_X16_D + 4 * (first + XV * h));
+            FS_UNROLL
+            for (int r = 0; r < R; r++) {
+                xf da = xf_set1(load_f32(a + r * act_row_bytes));
+                acc[h * R + r] = xf_fma(xf_mul(da, d), xf_cvt(t[h * R + r]), acc[h * R + r]);
+            }
+        }
+    }
+    FS_UNROLL
+    for (int h = 0; h < H; h++)
+        FS_UNROLL
+        for (int r = 0; r < R; r++) xf_store(out + r * out_stride + XV * h, acc[h * R + r]);
+}
+
+FS_API void FS_EXPORT(fs_matmul_q6_k_x16)(const void *packed, int row_from, int row_to, const void *act,
+                                          int act_rows, int k, float *out, int64_t out_stride) {
+    int blocks = k / 256;
+    int64_t act_row_bytes = (int64_t)blocks * Q8_K_BYTES, group_bytes = (int64_t)blocks * Q6_K_X16_BLOCK;
+    for (int r0 = 0; r0 < act_rows; r0 += FS_ROWS) {
+        int n = act_rows - r0 < FS_ROWS ? act_rows - r0 : FS_ROWS;
+        const uint8_t *a = (const uint8_t *)act + r0 * act_row_bytes;
+        struct q6_k_terms terms[n * blocks];
+        for (int r = 0; r < n; r++)
+            for (int b = 0; b < blocks; b++) q6_k_terms_of(a + r * act_row_bytes + b * Q8_K_BYTES, &terms[r * blocks + b]);
+        for (int g = row_from / X16_ROWS; g < row_to / X16_ROWS; g++)
+            for (int first = 0; first < X16_ROWS; first += n == 1 ? X16_ROWS : XV) {
+                const uint8_t *gb = (const uint8_t *)packed + g * group_bytes;
+                float *o = out + r0 * out_stride + X16_ROWS * g + first;
+#define FS_Q6_K_X16(R) q6_k_x16_rows(gb, first, a, act_row_bytes, terms, blocks, o, out_stride, R, 1)
+                switch (n) {
+                case 1: q6_k_x16_rows(gb, 0, a, act_row_bytes, terms, blocks, o, out_stride, 1, X16_ROWS / XV); break;
+                case 2: FS_Q6_K_X16(2); break;
+                case 3: FS_Q6_K_X16(3); break;
+                default: FS_Q6_K_X16(4); break;
+                }
+#undef FS_Q6_K_X16
+            }
+    }
+}

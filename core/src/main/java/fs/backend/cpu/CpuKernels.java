@@ -15,9 +15,9 @@ import java.util.function.UnaryOperator;
  * built with). A forced variant this CPU cannot run is an error; native kernels that cannot be loaded (no library
  * for this platform, a build without a C compiler) leave the Vector API running, and the backend's description
  * says why. {@code fs.cpu.repack} / {@code FS_CPU_REPACK} = on (the default) or off: whether the native kernels'
- * weights of the formats with a repacked layout (Q4_K, Q4_0, and Q8_0 on avx512: 16 rows interleaved,
- * {@link Repacker}) are repacked at upload; the same floats either way, so off is for measuring what repacking gains
- * and costs.
+ * weights of the formats with a repacked layout (Q4_K, Q4_0, Q8_0 on avx512 and Q6_K on avx512 and avx2: 16 rows
+ * interleaved, {@link Repacker}) are repacked at upload; the same floats either way, so off is for measuring what
+ * repacking gains and costs.
  *
  * <p>Native is the default because on every file of models/q-tied its logits are no further from the exact golden
  * than llama.cpp's own (NativeDenseGoldenTest) and on ../shared/trained its KL divergence from bf16 is no larger

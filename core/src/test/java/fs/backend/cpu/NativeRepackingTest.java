@@ -30,17 +30,18 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * The CPU backend repacking Q4_K and Q4_0 weights at upload (the default), and Q8_0 on the avx512 variant alone,
- * against the same backend with repacking off: the same floats, bit for bit, from matmuls of any rows and threads,
- * from the expert matmul, and in a model's logits; a file's tensor whose pages repacking released reads back as the
- * file; the description says which formats were repacked; FS_CPU_REPACK / fs.cpu.repack choose, a bad value is one
- * error line. Q8_0's cases need a CPU that runs avx512 (NativeRepackedKernelsTest checks its kernels on every
- * variant).
+ * The CPU backend repacking Q4_K and Q4_0 weights at upload (the default), Q8_0 on the avx512 variant alone and Q6_K
+ * on avx512 and avx2, against the same backend with repacking off: the same floats, bit for bit, from matmuls of any
+ * rows and threads, from the expert matmul, and in a model's logits; a file's tensor whose pages repacking released
+ * reads back as the file; the description says which formats were repacked; FS_CPU_REPACK / fs.cpu.repack choose, a
+ * bad value is one error line. Q8_0's cases need a CPU that runs avx512 (NativeRepackedKernelsTest checks its kernels
+ * on every variant).
  */
 class NativeRepackingTest {
     /** Weight rows: whole groups of 16 over three units of 64, the last one partial. */
@@ -83,15 +84,31 @@ class NativeRepackingTest {
         return read(backend, out, rows * N);
     }
 
-    /** The variant whose backend repacks {@code type}: Q8_0 is repacked on avx512 alone (skipped without it). */
+    /**
+     * The variant whose backend repacks {@code type} (null: the best this CPU runs): Q8_0 is repacked on avx512 alone
+     * (skipped without it), Q6_K on avx512 and avx2.
+     */
     private static String repackingIsa(DType type) {
-        if (type != DType.Q8_0) return null;
-        assumeTrue(NativeKernelsTest.variants().contains("avx512"), "Q8_0 is repacked on avx512 alone");
-        return "avx512";
+        if (type == DType.Q8_0) {
+            assumeTrue(NativeKernelsTest.variants().contains("avx512"), "Q8_0 is repacked on avx512 alone");
+            return "avx512";
+        }
+        if (type == DType.Q6_K) {
+            String isa = NativeKernelsTest.variants().contains("avx512") ? "avx512" : "avx2";
+            assumeTrue(NativeKernelsTest.variants().contains(isa), "Q6_K is repacked on avx512 and avx2 alone");
+            return isa;
+        }
+        return null;
+    }
+
+    /** Whether a backend's description says that weights of {@code format} were repacked (among others). */
+    private static boolean saysRepacked(String description, String format) {
+        return Pattern.compile(" int8 matmul, ([A-Z0-9_]+/)*" + format + "(/[A-Z0-9_]+)* repacked, ").matcher(description)
+                .find();
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"Q4_K", "Q4_0", "Q8_0"})
+    @ValueSource(strings = {"Q4_K", "Q4_0", "Q8_0", "Q6_K"})
     void aRepackedWeightsMatmulIsTheStoredWeightsBitForBit(String name) {
         DType type = DType.valueOf(name);
         String isa = repackingIsa(type);
@@ -108,8 +125,7 @@ class NativeRepackingTest {
                 try (VectorBackend repacked = backend(isa, threads, true)) {
                     assertArrayEquals(expected, matmul(repacked, tensor, x, rows),
                             type + ", " + rows + " rows, " + threads + " threads");
-                    assertTrue(repacked.description().contains(" int8 matmul, " + type + " repacked, "),
-                            repacked.description());
+                    assertTrue(saysRepacked(repacked.description(), type.name()), repacked.description());
                 }
             }
         }
@@ -141,11 +157,11 @@ class NativeRepackingTest {
     }
 
     /**
-     * On q-tied's Q4_K_M, Q4_0 and Q8_0 files: the prompt's logits, in one batch, and two tokens decoded after it, the
-     * same to the bit with the file's Q4_K / Q4_0 / Q8_0 matrices repacked as with them read in place.
+     * On q-tied's Q4_K_M, Q4_0, Q8_0 and Q6_K files: the prompt's logits, in one batch, and two tokens decoded after
+     * it, the same to the bit with the file's Q4_K / Q4_0 / Q8_0 / Q6_K matrices repacked as with them read in place.
      */
     @ParameterizedTest
-    @ValueSource(strings = {"Q4_K_M", "Q4_0", "Q8_0"})
+    @ValueSource(strings = {"Q4_K_M", "Q4_0", "Q8_0", "Q6_K"})
     void aModelsLogitsAreTheSameWithRepackingOnAndOff(String type) throws IOException {
         String format = type.substring(0, 4), isa = repackingIsa(DType.valueOf(format));
         int[] prompt = TopLogitsGolden.load(QTied.dir().resolve("golden-" + type + ".json")).tokens();
@@ -157,8 +173,7 @@ class NativeRepackingTest {
                 SingleSequence model = new SingleSequence(new DecoderModel(config,
                         ModelWeights.bind(config, source.tensors()), backend),
                         new SingleSequence.Shape(64, prompt.length, prompt.length));
-                assertEquals(repack == 1, backend.description().contains(" int8 matmul, " + format + " repacked, "),
-                        backend.description());
+                assertEquals(repack == 1, saysRepacked(backend.description(), format), backend.description());
                 model.forward(prompt, 0, Probe.NONE);
                 logits[repack] = new float[prompt.length + 2][config.vocabSize()];
                 for (int r = 0; r < prompt.length; r++) model.readLogits(r, logits[repack][r]);
@@ -197,21 +212,21 @@ class NativeRepackingTest {
         }
     }
 
-    /** Q8_0 is repacked at upload by the avx512 variant and by no other; Q4_0 by every variant. */
+    /** Q8_0 is repacked at upload by the avx512 variant and by no other, Q6_K by avx512 and avx2; Q4_0 by every variant. */
     @Test
-    void q80IsRepackedOnAvx512AloneAndQ40Everywhere() {
+    void q80IsRepackedOnAvx512AloneQ6KOnAvx512AndAvx2AndQ40Everywhere() {
         SplittableRandom random = new SplittableRandom(5);
-        Tensor q8 = new Tensor("q8", DType.Q8_0, new long[] {N, K},
-                NativeKernelsTest.randomRows(random, DType.Q8_0, N, K, Arena.ofAuto()));
-        Tensor q4 = new Tensor("q4", DType.Q4_0, new long[] {N, K},
-                NativeKernelsTest.randomRows(random, DType.Q4_0, N, K, Arena.ofAuto()));
+        List<Tensor> tensors = List.of(DType.Q8_0, DType.Q6_K, DType.Q4_0).stream()
+                .map(type -> new Tensor(type.name(), type, new long[] {N, K},
+                        NativeKernelsTest.randomRows(random, type, N, K, Arena.ofAuto())))
+                .toList();
         for (String isa : NativeKernelsTest.variants()) {
             try (VectorBackend backend = backend(isa, 1, true)) {
-                backend.upload(q8);
-                backend.upload(q4);
+                tensors.forEach(backend::upload);
                 String description = backend.description();
-                assertEquals(isa.equals("avx512"), description.contains("Q8_0"), description);
-                assertTrue(description.contains("Q4_0"), description);
+                assertEquals(isa.equals("avx512"), saysRepacked(description, "Q8_0"), description);
+                assertEquals(isa.equals("avx512") || isa.equals("avx2"), saysRepacked(description, "Q6_K"), description);
+                assertTrue(saysRepacked(description, "Q4_0"), description);
             }
         }
     }
