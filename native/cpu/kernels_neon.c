@@ -6,7 +6,7 @@
  * register sums bytes 4l..4l + 3 as the scalar lanes do. sdot sums in int32 without saturating, so a chunk's
  * weights are formed as signed bytes (offset and sign included) and each dot is multiplied by its integer scale.
  * The float lanes are acc = vfmaq(acc, (float) lane, D): one fused multiply-add per block per lane, as fmaf (Q8_0,
- * Q4_0, Q4_K and Q6_K: one integer per block, its lanes summed, and one fmaf).
+ * Q4_0, Q4_K, Q6_K and Q2_K: one integer per block, its lanes summed, and one fmaf).
  */
 #include <arm_neon.h>
 #include <math.h>
@@ -283,8 +283,7 @@ static float dot_q6_k(const uint8_t *w, const uint8_t *a, int blocks) {
 /* Q2_K: chunk c's weights are bits 2(c % 4).. of qs[32(c / 4)..]; group g has a 4-bit scale and a 4-bit min. */
 static float dot_q2_k(const uint8_t *w, const uint8_t *a, int blocks) {
     const uint8x16_t three = vdupq_n_u8(3);
-    floats8 acc = no_floats();
-    float mins = 0.0f;
+    float acc = 0.0f, mins = 0.0f;
     for (int b = 0; b < blocks; b++, w += Q2_K_BLOCK, a += Q8_K_BYTES) {
         float da = load_f32(a);
         /* Σ_g min_g·m_g·sum16[g]: mins·multiples ≤ 15·16, sums ≤ 16·127. */
@@ -313,10 +312,10 @@ static float dot_q2_k(const uint8_t *w, const uint8_t *a, int blocks) {
                 q1 = vshrq_n_u8(q1, 2);
             }
         }
-        acc = add_lanes(acc, da * half(w + 80), lanes);
+        acc = fmaf(da * half(w + 80), (float)vaddvq_s32(vaddq_s32(lanes.lo, lanes.hi)), acc);
         mins = fmaf(da * half(w + 82), (float)min_sum, mins);
     }
-    return sum_floats(acc) - mins;
+    return acc - mins;
 }
 
 /*
@@ -502,5 +501,6 @@ FS_MATMUL_X16(q4_k, neon, 256, Q8_K_BYTES, Q4_K_X16_BLOCK, q4_k_x16_neon)
 FS_MATMUL_X16(q4_0, neon, 32, Q8_0_BYTES, Q4_0_X16_BLOCK, q4_0_x16_neon)
 FS_MATMUL_X16(q8_0, neon, 32, Q8_0_BYTES, Q8_0_X16_BLOCK, q8_0_x16_neon)
 
-/* Q6_K: the portable kernel (repacked.h) for now. */
+/* Q6_K and Q2_K: the portable kernels (repacked.h) for now. */
 FS_MATMUL_X16(q6_k, neon, 256, Q8_K_BYTES, Q6_K_X16_BLOCK, q6_k_x16_portable)
+FS_MATMUL_X16(q2_k, neon, 256, Q8_K_BYTES, Q2_K_X16_BLOCK, q2_k_x16_portable)

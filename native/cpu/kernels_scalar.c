@@ -43,7 +43,7 @@ FS_API void fs_quantize_q8_k_scalar(const float *x, void *y, int64_t count) {
 }
 
 /*
- * Every dot product but Q8_0's, Q4_0's, Q4_K's and Q6_K's (one int32 per block: below) sums a block's integer products
+ * Every dot product but Q8_0's, Q4_0's, Q4_K's, Q6_K's and Q2_K's (one int32 per block: below) sums a block's integer products
  * into eight int32 lanes, lane l taking the weights whose index inside their 32-weight chunk is 4l..4l + 3 (as a
  * 256-bit vpmaddubsw + vpmaddwd or vpdpbusd does), and adds each lane times the block's float scale into its float lane:
  * acc[l] = fmaf(d, (float)lane[l], acc[l]).
@@ -181,24 +181,27 @@ static float dot_q5_k(const uint8_t *w, const uint8_t *a, int blocks) {
 
 /*
  * Q2_K weights (2 bits: weight 128h + 32s + l is bits 2s..2s + 1 of qs[32h + l]) by Q8_K activations; 16 groups of
- * 16, each a 4-bit scale and a 4-bit min; the mins' term is Σ_g min_g·(the activations' sum of group g).
+ * 16, each a 4-bit scale and a 4-bit min. Per block one exact int32, T = Σ_g scale_g·m_g·Σ q·a over group g
+ * (|T| ≤ 256·3·127·15·16), times d_a·d into one float, as Q4_K; the mins' term is Σ_g min_g·m_g·(the activations'
+ * sum of group g).
  */
 static float dot_q2_k(const uint8_t *w, const uint8_t *a, int blocks) {
-    float acc[8] = {0}, mins = 0.0f;
+    float acc = 0.0f, mins = 0.0f;
     for (int b = 0; b < blocks; b++, w += Q2_K_BLOCK, a += Q8_K_BYTES) {
+        const int8_t *x = (const int8_t *)(a + Q8_K_QS);
         float da = load_f32(a);
-        int32_t lanes[8] = {0}, min_sum = 0;
-        for (int c = 0; c < 8; c++) {
-            int8_t q[32];
-            for (int j = 0; j < 32; j++) q[j] = (int8_t)((w[16 + 32 * (c / 4) + j] >> 2 * (c % 4)) & 3);
-            chunk_lanes(q, (const int8_t *)(a + Q8_K_QS + 32 * c), (w[2 * c] & 0xF) * multiple(a, c),
-                        (w[2 * c + 1] & 0xF) * multiple(a, c), lanes);
+        int32_t t = 0, min_sum = 0;
+        for (int g = 0; g < 16; g++) {
+            int c = g / 2, products = 0;
+            for (int j = 16 * (g % 2); j < 16 * (g % 2) + 16; j++)
+                products += ((w[16 + 32 * (c / 4) + j] >> 2 * (c % 4)) & 3) * x[32 * c + j];
+            t += (w[g] & 0xF) * multiple(a, c) * products;
+            min_sum += (w[g] >> 4) * multiple(a, c) * load_i16(a + Q8_K_SUMS + 2 * g);
         }
-        for (int g = 0; g < 16; g++) min_sum += (w[g] >> 4) * multiple(a, g / 2) * load_i16(a + Q8_K_SUMS + 2 * g);
-        add_lanes(acc, da * half_to_float(load_u16(w + 80)), lanes);
+        acc = fmaf(da * half_to_float(load_u16(w + 80)), (float)t, acc);
         mins = fmaf(da * half_to_float(load_u16(w + 82)), (float)min_sum, mins);
     }
-    return sum_lanes(acc) - mins;
+    return acc - mins;
 }
 
 /*
@@ -262,3 +265,4 @@ FS_MATMUL_X16(q4_k, scalar, 256, Q8_K_BYTES, Q4_K_X16_BLOCK, q4_k_x16_portable)
 FS_MATMUL_X16(q4_0, scalar, 32, Q8_0_BYTES, Q4_0_X16_BLOCK, q4_0_x16_portable)
 FS_MATMUL_X16(q8_0, scalar, 32, Q8_0_BYTES, Q8_0_X16_BLOCK, q8_0_x16_portable)
 FS_MATMUL_X16(q6_k, scalar, 256, Q8_K_BYTES, Q6_K_X16_BLOCK, q6_k_x16_portable)
+FS_MATMUL_X16(q2_k, scalar, 256, Q8_K_BYTES, Q2_K_X16_BLOCK, q2_k_x16_portable)

@@ -731,8 +731,7 @@ static inline __m256i q2_k_half(const uint8_t *qs, const uint8_t *x, __m256i sca
 
 static float dot_q2_k(const uint8_t *w, const uint8_t *a, int blocks) {
     const __m128i low = _mm_set1_epi8(0xF);
-    __m256 acc = _mm256_setzero_ps();
-    float mins = 0.0f;
+    float acc = 0.0f, mins = 0.0f;
     for (int b = 0; b < blocks; b++, w += Q2_K_BLOCK, a += Q8_K_BYTES) {
         prefetch_block(w + 2 * Q2_K_BLOCK, Q2_K_BLOCK);
         float da = load_f32(a);
@@ -742,32 +741,31 @@ static float dot_q2_k(const uint8_t *w, const uint8_t *a, int blocks) {
         __m256i mins16 = _mm256_mullo_epi16(_mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(packed, 4), low)),
                                             multiples);
         __m256i min_products = _mm256_madd_epi16(mins16, load256(a + Q8_K_SUMS)); /* Σ_g min_g·sum16[g] */
-        int32_t min_sum = sum_i32x4(_mm_add_epi32(_mm256_castsi256_si128(min_products),
-                                                  _mm256_extracti128_si256(min_products, 1)));
         /* Each half's scales in both 128-bit halves. */
         __m256i scales_low = _mm256_permute4x64_epi64(scales16, 0x44);
         __m256i scales_high = _mm256_permute4x64_epi64(scales16, 0xEE);
         __m256i lanes = _mm256_add_epi32(q2_k_half(w + 16, a + Q8_K_QS, scales_low),
                                          q2_k_half(w + 48, a + Q8_K_QS + 128, scales_high));
-        acc = add_lanes(acc, da * half(w + 80), lanes);
-        mins = fmaf(da * half(w + 82), (float)min_sum, mins);
+        /* T and the mins' M, each the sum of its eight lanes, reduced together. */
+        __m256i pairs = _mm256_hadd_epi32(lanes, min_products);
+        __m128i sums = _mm_add_epi32(_mm256_castsi256_si128(pairs), _mm256_extracti128_si256(pairs, 1));
+        sums = _mm_hadd_epi32(sums, sums);
+        acc = fmaf(da * half(w + 80), (float)_mm_cvtsi128_si32(sums), acc);
+        mins = fmaf(da * half(w + 82), (float)_mm_extract_epi32(sums, 1), mins);
     }
-    return sum_vector(acc) - mins;
+    return acc - mins;
 }
 
+/* The rows' block integers T and min integers M summed to the lanes of one vector each, as q4_k_rows. */
 FS_ALWAYS_INLINE void q2_k_rows(const uint8_t *w, const uint8_t *a, int64_t act_row_bytes, int blocks, float *out,
                                 int64_t out_stride, const int R) {
     const __m128i low4 = _mm_set1_epi8(0xF);
     const __m256i low2 = _mm256_set1_epi8(3);
-    __m256 acc[FS_ROWS];
-    float mins[FS_ROWS];
-    FS_UNROLL
-    for (int r = 0; r < R; r++) acc[r] = _mm256_setzero_ps(), mins[r] = 0.0f;
+    __m128 acc = _mm_setzero_ps(), mins = _mm_setzero_ps();
     for (int b = 0; b < blocks; b++, w += Q2_K_BLOCK, a += Q8_K_BYTES) {
         __m128i packed = _mm_loadu_si128((const __m128i *)w);
         __m256i scales16 = _mm256_cvtepu8_epi16(_mm_and_si128(packed, low4));
         __m256i mins16 = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(packed, 4), low4));
-        float d = half(w + 80), dmin = half(w + 82);
         __m256i q[8];
         FS_UNROLL
         for (int h = 0; h < 2; h++) {
@@ -775,27 +773,40 @@ FS_ALWAYS_INLINE void q2_k_rows(const uint8_t *w, const uint8_t *a, int64_t act_
             FS_UNROLL
             for (int j = 0; j < 4; j++) q[4 * h + j] = _mm256_and_si256(_mm256_srli_epi16(qs, 2 * j), low2);
         }
+        __m256i lanes[FS_ROWS];
+        int32_t min_sums[FS_ROWS];
+        float da[FS_ROWS];
         FS_UNROLL
-        for (int r = 0; r < R; r++) {
-            const uint8_t *ar = a + r * act_row_bytes, *x = ar + Q8_K_QS;
-            __m256i halves[2], s0 = _mm256_setzero_si256(), s1 = _mm256_setzero_si256();
-            group_scales(scales16, ar, halves); /* scales and mins ≤ 15·16; pairs ≤ 2·3·127 */
-            FS_UNROLL
-            for (int c = 0; c < 8; c += 2) {
-                s0 = scaled_chunk(s0, q[c], x + 32 * c, chunk_scales(halves[c / 4], c % 4));
-                s1 = scaled_chunk(s1, q[c + 1], x + 32 * c + 32, chunk_scales(halves[c / 4], c % 4 + 1));
+        for (int r = 0; r < FS_ROWS; r++) {
+            lanes[r] = _mm256_setzero_si256();
+            min_sums[r] = 0;
+            da[r] = 0.0f;
+            if (r < R) {
+                const uint8_t *ar = a + r * act_row_bytes, *x = ar + Q8_K_QS;
+                __m256i halves[2], s0 = _mm256_setzero_si256(), s1 = _mm256_setzero_si256();
+                group_scales(scales16, ar, halves); /* scales and mins ≤ 15·16; pairs ≤ 2·3·127 */
+                FS_UNROLL
+                for (int c = 0; c < 8; c += 2) {
+                    s0 = scaled_chunk(s0, q[c], x + 32 * c, chunk_scales(halves[c / 4], c % 4));
+                    s1 = scaled_chunk(s1, q[c + 1], x + 32 * c + 32, chunk_scales(halves[c / 4], c % 4 + 1));
+                }
+                lanes[r] = _mm256_add_epi32(s0, s1);
+                __m256i min_products = _mm256_madd_epi16(_mm256_mullo_epi16(mins16, group_multiples(ar)),
+                                                         load256(ar + Q8_K_SUMS));
+                min_sums[r] = sum_i32x8(min_products);
+                da[r] = load_f32(ar);
             }
-            __m256i min_products = _mm256_madd_epi16(_mm256_mullo_epi16(mins16, group_multiples(ar)),
-                                                     load256(ar + Q8_K_SUMS));
-            int32_t min_sum = sum_i32x4(_mm_add_epi32(_mm256_castsi256_si128(min_products),
-                                                      _mm256_extracti128_si256(min_products, 1)));
-            float da = load_f32(ar);
-            acc[r] = add_lanes(acc[r], da * d, _mm256_add_epi32(s0, s1));
-            mins[r] = fmaf(da * dmin, (float)min_sum, mins[r]);
         }
+        __m128 das = _mm_setr_ps(da[0], da[1], da[2], da[3]);
+        __m128i t = sums_i32x8(lanes[0], lanes[1], lanes[2], lanes[3]);
+        acc = _mm_fmadd_ps(_mm_mul_ps(das, _mm_set1_ps(half(w + 80))), _mm_cvtepi32_ps(t), acc);
+        mins = _mm_fmadd_ps(_mm_mul_ps(das, _mm_set1_ps(half(w + 82))),
+                            _mm_cvtepi32_ps(_mm_loadu_si128((const __m128i *)min_sums)), mins);
     }
+    float sums[4];
+    _mm_storeu_ps(sums, _mm_sub_ps(acc, mins));
     FS_UNROLL
-    for (int r = 0; r < R; r++) out[r * out_stride] = sum_vector(acc[r]) - mins[r];
+    for (int r = 0; r < R; r++) out[r * out_stride] = sums[r];
 }
 
 static float dot_q3_k(const uint8_t *w, const uint8_t *a, int blocks) {
@@ -1599,3 +1610,6 @@ FS_API void FS_EXPORT(fs_matmul_q6_k_x16)(const void *packed, int row_from, int 
             }
     }
 }
+
+/* Q2_K: the portable kernel (repacked.h) for now. */
+FS_MATMUL_X16(q2_k, FS_VARIANT, 256, Q8_K_BYTES, Q2_K_X16_BLOCK, q2_k_x16_portable)

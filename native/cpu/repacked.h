@@ -1,5 +1,5 @@
 /*
- * The repacked layouts of Q4_K, Q4_0, Q8_0 and Q6_K weights (fscpu.h: fs_repack_F, fs_matmul_F_x16_V) and their matmul in
+ * The repacked layouts of Q4_K, Q4_0, Q8_0, Q6_K and Q2_K weights (fscpu.h: fs_repack_F, fs_matmul_F_x16_V) and their matmul in
  * portable C, which the scalar variant runs and which specifies the others.
  *
  * A group of 16 consecutive weight rows is stored block by block: group-block b holds block b of each of the 16
@@ -29,6 +29,14 @@
  *         weights 4l..4l + 3, high nibbles chunk 4h + 2's), its ql[64h + 32 + 4l ..] (chunks 4h + 1, 4h + 3) and its
  *         qh[32h + 4l ..] (bits 2j..2j + 1: the top two bits of chunk 4h + j's); half h, step l at 320 + 1536h + 192l.
  *         Steps 0..3 are the first group of each chunk (2c), steps 4..7 the second (2c + 1).
+ * Q2_K group-block (1344 bytes; 84 per row, as unpacked):
+ *   @0    d[16]      f16
+ *   @32   dmin[16]   f16
+ *   @64   scales[16][16] u8: group (of 16 weights) g's byte of row r at 16g + r, as the row's own (scale in the low
+ *         nibble, min in the high one)
+ *   @320  weights: for each half h (0..1: chunks 4h..4h + 3) and each 4-byte step l (0..7) 64 bytes, row r's at
+ *         4r..4r + 3: its qs[32h + 4l ..] (bits 2j..2j + 1: chunk 4h + j's weights 4l..4l + 3); half h, step l at
+ *         320 + 512h + 64l. Steps 0..3 are the first group of each chunk (2c), steps 4..7 the second (2c + 1).
  * A group of k weights is k / 256 (k / 32) group-blocks back to back; group g at g times that.
  */
 #ifndef FSCPU_REPACKED_H
@@ -53,6 +61,11 @@
 #define Q6_K_X16_SCALES 64
 #define Q6_K_X16_QS 320
 #define Q6_K_X16_BLOCK 3392
+#define Q2_K_X16_D 0
+#define Q2_K_X16_DMIN 32
+#define Q2_K_X16_SCALES 64
+#define Q2_K_X16_QS 320
+#define Q2_K_X16_BLOCK 1344
 
 /*
  * The rows' outputs of one activation row r against group-blocks from gb on, as dot_q4_k computes them: per block
@@ -144,6 +157,35 @@ static inline void q6_k_x16_portable(const uint8_t *gb, const uint8_t *a, int bl
         }
     }
     for (int r = 0; r < X16_ROWS; r++) out[r] = acc[r];
+}
+
+/*
+ * Likewise for Q2_K, as dot_q2_k: per block T = Σ_g scale_g·m_g·Σ q·a over group g and M = Σ_g min_g·m_g·(sum of
+ * group g's activations), acc = fmaf(d_a·d, T, acc), mins = fmaf(d_a·dmin, M, mins); out = acc − mins.
+ */
+static inline void q2_k_x16_portable(const uint8_t *gb, const uint8_t *a, int blocks, float *out) {
+    float acc[X16_ROWS] = {0}, mins[X16_ROWS] = {0};
+    for (int b = 0; b < blocks; b++, gb += Q2_K_X16_BLOCK, a += Q8_K_BYTES) {
+        const int8_t *x = (const int8_t *)(a + Q8_K_QS);
+        float da = load_f32(a);
+        for (int r = 0; r < X16_ROWS; r++) {
+            int32_t t = 0, min_sum = 0;
+            for (int g = 0; g < 16; g++) {
+                int c = g / 2, products = 0;
+                int32_t m = load_i16(a + Q8_K_CHUNK_MULTIPLES + 2 * c);
+                for (int j = 16 * (g % 2); j < 16 * (g % 2) + 16; j++) {
+                    uint8_t packed = gb[Q2_K_X16_QS + 512 * (c / 4) + 64 * (j / 4) + 4 * r + j % 4];
+                    products += ((packed >> 2 * (c % 4)) & 3) * x[32 * c + j];
+                }
+                uint8_t scale_min = gb[Q2_K_X16_SCALES + 16 * g + r];
+                t += (scale_min & 0xF) * m * products;
+                min_sum += (scale_min >> 4) * m * load_i16(a + Q8_K_SUMS + 2 * g);
+            }
+            acc[r] = fmaf(da * half_to_float(load_u16(gb + Q2_K_X16_D + 2 * r)), (float)t, acc[r]);
+            mins[r] = fmaf(da * half_to_float(load_u16(gb + Q2_K_X16_DMIN + 2 * r)), (float)min_sum, mins[r]);
+        }
+    }
+    for (int r = 0; r < X16_ROWS; r++) out[r] = acc[r] - mins[r];
 }
 
 /*

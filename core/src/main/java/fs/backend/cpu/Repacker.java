@@ -91,13 +91,15 @@ final class Repacker implements WorkerPool.Task {
      * native/cpu/README.md); on avxvnni (AVX2 and VNNI, 8 rows in a ymm) an earlier measurement on Zen 5 had it make
      * the lm_head's decode slower (31 → 27 Gmac/s), so the 256-bit variants keep reading Q8_0 from the file's rows.
      * Q6_K's x16 kernel was timed faster than the unpacked one on avx512 and, less so, on avx2; avxvnni, which no
-     * CPU here had, keeps reading Q6_K in place until it is timed.
+     * CPU here had, keeps reading Q6_K in place until it is timed. Q2_K's x16 kernels are the portable C code, for
+     * now: not repacked.
      */
     boolean repacksAtUpload(DType type) {
         String isa = kernels.isa();
         return kernels.repacks(type) && switch (type) {
             case Q8_0 -> isa.equals("avx512");
             case Q6_K -> isa.equals("avx512") || isa.equals("avx2");
+            case Q2_K -> false;
             default -> true;
         };
     }
