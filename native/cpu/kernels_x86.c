@@ -1049,6 +1049,7 @@ typedef __m512 xf;
 #define xi_mul16(a, b) _mm512_mullo_epi16(a, b)
 #define xi_or(a, b) _mm512_or_si512(a, b)
 #define xi_slli32(a, n) _mm512_slli_epi32(a, n)
+#define xi_srli32(a, n) _mm512_srli_epi32(a, n)
 #define xi_madd16(acc, a, b) _mm512_dpwssd_epi32(acc, a, b)
 #define xi_u8to32(p) _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(p)))
 #define xi_s8to32(p) _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(p)))
@@ -1091,6 +1092,7 @@ typedef __m256 xf;
 #define xi_mul16(a, b) _mm256_mullo_epi16(a, b)
 #define xi_or(a, b) _mm256_or_si256(a, b)
 #define xi_slli32(a, n) _mm256_slli_epi32(a, n)
+#define xi_srli32(a, n) _mm256_srli_epi32(a, n)
 #define xi_madd16(acc, a, b) dot_i16(acc, a, b)
 #define xi_u8to32(p) _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(p)))
 #define xi_s8to32(p) _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(p)))
@@ -1611,5 +1613,125 @@ FS_API void FS_EXPORT(fs_matmul_q6_k_x16)(const void *packed, int row_from, int 
     }
 }
 
-/* Q2_K: the portable kernel (repacked.h) for now. */
-FS_MATMUL_X16(q2_k, FS_VARIANT, 256, Q8_K_BYTES, Q2_K_X16_BLOCK, q2_k_x16_portable)
+/*
+ * Per activation row and block, what the Q2_K kernel takes from the Q8_K block: each chunk's multiple twice, as the
+ * int16 pair (m_c, m_c) for vpmullw, and each group's m_c·(sum of its quants) (≤ 16·16·127, an int16, in the low
+ * half of an int32) for the mins' vpmaddwd.
+ */
+struct q2_k_terms {
+    int32_t multiples[8], min_terms[16];
+};
+
+static inline void q2_k_terms_of(const uint8_t *a, struct q2_k_terms *t) {
+    for (int c = 0; c < 8; c++) {
+        int32_t m = load_i16(a + Q8_K_CHUNK_MULTIPLES + 2 * c);
+        t->multiples[c] = int16_pair(m, m);
+        for (int g = 2 * c; g < 2 * c + 2; g++) t->min_terms[g] = int16_pair(m * load_i16(a + Q8_K_SUMS + 2 * g), 0);
+    }
+}
+
+/*
+ * Likewise for Q2_K (XV rows from row `first` of the group, R activation rows, terms[r·blocks + b] their
+ * q2_k_terms). Per half of the block (chunks 4h..4h + 3) and group half (steps 0..3: each chunk's first group,
+ * 4..7: its second) a step's 64 bytes give the four chunks' 2-bit weights (shifts and masks), and each chunk's group
+ * sum takes four steps of q·a (VNNI: int32; avx2: int16 pairs, ≤ 4·2·3·127); then the sum, an int16 in either form
+ * (≤ 16·3·127), times the rows' scale_g·m_c by one vpmaddwd into T, and the rows' min_g times m_c·Σa likewise into M.
+ */
+FS_ALWAYS_INLINE void q2_k_x16_rows(const uint8_t *gb, int first, const uint8_t *a, int64_t act_row_bytes,
+                                    const struct q2_k_terms *terms, int blocks, float *out, int64_t out_stride,
+                                    const int R, const int H) {
+    const xi two_bits = xi_set1_8(3), low = xi_set1_8(0xF);
+    xf acc[FS_ROWS], mins[FS_ROWS]; /* [h·R + r]: H·R ≤ FS_ROWS */
+    FS_UNROLL
+    for (int v = 0; v < H * R; v++) acc[v] = xf_zero(), mins[v] = xf_zero();
+    for (int b = 0; b < blocks; b++, gb += Q2_K_X16_BLOCK, a += Q8_K_BYTES) {
+        if (R == 1) prefetch_block(gb + 2 * Q2_K_X16_BLOCK, Q2_K_X16_BLOCK);
+        xi t[FS_ROWS], m[FS_ROWS];
+        FS_UNROLL
+        for (int v = 0; v < H * R; v++) t[v] = xi_zero(), m[v] = xi_zero();
+        FS_UNROLL
+        for (int half = 0; half < 2; half++)
+            FS_UNROLL
+            for (int gh = 0; gh < 2; gh++) {
+                xi sum[4][FS_ROWS]; /* [chunk 4·half + j][h·R + r] */
+                FS_UNROLL
+                for (int j = 0; j < 4; j++)
+                    FS_UNROLL
+                    for (int v = 0; v < H * R; v++) sum[j][v] = xi_zero();
+                FS_UNROLL
+                for (int l = 4 * gh; l < 4 * gh + 4; l++)
+                    FS_UNROLL
+                    for (int h = 0; h < H; h++) {
+                        xi w = xi_load(gb + Q2_K_X16_QS + 512 * half + 64 * l + 4 * (first + XV * h));
+                        xi q[4] = {xi_and(w, two_bits), xi_and(xi_srli16(w, 2), two_bits),
+                                   xi_and(xi_srli16(w, 4), two_bits), xi_and(xi_srli16(w, 6), two_bits)};
+                        FS_UNROLL
+                        for (int r = 0; r < R; r++) {
+                            const uint8_t *x = a + r * act_row_bytes + Q8_K_QS + 128 * half + 4 * l;
+                            FS_UNROLL
+                            for (int j = 0; j < 4; j++) sum[j][h * R + r] = xi_dot(sum[j][h * R + r], q[j], x + 32 * j);
+                        }
+                    }
+                FS_UNROLL
+                for (int j = 0; j < 4; j++) {
+                    int c = 4 * half + j, g = 2 * c + gh;
+                    FS_UNROLL
+                    for (int h = 0; h < H; h++) {
+                        xi scale_min = xi_u8to32(gb + Q2_K_X16_SCALES + 16 * g + first + XV * h);
+                        xi scale = xi_and(scale_min, low), min = xi_srli32(scale_min, 4);
+#ifdef FS_X16_INT16_SUMS
+                        scale = xi_or(scale, xi_slli32(scale, 16)); /* (s_g, s_g): the sums are int16 pairs */
+#endif
+                        FS_UNROLL
+                        for (int r = 0; r < R; r++) { /* s_g·m_c ≤ 15·16 (0 in the high half with VNNI) */
+                            const struct q2_k_terms *q = terms + r * blocks + b;
+                            int v = h * R + r;
+                            t[v] = xi_madd16(t[v], sum[j][v], xi_mul16(scale, xi_set1_32(q->multiples[c])));
+                            m[v] = xi_madd16(m[v], min, xi_set1_32(q->min_terms[g]));
+                        }
+                    }
+                }
+            }
+        FS_UNROLL
+        for (int h = 0; h < H; h++) {
+            xf d = xf_half(gb + Q2_K_X16_D + 2 * (first + XV * h));
+            xf dmin = xf_half(gb + Q2_K_X16_DMIN + 2 * (first + XV * h));
+            FS_UNROLL
+            for (int r = 0; r < R; r++) {
+                xf da = xf_set1(load_f32(a + r * act_row_bytes));
+                acc[h * R + r] = xf_fma(xf_mul(da, d), xf_cvt(t[h * R + r]), acc[h * R + r]);
+                mins[h * R + r] = xf_fma(xf_mul(da, dmin), xf_cvt(m[h * R + r]), mins[h * R + r]);
+            }
+        }
+    }
+    FS_UNROLL
+    for (int h = 0; h < H; h++)
+        FS_UNROLL
+        for (int r = 0; r < R; r++) xf_store(out + r * out_stride + XV * h, xf_sub(acc[h * R + r], mins[h * R + r]));
+}
+
+FS_API void FS_EXPORT(fs_matmul_q2_k_x16)(const void *packed, int row_from, int row_to, const void *act,
+                                          int act_rows, int k, float *out, int64_t out_stride) {
+    int blocks = k / 256;
+    int64_t act_row_bytes = (int64_t)blocks * Q8_K_BYTES, group_bytes = (int64_t)blocks * Q2_K_X16_BLOCK;
+    for (int r0 = 0; r0 < act_rows; r0 += FS_ROWS) {
+        int n = act_rows - r0 < FS_ROWS ? act_rows - r0 : FS_ROWS;
+        const uint8_t *a = (const uint8_t *)act + r0 * act_row_bytes;
+        struct q2_k_terms terms[n * blocks];
+        for (int r = 0; r < n; r++)
+            for (int b = 0; b < blocks; b++) q2_k_terms_of(a + r * act_row_bytes + b * Q8_K_BYTES, &terms[r * blocks + b]);
+        for (int g = row_from / X16_ROWS; g < row_to / X16_ROWS; g++)
+            for (int first = 0; first < X16_ROWS; first += n == 1 ? X16_ROWS : XV) {
+                const uint8_t *gb = (const uint8_t *)packed + g * group_bytes;
+                float *o = out + r0 * out_stride + X16_ROWS * g + first;
+#define FS_Q2_K_X16(R) q2_k_x16_rows(gb, first, a, act_row_bytes, terms, blocks, o, out_stride, R, 1)
+                switch (n) {
+                case 1: q2_k_x16_rows(gb, 0, a, act_row_bytes, terms, blocks, o, out_stride, 1, X16_ROWS / XV); break;
+                case 2: FS_Q2_K_X16(2); break;
+                case 3: FS_Q2_K_X16(3); break;
+                default: FS_Q2_K_X16(4); break;
+                }
+#undef FS_Q2_K_X16
+            }
+    }
+}

@@ -36,12 +36,12 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * The CPU backend repacking Q4_K and Q4_0 weights at upload (the default), Q8_0 on the avx512 variant alone and Q6_K
- * on avx512 and avx2, against the same backend with repacking off: the same floats, bit for bit, from matmuls of any
- * rows and threads, from the expert matmul, and in a model's logits; a file's tensor whose pages repacking released
- * reads back as the file; the description says which formats were repacked; FS_CPU_REPACK / fs.cpu.repack choose, a
- * bad value is one error line. Q8_0's cases need a CPU that runs avx512 (NativeRepackedKernelsTest checks its kernels
- * on every variant).
+ * The CPU backend repacking Q4_K and Q4_0 weights at upload (the default), Q8_0 and Q6_K on the avx512 variant alone,
+ * Q2_K on avx512 and avx2, against the same backend with repacking off: the same floats, bit for bit, from matmuls of
+ * any rows and threads, from the expert matmul, and in a model's logits; a file's tensor whose pages repacking
+ * released reads back as the file; the description says which formats were repacked; FS_CPU_REPACK / fs.cpu.repack
+ * choose, a bad value is one error line. Q8_0's and Q6_K's cases need a CPU that runs avx512
+ * (NativeRepackedKernelsTest checks their kernels on every variant).
  */
 class NativeRepackingTest {
     /** Weight rows: whole groups of 16 over three units of 64, the last one partial. */
@@ -85,17 +85,17 @@ class NativeRepackingTest {
     }
 
     /**
-     * The variant whose backend repacks {@code type} (null: the best this CPU runs): Q8_0 is repacked on avx512 alone
-     * (skipped without it), Q6_K on avx512 and avx2.
+     * The variant whose backend repacks {@code type} (null: the best this CPU runs): Q8_0 and Q6_K are repacked on
+     * avx512 alone (skipped without it), Q2_K on avx512 and avx2.
      */
     private static String repackingIsa(DType type) {
-        if (type == DType.Q8_0) {
-            assumeTrue(NativeKernelsTest.variants().contains("avx512"), "Q8_0 is repacked on avx512 alone");
+        if (type == DType.Q8_0 || type == DType.Q6_K) {
+            assumeTrue(NativeKernelsTest.variants().contains("avx512"), type + " is repacked on avx512 alone");
             return "avx512";
         }
-        if (type == DType.Q6_K) {
+        if (type == DType.Q2_K) {
             String isa = NativeKernelsTest.variants().contains("avx512") ? "avx512" : "avx2";
-            assumeTrue(NativeKernelsTest.variants().contains(isa), "Q6_K is repacked on avx512 and avx2 alone");
+            assumeTrue(NativeKernelsTest.variants().contains(isa), "Q2_K is repacked on avx512 and avx2 alone");
             return isa;
         }
         return null;
@@ -108,7 +108,7 @@ class NativeRepackingTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"Q4_K", "Q4_0", "Q8_0", "Q6_K"})
+    @ValueSource(strings = {"Q4_K", "Q4_0", "Q8_0", "Q6_K", "Q2_K"})
     void aRepackedWeightsMatmulIsTheStoredWeightsBitForBit(String name) {
         DType type = DType.valueOf(name);
         String isa = repackingIsa(type);
@@ -157,11 +157,11 @@ class NativeRepackingTest {
     }
 
     /**
-     * On q-tied's Q4_K_M, Q4_0, Q8_0 and Q6_K files: the prompt's logits, in one batch, and two tokens decoded after
-     * it, the same to the bit with the file's Q4_K / Q4_0 / Q8_0 / Q6_K matrices repacked as with them read in place.
+     * On q-tied's Q4_K_M, Q4_0, Q8_0, Q6_K and Q2_K files: the prompt's logits, in one batch, and two tokens decoded
+     * after it, the same to the bit with the file's repacked matrices as with them read in place.
      */
     @ParameterizedTest
-    @ValueSource(strings = {"Q4_K_M", "Q4_0", "Q8_0", "Q6_K"})
+    @ValueSource(strings = {"Q4_K_M", "Q4_0", "Q8_0", "Q6_K", "Q2_K"})
     void aModelsLogitsAreTheSameWithRepackingOnAndOff(String type) throws IOException {
         String format = type.substring(0, 4), isa = repackingIsa(DType.valueOf(format));
         int[] prompt = TopLogitsGolden.load(QTied.dir().resolve("golden-" + type + ".json")).tokens();
@@ -212,11 +212,11 @@ class NativeRepackingTest {
         }
     }
 
-    /** Q8_0 is repacked at upload by the avx512 variant and by no other, Q6_K by avx512 and avx2; Q4_0 by every variant. */
+    /** Q8_0 and Q6_K are repacked at upload by avx512 and by no other variant, Q2_K by avx512 and avx2, Q4_0 by all. */
     @Test
-    void q80IsRepackedOnAvx512AloneQ6KOnAvx512AndAvx2AndQ40Everywhere() {
+    void q80AndQ6KAreRepackedOnAvx512AloneQ2KOnAvx512AndAvx2AndQ40Everywhere() {
         SplittableRandom random = new SplittableRandom(5);
-        List<Tensor> tensors = List.of(DType.Q8_0, DType.Q6_K, DType.Q4_0).stream()
+        List<Tensor> tensors = List.of(DType.Q8_0, DType.Q6_K, DType.Q2_K, DType.Q4_0).stream()
                 .map(type -> new Tensor(type.name(), type, new long[] {N, K},
                         NativeKernelsTest.randomRows(random, type, N, K, Arena.ofAuto())))
                 .toList();
@@ -225,7 +225,8 @@ class NativeRepackingTest {
                 tensors.forEach(backend::upload);
                 String description = backend.description();
                 assertEquals(isa.equals("avx512"), saysRepacked(description, "Q8_0"), description);
-                assertEquals(isa.equals("avx512") || isa.equals("avx2"), saysRepacked(description, "Q6_K"), description);
+                assertEquals(isa.equals("avx512"), saysRepacked(description, "Q6_K"), description);
+                assertEquals(isa.equals("avx512") || isa.equals("avx2"), saysRepacked(description, "Q2_K"), description);
                 assertTrue(saysRepacked(description, "Q4_0"), description);
             }
         }
