@@ -178,14 +178,23 @@ static inline void q4_k_scales(const uint8_t *scales, uint32_t sc[2], uint32_t m
 }
 
 /*
- * The 16 signed 6-bit scales of a Q3_K block (stored plus 32), from its 12 scale bytes: group g takes its low 4
- * bits from the nibble g / 8 of byte g % 8 and its top 2 bits from bits 2(g / 4).. of byte 8 + g % 4.
+ * The 16 6-bit scales of a Q3_K block as stored (plus 32), byte g of out group g's, from its 12 scale bytes: group
+ * g takes its low 4 bits from the nibble g / 8 of byte g % 8 and its top 2 bits from bits 2(g / 4).. of byte
+ * 8 + g % 4. Four bytes at a time, so that a kernel unpacks a block's scales in a few integer operations.
  */
+static inline void q3_k_scale_bytes(const uint8_t *scales, uint32_t out[4]) {
+    uint32_t a = load_u32(scales), b = load_u32(scales + 4), top = load_u32(scales + 8);
+    out[0] = (a & 0x0F0F0F0F) | (top & 0x03030303) << 4;
+    out[1] = (b & 0x0F0F0F0F) | (top >> 2 & 0x03030303) << 4;
+    out[2] = (a >> 4 & 0x0F0F0F0F) | (top >> 4 & 0x03030303) << 4;
+    out[3] = (b >> 4 & 0x0F0F0F0F) | (top >> 6 & 0x03030303) << 4;
+}
+
+/* The 16 signed scales of a Q3_K block, −32..31. */
 static inline void q3_k_scales(const uint8_t *scales, int16_t out[16]) {
-    for (int g = 0; g < 16; g++) {
-        int low = (scales[g % 8] >> 4 * (g / 8)) & 0xF, high = (scales[8 + g % 4] >> 2 * (g / 4)) & 3;
-        out[g] = (int16_t)((low | high << 4) - 32);
-    }
+    uint32_t bytes[4];
+    q3_k_scale_bytes(scales, bytes);
+    for (int g = 0; g < 16; g++) out[g] = (int16_t)((bytes[g / 4] >> 8 * (g % 4) & 0xFF) - 32);
 }
 
 /*
