@@ -320,11 +320,11 @@ static float dot_q2_k(const uint8_t *w, const uint8_t *a, int blocks) {
 
 /*
  * Q3_K: Q2_K's two low bits, minus 4 where the weight's bit c of hmask[j] is clear (−4..3); 16 groups with signed
- * 6-bit scales.
+ * 6-bit scales; one int32 per block, as Q2_K.
  */
 static float dot_q3_k(const uint8_t *w, const uint8_t *a, int blocks) {
     const uint8x16_t three = vdupq_n_u8(3), one = vdupq_n_u8(1);
-    floats8 acc = no_floats();
+    float acc = 0.0f;
     for (int b = 0; b < blocks; b++, w += Q3_K_BLOCK, a += Q8_K_BYTES) {
         int16_t scales[16];
         q3_k_scales(w + 96, scales);
@@ -347,9 +347,9 @@ static float dot_q3_k(const uint8_t *w, const uint8_t *a, int blocks) {
                 hmask1 = vshrq_n_u8(hmask1, 1);
             }
         }
-        acc = add_lanes(acc, load_f32(a) * half(w + 108), lanes);
+        acc = fmaf(load_f32(a) * half(w + 108), (float)vaddvq_s32(vaddq_s32(lanes.lo, lanes.hi)), acc);
     }
-    return sum_floats(acc);
+    return acc;
 }
 
 /*

@@ -43,7 +43,7 @@ FS_API void fs_quantize_q8_k_scalar(const float *x, void *y, int64_t count) {
 }
 
 /*
- * Every dot product but Q8_0's, Q4_0's, Q4_K's, Q6_K's and Q2_K's (one int32 per block: below) sums a block's integer products
+ * Every dot product but Q8_0's, Q4_0's, Q4_K's, Q6_K's, Q2_K's and Q3_K's (one int32 per block: below) sums a block's integer products
  * into eight int32 lanes, lane l taking the weights whose index inside their 32-weight chunk is 4l..4l + 3 (as a
  * 256-bit vpmaddubsw + vpmaddwd or vpdpbusd does), and adds each lane times the block's float scale into its float lane:
  * acc[l] = fmaf(d, (float)lane[l], acc[l]).
@@ -206,26 +206,27 @@ static float dot_q2_k(const uint8_t *w, const uint8_t *a, int blocks) {
 
 /*
  * Q3_K weights (2 low bits as Q2_K's, minus 4 where the weight's bit in hmask is clear: −4..3) by Q8_K activations;
- * 16 groups of 16 with signed 6-bit scales. Lanes scaled by d_a·d.
+ * 16 groups of 16 with signed 6-bit scales. Per block one exact int32, T = Σ_g scale_g·m_g·Σ q·a over group g
+ * (|T| ≤ 256·4·127·32·16), times d_a·d into one float, as Q2_K.
  */
 static float dot_q3_k(const uint8_t *w, const uint8_t *a, int blocks) {
-    float acc[8] = {0};
+    float acc = 0.0f;
     for (int b = 0; b < blocks; b++, w += Q3_K_BLOCK, a += Q8_K_BYTES) {
+        const int8_t *x = (const int8_t *)(a + Q8_K_QS);
         int16_t scales[16];
         q3_k_scales(w + 96, scales);
-        int32_t lanes[8] = {0};
-        for (int c = 0; c < 8; c++) {
-            int8_t q[32];
-            for (int j = 0; j < 32; j++) {
+        int32_t t = 0;
+        for (int g = 0; g < 16; g++) {
+            int c = g / 2, products = 0;
+            for (int j = 16 * (g % 2); j < 16 * (g % 2) + 16; j++) {
                 int low = (w[32 + 32 * (c / 4) + j] >> 2 * (c % 4)) & 3, high = (w[j] >> c) & 1;
-                q[j] = (int8_t)(high ? low : low - 4);
+                products += (high ? low : low - 4) * x[32 * c + j];
             }
-            chunk_lanes(q, (const int8_t *)(a + Q8_K_QS + 32 * c), scales[2 * c] * multiple(a, c),
-                        scales[2 * c + 1] * multiple(a, c), lanes);
+            t += scales[g] * multiple(a, c) * products;
         }
-        add_lanes(acc, load_f32(a) * half_to_float(load_u16(w + 108)), lanes);
+        acc = fmaf(load_f32(a) * half_to_float(load_u16(w + 108)), (float)t, acc);
     }
-    return sum_lanes(acc);
+    return acc;
 }
 
 /*

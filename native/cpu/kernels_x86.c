@@ -809,19 +809,19 @@ FS_ALWAYS_INLINE void q2_k_rows(const uint8_t *w, const uint8_t *a, int64_t act_
     for (int r = 0; r < R; r++) out[r * out_stride] = sums[r];
 }
 
-/* Q3_K's weights as signed bytes −4..3, the scales unpacked once for the rows; the sign trick against each row. */
+/*
+ * Q3_K's weights as signed bytes −4..3, the scales unpacked once for the rows; the sign trick against each row;
+ * the rows' block integers summed to the lanes of one vector (row r in lane r), a block's float scaling one fma.
+ */
 FS_ALWAYS_INLINE void q3_k_rows(const uint8_t *w, const uint8_t *a, int64_t act_row_bytes, int blocks, float *out,
                                 int64_t out_stride, const int R) {
     const __m256i two = _mm256_set1_epi8(3), one = _mm256_set1_epi8(1);
-    __m256 acc[FS_ROWS];
-    FS_UNROLL
-    for (int r = 0; r < R; r++) acc[r] = _mm256_setzero_ps();
+    __m128 acc = _mm_setzero_ps();
     for (int b = 0; b < blocks; b++, w += Q3_K_BLOCK, a += Q8_K_BYTES) {
         uint32_t scale_bytes[4];
         q3_k_scale_bytes(w + 96, scale_bytes);
         __m128i stored = _mm_setr_epi32((int)scale_bytes[0], (int)scale_bytes[1], (int)scale_bytes[2], (int)scale_bytes[3]);
         __m256i scales16 = _mm256_sub_epi16(_mm256_cvtepu8_epi16(stored), _mm256_set1_epi16(32)), hmask = load256(w);
-        float d = half(w + 108);
         __m256i q[8], magnitudes[8];
         FS_UNROLL
         for (int c = 0; c < 8; c++) {
@@ -833,12 +833,20 @@ FS_ALWAYS_INLINE void q3_k_rows(const uint8_t *w, const uint8_t *a, int64_t act_
             magnitudes[c] = _mm256_sign_epi8(q[c], q[c]);
         }
         __m256i lanes[FS_ROWS];
-        signed_block_lanes(lanes, q, magnitudes, scales16, a, act_row_bytes, R); /* scales ≤ 32·16; pairs ≤ 2·4·127 */
+        float da[FS_ROWS];
         FS_UNROLL
-        for (int r = 0; r < R; r++) acc[r] = add_lanes(acc[r], load_f32(a + r * act_row_bytes) * d, lanes[r]);
+        for (int r = 0; r < FS_ROWS; r++) {
+            lanes[r] = _mm256_setzero_si256();
+            da[r] = r < R ? load_f32(a + r * act_row_bytes) : 0.0f;
+        }
+        signed_block_lanes(lanes, q, magnitudes, scales16, a, act_row_bytes, R); /* scales ≤ 32·16; pairs ≤ 2·4·127 */
+        __m128 d = _mm_mul_ps(_mm_setr_ps(da[0], da[1], da[2], da[3]), _mm_set1_ps(half(w + 108)));
+        acc = _mm_fmadd_ps(d, _mm_cvtepi32_ps(sums_i32x8(lanes[0], lanes[1], lanes[2], lanes[3])), acc);
     }
+    float sums[4];
+    _mm_storeu_ps(sums, acc);
     FS_UNROLL
-    for (int r = 0; r < R; r++) out[r * out_stride] = sum_vector(acc[r]);
+    for (int r = 0; r < R; r++) out[r * out_stride] = sums[r];
 }
 
 /*

@@ -210,7 +210,7 @@ final class Int8Reference {
 
     /**
      * The dot of the weight row at {@code rowOffset} with the quantized row at {@code actOffset}, as the kernels
-     * compute it. Q8_0, Q4_0, Q4_K, Q6_K and Q2_K: per block one exact int32, T = Σ scale·q·a (scale is the weight group's times
+     * compute it. Q8_0, Q4_0, Q4_K, Q6_K, Q2_K and Q3_K: per block one exact int32, T = Σ scale·q·a (scale is the weight group's times
      * the activation group's multiple), {@code acc = fma(D, (float) T, acc)}. The other formats: per block eight int32
      * lane sums, lane l over the weights whose index inside their 32-weight chunk is 4l..4l+3, of scale·q·a; then
      * per lane {@code acc[l] = fma(D, (float) lane, acc[l])}, and at the end {@link #sumLanes}(acc). D is the
@@ -221,7 +221,7 @@ final class Int8Reference {
         Activations format = Activations.of(type);
         MemorySegment a = MemorySegment.ofArray(act);
         boolean perBlock = type == DType.Q8_0 || type == DType.Q4_0 || type == DType.Q4_K || type == DType.Q6_K
-                || type == DType.Q2_K;
+                || type == DType.Q2_K || type == DType.Q3_K;
         long qs = quants(format);
         float[] acc = new float[8];
         float mins = 0f;
