@@ -27,7 +27,7 @@ struct format {
     int elements, block_bytes, act_bytes, scale_offsets[2]; /* offsets of the block's f16 scales; -1: none */
     quantize_fn quantize;
     matmul_fn scalar, variants[3];
-    repack_fn repack; /* Q4_K, Q4_0, Q8_0, Q6_K and Q2_K: their repacked form, timed as "F x16" beside the rows unpacked */
+    repack_fn repack; /* Q4_K, Q4_0, Q8_0, Q6_K, Q2_K and Q3_K: their repacked form, timed as "F x16" beside the rows unpacked */
     repacked_fn repacked[3];
 };
 
@@ -71,7 +71,7 @@ static const struct format formats[] = {
     FS_REPACKED_FORMAT(q6_k, 256, 210, Q8_K_BYTES, q8_k, 208, -1), FS_REPACKED_FORMAT(q4_k, 256, 144, Q8_K_BYTES, q8_k, 0, 2),
     FS_REPACKED_FORMAT(q4_0, 32, 18, Q8_0_BYTES, q8_0, 0, -1), FS_REPACKED_FORMAT(q2_k, 256, 84, Q8_K_BYTES, q8_k, 80, 82),
     FS_REPACKED_FORMAT(q8_0, 32, 34, Q8_0_BYTES, q8_0, 0, -1), FS_FORMAT(q5_k, 256, 176, Q8_K_BYTES, q8_k, 0, 2),
-    FS_FORMAT(q3_k, 256, 110, Q8_K_BYTES, q8_k, 108, -1), FS_FORMAT(iq2_xxs, 256, 66, Q8_K_BYTES, q8_k, 0, -1),
+    FS_REPACKED_FORMAT(q3_k, 256, 110, Q8_K_BYTES, q8_k, 108, -1), FS_FORMAT(iq2_xxs, 256, 66, Q8_K_BYTES, q8_k, 0, -1),
     /* The float matmuls: one value a block, activations converted to the weights' format (fs_convert_F_V). */
     FS_FLOAT_FORMAT(bf16, 2), FS_FLOAT_FORMAT(f16, 2), FS_FLOAT_FORMAT(f32, 4),
 };
@@ -126,7 +126,7 @@ static void report(const char *format, const char *variant, int rows, int k, int
 }
 
 /*
- * Times W·xᵀ for act_rows activation rows over a rows×k matrix on one thread, per variant (for Q4_K, Q4_0, Q8_0, Q6_K, Q2_K
+ * Times W·xᵀ for act_rows activation rows over a rows×k matrix on one thread, per variant (for Q4_K, Q4_0, Q8_0, Q6_K, Q2_K, Q3_K
  * also repacked, the x16 kernels), after checking every
  * output against the scalar variant's bit for bit (rows up to 4096 of the whole call, and an odd slice from row 1).
  * Prints the weights' bytes per second as read by one pass over every activation row (bytes·act_rows / time: the

@@ -2,7 +2,7 @@
  * fscpu_check: every variant of this build that this CPU runs against the scalar variant, bit for bit: both
  * activation quantizers (the bytes) and every format's matmul (the floats), on random and extreme blocks, six
  * activation rows (tiles of four and a rest), all rows and a slice from an odd row, with an output stride; and the
- * repacked Q4_K, Q4_0, Q8_0, Q6_K and Q2_K kernels of every variant (scalar's too) against scalar's kernel on the rows unpacked, for
+ * repacked Q4_K, Q4_0, Q8_0, Q6_K, Q2_K and Q3_K kernels of every variant (scalar's too) against scalar's kernel on the rows unpacked, for
  * 1..9 activation rows, all groups and a slice from an odd group.
  * Where the JVM cannot run (a cross build under qemu: tools/native/check-aarch64.sh) it is the check that the
  * Java tests (NativeKernelsTest, against Int8Reference) are elsewhere. Built on demand only:
@@ -224,8 +224,8 @@ static int check_float_ops(const struct variant *v, const float *x) {
 typedef void (*repacked_matmul_fn)(const void *, int, int, const void *, int, int, float *, int64_t);
 typedef void (*repack_fn)(const void *, int64_t, int, int, int, void *);
 
-/* The formats with a repacked layout are the first six of formats: q8_0, q4_0, q4_k, q6_k, q5_k (none), q2_k. */
-enum { REPACKED_FORMATS = 6 };
+/* The formats with a repacked layout are the first seven of formats: q8_0, q4_0, q4_k, q6_k, q5_k (none), q2_k, q3_k. */
+enum { REPACKED_FORMATS = 7 };
 
 struct repacked {
     const char *variant;
@@ -235,7 +235,7 @@ struct repacked {
 #define FS_REPACKED_ENTRY(V)                                                                                         \
     {#V,                                                                                                             \
      {fs_matmul_q8_0_x16_##V, fs_matmul_q4_0_x16_##V, fs_matmul_q4_k_x16_##V, fs_matmul_q6_k_x16_##V, NULL,         \
-      fs_matmul_q2_k_x16_##V}}
+      fs_matmul_q2_k_x16_##V, fs_matmul_q3_k_x16_##V}}
 
 static const struct repacked repacked_variants[] = {
     FS_REPACKED_ENTRY(scalar),
@@ -249,7 +249,7 @@ static const struct repacked repacked_variants[] = {
 };
 
 /*
- * Format fi (q8_0, q4_0, q4_k, q6_k or q2_k) repacked, in two calls (group 0, then groups 1..), and multiplied by every variant's x16
+ * Format fi (q8_0, q4_0, q4_k, q6_k, q2_k or q3_k) repacked, in two calls (group 0, then groups 1..), and multiplied by every variant's x16
  * kernel this CPU runs against 1..ACT_ROWS activation rows, all groups and groups 1.. (an odd first group), against
  * the scalar kernel on the unpacked rows; returns 1 where all agree.
  */
@@ -552,6 +552,7 @@ int main(int argc, char **argv) {
     ok &= check_repacked(0, "q8_0", fs_repack_q8_0, q8_0);
     ok &= check_repacked(3, "q6_k", fs_repack_q6_k, q8_k);
     ok &= check_repacked(5, "q2_k", fs_repack_q2_k, q8_k);
+    ok &= check_repacked(6, "q3_k", fs_repack_q3_k, q8_k);
     free(q8_0);
     free(q8_k);
     for (size_t i = 1; i < sizeof variants / sizeof *variants; i++) {

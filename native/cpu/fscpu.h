@@ -94,12 +94,12 @@ FS_DECLARE_VARIANT(neon)
 #endif
 
 /*
- * Repacked Q4_K, Q4_0, Q8_0, Q6_K and Q2_K weights: groups of 16 consecutive weight rows interleaved block by block (layouts in
+ * Repacked Q4_K, Q4_0, Q8_0, Q6_K, Q2_K and Q3_K weights: groups of 16 consecutive weight rows interleaved block by block (layouts in
  * repacked.h), so that one activation value meets 16 rows' weights in one instruction and the block scales are
  * vectors over the rows. The same floats as fs_matmul_F_V on the original rows, bit for bit.
  *
  * fs_repacked_bytes: the bytes of the repacked form of `rows` rows (a multiple of 16) of k weights of format F
- * ("q4_k", "q4_0", "q8_0", "q6_k" or "q2_k"); 0 for other formats, or rows or k that are not whole groups and blocks.
+ * ("q4_k", "q4_0", "q8_0", "q6_k", "q2_k" or "q3_k"); 0 for other formats, or rows or k that are not whole groups and blocks.
  * fs_repack_F: groups group_from..group_to-1 (16 rows each) of weight w (row i at w + i * row_bytes) into packed,
  * each group at packed + g * fs_repacked_bytes(F, 16, k). Not per ISA: one layout for every variant.
  * fs_matmul_F_x16_V: as fs_matmul_F_V on the repacked weights: out[r * out_stride + i] for row_from <= i < row_to
@@ -111,13 +111,14 @@ FS_API void fs_repack_q4_0(const void *w, int64_t row_bytes, int group_from, int
 FS_API void fs_repack_q8_0(const void *w, int64_t row_bytes, int group_from, int group_to, int k, void *packed);
 FS_API void fs_repack_q6_k(const void *w, int64_t row_bytes, int group_from, int group_to, int k, void *packed);
 FS_API void fs_repack_q2_k(const void *w, int64_t row_bytes, int group_from, int group_to, int k, void *packed);
+FS_API void fs_repack_q3_k(const void *w, int64_t row_bytes, int group_from, int group_to, int k, void *packed);
 #define FS_DECLARE_MATMUL_X16(F, V)                                                                                  \
     FS_API void fs_matmul_##F##_x16_##V(const void *packed, int row_from, int row_to, const void *act, int act_rows, \
                                         int k, float *out, int64_t out_stride);
 #define FS_DECLARE_REPACKED_VARIANT(V)                                                                               \
     FS_DECLARE_MATMUL_X16(q4_k, V)                                                                                   \
     FS_DECLARE_MATMUL_X16(q4_0, V) FS_DECLARE_MATMUL_X16(q8_0, V) FS_DECLARE_MATMUL_X16(q6_k, V)                    \
-    FS_DECLARE_MATMUL_X16(q2_k, V)
+    FS_DECLARE_MATMUL_X16(q2_k, V) FS_DECLARE_MATMUL_X16(q3_k, V)
 FS_DECLARE_REPACKED_VARIANT(scalar)
 #if defined(__x86_64__)
 FS_DECLARE_REPACKED_VARIANT(avx2)

@@ -501,6 +501,7 @@ FS_MATMUL_X16(q4_k, neon, 256, Q8_K_BYTES, Q4_K_X16_BLOCK, q4_k_x16_neon)
 FS_MATMUL_X16(q4_0, neon, 32, Q8_0_BYTES, Q4_0_X16_BLOCK, q4_0_x16_neon)
 FS_MATMUL_X16(q8_0, neon, 32, Q8_0_BYTES, Q8_0_X16_BLOCK, q8_0_x16_neon)
 
-/* Q6_K and Q2_K: the portable kernels (repacked.h) for now. */
+/* Q6_K, Q2_K and Q3_K: the portable kernels (repacked.h) for now. */
 FS_MATMUL_X16(q6_k, neon, 256, Q8_K_BYTES, Q6_K_X16_BLOCK, q6_k_x16_portable)
 FS_MATMUL_X16(q2_k, neon, 256, Q8_K_BYTES, Q2_K_X16_BLOCK, q2_k_x16_portable)
+FS_MATMUL_X16(q3_k, neon, 256, Q8_K_BYTES, Q3_K_X16_BLOCK, q3_k_x16_portable)

@@ -1726,3 +1726,142 @@ FS_API void FS_EXPORT(fs_matmul_q2_k_x16)(const void *packed, int row_from, int 
             }
     }
 }
+
+/*
+ * Per activation row and block, what the Q3_K kernel takes from the Q8_K block: each chunk's multiple twice, as the
+ * int16 pair (m_c, m_c) for vpmullw, and each group's −4·(sum of its quants) (≤ 4·16·127), the start of its
+ * Σ (u − 4)·a: an int32 for vpdpbusd's sums, the int16 pair (−4·Σa, 0) for avx2's int16 pairs.
+ */
+struct q3_k_terms {
+    int32_t multiples[8], offsets[16];
+};
+
+static inline void q3_k_terms_of(const uint8_t *a, struct q3_k_terms *t) {
+    for (int c = 0; c < 8; c++) {
+        int32_t m = load_i16(a + Q8_K_CHUNK_MULTIPLES + 2 * c);
+        t->multiples[c] = int16_pair(m, m);
+    }
+    for (int g = 0; g < 16; g++) {
+        int32_t offset = -4 * load_i16(a + Q8_K_SUMS + 2 * g);
+#ifdef FS_X16_INT16_SUMS
+        offset = int16_pair(offset, 0);
+#endif
+        t->offsets[g] = offset;
+    }
+}
+
+/*
+ * Likewise for Q3_K (XV rows from row `first` of the group, R activation rows, terms[r·blocks + b] their
+ * q3_k_terms). Per half of the block (chunks 4h..4h + 3) and group half (steps 0..3: each chunk's first group,
+ * 4..7: its second) a step's qs and hmask give the four chunks' weights as unsigned u = low bits | hmask bit << 2
+ * (0..7, the weight plus 4), and each chunk's group sum starts at −4·Σa and takes four steps of u·a (VNNI: int32;
+ * avx2: int16 pairs, within ±(4·16·127 + 4·2·7·127)); then the sum, an int16 in either form (|Σ (u − 4)·a| ≤
+ * 16·4·127), times the rows' s_g·m_c (|s_g·m_c| ≤ 32·16; the high int16 of each lane 0 with VNNI, s_g·m_c again on
+ * avx2) by one vpmaddwd into T.
+ */
+FS_ALWAYS_INLINE void q3_k_x16_rows(const uint8_t *gb, int first, const uint8_t *a, int64_t act_row_bytes,
+                                    const struct q3_k_terms *terms, int blocks, float *out, int64_t out_stride,
+                                    const int R, const int H) {
+    const xi two_bits = xi_set1_8(3), third_bit = xi_set1_8(4), low_half = xi_set1_32(0xFFFF);
+    xf acc[FS_ROWS]; /* [h·R + r]: H·R ≤ FS_ROWS */
+    FS_UNROLL
+    for (int v = 0; v < H * R; v++) acc[v] = xf_zero();
+    for (int b = 0; b < blocks; b++, gb += Q3_K_X16_BLOCK, a += Q8_K_BYTES) {
+        if (R == 1) prefetch_block(gb + 2 * Q3_K_X16_BLOCK, Q3_K_X16_BLOCK);
+        xi t[FS_ROWS];
+        FS_UNROLL
+        for (int v = 0; v < H * R; v++) t[v] = xi_zero();
+        FS_UNROLL
+        for (int half = 0; half < 2; half++)
+            FS_UNROLL
+            for (int gh = 0; gh < 2; gh++) {
+                xi sum[4][FS_ROWS]; /* [chunk 4·half + j][h·R + r] */
+                FS_UNROLL
+                for (int j = 0; j < 4; j++)
+                    FS_UNROLL
+                    for (int v = 0; v < H * R; v++)
+                        sum[j][v] = xi_set1_32(terms[v % R * blocks + b].offsets[2 * (4 * half + j) + gh]);
+                FS_UNROLL
+                for (int l = 4 * gh; l < 4 * gh + 4; l++)
+                    FS_UNROLL
+                    for (int h = 0; h < H; h++) {
+                        int rows = 4 * (first + XV * h);
+                        xi w = xi_load(gb + Q3_K_X16_QS + 512 * half + 64 * l + rows);
+                        xi hm = xi_load(gb + Q3_K_X16_HMASK + 64 * l + rows);
+                        /* Chunk c = 4·half + j's hmask bit c moved to bit 2 of its byte (16-bit shifts, masked per byte). */
+                        xi high[4];
+                        if (half == 0)
+                            high[0] = xi_slli16(hm, 2), high[1] = xi_slli16(hm, 1), high[2] = hm,
+                            high[3] = xi_srli16(hm, 1);
+                        else
+                            high[0] = xi_srli16(hm, 2), high[1] = xi_srli16(hm, 3), high[2] = xi_srli16(hm, 4),
+                            high[3] = xi_srli16(hm, 5);
+                        xi q[4] = {xi_or(xi_and(w, two_bits), xi_and(high[0], third_bit)),
+                                   xi_or(xi_and(xi_srli16(w, 2), two_bits), xi_and(high[1], third_bit)),
+                                   xi_or(xi_and(xi_srli16(w, 4), two_bits), xi_and(high[2], third_bit)),
+                                   xi_or(xi_and(xi_srli16(w, 6), two_bits), xi_and(high[3], third_bit))};
+                        FS_UNROLL
+                        for (int r = 0; r < R; r++) {
+                            const uint8_t *x = a + r * act_row_bytes + Q8_K_QS + 128 * half + 4 * l;
+                            FS_UNROLL
+                            for (int j = 0; j < 4; j++) sum[j][h * R + r] = xi_dot(sum[j][h * R + r], q[j], x + 32 * j);
+                        }
+                    }
+                FS_UNROLL
+                for (int j = 0; j < 4; j++) {
+                    int c = 4 * half + j, g = 2 * c + gh;
+                    FS_UNROLL
+                    for (int h = 0; h < H; h++) {
+                        xi scale = xi_and(xi_s8to32(gb + Q3_K_X16_SCALES + 16 * g + first + XV * h), low_half);
+#ifdef FS_X16_INT16_SUMS
+                        scale = xi_or(scale, xi_slli32(scale, 16)); /* (s_g, s_g): the sums are int16 pairs */
+#endif
+                        FS_UNROLL
+                        for (int r = 0; r < R; r++) {
+                            int v = h * R + r;
+                            t[v] = xi_madd16(t[v], sum[j][v], xi_mul16(scale, xi_set1_32(terms[r * blocks + b].multiples[c])));
+                        }
+                    }
+                }
+            }
+        FS_UNROLL
+        for (int h = 0; h < H; h++) {
+            xf d = xf_half(gb + Q3_K_X16_D + 2 * (first + XV * h));
+            FS_UNROLL
+            for (int r = 0; r < R; r++) {
+                xf da = xf_set1(load_f32(a + r * act_row_bytes));
+                acc[h * R + r] = xf_fma(xf_mul(da, d), xf_cvt(t[h * R + r]), acc[h * R + r]);
+            }
+        }
+    }
+    FS_UNROLL
+    for (int h = 0; h < H; h++)
+        FS_UNROLL
+        for (int r = 0; r < R; r++) xf_store(out + r * out_stride + XV * h, acc[h * R + r]);
+}
+
+FS_API void FS_EXPORT(fs_matmul_q3_k_x16)(const void *packed, int row_from, int row_to, const void *act,
+                                          int act_rows, int k, float *out, int64_t out_stride) {
+    int blocks = k / 256;
+    int64_t act_row_bytes = (int64_t)blocks * Q8_K_BYTES, group_bytes = (int64_t)blocks * Q3_K_X16_BLOCK;
+    for (int r0 = 0; r0 < act_rows; r0 += FS_ROWS) {
+        int n = act_rows - r0 < FS_ROWS ? act_rows - r0 : FS_ROWS;
+        const uint8_t *a = (const uint8_t *)act + r0 * act_row_bytes;
+        struct q3_k_terms terms[n * blocks];
+        for (int r = 0; r < n; r++)
+            for (int b = 0; b < blocks; b++) q3_k_terms_of(a + r * act_row_bytes + b * Q8_K_BYTES, &terms[r * blocks + b]);
+        for (int g = row_from / X16_ROWS; g < row_to / X16_ROWS; g++)
+            for (int first = 0; first < X16_ROWS; first += n == 1 ? X16_ROWS : XV) {
+                const uint8_t *gb = (const uint8_t *)packed + g * group_bytes;
+                float *o = out + r0 * out_stride + X16_ROWS * g + first;
+#define FS_Q3_K_X16(R) q3_k_x16_rows(gb, first, a, act_row_bytes, terms, blocks, o, out_stride, R, 1)
+                switch (n) {
+                case 1: q3_k_x16_rows(gb, 0, a, act_row_bytes, terms, blocks, o, out_stride, 1, X16_ROWS / XV); break;
+                case 2: FS_Q3_K_X16(2); break;
+                case 3: FS_Q3_K_X16(3); break;
+                default: FS_Q3_K_X16(4); break;
+                }
+#undef FS_Q3_K_X16
+            }
+    }
+}

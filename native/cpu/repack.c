@@ -1,5 +1,5 @@
 /*
- * Repacking Q4_K, Q4_0, Q8_0, Q6_K and Q2_K weights into groups of 16 interleaved rows (repacked.h has the layouts): done once, at
+ * Repacking Q4_K, Q4_0, Q8_0, Q6_K, Q2_K and Q3_K weights into groups of 16 interleaved rows (repacked.h has the layouts): done once, at
  * load, by the caller's threads (each a range of groups), the same for every variant.
  */
 #include "repacked.h"
@@ -11,6 +11,7 @@ FS_API int64_t fs_repacked_bytes(const char *format, int64_t rows, int k) {
     if (strcmp(format, "q8_0") == 0) return k % 32 == 0 ? rows / X16_ROWS * (k / 32) * Q8_0_X16_BLOCK : 0;
     if (strcmp(format, "q6_k") == 0) return k % 256 == 0 ? rows / X16_ROWS * (k / 256) * Q6_K_X16_BLOCK : 0;
     if (strcmp(format, "q2_k") == 0) return k % 256 == 0 ? rows / X16_ROWS * (k / 256) * Q2_K_X16_BLOCK : 0;
+    if (strcmp(format, "q3_k") == 0) return k % 256 == 0 ? rows / X16_ROWS * (k / 256) * Q3_K_X16_BLOCK : 0;
     return 0;
 }
 
@@ -97,6 +98,26 @@ FS_API void fs_repack_q2_k(const void *w, int64_t row_bytes, int group_from, int
                 for (int h = 0; h < 2; h++)
                     for (int l = 0; l < 8; l++)
                         memcpy(gb + Q2_K_X16_QS + 512 * h + 64 * l + 4 * r, block + 16 + 32 * h + 4 * l, 4);
+            }
+        }
+}
+
+FS_API void fs_repack_q3_k(const void *w, int64_t row_bytes, int group_from, int group_to, int k, void *packed) {
+    int blocks = k / 256;
+    for (int g = group_from; g < group_to; g++)
+        for (int b = 0; b < blocks; b++) {
+            uint8_t *gb = (uint8_t *)packed + ((int64_t)g * blocks + b) * Q3_K_X16_BLOCK;
+            for (int r = 0; r < X16_ROWS; r++) {
+                const uint8_t *block = (const uint8_t *)w + (int64_t)(X16_ROWS * g + r) * row_bytes + b * Q3_K_BLOCK;
+                int16_t scales[16];
+                q3_k_scales(block + 96, scales);
+                memcpy(gb + Q3_K_X16_D + 2 * r, block + 108, 2);
+                for (int group = 0; group < 16; group++) gb[Q3_K_X16_SCALES + 16 * group + r] = (uint8_t)scales[group];
+                for (int l = 0; l < 8; l++) {
+                    memcpy(gb + Q3_K_X16_HMASK + 64 * l + 4 * r, block + 4 * l, 4);
+                    for (int h = 0; h < 2; h++)
+                        memcpy(gb + Q3_K_X16_QS + 512 * h + 64 * l + 4 * r, block + 32 + 32 * h + 4 * l, 4);
+                }
             }
         }
 }

@@ -1,5 +1,5 @@
 /*
- * The repacked layouts of Q4_K, Q4_0, Q8_0, Q6_K and Q2_K weights (fscpu.h: fs_repack_F, fs_matmul_F_x16_V) and their matmul in
+ * The repacked layouts of Q4_K, Q4_0, Q8_0, Q6_K, Q2_K and Q3_K weights (fscpu.h: fs_repack_F, fs_matmul_F_x16_V) and their matmul in
  * portable C, which the scalar variant runs and which specifies the others.
  *
  * A group of 16 consecutive weight rows is stored block by block: group-block b holds block b of each of the 16
@@ -37,6 +37,14 @@
  *   @320  weights: for each half h (0..1: chunks 4h..4h + 3) and each 4-byte step l (0..7) 64 bytes, row r's at
  *         4r..4r + 3: its qs[32h + 4l ..] (bits 2j..2j + 1: chunk 4h + j's weights 4l..4l + 3); half h, step l at
  *         320 + 512h + 64l. Steps 0..3 are the first group of each chunk (2c), steps 4..7 the second (2c + 1).
+ * Q3_K group-block (1824 bytes; a row's 110-byte block becomes 114):
+ *   @0    d[16]      f16
+ *   @32   scales[16][16] s8: group g's signed scale (−32..31, unpacked from the 12 bytes) of row r at 16g + r
+ *   @288  hmask: for each 4-byte step l (0..7) 64 bytes, row r's at 4r..4r + 3: its hmask[4l ..] (bit c: chunk c's
+ *         weights 4l..4l + 3, both halves); step l at 288 + 64l
+ *   @800  qs: for each half h and step l 64 bytes, row r's at 4r: its qs[32h + 4l ..] (bits 2j..2j + 1: chunk
+ *         4h + j's two low bits), as Q2_K's; half h, step l at 800 + 512h + 64l. Steps 0..3 are each chunk's first
+ *         group, 4..7 its second.
  * A group of k weights is k / 256 (k / 32) group-blocks back to back; group g at g times that.
  */
 #ifndef FSCPU_REPACKED_H
@@ -66,6 +74,11 @@
 #define Q2_K_X16_SCALES 64
 #define Q2_K_X16_QS 320
 #define Q2_K_X16_BLOCK 1344
+#define Q3_K_X16_D 0
+#define Q3_K_X16_SCALES 32
+#define Q3_K_X16_HMASK 288
+#define Q3_K_X16_QS 800
+#define Q3_K_X16_BLOCK 1824
 
 /*
  * The rows' outputs of one activation row r against group-blocks from gb on, as dot_q4_k computes them: per block
@@ -186,6 +199,33 @@ static inline void q2_k_x16_portable(const uint8_t *gb, const uint8_t *a, int bl
         }
     }
     for (int r = 0; r < X16_ROWS; r++) out[r] = acc[r] - mins[r];
+}
+
+/*
+ * Likewise for Q3_K, as dot_q3_k: per block T = Σ_g scale_g·m_g·Σ q·a over group g (q the two low bits, minus 4
+ * where the hmask bit is clear), acc = fmaf(d_a·d, T, acc).
+ */
+static inline void q3_k_x16_portable(const uint8_t *gb, const uint8_t *a, int blocks, float *out) {
+    float acc[X16_ROWS] = {0};
+    for (int b = 0; b < blocks; b++, gb += Q3_K_X16_BLOCK, a += Q8_K_BYTES) {
+        const int8_t *x = (const int8_t *)(a + Q8_K_QS);
+        float da = load_f32(a);
+        for (int r = 0; r < X16_ROWS; r++) {
+            int32_t t = 0;
+            for (int g = 0; g < 16; g++) {
+                int c = g / 2, products = 0;
+                for (int j = 16 * (g % 2); j < 16 * (g % 2) + 16; j++) {
+                    int step = 64 * (j / 4) + 4 * r + j % 4;
+                    int low = (gb[Q3_K_X16_QS + 512 * (c / 4) + step] >> 2 * (c % 4)) & 3;
+                    int high = (gb[Q3_K_X16_HMASK + step] >> c) & 1;
+                    products += (high ? low : low - 4) * x[32 * c + j];
+                }
+                t += (int8_t)gb[Q3_K_X16_SCALES + 16 * g + r] * load_i16(a + Q8_K_CHUNK_MULTIPLES + 2 * c) * products;
+            }
+            acc[r] = fmaf(da * half_to_float(load_u16(gb + Q3_K_X16_D + 2 * r)), (float)t, acc[r]);
+        }
+    }
+    for (int r = 0; r < X16_ROWS; r++) out[r] = acc[r];
 }
 
 /*
