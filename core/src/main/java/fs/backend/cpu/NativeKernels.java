@@ -25,7 +25,7 @@ import java.util.Optional;
  * against them with integer dot products; for BF16, F16 and F32 weights, activation rows converted to that format
  * and float dot products (native/cpu/README.md). Every variant gives the same floats, bit for bit.
  *
- * <p>Some formats (Q4_K, Q4_0, Q8_0, Q6_K, Q2_K) also have a repacked layout ({@link RepackedRows}): groups of {@link #GROUP_ROWS}
+ * <p>Some formats (Q4_K, Q4_0, Q8_0, Q6_K, Q2_K, Q3_K) also have a repacked layout ({@link RepackedRows}): groups of {@link #GROUP_ROWS}
  * rows interleaved block by block, so that one activation value meets the group's rows in one instruction, and a
  * matmul on it that gives the same floats, bit for bit, as the one on the rows as stored. Which formats have one the
  * library says ({@code fs_repacked_bytes}); a library without it has none.
