@@ -1387,35 +1387,37 @@ FS_ALWAYS_INLINE void q8_0_x16_rows(const uint8_t *gb, int first, const uint8_t 
 }
 
 /*
- * fs_matmul_F_x16_V: activation rows FS_ROWS at a time, their per-block terms tabulated once (on the stack: 64
- * bytes per Q8_K block and row, 8 per Q8_0 block and row), then every group of the slice, XV rows at a time; one
- * activation row (decode) takes a group's 16 rows at once (H = 2 halves on ymm), each 64-byte step read whole.
+ * fs_matmul_F_x16_V of a K-quant F whose kernel takes per-block terms of the Q8_K activation (struct T_terms, made by
+ * T_terms_of): activation rows FS_ROWS at a time, their terms tabulated once (on the stack: 64 bytes per Q8_K block
+ * and row), then every group of the slice, XV rows at a time; one activation row (decode) takes a group's 16 rows at
+ * once (H = 2 halves on ymm), each 64-byte step read whole. Q4_0 and Q8_0 have drivers of their own below.
  */
-FS_API void FS_EXPORT(fs_matmul_q4_k_x16)(const void *packed, int row_from, int row_to, const void *act,
-                                          int act_rows, int k, float *out, int64_t out_stride) {
-    int blocks = k / 256;
-    int64_t act_row_bytes = (int64_t)blocks * Q8_K_BYTES, group_bytes = (int64_t)blocks * Q4_K_X16_BLOCK;
-    for (int r0 = 0; r0 < act_rows; r0 += FS_ROWS) {
-        int n = act_rows - r0 < FS_ROWS ? act_rows - r0 : FS_ROWS;
-        const uint8_t *a = (const uint8_t *)act + r0 * act_row_bytes;
-        struct q8_k_terms terms[n * blocks];
-        for (int r = 0; r < n; r++)
-            for (int b = 0; b < blocks; b++) q8_k_terms_of(a + r * act_row_bytes + b * Q8_K_BYTES, &terms[r * blocks + b]);
-        for (int g = row_from / X16_ROWS; g < row_to / X16_ROWS; g++)
-            for (int first = 0; first < X16_ROWS; first += n == 1 ? X16_ROWS : XV) {
-                const uint8_t *gb = (const uint8_t *)packed + g * group_bytes;
-                float *o = out + r0 * out_stride + X16_ROWS * g + first;
-#define FS_Q4_K_X16(R) q4_k_x16_rows(gb, first, a, act_row_bytes, terms, blocks, o, out_stride, R, 1)
-                switch (n) {
-                case 1: q4_k_x16_rows(gb, 0, a, act_row_bytes, terms, blocks, o, out_stride, 1, X16_ROWS / XV); break;
-                case 2: FS_Q4_K_X16(2); break;
-                case 3: FS_Q4_K_X16(3); break;
-                default: FS_Q4_K_X16(4); break;
-                }
-#undef FS_Q4_K_X16
-            }
+#define FS_K_QUANT_X16_MATMUL(F, BLOCK, T)                                                                             \
+    FS_API void FS_EXPORT(fs_matmul_##F##_x16)(const void *packed, int row_from, int row_to, const void *act,         \
+                                               int act_rows, int k, float *out, int64_t out_stride) {                  \
+        int blocks = k / 256;                                                                                          \
+        int64_t act_row_bytes = (int64_t)blocks * Q8_K_BYTES, group_bytes = (int64_t)blocks * BLOCK;                 \
+        for (int r0 = 0; r0 < act_rows; r0 += FS_ROWS) {                                                               \
+            int n = act_rows - r0 < FS_ROWS ? act_rows - r0 : FS_ROWS;                                                 \
+            const uint8_t *a = (const uint8_t *)act + r0 * act_row_bytes;                                              \
+            struct T##_terms terms[n * blocks];                                                                        \
+            for (int r = 0; r < n; r++)                                                                                \
+                for (int b = 0; b < blocks; b++)                                                                       \
+                    T##_terms_of(a + r * act_row_bytes + b * Q8_K_BYTES, &terms[r * blocks + b]);                      \
+            for (int g = row_from / X16_ROWS; g < row_to / X16_ROWS; g++)                                              \
+                for (int first = 0; first < X16_ROWS; first += n == 1 ? X16_ROWS : XV) {                               \
+                    const uint8_t *gb = (const uint8_t *)packed + g * group_bytes;                                     \
+                    float *o = out + r0 * out_stride + X16_ROWS * g + first;                                           \
+                    switch (n) {                                                                                       \
+                    case 1: F##_x16_rows(gb, 0, a, act_row_bytes, terms, blocks, o, out_stride, 1, X16_ROWS / XV); break; \
+                    case 2: F##_x16_rows(gb, first, a, act_row_bytes, terms, blocks, o, out_stride, 2, 1); break;     \
+                    case 3: F##_x16_rows(gb, first, a, act_row_bytes, terms, blocks, o, out_stride, 3, 1); break;     \
+                    default: F##_x16_rows(gb, first, a, act_row_bytes, terms, blocks, o, out_stride, 4, 1); break;    \
+                    }                                                                                                  \
+                }                                                                                                      \
+        }                                                                                                              \
     }
-}
+FS_K_QUANT_X16_MATMUL(q4_k, Q4_K_X16_BLOCK, q8_k)
 
 FS_API void FS_EXPORT(fs_matmul_q4_0_x16)(const void *packed, int row_from, int row_to, const void *act,
                                           int act_rows, int k, float *out, int64_t out_stride) {
@@ -1578,31 +1580,7 @@ FS_ALWAYS_INLINE void q6_k_x16_rows(const uint8_t *gb, int first, const uint8_t 
         for (int r = 0; r < R; r++) xf_store(out + r * out_stride + XV * h, acc[h * R + r]);
 }
 
-FS_API void FS_EXPORT(fs_matmul_q6_k_x16)(const void *packed, int row_from, int row_to, const void *act,
-                                          int act_rows, int k, float *out, int64_t out_stride) {
-    int blocks = k / 256;
-    int64_t act_row_bytes = (int64_t)blocks * Q8_K_BYTES, group_bytes = (int64_t)blocks * Q6_K_X16_BLOCK;
-    for (int r0 = 0; r0 < act_rows; r0 += FS_ROWS) {
-        int n = act_rows - r0 < FS_ROWS ? act_rows - r0 : FS_ROWS;
-        const uint8_t *a = (const uint8_t *)act + r0 * act_row_bytes;
-        struct q6_k_terms terms[n * blocks];
-        for (int r = 0; r < n; r++)
-            for (int b = 0; b < blocks; b++) q6_k_terms_of(a + r * act_row_bytes + b * Q8_K_BYTES, &terms[r * blocks + b]);
-        for (int g = row_from / X16_ROWS; g < row_to / X16_ROWS; g++)
-            for (int first = 0; first < X16_ROWS; first += n == 1 ? X16_ROWS : XV) {
-                const uint8_t *gb = (const uint8_t *)packed + g * group_bytes;
-                float *o = out + r0 * out_stride + X16_ROWS * g + first;
-#define FS_Q6_K_X16(R) q6_k_x16_rows(gb, first, a, act_row_bytes, terms, blocks, o, out_stride, R, 1)
-                switch (n) {
-                case 1: q6_k_x16_rows(gb, 0, a, act_row_bytes, terms, blocks, o, out_stride, 1, X16_ROWS / XV); break;
-                case 2: FS_Q6_K_X16(2); break;
-                case 3: FS_Q6_K_X16(3); break;
-                default: FS_Q6_K_X16(4); break;
-                }
-#undef FS_Q6_K_X16
-            }
-    }
-}
+FS_K_QUANT_X16_MATMUL(q6_k, Q6_K_X16_BLOCK, q6_k)
 
 /*
  * Per activation row and block, what the Q2_K kernel takes from the Q8_K block: each chunk's multiple twice, as the
@@ -1701,31 +1679,7 @@ FS_ALWAYS_INLINE void q2_k_x16_rows(const uint8_t *gb, int first, const uint8_t 
         for (int r = 0; r < R; r++) xf_store(out + r * out_stride + XV * h, xf_sub(acc[h * R + r], mins[h * R + r]));
 }
 
-FS_API void FS_EXPORT(fs_matmul_q2_k_x16)(const void *packed, int row_from, int row_to, const void *act,
-                                          int act_rows, int k, float *out, int64_t out_stride) {
-    int blocks = k / 256;
-    int64_t act_row_bytes = (int64_t)blocks * Q8_K_BYTES, group_bytes = (int64_t)blocks * Q2_K_X16_BLOCK;
-    for (int r0 = 0; r0 < act_rows; r0 += FS_ROWS) {
-        int n = act_rows - r0 < FS_ROWS ? act_rows - r0 : FS_ROWS;
-        const uint8_t *a = (const uint8_t *)act + r0 * act_row_bytes;
-        struct q2_k_terms terms[n * blocks];
-        for (int r = 0; r < n; r++)
-            for (int b = 0; b < blocks; b++) q2_k_terms_of(a + r * act_row_bytes + b * Q8_K_BYTES, &terms[r * blocks + b]);
-        for (int g = row_from / X16_ROWS; g < row_to / X16_ROWS; g++)
-            for (int first = 0; first < X16_ROWS; first += n == 1 ? X16_ROWS : XV) {
-                const uint8_t *gb = (const uint8_t *)packed + g * group_bytes;
-                float *o = out + r0 * out_stride + X16_ROWS * g + first;
-#define FS_Q2_K_X16(R) q2_k_x16_rows(gb, first, a, act_row_bytes, terms, blocks, o, out_stride, R, 1)
-                switch (n) {
-                case 1: q2_k_x16_rows(gb, 0, a, act_row_bytes, terms, blocks, o, out_stride, 1, X16_ROWS / XV); break;
-                case 2: FS_Q2_K_X16(2); break;
-                case 3: FS_Q2_K_X16(3); break;
-                default: FS_Q2_K_X16(4); break;
-                }
-#undef FS_Q2_K_X16
-            }
-    }
-}
+FS_K_QUANT_X16_MATMUL(q2_k, Q2_K_X16_BLOCK, q2_k)
 
 /*
  * Per activation row and block, what the Q3_K kernel takes from the Q8_K block: each chunk's multiple twice, as the
@@ -1840,28 +1794,4 @@ FS_ALWAYS_INLINE void q3_k_x16_rows(const uint8_t *gb, int first, const uint8_t 
         for (int r = 0; r < R; r++) xf_store(out + r * out_stride + XV * h, acc[h * R + r]);
 }
 
-FS_API void FS_EXPORT(fs_matmul_q3_k_x16)(const void *packed, int row_from, int row_to, const void *act,
-                                          int act_rows, int k, float *out, int64_t out_stride) {
-    int blocks = k / 256;
-    int64_t act_row_bytes = (int64_t)blocks * Q8_K_BYTES, group_bytes = (int64_t)blocks * Q3_K_X16_BLOCK;
-    for (int r0 = 0; r0 < act_rows; r0 += FS_ROWS) {
-        int n = act_rows - r0 < FS_ROWS ? act_rows - r0 : FS_ROWS;
-        const uint8_t *a = (const uint8_t *)act + r0 * act_row_bytes;
-        struct q3_k_terms terms[n * blocks];
-        for (int r = 0; r < n; r++)
-            for (int b = 0; b < blocks; b++) q3_k_terms_of(a + r * act_row_bytes + b * Q8_K_BYTES, &terms[r * blocks + b]);
-        for (int g = row_from / X16_ROWS; g < row_to / X16_ROWS; g++)
-            for (int first = 0; first < X16_ROWS; first += n == 1 ? X16_ROWS : XV) {
-                const uint8_t *gb = (const uint8_t *)packed + g * group_bytes;
-                float *o = out + r0 * out_stride + X16_ROWS * g + first;
-#define FS_Q3_K_X16(R) q3_k_x16_rows(gb, first, a, act_row_bytes, terms, blocks, o, out_stride, R, 1)
-                switch (n) {
-                case 1: q3_k_x16_rows(gb, 0, a, act_row_bytes, terms, blocks, o, out_stride, 1, X16_ROWS / XV); break;
-                case 2: FS_Q3_K_X16(2); break;
-                case 3: FS_Q3_K_X16(3); break;
-                default: FS_Q3_K_X16(4); break;
-                }
-#undef FS_Q3_K_X16
-            }
-    }
-}
+FS_K_QUANT_X16_MATMUL(q3_k, Q3_K_X16_BLOCK, q3_k)
