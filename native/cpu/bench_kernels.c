@@ -5,10 +5,15 @@
  * against one, and checks each variant's outputs against the scalar variant's, bit for bit. Built on demand only:
  *   cmake -S native/cpu -B build/fscpu && cmake --build build/fscpu --target fscpu_bench && build/fscpu/fscpu_bench
  * Arguments: formats (e.g. "q6_k,q4_0", or "all"), then a number of activation rows to time that alone (ffn_down
- * and ffn_gate's shapes), then a matrix shape ROWSxK to time alone (e.g. 3072x1024: gate and up).
- * Times are thread CPU time, best of 11, so other processes on a shared machine disturb them less.
+ * and ffn_gate's shapes), then a matrix shape ROWSxK to time alone (e.g. 3072x1024: gate and up), then a number of
+ * threads T to time the unpacked kernels as a decode runs them instead: the matrix copied until the copies exceed
+ * L3 (256 MiB), each pass over the next copy (from memory, as a model reads each matrix once per token), its rows in
+ * units of 64 (NativeMatmul's) taken by T threads, wall time.
+ * Times are thread CPU time (with T: wall time), best of 11, so other processes on a shared machine disturb them less.
  */
 #define _POSIX_C_SOURCE 200112L
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,6 +130,84 @@ static void report(const char *format, const char *variant, int rows, int k, int
            same ? "" : "  DIFFERS FROM SCALAR");
 }
 
+#define UNIT_ROWS 64
+#define MEMORY_BYTES (256LL << 20)
+
+/* A decode pass shared by threads: the units of copy `copy` go to whichever thread takes them next. */
+struct pass {
+    matmul_fn matmul;
+    const uint8_t *copies;
+    int64_t row_bytes, bytes;
+    int rows, k, act_rows, copy, stop;
+    const void *act;
+    float *out;
+    atomic_int next_unit;
+    pthread_barrier_t start, done;
+};
+
+static void run_units(struct pass *p) {
+    const uint8_t *w = p->copies + (int64_t)p->copy * p->bytes;
+    int units = (p->rows + UNIT_ROWS - 1) / UNIT_ROWS;
+    for (int u; (u = atomic_fetch_add(&p->next_unit, 1)) < units;) {
+        int to = (u + 1) * UNIT_ROWS < p->rows ? (u + 1) * UNIT_ROWS : p->rows;
+        p->matmul(w, p->row_bytes, u * UNIT_ROWS, to, p->act, p->act_rows, p->k, p->out, p->rows);
+    }
+}
+
+static void *pass_worker(void *arg) {
+    struct pass *p = arg;
+    for (;;) {
+        pthread_barrier_wait(&p->start);
+        if (p->stop) return NULL;
+        run_units(p);
+        pthread_barrier_wait(&p->done);
+    }
+}
+
+static double wall_seconds(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Seconds a pass takes with the weights from memory (copies of w beyond L3) on `threads` threads, best of 11. */
+static double time_from_memory(matmul_fn matmul, const uint8_t *w, int64_t row_bytes, int rows, int k,
+                               const void *act, int act_rows, float *out, int threads) {
+    int64_t bytes = row_bytes * rows;
+    int copies = (int)((MEMORY_BYTES + bytes - 1) / bytes);
+    if (copies < 2) copies = 2;
+    uint8_t *all = malloc((size_t)(bytes * copies));
+    for (int c = 0; c < copies; c++) memcpy(all + c * bytes, w, (size_t)bytes);
+    struct pass p = {.matmul = matmul, .copies = all, .row_bytes = row_bytes, .bytes = bytes, .rows = rows, .k = k,
+                     .act_rows = act_rows, .act = act, .out = out};
+    pthread_barrier_init(&p.start, NULL, (unsigned)threads);
+    pthread_barrier_init(&p.done, NULL, (unsigned)threads);
+    pthread_t workers[64];
+    for (int t = 1; t < threads; t++) pthread_create(&workers[t], NULL, pass_worker, &p);
+    double best = 1e9;
+    int pass = 0;
+    for (int repeat = 0; repeat < 11; repeat++) {
+        int n = 0;
+        double start = wall_seconds(), elapsed;
+        do {
+            p.copy = pass++ % copies;
+            atomic_store(&p.next_unit, 0);
+            pthread_barrier_wait(&p.start);
+            run_units(&p);
+            pthread_barrier_wait(&p.done);
+            n++;
+        } while ((elapsed = wall_seconds() - start) < 0.05);
+        if (elapsed / n < best) best = elapsed / n;
+    }
+    p.stop = 1;
+    pthread_barrier_wait(&p.start);
+    for (int t = 1; t < threads; t++) pthread_join(workers[t], NULL);
+    pthread_barrier_destroy(&p.start);
+    pthread_barrier_destroy(&p.done);
+    free(all);
+    return best;
+}
+
 /*
  * Times W·xᵀ for act_rows activation rows over a rows×k matrix on one thread, per variant (for Q4_K, Q4_0, Q8_0, Q6_K, Q2_K, Q3_K
  * also repacked, the x16 kernels), after checking every
@@ -132,7 +215,7 @@ static void report(const char *format, const char *variant, int rows, int k, int
  * Prints the weights' bytes per second as read by one pass over every activation row (bytes·act_rows / time: the
  * decode figure for act_rows = 1) and the integer multiply-adds per second (rows·k·act_rows / time).
  */
-static void bench(const struct format *f, int rows, int k, int act_rows) {
+static void bench(const struct format *f, int rows, int k, int act_rows, int threads) {
     int blocks = k / f->elements, check_rows = rows < 4096 ? rows : 4096;
     int act_block = f->elements == 1 ? 1 : f->act_bytes == Q8_0_BYTES ? 32 : 256;
     int64_t row_bytes = (int64_t)blocks * f->block_bytes, bytes = row_bytes * rows;
@@ -158,6 +241,13 @@ static void bench(const struct format *f, int rows, int k, int act_rows) {
             same &= o[0] == 0.0f && memcmp(e + 1, o + 1, sizeof(float) * (size_t)(check_rows - 1)) == 0;
         }
         double best = 1e9;
+        if (threads > 0) {
+            best = time_from_memory(matmul, w, row_bytes, rows, k, act, act_rows, out, threads);
+            char name[24];
+            snprintf(name, sizeof name, "%s %dt", variant_names[v], threads);
+            report(f->name, name, rows, k, act_rows, bytes, best, same);
+            continue;
+        }
         for (int repeat = 0; repeat < 11; repeat++) {
             int n = 0;
             double start = cpu_seconds(), elapsed;
@@ -169,7 +259,7 @@ static void bench(const struct format *f, int rows, int k, int act_rows) {
         }
         report(f->name, variant_names[v], rows, k, act_rows, bytes, best, same);
     }
-    if (f->repack) {
+    if (f->repack && threads == 0) {
         /* The same weights repacked (rows is a multiple of 16), checked against the scalar kernel unpacked. */
         uint8_t *packed = malloc((size_t)fs_repacked_bytes(f->name, rows, k));
         f->repack(w, row_bytes, 0, rows / 16, k, packed);
@@ -224,18 +314,24 @@ int main(int argc, char **argv) {
         fprintf(stderr, "fscpu_bench: %s is no shape ROWSxK (rows a multiple of 16, k of 256)\n", argv[3]);
         return 2;
     }
+    /* A fourth, e.g. "2": the unpacked kernels from memory on that many threads (above). */
+    int threads = argc > 4 ? atoi(argv[4]) : 0;
+    if (argc > 4 && (threads < 1 || threads > 64)) {
+        fprintf(stderr, "fscpu_bench: %s is no number of threads (1..64)\n", argv[4]);
+        return 2;
+    }
     size_t shapes = only_rows > 0 ? 1 : sizeof act_rows / sizeof *act_rows;
     for (size_t i = 0; i < sizeof formats / sizeof *formats; i++) {
         if (only && !listed(only, formats[i].name)) continue;
         for (size_t r = 0; r < shapes; r++) {
             if (argc > 3) {
-                bench(&formats[i], rows, k, act_rows[r]);
+                bench(&formats[i], rows, k, act_rows[r], threads);
             } else {
-                bench(&formats[i], 1024, 3072, act_rows[r]);
-                bench(&formats[i], 3072, 1024, act_rows[r]);
+                bench(&formats[i], 1024, 3072, act_rows[r], 0);
+                bench(&formats[i], 3072, 1024, act_rows[r], 0);
             }
         }
-        if (!only_rows) bench(&formats[i], 151936, 1024, 1);
+        if (!only_rows) bench(&formats[i], 151936, 1024, 1, 0);
     }
     return 0;
 }
