@@ -8,8 +8,8 @@
  * and ffn_gate's shapes), then a matrix shape ROWSxK to time alone (e.g. 3072x1024: gate and up), then a number of
  * threads T to time the unpacked kernels as a decode runs them instead: the matrix copied until the copies exceed
  * L3 (256 MiB), each pass over the next copy (from memory, as a model reads each matrix once per token), its rows in
- * units of 64 (NativeMatmul's) taken by T threads, wall time.
- * Times are thread CPU time (with T: wall time), best of 11, so other processes on a shared machine disturb them less.
+ * units of 64 (NativeMatmul's) taken by T threads, wall time (T = 1: CPU time).
+ * Times are thread CPU time (with T > 1: wall time), best of 11, so other processes on a shared machine disturb them less.
  */
 #define _POSIX_C_SOURCE 200112L
 #include <pthread.h>
@@ -170,7 +170,10 @@ static double wall_seconds(void) {
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-/* Seconds a pass takes with the weights from memory (copies of w beyond L3) on `threads` threads, best of 11. */
+/*
+ * Seconds a pass takes with the weights from memory (copies of w beyond L3) on `threads` threads, best of 11: wall
+ * time, or on one thread its CPU time (as the other timings: less disturbed by other processes).
+ */
 static double time_from_memory(matmul_fn matmul, const uint8_t *w, int64_t row_bytes, int rows, int k,
                                const void *act, int act_rows, float *out, int threads) {
     int64_t bytes = row_bytes * rows;
@@ -184,11 +187,11 @@ static double time_from_memory(matmul_fn matmul, const uint8_t *w, int64_t row_b
     pthread_barrier_init(&p.done, NULL, (unsigned)threads);
     pthread_t workers[64];
     for (int t = 1; t < threads; t++) pthread_create(&workers[t], NULL, pass_worker, &p);
-    double best = 1e9;
+    double best = 1e9, (*seconds)(void) = threads == 1 ? cpu_seconds : wall_seconds;
     int pass = 0;
     for (int repeat = 0; repeat < 11; repeat++) {
         int n = 0;
-        double start = wall_seconds(), elapsed;
+        double start = seconds(), elapsed;
         do {
             p.copy = pass++ % copies;
             atomic_store(&p.next_unit, 0);
@@ -196,7 +199,7 @@ static double time_from_memory(matmul_fn matmul, const uint8_t *w, int64_t row_b
             run_units(&p);
             pthread_barrier_wait(&p.done);
             n++;
-        } while ((elapsed = wall_seconds() - start) < 0.05);
+        } while ((elapsed = seconds() - start) < 0.05);
         if (elapsed / n < best) best = elapsed / n;
     }
     p.stop = 1;

@@ -404,8 +404,13 @@ static int check_float_matmuls(size_t vi, const float *x) {
             matmul_fn got = format == 0 ? v->bf16 : format == 1 ? v->f16 : v->f32;
             int64_t row_bytes = (int64_t)k * size;
             int n = ACT_ROWS * OUT_STRIDE, same = 1;
-            /* 9 down to 6 activation rows: a kernel's tiles of four, and the rest of one to three */
-            for (int rows = ACT_ROWS; rows > ACT_ROWS - 4; rows--) {
+            /*
+             * 9 down to 6 activation rows: a kernel's tiles of four, and the rest of one to three; then one (decode,
+             * whose tiles of 8, 4 and 1 weight rows the slices from rows 1 and 5 reach: 67 − 5 = 7·8 + 4 + 2)
+             */
+            static const int act_rows[5] = {ACT_ROWS, ACT_ROWS - 1, ACT_ROWS - 2, ACT_ROWS - 3, 1};
+            for (int a = 0; a < 5; a++) {
+                int rows = act_rows[a];
                 fill_sentinel(expected, n);
                 want(w, row_bytes, 0, WEIGHT_ROWS, act, rows, k, expected, OUT_STRIDE);
                 fill_sentinel(out, n);
@@ -414,10 +419,15 @@ static int check_float_matmuls(size_t vi, const float *x) {
                 const char *type = format == 0 ? "bf16" : format == 1 ? "f16" : "f32";
                 snprintf(what, sizeof what, "matmul %s, k = %d, %d rows", type, k, rows);
                 same = same && same_or_nan(what, name, expected, out, n);
-                for (int r = 0; r < rows; r++) expected[r * OUT_STRIDE] = -1.0f;
-                fill_sentinel(out, n);
-                got(w, row_bytes, 1, WEIGHT_ROWS, act, rows, k, out, OUT_STRIDE);
-                same = same && same_or_nan(what, name, expected, out, n);
+                static const int froms[2] = {1, 5};
+                for (int s = 0; s < 2; s++) {
+                    for (int r = 0; r < rows; r++) {
+                        for (int i = 0; i < froms[s]; i++) expected[r * OUT_STRIDE + i] = -1.0f;
+                    }
+                    fill_sentinel(out, n);
+                    got(w, row_bytes, froms[s], WEIGHT_ROWS, act, rows, k, out, OUT_STRIDE);
+                    same = same && same_or_nan(what, name, expected, out, n);
+                }
             }
             printf("%s %-7s k = %4d %s\n", name, format == 0 ? "bf16" : format == 1 ? "f16" : "f32", k,
                    same ? "bit for bit as scalar" : "DIFFERS FROM SCALAR");
@@ -473,6 +483,8 @@ static int check_bf16_lanes(size_t vi) {
         scalar->bf16(w, 2 * LANE_K, 0, ROWS, act, ACT_ROWS, LANE_K, expected, ROWS);
         v->bf16(w, 2 * LANE_K, 0, ROWS, act, ACT_ROWS, LANE_K, out, ROWS);
         ok &= same_or_nan("bf16 lanes", variants[vi].name, expected, out, ACT_ROWS * ROWS);
+        v->bf16(w, 2 * LANE_K, 0, ROWS, act, 1, LANE_K, out, ROWS); /* decode's kernel: the first row alone */
+        ok &= same_or_nan("bf16 lanes, 1 row", variants[vi].name, expected, out, ROWS);
         if (pass == 0 && (expected[0] != 0.0f || out[0] != 0.0f)) {
             printf("%s bf16 lanes: 2^-126 − 2^-150 gives %a, scalar %a, not 0 (FTZ after rounding)\n",
                    variants[vi].name, out[0], expected[0]);

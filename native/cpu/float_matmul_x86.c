@@ -23,6 +23,12 @@
 /* Bytes ahead of a decode's weight loads to prefetch: rows lie back to back, so it runs on into the next rows. */
 #define PREFETCH_AHEAD 1024
 
+/*
+ * Bytes ahead of vdpbf16ps's decode loads that it prefetches into L2: 32 KiB (16 rows of 1024 bf16), measured from
+ * memory against 8 KiB, 16 KiB, 64 KiB and the next tile's rows (native/cpu/README.md, "Float matmuls").
+ */
+#define DECODE_PREFETCH 32768
+
 /* MXCSR's flush-to-zero (results) and denormals-are-zero (operands) bits. */
 #define MXCSR_FTZ_DAZ 0x8040u
 
@@ -272,10 +278,59 @@ static inline __attribute__((always_inline)) BF16_TARGET void bf16_rows(const ui
     }
 }
 
-/* The bf16 matmul by vdpbf16ps: weight rows four at a time (then one at a time), each group against every row. */
+/*
+ * A decode's tile: RW weight rows (row_bytes apart, RW = 8, 4 or 1, a constant where inlined) against the one
+ * activation row x, one chain per row as bf16_tile's (the same floats), each activation chunk loaded once for the RW
+ * rows. Eight rows, so that eight independent vdpbf16ps and their loads are in flight; the weights stream ahead into
+ * L2, one line prefetched DECODE_PREFETCH bytes ahead per line read (the rows lie back to back, and the stream runs
+ * on into the next tiles' rows whatever k is).
+ */
+static inline __attribute__((always_inline)) BF16_TARGET void bf16_decode_tile(const uint8_t *w, int64_t row_bytes,
+                                                                              const uint8_t *x, int k, int RW,
+                                                                              float *out) {
+    __m512 acc[8];
+#pragma GCC unroll 8
+    for (int i = 0; i < RW; i++) acc[i] = _mm512_setzero_ps();
+    const int chunk_bytes = 2 * FM_BF16_CHUNK;
+    int chunks = k / FM_BF16_CHUNK, rest = k - chunks * FM_BF16_CHUNK;
+    for (int c = 0; c < chunks; c++) {
+        __m512bh xv = (__m512bh)_mm512_loadu_si512(x + c * chunk_bytes);
+#pragma GCC unroll 8
+        for (int i = 0; i < RW; i++) {
+            _mm_prefetch((const char *)w + DECODE_PREFETCH + (c * RW + i) * chunk_bytes, _MM_HINT_T1);
+            acc[i] = _mm512_dpbf16_ps(acc[i], (__m512bh)_mm512_loadu_si512(w + i * row_bytes + c * chunk_bytes), xv);
+        }
+    }
+    if (rest > 0) { /* the padded chunk: zeros past k */
+        __mmask32 m = (__mmask32)((1u << rest) - 1);
+        __m512bh xv = (__m512bh)_mm512_maskz_loadu_epi16(m, x + chunks * chunk_bytes);
+#pragma GCC unroll 8
+        for (int i = 0; i < RW; i++) {
+            __m512bh wv = (__m512bh)_mm512_maskz_loadu_epi16(m, w + i * row_bytes + chunks * chunk_bytes);
+            acc[i] = _mm512_dpbf16_ps(acc[i], wv, xv);
+        }
+    }
+    if (RW == 1) {
+        out[0] = sum_lanes_512(acc[0]);
+    } else {
+#pragma GCC unroll 2
+        for (int i = 0; i < RW; i += 4) sum_lanes_512x4(acc[i], acc[i + 1], acc[i + 2], acc[i + 3], out + i);
+    }
+}
+
+/*
+ * The bf16 matmul by vdpbf16ps: one activation row by bf16_decode_tile; several by weight rows four at a time (then
+ * one at a time), each group against every row.
+ */
 static BF16_TARGET void matmul_bf16_dpbf16(const uint8_t *w, int64_t row_bytes, int row_from, int row_to,
                                            const uint8_t *act, int act_rows, int k, float *out, int64_t out_stride) {
     int i = row_from;
+    if (act_rows == 1) { /* decode: weight rows eight at a time, then four, then one */
+        for (; i + 8 <= row_to; i += 8) bf16_decode_tile(w + i * row_bytes, row_bytes, act, k, 8, out + i);
+        for (; i + 4 <= row_to; i += 4) bf16_decode_tile(w + i * row_bytes, row_bytes, act, k, 4, out + i);
+        for (; i < row_to; i++) bf16_decode_tile(w + i * row_bytes, row_bytes, act, k, 1, out + i);
+        return;
+    }
     for (; i + 4 <= row_to; i += 4) bf16_rows(w + i * row_bytes, row_bytes, act, act_rows, k, 4, out + i, out_stride);
     for (; i < row_to; i++) bf16_rows(w + i * row_bytes, row_bytes, act, act_rows, k, 1, out + i, out_stride);
 }
