@@ -42,7 +42,8 @@ class NativeFloatMatmulTest {
         Activations format = Activations.of(type);
         SplittableRandom random = new SplittableRandom(type.ordinal());
         for (int k : new int[] {1024, 83}) {
-            // 67 weight rows and 7 input rows: a kernel's tiles of four of each, and what is left over of both
+            // 67 weight rows and 7 input rows: a kernel's tiles of four of each, and what is left over of both;
+            // then the first input row alone (decode's kernel)
             int n = 67, rows = 7;
             float[] x = new float[rows * k], weights = new float[n * k];
             for (int i = 0; i < x.length; i++) x[i] = (float) (random.nextGaussian() * (i % 97 == 0 ? 40 : 1));
@@ -51,6 +52,7 @@ class NativeFloatMatmulTest {
             kernels.quantize(format, MemorySegment.ofArray(x), MemorySegment.ofArray(act), x.length);
             MemorySegment w = MemorySegment.ofArray(FloatMatmulReference.convert(format, weights));
             check(kernels, type, w, n, act, rows, k, isa + " " + type + " k = " + k);
+            check(kernels, type, w, n, act, 1, k, isa + " " + type + " k = " + k + ", one input row");
         }
     }
 
@@ -84,6 +86,8 @@ class NativeFloatMatmulTest {
             }
             float[] out = check(kernels, DType.BF16, w, n, act, rows, k, isa + " bf16 lanes, pass " + pass);
             if (pass == 0) assertEquals(0f, out[0], isa + ": 2^-126 − 2^-150 is flushed");
+            out = check(kernels, DType.BF16, w, n, act, 1, k, isa + " bf16 lanes, one input row, pass " + pass);
+            if (pass == 0) assertEquals(0f, out[0], isa + ": 2^-126 − 2^-150 is flushed, one input row");
         }
     }
 
@@ -97,19 +101,27 @@ class NativeFloatMatmulTest {
         return (short) ((random.nextInt() & 0x807F) | exponent << 7);
     }
 
-    /** The whole matmul and a slice from row 1 against the reference; returns the whole one's outputs. */
+    /**
+     * The whole matmul and slices from rows 1 and 5 (of 67: a decode's tiles of 8, 4 and single weight rows) against
+     * the reference; returns the whole one's outputs.
+     */
     private static float[] check(NativeKernels kernels, DType type, MemorySegment w, int n, byte[] act, int rows,
             int k, String what) {
         Activations format = Activations.of(type);
         long rowBytes = type.rowBytes(k);
-        float[] out = new float[rows * n], slice = new float[rows * n];
+        float[] out = new float[rows * n];
         kernels.matmul(type, w, rowBytes, 0, n, MemorySegment.ofArray(act), rows, k, MemorySegment.ofArray(out), n);
-        kernels.matmul(type, w, rowBytes, 1, n, MemorySegment.ofArray(act), rows, k, MemorySegment.ofArray(slice), n);
-        for (int r = 0; r < rows; r++) {
-            for (int i = 0; i < n; i++) {
-                float expected = FloatMatmulReference.dot(format, w, i * rowBytes, act, r * format.rowBytes(k), k);
-                assertSame(expected, out[r * n + i], what + ", row " + r + ", output " + i);
-                assertSame(i == 0 ? 0f : expected, slice[r * n + i], what + ", the slice, row " + r + ", output " + i);
+        for (int from : new int[] {1, 5}) {
+            float[] slice = new float[rows * n];
+            kernels.matmul(type, w, rowBytes, from, n, MemorySegment.ofArray(act), rows, k,
+                    MemorySegment.ofArray(slice), n);
+            for (int r = 0; r < rows; r++) {
+                for (int i = 0; i < n; i++) {
+                    float expected = FloatMatmulReference.dot(format, w, i * rowBytes, act, r * format.rowBytes(k), k);
+                    if (from == 1) assertSame(expected, out[r * n + i], what + ", row " + r + ", output " + i);
+                    assertSame(i < from ? 0f : expected, slice[r * n + i],
+                            what + ", the slice from " + from + ", row " + r + ", output " + i);
+                }
             }
         }
         return out;
