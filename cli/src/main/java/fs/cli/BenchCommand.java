@@ -37,7 +37,7 @@ import picocli.CommandLine.Spec;
 
 /**
  * Speed as llama-bench measures it: pp (one batched forward of p prompt tokens into an empty cache) and tg (n
- * single-token forwards from an empty cache), each after a warm-up run, repeated r times; mean ± sample stddev of
+ * single-token forwards from an empty cache), each after a warm-up, repeated r times; mean ± sample stddev of
  * tokens per second. Like llama-bench, -p and -n take comma-separated lists, one test per value, and -d runs every
  * test again after each listed depth: that many random tokens already in the cache (filled untimed), the test's
  * positions after them. -ctk and -ctv take lists too: every test runs on a cache of each key type with each value type,
@@ -79,6 +79,15 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = {"-r", "--repetitions"}, paramLabel = "N", defaultValue = "3",
             description = "Repetitions of each test (default: ${DEFAULT-VALUE}).")
     int repetitions;
+
+    @Option(names = "--warmup", paramLabel = "SECONDS", defaultValue = "2",
+            description = "How long each test runs untimed before it is measured, at least once: the JVM compiles "
+                    + "the forward's hot paths in its first seconds, which a small model's runs would measure "
+                    + "otherwise; 0 warms up once, as llama-bench does (default: ${DEFAULT-VALUE}).")
+    double warmupSeconds;
+
+    /** More warm-up than an hour is a typo. */
+    static final double MAX_WARMUP_SECONDS = 3600;
 
     @Option(names = "--json", description = "Print a JSON array with llama-bench's field names instead of a table.")
     boolean json;
@@ -129,6 +138,10 @@ final class BenchCommand implements Callable<Integer> {
                     + joined(genTokens));
         }
         if (repetitions < 1) throw usage("-r must be at least 1, got " + repetitions);
+        if (!(warmupSeconds >= 0 && warmupSeconds <= MAX_WARMUP_SECONDS)) {
+            throw usage("--warmup must be between 0 and " + (int) MAX_WARMUP_SECONDS + " seconds, got "
+                    + warmupSeconds);
+        }
         if (Arrays.stream(depths).anyMatch(d -> d < 0)) throw usage("-d must be ≥ 0, got " + joined(depths));
         int mostDepth = Arrays.stream(depths).max().orElse(0);
         PrintWriter err = spec.commandLine().getErr();
@@ -242,7 +255,10 @@ final class BenchCommand implements Callable<Integer> {
             if (n == 0) continue;
             // Warm-up (JIT compilation, first-touch of the weights) of every stream count before any is
             // measured: one stream and several run different kernels, compiled at different times.
-            for (int streams : parallel) runStreams(scheduler, streams, n, vocab, random);
+            long warmUntil = System.nanoTime() + warmupNanos();
+            do {
+                for (int streams : parallel) runStreams(scheduler, streams, n, vocab, random);
+            } while (System.nanoTime() < warmUntil);
             for (int streams : parallel) {
                 double[] aggregate = new double[repetitions], perStream = new double[repetitions];
                 for (int i = 0; i < repetitions; i++) {
@@ -358,7 +374,9 @@ final class BenchCommand implements Callable<Integer> {
     }
 
     private Result measure(SingleSequence model, int nPrompt, int nGen, int depth, Runnable test) {
-        test.run(); // warm-up: JIT compilation, first-touch of the weights
+        long warmUntil = System.nanoTime() + warmupNanos();
+        do test.run(); // warm-up: JIT compilation, first-touch of the weights
+        while (System.nanoTime() < warmUntil);
         long[] samples = new long[repetitions];
         for (int i = 0; i < repetitions; i++) {
             long start = System.nanoTime();
@@ -367,6 +385,10 @@ final class BenchCommand implements Callable<Integer> {
         }
         return new Result(model.cacheTypes(), model.shape().batchRows(), model.shape().contextLength(), nPrompt, nGen,
                 depth, samples);
+    }
+
+    private long warmupNanos() {
+        return (long) (warmupSeconds * 1e9);
     }
 
     private String table(Setup setup, List<Result> results) {

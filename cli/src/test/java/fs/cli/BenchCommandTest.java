@@ -15,7 +15,7 @@ class BenchCommandTest {
 
     @Test
     void jsonHasOneObjectPerTestWithLlamaBenchFields() throws IOException {
-        CliRun run = CliRun.of("bench", model, "-p", "8", "-n", "4", "-r", "2", "-t", "2", "--json");
+        CliRun run = CliRun.of("bench", model, "-p", "8", "-n", "4", "-r", "2", "--warmup", "0", "-t", "2", "--json");
         assertEquals(0, run.exitCode(), run.err());
         JsonNode tests = new ObjectMapper().readTree(run.out());
         assertTrue(tests.isArray());
@@ -56,14 +56,15 @@ class BenchCommandTest {
     }
 
     private static String backendOf(String model) throws IOException {
-        CliRun run = CliRun.of("bench", model, "-p", "0", "-n", "1", "-r", "1", "-t", "1", "--backend", "cpu", "--json");
+        CliRun run = CliRun.of("bench", model, "-p", "0", "-n", "1", "-r", "1",
+                "--warmup", "0", "-t", "1", "--backend", "cpu", "--json");
         assertEquals(0, run.exitCode(), run.err());
         return new ObjectMapper().readTree(run.out()).get(0).get("backends").textValue();
     }
 
     @Test
     void tableHasARowPerTest() {
-        CliRun run = CliRun.of("bench", model, "-p", "8", "-n", "4", "-r", "1", "-t", "2");
+        CliRun run = CliRun.of("bench", model, "-p", "8", "-n", "4", "-r", "1", "--warmup", "0", "-t", "2");
         assertEquals(0, run.exitCode(), run.err());
         String[] lines = run.out().strip().split("\n");
         assertEquals(4, lines.length, run.out());
@@ -93,7 +94,8 @@ class BenchCommandTest {
      */
     @Test
     void eachDepthRunsTheTestsAgainAfterThatManyPositions() throws IOException {
-        CliRun run = CliRun.of("bench", model, "-p", "4", "-n", "2", "-d", "0,32", "-r", "1", "-t", "1", "--json");
+        CliRun run = CliRun.of("bench", model, "-p", "4", "-n", "2", "-d", "0,32", "-r", "1",
+                "--warmup", "0", "-t", "1", "--json");
         assertEquals(0, run.exitCode(), run.err());
         JsonNode tests = new ObjectMapper().readTree(run.out());
         assertEquals(4, tests.size(), run.out());
@@ -105,11 +107,13 @@ class BenchCommandTest {
             assertEquals(expected[i][2], test.get("n_depth").intValue(), run.out());
             assertTrue(test.get("avg_ts").doubleValue() > 0);
         }
-        CliRun table = CliRun.of("bench", model, "-p", "4", "-n", "0", "-d", "32", "-r", "1", "-t", "1");
+        CliRun table = CliRun.of("bench", model, "-p", "4", "-n", "0", "-d", "32", "-r", "1",
+                "--warmup", "0", "-t", "1");
         assertEquals(0, table.exitCode(), table.err());
         assertTrue(table.out().contains("| pp4 @ d32 |") || table.out().contains(" pp4 @ d32 |"), table.out());
 
-        CliRun tooDeep = CliRun.of("bench", model, "-p", "4", "-n", "0", "-d", "100", "--ctx", "64", "-r", "1");
+        CliRun tooDeep = CliRun.of("bench", model, "-p", "4", "-n", "0", "-d", "100", "--ctx", "64", "-r", "1",
+                "--warmup", "0");
         assertEquals(1, tooDeep.exitCode(), tooDeep.out());
         String last = tooDeep.err().strip().lines().reduce((a, b) -> b).orElseThrow();
         assertTrue(last.contains("positions 0..103 do not fit the context of 64 tokens"), tooDeep.err());
@@ -121,7 +125,7 @@ class BenchCommandTest {
 
     @Test
     void commaSeparatedListsGiveATestPerValue() {
-        CliRun run = CliRun.of("bench", model, "-p", "4,8", "-n", "2,0,3", "-r", "1", "-t", "1");
+        CliRun run = CliRun.of("bench", model, "-p", "4,8", "-n", "2,0,3", "-r", "1", "--warmup", "0", "-t", "1");
         assertEquals(0, run.exitCode(), run.err());
         String[] lines = run.out().strip().split("\n");
         assertEquals(6, lines.length, run.out());
@@ -131,7 +135,8 @@ class BenchCommandTest {
 
     @Test
     void parallelMeasuresEachStreamCountWithAggregateAndPerStreamSpeeds() throws IOException {
-        CliRun run = CliRun.of("bench", model, "--parallel", "1,3", "-n", "4", "-r", "2", "-t", "2", "--json");
+        CliRun run = CliRun.of("bench", model, "--parallel", "1,3", "-n", "4", "-r", "2",
+                "--warmup", "0", "-t", "2", "--json");
         assertEquals(0, run.exitCode(), run.err());
         JsonNode tests = new ObjectMapper().readTree(run.out());
         assertEquals(2, tests.size());
@@ -150,7 +155,7 @@ class BenchCommandTest {
 
     @Test
     void parallelTableHasARowPerStreamCount() {
-        CliRun run = CliRun.of("bench", model, "--parallel", "2", "-n", "3,5", "-r", "1", "-t", "1");
+        CliRun run = CliRun.of("bench", model, "--parallel", "2", "-n", "3,5", "-r", "1", "--warmup", "0", "-t", "1");
         assertEquals(0, run.exitCode(), run.err());
         String[] lines = run.out().strip().split("\n");
         assertEquals(4, lines.length, run.out());
@@ -160,7 +165,7 @@ class BenchCommandTest {
 
     @Test
     void aBadStreamCountIsOneClearError() {
-        CliRun run = CliRun.of("bench", model, "--parallel", "2,0", "-r", "1");
+        CliRun run = CliRun.of("bench", model, "--parallel", "2,0", "-r", "1", "--warmup", "0");
         assertEquals(2, run.exitCode());
         assertTrue(run.err().contains("--parallel takes stream counts in 1..256, got 2,0"), run.err());
         assertEquals(1, run.err().strip().split("\n").length, run.err());
@@ -168,9 +173,19 @@ class BenchCommandTest {
 
     @Test
     void aNegativeCountIsOneClearError() {
-        CliRun run = CliRun.of("bench", model, "-p", "8,-1", "-r", "1");
+        CliRun run = CliRun.of("bench", model, "-p", "8,-1", "-r", "1", "--warmup", "0");
         assertEquals(2, run.exitCode());
         assertTrue(run.err().contains("-p 8,-1"), run.err());
         assertEquals(1, run.err().strip().split("\n").length, run.err());
+    }
+
+    @Test
+    void aWarmUpOutsideZeroToAnHourIsOneClearError() {
+        for (String seconds : new String[] {"-1", "NaN", "3601"}) {
+            CliRun run = CliRun.of("bench", model, "-p", "4", "-n", "0", "--warmup", seconds);
+            assertEquals(2, run.exitCode(), run.err());
+            assertTrue(run.err().contains("--warmup must be between 0 and 3600 seconds"), run.err());
+            assertEquals(1, run.err().strip().split("\n").length, run.err());
+        }
     }
 }

@@ -39,7 +39,8 @@ class EngineLoadingTest {
 
     @Test
     void benchParallelGetsTheEnginesDefaultContextAndItsCheck() {
-        CliRun run = CliRun.of("bench", MODEL, "--parallel", "1", "-n", "2", "-r", "1", "-t", "1", "--backend", "cpu");
+        CliRun run = CliRun.of("bench", MODEL, "--parallel", "1", "-n", "2", "-r", "1",
+                "--warmup", "0", "-t", "1", "--backend", "cpu");
         assertEquals(0, run.exitCode(), run.err());
         assertTrue(loadLine(run).contains(", context " + Engine.defaultContextLength(config()) + ", on "),
                 run.err());

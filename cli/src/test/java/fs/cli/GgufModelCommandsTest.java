@@ -196,7 +196,8 @@ class GgufModelCommandsTest {
 
     @Test
     void benchAndVerifyRunOnAGgufFile() throws IOException {
-        CliRun bench = CliRun.of("bench", BF16, "-p", "4", "-n", "2", "-r", "1", "-t", "2", "--backend", "cpu", "--json");
+        CliRun bench = CliRun.of("bench", BF16, "-p", "4", "-n", "2", "-r", "1",
+                "--warmup", "0", "-t", "2", "--backend", "cpu", "--json");
         assertEquals(0, bench.exitCode(), bench.err());
         JsonNode test = new ObjectMapper().readTree(bench.out()).get(0);
         assertEquals(BF16, test.get("model_filename").textValue());

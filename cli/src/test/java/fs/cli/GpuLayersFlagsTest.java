@@ -141,7 +141,8 @@ class GpuLayersFlagsTest {
     }
 
     private static int gpuLayers(String... flags) throws IOException {
-        List<String> args = new ArrayList<>(List.of("bench", MODEL, "-p", "4", "-n", "1", "-r", "1", "-t", "2",
+        List<String> args = new ArrayList<>(List.of("bench", MODEL, "-p", "4", "-n", "1", "-r", "1",
+                "--warmup", "0", "-t", "2",
                 "--json"));
         args.addAll(List.of(flags));
         CliRun run = CliRun.of(args.toArray(String[]::new));

@@ -46,7 +46,8 @@ class KvCacheTypeCommandsTest {
     /** llama-bench's lists: every test on each key type with each value type, in that order. */
     @Test
     void benchRunsItsTestsOnEachTypeListed() throws IOException {
-        CliRun run = CliRun.of("bench", MODEL, "-p", "4", "-n", "2", "-r", "1", "-t", "1", "--backend", "cpu",
+        CliRun run = CliRun.of("bench", MODEL, "-p", "4", "-n", "2", "-r", "1",
+                "--warmup", "0", "-t", "1", "--backend", "cpu",
                 "-ctk", "f32,f16", "--json");
         assertEquals(0, run.exitCode(), run.err());
         JsonNode tests = new ObjectMapper().readTree(run.out());
@@ -57,7 +58,8 @@ class KvCacheTypeCommandsTest {
             assertEquals("f16", tests.get(i).get("type_v").textValue(), run.out());
             assertEquals(i % 2 == 0 ? 4 : 0, tests.get(i).get("n_prompt").intValue(), run.out());
         }
-        CliRun table = CliRun.of("bench", MODEL, "-p", "4", "-n", "0", "-r", "1", "-t", "1", "--backend", "cpu",
+        CliRun table = CliRun.of("bench", MODEL, "-p", "4", "-n", "0", "-r", "1",
+                "--warmup", "0", "-t", "1", "--backend", "cpu",
                 "-ctv", "f16,bf16");
         assertEquals(0, table.exitCode(), table.err());
         String[] lines = table.out().strip().split("\n");

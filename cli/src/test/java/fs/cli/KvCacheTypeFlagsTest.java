@@ -47,7 +47,7 @@ class KvCacheTypeFlagsTest {
         List<String> args = new ArrayList<>(List.of(command, MODEL, "-t", "1"));
         args.addAll(switch (command) {
             case "run" -> List.of("-p", "Hello", "-n", "1");
-            case "bench" -> List.of("-p", "4", "-n", "0", "-r", "1");
+            case "bench" -> List.of("-p", "4", "-n", "0", "-r", "1", "--warmup", "0");
             case "logits" -> List.of("-p", "Hello", "--top", "1");
             case "perplexity" -> List.of("-c", "16", "-f", Files.writeString(texts.resolve("text.txt"),
                     "The quick brown fox jumps over the lazy dog. ".repeat(8)).toString());
@@ -140,7 +140,8 @@ class KvCacheTypeFlagsTest {
 
     @Test
     void benchSaysTheTypesInItsTableAndJson() throws IOException {
-        CliRun json = CliRun.of("bench", MODEL, "-p", "4", "-n", "2", "-r", "1", "-t", "1", "--backend", "cpu",
+        CliRun json = CliRun.of("bench", MODEL, "-p", "4", "-n", "2", "-r", "1",
+                "--warmup", "0", "-t", "1", "--backend", "cpu",
                 "-ctk", "f32", "-ctv", "f32", "--json");
         assertEquals(0, json.exitCode(), json.err());
         JsonNode tests = new ObjectMapper().readTree(json.out());
@@ -149,7 +150,8 @@ class KvCacheTypeFlagsTest {
             assertEquals("f32", test.get("type_k").textValue(), json.out());
             assertEquals("f32", test.get("type_v").textValue(), json.out());
         }
-        CliRun table = CliRun.of("bench", MODEL, "-p", "4", "-n", "0", "-r", "1", "-t", "1", "--backend", "java");
+        CliRun table = CliRun.of("bench", MODEL, "-p", "4", "-n", "0", "-r", "1",
+                "--warmup", "0", "-t", "1", "--backend", "java");
         assertEquals(0, table.exitCode(), table.err());
         String[] lines = table.out().strip().split("\n");
         assertEquals(3, lines.length, table.out());
@@ -159,13 +161,15 @@ class KvCacheTypeFlagsTest {
 
     @Test
     void benchParallelSaysTheTypesToo() throws IOException {
-        CliRun json = CliRun.of("bench", MODEL, "--parallel", "1", "-n", "2", "-r", "1", "-t", "1", "--backend", "cpu",
+        CliRun json = CliRun.of("bench", MODEL, "--parallel", "1", "-n", "2", "-r", "1",
+                "--warmup", "0", "-t", "1", "--backend", "cpu",
                 "-ctk", "f32", "-ctv", "f32", "--json");
         assertEquals(0, json.exitCode(), json.err());
         JsonNode test = new ObjectMapper().readTree(json.out()).get(0);
         assertEquals("f32", test.get("type_k").textValue(), json.out());
         assertEquals("f32", test.get("type_v").textValue(), json.out());
-        CliRun table = CliRun.of("bench", MODEL, "--parallel", "1", "-n", "2", "-r", "1", "-t", "1", "--backend",
+        CliRun table = CliRun.of("bench", MODEL, "--parallel", "1", "-n", "2", "-r", "1",
+                "--warmup", "0", "-t", "1", "--backend",
                 "java");
         assertEquals(0, table.exitCode(), table.err());
         String[] lines = table.out().strip().split("\n");

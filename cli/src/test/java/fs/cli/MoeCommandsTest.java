@@ -89,7 +89,8 @@ class MoeCommandsTest {
 
     @Test
     void benchMeasuresOneStreamAndSeveral() throws IOException {
-        CliRun bench = CliRun.of("bench", Q4_K_M, "-p", "8", "-n", "4", "-r", "1", "-t", "2", "--backend", "cpu",
+        CliRun bench = CliRun.of("bench", Q4_K_M, "-p", "8", "-n", "4", "-r", "1",
+                "--warmup", "0", "-t", "2", "--backend", "cpu",
                 "--json");
         assertEquals(0, bench.exitCode(), bench.err());
         JsonNode tests = JSON.readTree(bench.out());
@@ -99,7 +100,8 @@ class MoeCommandsTest {
             assertTrue(test.get("avg_ts").doubleValue() > 0, test.toString());
         }
 
-        CliRun parallel = CliRun.of("bench", Q4_K_M, "--parallel", "1,2", "-n", "4", "-r", "1", "-t", "2",
+        CliRun parallel = CliRun.of("bench", Q4_K_M, "--parallel", "1,2", "-n", "4", "-r", "1",
+                "--warmup", "0", "-t", "2",
                 "--backend", "cpu", "--json");
         assertEquals(0, parallel.exitCode(), parallel.err());
         JsonNode streams = JSON.readTree(parallel.out());
