@@ -2,7 +2,7 @@ package fs.backend.cpu;
 
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -10,9 +10,11 @@ import java.util.concurrent.locks.LockSupport;
  *
  * <p>Decode issues a couple of hundred small matvecs per token, so the hand-off must cost far less than a thread
  * wake-up: workers spin for a short while after each task (the next one usually arrives within microseconds), then
- * spin yielding the core to whoever else wants it, and only then park. Units are claimed from one shared word, so a thread that the OS has descheduled, or a worker still
- * waking up, never holds the task back: the caller waits only for units that were actually claimed. Nothing is
- * allocated per task. Which thread runs a unit never changes its result: callers make every unit's arithmetic
+ * spin yielding the core to whoever else wants it, and only then park. Each thread is given a contiguous range of
+ * the units, as llama.cpp gives each of its threads a contiguous part of a decode's rows: the weights it reads are
+ * one ascending stream, not every other 64-row slice. A thread that has finished its range takes units from the
+ * back of the others', so a thread that the OS has descheduled, or a worker still waking up, never holds the task
+ * back: the caller waits only for units that were actually claimed. Nothing is allocated per task. Which thread runs a unit never changes its result: callers make every unit's arithmetic
  * independent of the others.
  */
 final class WorkerPool implements AutoCloseable {
@@ -35,6 +37,8 @@ final class WorkerPool implements AutoCloseable {
     private static final long HOT_SPIN_NANOS = TimeUnit.MICROSECONDS.toNanos(20);
     private static final int UNIT_BITS = 20;
     private static final long UNIT_MASK = (1L << UNIT_BITS) - 1;
+    private static final int GENERATION_SHIFT = 2 * UNIT_BITS;
+    private static final long GENERATION_MASK = (1L << (Long.SIZE - GENERATION_SHIFT)) - 1;
     /** Most units one task may have. */
     static final int MAX_UNITS = (int) UNIT_MASK;
     /**
@@ -45,23 +49,26 @@ final class WorkerPool implements AutoCloseable {
      * 1153 below 2^18, 1120 below 2^19.
      */
     static final long SERIAL_WORK = 1L << 17;
+    /** Longs between two threads' claim words: a cache line each, so that claiming never contends for a line. */
+    private static final int SLOT_STRIDE = 8;
 
     private final Worker[] workers;
     /**
-     * The current task's claim word: generation (high 24 bits), unit count and next unclaimed unit (20 bits each).
-     * A claim is a compare-and-set on the whole word, so a thread holding a stale word can never take a unit of a
-     * later task; the count in the word keeps the bound consistent with the generation.
+     * Thread t's range of the current task in word t·SLOT_STRIDE: generation (high 24 bits), end of the range and
+     * next unclaimed unit (20 bits each). The owner claims from the front, the others from the back, each claim a
+     * compare-and-set on the whole word, so a thread holding a stale word can never take a unit of a later task.
      */
-    private final AtomicLong claim = new AtomicLong();
+    private final AtomicLongArray claims;
     private final AtomicInteger completed = new AtomicInteger();
     private volatile boolean closed;
-    /** Written before the claim word that publishes it; read after reading that word. */
+    /** Written before the claim words that publish it; read after reading one of them. */
     private Task task;
     private volatile Throwable failure;
 
     WorkerPool(int threads) {
         if (threads < 1) throw new IllegalArgumentException("threads must be at least 1, got " + threads);
         workers = new Worker[threads - 1];
+        claims = new AtomicLongArray(threads * SLOT_STRIDE);
         for (int i = 0; i < workers.length; i++) {
             workers[i] = new Worker(i + 1);
             workers[i].start();
@@ -92,10 +99,14 @@ final class WorkerPool implements AutoCloseable {
         }
         this.task = task;
         completed.set(0);
-        long generation = (claim.get() >>> (2 * UNIT_BITS)) + 1;
-        claim.set(generation << (2 * UNIT_BITS) | (long) units << UNIT_BITS); // publishes task
+        long generation = ((claims.get(0) >>> GENERATION_SHIFT) + 1) & GENERATION_MASK;
+        int threads = threads();
+        for (int t = 0; t < threads; t++) { // publishes task
+            long from = (long) units * t / threads, to = (long) units * (t + 1) / threads;
+            claims.set(t * SLOT_STRIDE, generation << GENERATION_SHIFT | to << UNIT_BITS | from);
+        }
         for (Worker w : workers) if (w.parked) LockSupport.unpark(w);
-        work(0);
+        work(0, generation);
         for (int spins = 0; completed.get() != units; spins++) {
             if (spins < 1 << 12) Thread.onSpinWait();
             else Thread.yield();
@@ -108,24 +119,29 @@ final class WorkerPool implements AutoCloseable {
         if (thrown != null) throw new IllegalStateException(thrown);
     }
 
-    /** Claims and runs units of the current task until none is left or a later task has begun. */
-    private void work(int worker) {
-        long c = claim.get();
-        long generation = c >>> (2 * UNIT_BITS);
+    /**
+     * Runs units of task {@code generation}: the worker's own range from its front, then the other threads' from
+     * their backs, until none is left or a later task has begun.
+     */
+    private void work(int worker, long generation) {
         Task t = task; // read after the claim word that published it
-        while (c >>> (2 * UNIT_BITS) == generation) {
-            long next = c & UNIT_MASK;
-            if (next >= ((c >>> UNIT_BITS) & UNIT_MASK)) return;
-            if (claim.compareAndSet(c, c + 1)) {
-                try {
-                    t.run((int) next, worker);
-                } catch (Throwable e) {
-                    failure = e;
-                } finally {
-                    completed.incrementAndGet();
+        int threads = threads();
+        for (int i = 0; i < threads; i++) {
+            int slot = (worker + i) % threads * SLOT_STRIDE;
+            boolean own = i == 0;
+            for (long c = claims.get(slot); c >>> GENERATION_SHIFT == generation; c = claims.get(slot)) {
+                long next = c & UNIT_MASK, end = (c >>> UNIT_BITS) & UNIT_MASK;
+                if (next >= end) break;
+                if (claims.compareAndSet(slot, c, own ? c + 1 : c - (1L << UNIT_BITS))) {
+                    try {
+                        t.run((int) (own ? next : end - 1), worker);
+                    } catch (Throwable e) {
+                        failure = e;
+                    } finally {
+                        completed.incrementAndGet();
+                    }
                 }
             }
-            c = claim.get();
         }
     }
 
@@ -147,6 +163,11 @@ final class WorkerPool implements AutoCloseable {
         private final int index;
         volatile boolean parked;
 
+        /** The generation of this worker's claim word: the task it was last given a range of. */
+        private long generation() {
+            return claims.get(index * SLOT_STRIDE) >>> GENERATION_SHIFT;
+        }
+
         Worker(int index) {
             super("fs-cpu-worker-" + index);
             this.index = index;
@@ -158,12 +179,12 @@ final class WorkerPool implements AutoCloseable {
 
         @Override
         public void run() {
-            long seen = claim.get() >>> (2 * UNIT_BITS);
+            long seen = generation();
             while (true) {
                 long spinStart = System.nanoTime();
                 int spins = 0;
                 boolean hot = true;
-                while (claim.get() >>> (2 * UNIT_BITS) == seen && !closed) {
+                while (generation() == seen && !closed) {
                     if (hot) {
                         Thread.onSpinWait();
                         if ((++spins & 255) == 0) hot = System.nanoTime() - spinStart < HOT_SPIN_NANOS;
@@ -176,12 +197,12 @@ final class WorkerPool implements AutoCloseable {
                     // Announce the park before the last look: the caller unparks after publishing, so either this
                     // look sees the new task or the caller sees the flag.
                     parked = true;
-                    if (claim.get() >>> (2 * UNIT_BITS) == seen && !closed) LockSupport.park(this);
+                    if (generation() == seen && !closed) LockSupport.park(this);
                     parked = false;
                 }
                 if (closed) return;
-                seen = claim.get() >>> (2 * UNIT_BITS);
-                work(index);
+                seen = generation();
+                work(index, seen);
             }
         }
     }

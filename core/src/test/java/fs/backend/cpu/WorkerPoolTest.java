@@ -6,7 +6,12 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.Test;
@@ -69,6 +74,80 @@ class WorkerPoolTest {
                 }, 16, WorkerPool.SERIAL_WORK);
             }
             assertTrue(seen.get(1) > 0, "the worker ran no unit");
+        }
+    }
+
+    /**
+     * Each thread begins at the front of a contiguous range of its own (two threads, 16 units: the caller 0..7, the
+     * worker 8..15) and goes up it; what it takes of another's range comes from that range's back.
+     */
+    @Test
+    void eachThreadGoesUpARangeOfItsOwn() {
+        try (WorkerPool pool = new WorkerPool(2)) {
+            for (int round = 0; round < 20; round++) {
+                List<List<Integer>> order = List.of(new ArrayList<>(), new ArrayList<>());
+                pool.run((unit, worker) -> {
+                    synchronized (order) {
+                        order.get(worker).add(unit);
+                    }
+                    LockSupport.parkNanos(50_000);
+                }, 16, WorkerPool.SERIAL_WORK);
+                List<Integer> caller = order.get(0), worker = order.get(1);
+                assertEquals(16, caller.size() + worker.size());
+                assertRange(caller, 0, 8);
+                if (!worker.isEmpty()) assertRange(worker, 8, 16);
+            }
+        }
+    }
+
+    /**
+     * The units a thread ran, in order: from, from + 1, … (its own range [from, to), up to where it ran out), then
+     * descending (each taken from the back of another's range); none twice.
+     */
+    private static void assertRange(List<Integer> units, int from, int to) {
+        assertEquals(from, units.getFirst(), units.toString());
+        int i = 0;
+        while (i < units.size() && units.get(i) == from + i && from + i < to) i++;
+        for (int j = i + 1; j < units.size(); j++) {
+            assertTrue(units.get(j) < units.get(j - 1), "taken from another's back: " + units);
+        }
+        assertEquals(units.size(), units.stream().distinct().count(), units.toString());
+    }
+
+    /**
+     * A worker held up in a unit of its range does not hold the rest of that range: the caller takes it, and the run
+     * ends when the held unit does.
+     */
+    @Test
+    void theCallerTakesTheRangeOfAWorkerThatIsHeldUp() throws InterruptedException {
+        try (WorkerPool pool = new WorkerPool(2)) {
+            for (int round = 0; round < 20; round++) {
+                CountDownLatch othersDone = new CountDownLatch(1);
+                AtomicInteger byCaller = new AtomicInteger(), byWorker = new AtomicInteger();
+                AtomicInteger heldUntilTheRest = new AtomicInteger();
+                pool.run((unit, worker) -> {
+                    if (worker == 0) {
+                        if (byCaller.incrementAndGet() == 15) othersDone.countDown();
+                        LockSupport.parkNanos(20_000);
+                        return;
+                    }
+                    // The worker's first unit waits until the caller has run every other one.
+                    if (byWorker.incrementAndGet() == 1) {
+                        try {
+                            if (othersDone.await(10, TimeUnit.SECONDS)) heldUntilTheRest.incrementAndGet();
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        }
+                    }
+                }, 16, WorkerPool.SERIAL_WORK);
+                if (byWorker.get() > 0) {
+                    assertEquals(1, byWorker.get(), "round " + round);
+                    assertEquals(15, byCaller.get(), "round " + round);
+                    assertEquals(1, heldUntilTheRest.get(), "round " + round);
+                } else {
+                    assertEquals(16, byCaller.get(), "round " + round);
+                }
+            }
         }
     }
 
