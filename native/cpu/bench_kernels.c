@@ -6,9 +6,10 @@
  *   cmake -S native/cpu -B build/fscpu && cmake --build build/fscpu --target fscpu_bench && build/fscpu/fscpu_bench
  * Arguments: formats (e.g. "q6_k,q4_0", or "all"), then a number of activation rows to time that alone (ffn_down
  * and ffn_gate's shapes), then a matrix shape ROWSxK to time alone (e.g. 3072x1024: gate and up), then a number of
- * threads T to time the unpacked kernels as a decode runs them instead: the matrix copied until the copies exceed
- * L3 (256 MiB), each pass over the next copy (from memory, as a model reads each matrix once per token), its rows in
- * units of 64 (NativeMatmul's) taken by T threads, wall time (T = 1: CPU time).
+ * threads T to time the kernels (unpacked and x16) as a decode runs them instead: the matrix copied until the copies
+ * exceed L3 (256 MiB), each pass over the next copy (from memory, as a model reads each matrix once per token), its
+ * rows in units of 64 (NativeMatmul's), each of the T threads a contiguous range of them (WorkerPool's), wall time
+ * (T = 1: CPU time).
  * Times are thread CPU time (with T > 1: wall time), best of 11, so other processes on a shared machine disturb them less.
  */
 #define _POSIX_C_SOURCE 200112L
@@ -133,33 +134,39 @@ static void report(const char *format, const char *variant, int rows, int k, int
 #define UNIT_ROWS 64
 #define MEMORY_BYTES (256LL << 20)
 
-/* A decode pass shared by threads: the units of copy `copy` go to whichever thread takes them next. */
+/*
+ * A decode pass shared by threads: thread t runs the units of copy `copy` in its range, t/threads..(t+1)/threads of
+ * them, through the unpacked kernel matmul or (where set) the repacked one.
+ */
 struct pass {
     matmul_fn matmul;
+    repacked_fn repacked;
     const uint8_t *copies;
     int64_t row_bytes, bytes;
-    int rows, k, act_rows, copy, stop;
+    int rows, k, act_rows, copy, stop, threads;
     const void *act;
     float *out;
-    atomic_int next_unit;
+    atomic_int next_thread;
     pthread_barrier_t start, done;
 };
 
-static void run_units(struct pass *p) {
+static void run_units(struct pass *p, int t) {
     const uint8_t *w = p->copies + (int64_t)p->copy * p->bytes;
     int units = (p->rows + UNIT_ROWS - 1) / UNIT_ROWS;
-    for (int u; (u = atomic_fetch_add(&p->next_unit, 1)) < units;) {
+    for (int u = units * t / p->threads; u < units * (t + 1) / p->threads; u++) {
         int to = (u + 1) * UNIT_ROWS < p->rows ? (u + 1) * UNIT_ROWS : p->rows;
-        p->matmul(w, p->row_bytes, u * UNIT_ROWS, to, p->act, p->act_rows, p->k, p->out, p->rows);
+        if (p->repacked) p->repacked(w, u * UNIT_ROWS, to, p->act, p->act_rows, p->k, p->out, p->rows);
+        else p->matmul(w, p->row_bytes, u * UNIT_ROWS, to, p->act, p->act_rows, p->k, p->out, p->rows);
     }
 }
 
 static void *pass_worker(void *arg) {
     struct pass *p = arg;
+    int t = atomic_fetch_add(&p->next_thread, 1);
     for (;;) {
         pthread_barrier_wait(&p->start);
         if (p->stop) return NULL;
-        run_units(p);
+        run_units(p, t);
         pthread_barrier_wait(&p->done);
     }
 }
@@ -174,15 +181,16 @@ static double wall_seconds(void) {
  * Seconds a pass takes with the weights from memory (copies of w beyond L3) on `threads` threads, best of 11: wall
  * time, or on one thread its CPU time (as the other timings: less disturbed by other processes).
  */
-static double time_from_memory(matmul_fn matmul, const uint8_t *w, int64_t row_bytes, int rows, int k,
-                               const void *act, int act_rows, float *out, int threads) {
-    int64_t bytes = row_bytes * rows;
+static double time_from_memory(matmul_fn matmul, repacked_fn repacked, const uint8_t *w, int64_t bytes,
+                               int64_t row_bytes, int rows, int k, const void *act, int act_rows, float *out,
+                               int threads) {
     int copies = (int)((MEMORY_BYTES + bytes - 1) / bytes);
     if (copies < 2) copies = 2;
     uint8_t *all = malloc((size_t)(bytes * copies));
     for (int c = 0; c < copies; c++) memcpy(all + c * bytes, w, (size_t)bytes);
-    struct pass p = {.matmul = matmul, .copies = all, .row_bytes = row_bytes, .bytes = bytes, .rows = rows, .k = k,
-                     .act_rows = act_rows, .act = act, .out = out};
+    struct pass p = {.matmul = matmul, .repacked = repacked, .copies = all, .row_bytes = row_bytes, .bytes = bytes,
+                     .rows = rows, .k = k, .act_rows = act_rows, .act = act, .out = out, .threads = threads};
+    atomic_store(&p.next_thread, 1);
     pthread_barrier_init(&p.start, NULL, (unsigned)threads);
     pthread_barrier_init(&p.done, NULL, (unsigned)threads);
     pthread_t workers[64];
@@ -194,9 +202,8 @@ static double time_from_memory(matmul_fn matmul, const uint8_t *w, int64_t row_b
         double start = seconds(), elapsed;
         do {
             p.copy = pass++ % copies;
-            atomic_store(&p.next_unit, 0);
             pthread_barrier_wait(&p.start);
-            run_units(&p);
+            run_units(&p, 0);
             pthread_barrier_wait(&p.done);
             n++;
         } while ((elapsed = seconds() - start) < 0.05);
@@ -245,7 +252,7 @@ static void bench(const struct format *f, int rows, int k, int act_rows, int thr
         }
         double best = 1e9;
         if (threads > 0) {
-            best = time_from_memory(matmul, w, row_bytes, rows, k, act, act_rows, out, threads);
+            best = time_from_memory(matmul, NULL, w, bytes, row_bytes, rows, k, act, act_rows, out, threads);
             char name[24];
             snprintf(name, sizeof name, "%s %dt", variant_names[v], threads);
             report(f->name, name, rows, k, act_rows, bytes, best, same);
@@ -262,7 +269,7 @@ static void bench(const struct format *f, int rows, int k, int act_rows, int thr
         }
         report(f->name, variant_names[v], rows, k, act_rows, bytes, best, same);
     }
-    if (f->repack && threads == 0) {
+    if (f->repack) {
         /* The same weights repacked (rows is a multiple of 16), checked against the scalar kernel unpacked. */
         uint8_t *packed = malloc((size_t)fs_repacked_bytes(f->name, rows, k));
         f->repack(w, row_bytes, 0, rows / 16, k, packed);
@@ -277,6 +284,14 @@ static void bench(const struct format *f, int rows, int k, int act_rows, int thr
             for (int r = 0; r < act_rows; r++)
                 same &= memcmp(expected + (int64_t)r * rows, out + (int64_t)r * rows, sizeof(float) * (size_t)check_rows) == 0;
             double best = 1e9;
+            if (threads > 0) {
+                best = time_from_memory(NULL, matmul, packed, fs_repacked_bytes(f->name, rows, k), 0, rows, k, act,
+                                        act_rows, out, threads);
+                char variant[24];
+                snprintf(variant, sizeof variant, "%s %dt", variant_names[v], threads);
+                report(name, variant, rows, k, act_rows, bytes, best, same);
+                continue;
+            }
             for (int repeat = 0; repeat < 11; repeat++) {
                 int n = 0;
                 double start = cpu_seconds(), elapsed;
@@ -317,7 +332,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "fscpu_bench: %s is no shape ROWSxK (rows a multiple of 16, k of 256)\n", argv[3]);
         return 2;
     }
-    /* A fourth, e.g. "2": the unpacked kernels from memory on that many threads (above). */
+    /* A fourth, e.g. "2": the kernels (unpacked and x16) from memory on that many threads (above). */
     int threads = argc > 4 ? atoi(argv[4]) : 0;
     if (argc > 4 && (threads < 1 || threads > 64)) {
         fprintf(stderr, "fscpu_bench: %s is no number of threads (1..64)\n", argv[4]);
