@@ -160,6 +160,7 @@ final class BenchCommand implements Callable<Integer> {
                 try (LoadedModel<SingleSequence> loaded = modelOptions.load(keys, values,
                         context -> new SingleSequence.Shape(context, Math.min(batchRows, context), 1), err)) {
                     setup = Setup.of(loaded);
+                    loaded.awaitUploads(); // the weights as every later token reads them: repacked, where they are
                     run(loaded.state(), mostDepth + Math.max(mostPrompt, mostGen), results);
                 }
             }
@@ -238,6 +239,7 @@ final class BenchCommand implements Callable<Integer> {
                 }, err); Scheduler scheduler = loaded.state()) {
                     SingleSequence.checkFits(loaded.config(), loaded.contextLength(), 0, needed);
                     setup = Setup.of(loaded);
+                    loaded.awaitUploads();
                     runParallel(scheduler, loaded.config().vocabSize(), results);
                 }
             }

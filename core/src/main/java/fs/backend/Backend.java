@@ -30,6 +30,14 @@ public interface Backend extends AutoCloseable {
      */
     Weight upload(Tensor tensor);
 
+    /**
+     * Returns when the work that the uploads so far left running in the background is done, so that what follows
+     * runs as it will from then on (a benchmark's timings). The CPU backend repacks weights on a thread of its own,
+     * its matmuls reading the file's rows until a weight's copy is ready (the same floats either way); a backend with
+     * no such work returns at once.
+     */
+    default void awaitUploads() {}
+
     /** A zero-filled float32 buffer of {@code length} elements. */
     Buffer allocate(long length);
 

@@ -21,6 +21,7 @@ public abstract class ForwardingBackend implements Backend {
     @Override public String description() { return delegate.description(); }
     @Override public boolean supports(DType dtype) { return delegate.supports(dtype); }
     @Override public Weight upload(Tensor tensor) { return delegate.upload(tensor); }
+    @Override public void awaitUploads() { delegate.awaitUploads(); }
     @Override public Buffer allocate(long length) { return delegate.allocate(length); }
     @Override public KvCache allocateKvCache(int layers, int sequences, int contextLength, int kvHeads, int headDim,
                                              KvCacheTypes types) {

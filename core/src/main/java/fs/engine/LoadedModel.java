@@ -1,5 +1,6 @@
 package fs.engine;
 
+import fs.backend.Backend;
 import fs.backend.KvCacheTypes;
 import fs.backend.opencl.OpenClBackend;
 import fs.model.DecoderModel;
@@ -37,6 +38,11 @@ public record LoadedModel<S>(ModelSource source, DecoderModel model, String desc
         Placement placement = model.placement();
         long layers = placement.layers().stream().filter(l -> l.attention() instanceof OpenClBackend).count();
         return (int) layers + (placement.output() instanceof OpenClBackend ? 1 : 0);
+    }
+
+    /** Returns when the uploads' background work on every backend is done ({@link Backend#awaitUploads}). */
+    public void awaitUploads() {
+        for (Backend backend : model.placement().backends()) backend.awaitUploads();
     }
 
     @Override

@@ -281,11 +281,12 @@ final class NativeKernels {
 
     /**
      * {@code out[r·outStride + i] = w[i] · act[r]} for rows {@code from ≤ i < to} of an uploaded weight: on its
-     * repacked rows where it has them (then from and to are whole groups, as the callers' units of 64 rows are), else
-     * on its rows as stored. The same floats either way.
+     * repacked rows where it has them and they are ready (then from and to are whole groups, as the callers' units of
+     * 64 rows are), else on its rows as stored. The same floats either way.
      */
     void matmul(CpuWeight w, int from, int to, MemorySegment act, int actRows, MemorySegment out, long outStride) {
-        if (w.repacked() != null) matmul(w.repacked(), from, to, act, actRows, out, outStride);
+        RepackedRows packed = w.repacked();
+        if (packed != null && packed.ready()) matmul(packed, from, to, act, actRows, out, outStride);
         else matmul(w.dtype(), w.data(), w.rowBytes(), from, to, act, actRows, (int) w.columns(), out, outStride);
     }
 
@@ -372,6 +373,8 @@ final class NativeKernels {
         private final int rows;
         private final int k;
         private final MemorySegment data;
+        /** Set once {@link #data} holds every row (written by the repacker's thread before it sets this). */
+        private volatile boolean ready;
 
         private RepackedRows(DType dtype, int rows, int k, MemorySegment data) {
             this.dtype = dtype;
@@ -394,6 +397,15 @@ final class NativeKernels {
 
         long bytes() {
             return data.byteSize();
+        }
+
+        /** Whether the rows are all copied here: until then the matmuls read the weight's own rows. */
+        boolean ready() {
+            return ready;
+        }
+
+        void markReady() {
+            ready = true;
         }
     }
 }

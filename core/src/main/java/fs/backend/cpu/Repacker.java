@@ -5,30 +5,41 @@ import fs.tensor.DType;
 import fs.tensor.Tensor;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Repacks weights at upload for the native matmuls ({@link NativeKernels#allocateRepacked}: groups of 16 rows
- * interleaved block by block, which the x16 kernels read 16 rows per instruction), on the backend's
- * {@link WorkerPool}, into memory of the backend's arena (freed when it closes; in huge pages, {@link HugePageMemory});
- * then releases the tensor's file pages.
+ * Repacks weights for the native matmuls ({@link NativeKernels#allocateRepacked}: groups of 16 rows interleaved block
+ * by block, which the x16 kernels read 16 rows per instruction), into memory of the backend's arena (freed when it
+ * closes; in huge pages, {@link HugePageMemory}); then releases the tensor's file pages.
  *
- * <p>Why release them: repacking reads every byte of the tensor, so its pages of the file mapping are resident
- * afterwards, and the process would hold each repacked weight twice. The mapping is read-only, so dropping its pages
- * ({@link MemorySegment#unload}, madvise MADV_DONTNEED on Linux) loses nothing: whatever still reads the tensor's
- * own bytes (an embedding row, the Vector API path, verify) faults them back in from the file.
+ * <p>The copies are made on a thread of the repacker's own, in upload order, while the model starts: an upload only
+ * takes the memory, and a matmul reads the file's rows until its weight's copy is {@link RepackedRows#ready} (the
+ * kernels of both layouts give the same floats, bit for bit). Why: a process's first touch of fresh huge pages runs
+ * at 0.5-3 GB/s on this VM kind (the kernel zeroes them as the hypervisor backs them), so repacking the 373 MB of a
+ * Qwen3-0.6B Q4_K_M file made its load 0.44 s → 1.3 s before the first token could begin. {@link #finish} waits for
+ * the copies (benchmarks, tests of the repacked kernels).
+ *
+ * <p>Why release the file pages: repacking reads every byte of the tensor, so its pages of the file mapping are
+ * resident afterwards, and the process would hold each repacked weight twice. The mapping is read-only, so dropping
+ * its pages ({@link MemorySegment#unload}, madvise MADV_DONTNEED on Linux) loses nothing: whatever still reads the
+ * tensor's own bytes (an embedding row, the Vector API path, verify, a matmul before the copy is ready) faults them
+ * back in from the file.
  *
  * <p>Linux's page cache may hold a file in large folios (xfs's, and ext4's on recent kernels), and a fault then maps
  * the whole folio around the page it reads: a later upload, or a forward, that reads a small tensor beside a released
  * one maps back the released pages of the folio they share. (Qwen3-0.6B in Q4_0 on ext4 under Linux 6.18, the file in
  * a warm page cache: 53 of its 236 MB of Q4_0 were mapped again after one forward, /proc/self/pagemap said.) Hence the
  * backend copies the single-row weights (norms) when it repacks ({@link #copy}), and releases every repacked tensor's
- * pages once more after the uploads ({@link #releaseAgain}), when the first op runs: then 2 pages per tensor stay.
+ * pages once more when all the copies are made ({@link #releaseAgain}), at the next op: then 2 pages per tensor stay.
+ *
+ * <p>Threads: {@link #repack}, {@link #copy} and {@link #releaseAgain} on the backend's calling thread, the copies on
+ * the repacker's; the queue, the count of copies to make, the failure and the released list under its lock.
  */
-final class Repacker implements WorkerPool.Task {
-    /** Groups of 16 rows per unit of work: 256 rows, 144 KiB of Q4_K at 1024 columns. */
-    private static final int GROUPS_PER_UNIT = 16;
+final class Repacker implements AutoCloseable {
+    /** Groups of 16 rows per native call: 256 rows, 144 KiB of Q4_K at 1024 columns; closing waits for one call. */
+    private static final int GROUPS_PER_CALL = 16;
     /**
      * Pages are released whole, inside the tensor: its first and last partial pages hold other tensors' bytes too,
      * which stay. (Where the OS's pages are larger, the JDK widens the range to them; a read-only mapping reads back
@@ -36,23 +47,27 @@ final class Repacker implements WorkerPool.Task {
      */
     private static final long PAGE = 4096;
 
-    private final WorkerPool pool;
+    /** A weight to copy: its rows in the file, and where they go. */
+    private record Copy(MemorySegment source, long rowBytes, RepackedRows target) {}
+
     private final NativeKernels kernels;
     private final Arena arena;
     /** Where the repacked weights go: huge pages where Linux gives them. */
     private final HugePageMemory memory;
 
-    /** The file bytes released at upload, to release again after the uploads; empty once that is done. */
+    private final ArrayDeque<Copy> queue = new ArrayDeque<>();
+    /** Copies queued or being made. */
+    private int pending;
+    private boolean closing;
+    /** What a copy threw; the backend's next op (or {@link #finish}) throws it. */
+    private Throwable failure;
+    /** The file bytes released after their copies, to release again when all are made; empty once that is done. */
     private final List<MemorySegment> released = new ArrayList<>();
+    /** Whether there is a failure to throw or pages to release again: read by every op without the lock. */
+    private volatile boolean due;
+    private Thread thread;
 
-    // the current tensor
-    private MemorySegment source;
-    private long rowBytes;
-    private RepackedRows target;
-    private int groups;
-
-    Repacker(WorkerPool pool, NativeKernels kernels, Arena arena) {
-        this.pool = pool;
+    Repacker(NativeKernels kernels, Arena arena) {
         this.kernels = kernels;
         this.arena = arena;
         this.memory = new HugePageMemory(arena);
@@ -60,7 +75,8 @@ final class Repacker implements WorkerPool.Task {
 
     /**
      * The rows of a weight the caller checked ({@link fs.backend.BackendChecks#checkUpload}) in the repacked
-     * layout, or null where its format has none or its rows are not whole groups of 16.
+     * layout, copied there on the repacker's thread; or null where its format has none or its rows are not whole
+     * groups of 16.
      */
     RepackedRows repack(Tensor tensor) {
         int rows = (int) tensor.rows(), k = (int) tensor.columns();
@@ -69,18 +85,17 @@ final class Repacker implements WorkerPool.Task {
             return null;
         }
         RepackedRows packed = kernels.allocateRepacked(tensor.dtype(), rows, k, memory);
-        source = tensor.data();
-        rowBytes = tensor.dtype().rowBytes(k);
-        target = packed;
-        groups = rows / NativeKernels.GROUP_ROWS;
-        try {
-            pool.run(this, (groups + GROUPS_PER_UNIT - 1) / GROUPS_PER_UNIT);
-        } finally {
-            source = null;
-            target = null;
+        synchronized (this) {
+            if (closing) throw new IllegalStateException("the backend is closed");
+            queue.add(new Copy(tensor.data(), tensor.dtype().rowBytes(k), packed));
+            pending++;
+            if (thread == null) {
+                thread = new Thread(this::copyAll, "fs-cpu-repack");
+                thread.setDaemon(true);
+                thread.start();
+            }
+            notifyAll();
         }
-        releaseFilePages(tensor.data());
-        released.add(tensor.data());
         return packed;
     }
 
@@ -110,17 +125,109 @@ final class Repacker implements WorkerPool.Task {
         return arena.allocate(row.byteSize(), 64).copyFrom(row);
     }
 
-    /** Releases the file pages of the tensors repacked since the last call again (see above); cheap when none. */
+    /**
+     * Throws what a copy threw; once every copy is made, releases the file pages of the repacked tensors again (see
+     * above). Cheap when there is nothing to do: every op calls it.
+     */
     void releaseAgain() {
-        if (released.isEmpty()) return;
-        for (MemorySegment data : released) releaseFilePages(data);
-        released.clear();
+        if (!due) return;
+        List<MemorySegment> again;
+        synchronized (this) {
+            throwFailure();
+            if (pending > 0) return;
+            again = List.copyOf(released);
+            released.clear();
+            due = false;
+        }
+        for (MemorySegment data : again) releaseFilePages(data);
     }
 
+    /** Returns when every weight repacked so far is copied, and throws what a copy threw. */
+    void finish() {
+        boolean interrupted = false;
+        synchronized (this) {
+            while (pending > 0 && failure == null) {
+                try {
+                    wait();
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+            throwFailure();
+        }
+        if (interrupted) Thread.currentThread().interrupt();
+    }
+
+    /** Stops copying (a copy under way ends after its current call) and waits for the thread. */
     @Override
-    public void run(int unit, int worker) {
-        int from = unit * GROUPS_PER_UNIT;
-        kernels.repack(source, rowBytes, from, Math.min(groups, from + GROUPS_PER_UNIT), target);
+    public void close() {
+        Thread copying;
+        synchronized (this) {
+            closing = true;
+            queue.clear();
+            copying = thread;
+            notifyAll();
+        }
+        if (copying == null) return;
+        boolean interrupted = false;
+        while (copying.isAlive()) {
+            try {
+                copying.join();
+            } catch (InterruptedException e) {
+                interrupted = true; // the arena must outlive the thread that writes into it
+            }
+        }
+        if (interrupted) Thread.currentThread().interrupt();
+    }
+
+    /** Under the lock. */
+    private void throwFailure() {
+        Throwable e = failure;
+        if (e == null) return;
+        failure = null;
+        if (e instanceof RuntimeException r) throw r;
+        if (e instanceof Error r) throw r;
+        throw new IllegalStateException(e);
+    }
+
+    /** The repacker's thread: the queued copies in order, until the backend closes. */
+    private void copyAll() {
+        while (true) {
+            Copy copy;
+            synchronized (this) {
+                while (queue.isEmpty() && !closing) {
+                    try {
+                        wait();
+                    } catch (InterruptedException e) {
+                        // only close() ends this thread: the arena must outlive it
+                    }
+                }
+                if (closing) return;
+                copy = queue.poll();
+            }
+            Throwable thrown = null;
+            try {
+                int groups = copy.target().rows() / NativeKernels.GROUP_ROWS;
+                for (int from = 0; from < groups; from += GROUPS_PER_CALL) {
+                    synchronized (this) {
+                        if (closing) return;
+                    }
+                    kernels.repack(copy.source(), copy.rowBytes(), from, Math.min(groups, from + GROUPS_PER_CALL),
+                            copy.target());
+                }
+                copy.target().markReady();
+                releaseFilePages(copy.source());
+            } catch (Throwable e) {
+                thrown = e;
+            }
+            synchronized (this) {
+                if (thrown != null && failure == null) failure = thrown;
+                if (thrown == null) released.add(copy.source());
+                pending--;
+                due = true;
+                notifyAll();
+            }
+        }
     }
 
     /** Drops the whole pages of a read-only file mapping inside {@code data} from this process's memory. */

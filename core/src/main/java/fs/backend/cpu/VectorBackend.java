@@ -104,7 +104,7 @@ public final class VectorBackend implements Backend {
         matmulTask = new MatmulTask(pool, arena);
         nativeMatmul = kernels.nativeKernels() == null ? null : new NativeMatmul(pool, kernels.nativeKernels());
         repacker = kernels.nativeKernels() == null || !kernels.repacks() ? null
-                : new Repacker(pool, kernels.nativeKernels(), arena);
+                : new Repacker(kernels.nativeKernels(), arena);
         nativeExperts = kernels.nativeKernels() == null ? null
                 : new NativeExpertMatmul(pool, kernels.nativeKernels(), arena);
         nativeFloatOps = kernels.nativeKernels() == null ? null : kernels.nativeKernels().floatOps();
@@ -148,6 +148,13 @@ public final class VectorBackend implements Backend {
         if (tensor.rows() > 1 && nativeMatmul != null) matrixFormats.add(tensor.dtype());
         MemorySegment data = repacker != null && tensor.rows() == 1 ? repacker.copy(tensor.data()) : tensor.data();
         return new CpuWeight(tensor.name(), tensor.dtype(), tensor.rows(), tensor.columns(), data, format, repacked);
+    }
+
+    /** Waits for the {@link Repacker}'s copies of the weights uploaded so far. */
+    @Override
+    public void awaitUploads() {
+        checkOpen();
+        if (repacker != null) repacker.finish();
     }
 
     @Override
@@ -588,6 +595,7 @@ public final class VectorBackend implements Backend {
     public void close() {
         if (closed) return;
         closed = true;
+        if (repacker != null) repacker.close(); // before the arena its copies write into
         pool.close();
         ropeTables.clear();
         arena.close();

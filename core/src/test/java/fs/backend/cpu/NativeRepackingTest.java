@@ -26,6 +26,7 @@ import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
@@ -79,6 +80,7 @@ class NativeRepackingTest {
 
     private static float[] matmul(VectorBackend backend, Tensor tensor, float[] x, int rows) {
         Weight w = backend.upload(tensor);
+        backend.awaitUploads(); // the copy made: the repacked kernels run
         Buffer out = backend.allocate((long) rows * N);
         backend.matmul(buffer(backend, x), w, out, rows);
         return read(backend, out, rows * N);
@@ -147,6 +149,7 @@ class NativeRepackingTest {
         for (int repack = 0; repack < 2; repack++) {
             try (VectorBackend backend = backend(3, repack == 1)) {
                 List<Weight> weights = Arrays.stream(experts).map(backend::upload).toList();
+                backend.awaitUploads();
                 Buffer out = backend.allocate((long) routing.slots() * N);
                 backend.matmulExperts(buffer(backend, x), false, weights, routing, out);
                 results[repack] = read(backend, out, routing.slots() * N);
@@ -175,6 +178,7 @@ class NativeRepackingTest {
                         ModelWeights.bind(config, source.tensors()), backend),
                         new SingleSequence.Shape(64, prompt.length, prompt.length));
                 assertEquals(repack == 1, saysRepacked(backend.description(), format), backend.description());
+                backend.awaitUploads();
                 model.forward(prompt, 0, Probe.NONE);
                 logits[repack] = new float[prompt.length + 2][config.vocabSize()];
                 for (int r = 0; r < prompt.length; r++) model.readLogits(r, logits[repack][r]);
@@ -203,6 +207,7 @@ class NativeRepackingTest {
             assertTrue(t.data().isMapped(), "a file's tensor");
             Tensor tensor = new Tensor(t.name(), t.type(), new long[] {t.rows(), t.columns()}, t.data());
             Weight a = repacked.upload(tensor), b = stored.upload(tensor);
+            repacked.awaitUploads(); // copied, and its file pages released
             assertTrue(repacked.description().contains(type + " repacked"), repacked.description());
             int[] tokens = {0, 7, (int) t.rows() - 1};
             int width = (int) t.columns();
@@ -251,6 +256,37 @@ class NativeRepackingTest {
                     NativeKernelsTest.randomRows(new SplittableRandom(3), DType.Q4_K, N, K, Arena.ofAuto()));
             backend.upload(tensor);
             assertFalse(backend.description().contains("repacked"), backend.description());
+        }
+    }
+
+    /**
+     * The copies are made on the repacker's thread: an upload returns before its copy is ready, awaitUploads waits
+     * for every one, and a matmul before then reads the file's rows (the same floats: the tests above).
+     */
+    @Test
+    void awaitUploadsWaitsForEveryCopy() {
+        SplittableRandom random = new SplittableRandom(11);
+        try (VectorBackend backend = backend(2, true)) {
+            List<CpuWeight> weights = new ArrayList<>();
+            for (int i = 0; i < 8; i++) {
+                weights.add((CpuWeight) backend.upload(new Tensor("w" + i, DType.Q4_K, new long[] {N, K},
+                        NativeKernelsTest.randomRows(random, DType.Q4_K, N, K, Arena.ofAuto()))));
+            }
+            backend.awaitUploads();
+            for (CpuWeight w : weights) assertTrue(w.repacked().ready(), w.name());
+        }
+    }
+
+    /** Closing the backend while its copies are being made stops them and returns; nothing is written after. */
+    @Test
+    void closingWhileCopyingStopsTheCopies() {
+        SplittableRandom random = new SplittableRandom(13);
+        MemorySegment rows = NativeKernelsTest.randomRows(random, DType.Q4_K, 4096, K, Arena.ofAuto());
+        for (int round = 0; round < 5; round++) {
+            VectorBackend backend = backend(2, true);
+            for (int i = 0; i < 16; i++) backend.upload(new Tensor("w" + i, DType.Q4_K, new long[] {4096, K}, rows));
+            backend.close();
+            assertThrows(IllegalStateException.class, backend::awaitUploads);
         }
     }
 
