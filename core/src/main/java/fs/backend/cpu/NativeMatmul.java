@@ -3,9 +3,9 @@ package fs.backend.cpu;
 import java.lang.foreign.MemorySegment;
 
 /**
- * {@code out = x · wᵀ} through {@link NativeKernels} on a {@link WorkerPool}: the calling thread quantizes every row
- * of x once (one downcall), then each unit of {@link #UNIT_ROWS} weight rows is one downcall per
- * {@link #ROWS_PER_CALL} input rows. The kernels compute each output from its weight row and input row alone, so
+ * {@code out = x · wᵀ} through {@link NativeKernels} on a {@link WorkerPool}: every row of x is quantized once (a
+ * downcall per row, the rows shared by the pool's threads), then each unit of {@link #UNIT_ROWS} weight rows is one
+ * downcall per {@link #ROWS_PER_CALL} input rows. The kernels compute each output from its weight row and input row alone, so
  * results do not depend on the thread count, the units or the number of rows (a prompt row and the same row decoded
  * alone give the same logits). Holds the quantized input, reused from call to call; one matmul runs at a time.
  *
@@ -26,8 +26,18 @@ final class NativeMatmul implements WorkerPool.Task {
      */
     private static final int ROWS_PER_CALL = 8;
 
+    /**
+     * What quantizing a value costs, in the pool's multiply-adds ({@link WorkerPool#SERIAL_WORK}): the Q8_0
+     * quantizer's steps (a maximum per 4 values, a division per group) took 12% of ../shared/trained Q8_0's pp64 on
+     * the calling thread alone (perf, 2026-12-04), about 1.3 ns a value against the x16 kernels' 0.1-0.2 ns a
+     * multiply-add; a prompt's rows are shared by the threads from 2^17 / 8 values up (64 rows of K = 256).
+     */
+    private static final long QUANTIZE_WORK = 8;
+
     private final WorkerPool pool;
     private final NativeKernels kernels;
+    /** Quantizes row {@code unit} of the current input. */
+    private final WorkerPool.Task quantizeRow = (unit, worker) -> quantizeRow(unit);
     /** The quantized input rows, back to back; on the heap (critical downcalls may read heap arrays). */
     private MemorySegment activations = MemorySegment.ofArray(new byte[0]);
 
@@ -35,6 +45,9 @@ final class NativeMatmul implements WorkerPool.Task {
     private MemorySegment out;
     private int rows;
     private long activationRowBytes;
+    private MemorySegment input;
+    private NativeKernels.Activations format;
+    private int k;
 
     NativeMatmul(WorkerPool pool, NativeKernels kernels) {
         this.pool = pool;
@@ -52,8 +65,8 @@ final class NativeMatmul implements WorkerPool.Task {
 
     /** {@code out[r, :] = x[r, :] · wᵀ} for {@code rows} rows of x; the caller checked the lengths. */
     void matmul(MemorySegment x, CpuWeight w, MemorySegment result, int rowCount) {
-        int k = (int) w.columns();
-        NativeKernels.Activations format = NativeKernels.Activations.of(w.dtype());
+        k = (int) w.columns();
+        format = NativeKernels.Activations.of(w.dtype());
         activationRowBytes = format.rowBytes(k);
         long needed = rowCount * activationRowBytes;
         if (activations.byteSize() < needed) {
@@ -61,16 +74,24 @@ final class NativeMatmul implements WorkerPool.Task {
             activations = MemorySegment.ofArray(new byte[(int) Math.max(needed,
                     Math.min(2 * activations.byteSize(), Integer.MAX_VALUE - 64))]);
         }
-        kernels.quantize(format, x, activations, (long) rowCount * k);
         weight = w;
         out = result;
         rows = rowCount;
+        input = x;
         try {
+            if (rowCount == 1) kernels.quantize(format, x, activations, k);
+            else pool.run(quantizeRow, rowCount, (long) rowCount * k * QUANTIZE_WORK);
             pool.run(this, (int) ((w.rows() + UNIT_ROWS - 1) / UNIT_ROWS), w.rows() * k * rowCount);
         } finally {
             weight = null;
             out = null;
+            input = null;
         }
+    }
+
+    private void quantizeRow(int r) {
+        kernels.quantize(format, input.asSlice((long) r * k * Float.BYTES, (long) k * Float.BYTES),
+                activations.asSlice(r * activationRowBytes, activationRowBytes), k);
     }
 
     @Override
