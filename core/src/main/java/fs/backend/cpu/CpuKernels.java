@@ -15,7 +15,7 @@ import java.util.function.UnaryOperator;
  * built with). A forced variant this CPU cannot run is an error; native kernels that cannot be loaded (no library
  * for this platform, a build without a C compiler) leave the Vector API running, and the backend's description
  * says why. {@code fs.cpu.repack} / {@code FS_CPU_REPACK} = on (the default) or off: whether the native kernels'
- * weights of the formats with a repacked layout (Q4_K, Q4_0, Q8_0 and Q6_K on avx512, Q2_K and Q3_K on avx512 and avx2: 16 rows
+ * weights of the formats with a repacked layout (Q4_K, Q4_0; Q8_0, Q6_K, Q2_K and Q3_K on avx512 and avx2: 16 rows
  * interleaved, {@link Repacker}) are repacked at upload; the same floats either way, so off is for measuring what
  * repacking gains and costs.
  *

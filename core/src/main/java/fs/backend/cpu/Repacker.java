@@ -101,21 +101,21 @@ final class Repacker implements AutoCloseable {
 
     /**
      * Whether weights of this format are repacked at upload: every format the kernels have a repacked layout for,
-     * but Q8_0 only on avx512 and avx2, Q6_K only on avx512, Q2_K and Q3_K on avx512 and avx2. Q8_0's x16 kernel on
-     * avx512, 16 rows' int32 in a zmm, runs a 1024×3072 matmul of 8 or 128 rows at about twice the unpacked kernel's
-     * speed (fscpu_bench, native/cpu/README.md); on avx2 (Zen 4 with -XX:UseAVX=2, 2026-12-04) it took a
-     * Qwen3-0.6B-shaped Q8_0 file's pp128 from 131–143 to 194–204 tok/s and its tg64 from 41 to 43–48, the
-     * 151,936-row lm_head repacked or not. Q6_K's x16 kernel on avx2 took the Q6_K file's pp128 from 142 to 162–170
-     * but its tg64 from 50–51 to 43–46 (the lm_head kept unpacked or not), so at 256 bits Q6_K keeps the file's rows:
-     * decode is what a chat waits on. Q2_K's, whose unpacked kernel is bound by instructions, was faster on every
-     * shape on avx512 and avx2, and so was Q3_K's. avxvnni, which no CPU here had (an earlier measurement on Zen 5 had
-     * Q8_0's x16 slower on the lm_head's decode there, 31 → 27 Gmac/s), keeps reading them in place until it is timed.
+     * but Q8_0, Q6_K, Q2_K and Q3_K only on avx512 and avx2. Q8_0's x16 kernel on avx512, 16 rows' int32 in a zmm,
+     * runs a 1024×3072 matmul of 8 or 128 rows at about twice the unpacked kernel's speed (fscpu_bench,
+     * native/cpu/README.md); on avx2 (Zen 4 with -XX:UseAVX=2, 2026-12-04) it took a Qwen3-0.6B-shaped Q8_0 file's
+     * pp128 from 131–143 to 194–204 tok/s and its tg64 from 41 to 43–48, the 151,936-row lm_head repacked or not.
+     * Q6_K's x16 kernel on avx2 took the Q6_K file's pp128 from 111–142 to 152–170; its decode, slower (tg64 50–51
+     * → 43–46) while the pool's threads took 64-row units in turn, was a tie or better once each took a contiguous
+     * range (48.0, 44.1 → 49.9, 50.7; the Q4_K_M file 44.8, 43.8 → 46.2, 42.1). Q2_K's, whose unpacked kernel is
+     * bound by instructions, was faster on every shape on avx512 and avx2, and so was Q3_K's. avxvnni, which no CPU
+     * here had (an earlier measurement on Zen 5 had Q8_0's x16 slower on the lm_head's decode there, 31 → 27
+     * Gmac/s), keeps reading them in place until it is timed.
      */
     boolean repacksAtUpload(DType type) {
         String isa = kernels.isa();
         return kernels.repacks(type) && switch (type) {
-            case Q6_K -> isa.equals("avx512");
-            case Q8_0, Q2_K, Q3_K -> isa.equals("avx512") || isa.equals("avx2");
+            case Q8_0, Q6_K, Q2_K, Q3_K -> isa.equals("avx512") || isa.equals("avx2");
             default -> true;
         };
     }

@@ -36,7 +36,7 @@ import jdk.incubator.vector.FloatVector;
  * {@link RowFormat}, chosen at upload ({@link RowFormats}), and {@link MatmulTask} runs the matmul over it. With
  * {@link CpuKernels} asking for native kernels, the matmuls of the formats libfscpu has run there instead
  * ({@link NativeMatmul}: activations quantized to 8 bits, integer dot products), and everything else here. Weights of
- * the formats libfscpu has a repacked layout for (Q4_K, Q4_0; Q6_K on avx512; Q8_0, Q2_K, Q3_K on avx512 and avx2) are repacked
+ * the formats libfscpu has a repacked layout for (Q4_K, Q4_0; Q8_0, Q6_K, Q2_K, Q3_K on avx512 and avx2) are repacked
  * at upload, unless the kernels say not ({@link Repacker}): a copy of their rows on the backend's arena, which lives
  * until {@link #close}.
  *
