@@ -62,9 +62,12 @@ static inline __m256i load256(const uint8_t *p) {
 /*
  * Asks for the cache lines of a block or two ahead of the one being read (bytes from p, rounded up to whole lines):
  * the hardware prefetcher alone keeps fewer lines in flight than one core can take from memory (a few percent on a
- * 151936-row Q6_K matmul). bytes is a constant at every call, so the loop is unrolled.
+ * 151936-row Q6_K matmul). bytes is a constant at every call, so the loop is unrolled. Always inlined: gcc 12 takes
+ * a function whose only effect is __builtin_prefetch for one without effects, and where it does not inline it early
+ * it deletes the call as dead code. So it had done in every repacked (x16) kernel, which therefore never prefetched;
+ * made to, they read memory slower (fscpu_bench from memory, native/cpu/README.md), and they no longer ask.
  */
-static inline void prefetch_block(const uint8_t *p, int bytes) {
+static inline __attribute__((always_inline)) void prefetch_block(const uint8_t *p, int bytes) {
     for (int offset = 0; offset < bytes; offset += 64) _mm_prefetch((const char *)p + offset, _MM_HINT_T0);
 }
 
@@ -1209,7 +1212,6 @@ FS_ALWAYS_INLINE void q4_k_x16_rows(const uint8_t *gb, int first, const uint8_t 
     FS_UNROLL
     for (int v = 0; v < H * R; v++) acc[v] = xf_zero(), mins[v] = xf_zero();
     for (int b = 0; b < blocks; b++, gb += Q4_K_X16_BLOCK, a += Q8_K_BYTES) {
-        if (R == 1) prefetch_block(gb + 2 * Q4_K_X16_BLOCK, Q4_K_X16_BLOCK);
         xi t[FS_ROWS], m[FS_ROWS];
         FS_UNROLL
         for (int v = 0; v < H * R; v++) t[v] = xi_zero(), m[v] = xi_zero();
@@ -1334,7 +1336,6 @@ FS_ALWAYS_INLINE void q4_0_x16_rows(const uint8_t *gb, int64_t group_bytes, int 
         /* vector v's group-block and its rows' offset there */
 #define FS_GROUP_BLOCK(v) (gb + (first + XV * (v)) / X16_ROWS * group_bytes)
 #define FS_FIRST(v) ((first + XV * (v)) % X16_ROWS)
-        if (R == 1) prefetch_block(gb + 4 * Q4_0_X16_BLOCK, Q4_0_X16_BLOCK);
         xi sum[X16_VECTORS][FS_ROWS];
         FS_UNROLL
         for (int v = 0; v < V; v++)
@@ -1386,7 +1387,6 @@ FS_ALWAYS_INLINE void q8_0_x16_rows(const uint8_t *gb, int first, const uint8_t 
     FS_UNROLL
     for (int v = 0; v < H * R; v++) acc[v] = xf_zero();
     for (int b = 0; b < blocks; b++, gb += Q8_0_X16_BLOCK, a += Q8_0_BYTES) {
-        if (R == 1) prefetch_block(gb + 2 * Q8_0_X16_BLOCK, Q8_0_X16_BLOCK);
         xi sum[FS_ROWS];
         FS_UNROLL
         for (int v = 0; v < H * R; v++) sum[v] = xi_zero();
@@ -1551,7 +1551,6 @@ FS_ALWAYS_INLINE void q6_k_x16_rows(const uint8_t *gb, int first, const uint8_t 
     FS_UNROLL
     for (int v = 0; v < H * R; v++) acc[v] = xf_zero();
     for (int b = 0; b < blocks; b++, gb += Q6_K_X16_BLOCK, a += Q8_K_BYTES) {
-        if (R == 1) prefetch_block(gb + 2 * Q6_K_X16_BLOCK, Q6_K_X16_BLOCK);
         xi t[FS_ROWS];
         FS_UNROLL
         for (int v = 0; v < H * R; v++) t[v] = xi_zero();
@@ -1647,7 +1646,6 @@ FS_ALWAYS_INLINE void q2_k_x16_rows(const uint8_t *gb, int first, const uint8_t 
     FS_UNROLL
     for (int v = 0; v < H * R; v++) acc[v] = xf_zero(), mins[v] = xf_zero();
     for (int b = 0; b < blocks; b++, gb += Q2_K_X16_BLOCK, a += Q8_K_BYTES) {
-        if (R == 1) prefetch_block(gb + 2 * Q2_K_X16_BLOCK, Q2_K_X16_BLOCK);
         xi t[FS_ROWS], m[FS_ROWS];
         FS_UNROLL
         for (int v = 0; v < H * R; v++) t[v] = xi_zero(), m[v] = xi_zero();
@@ -1754,7 +1752,6 @@ FS_ALWAYS_INLINE void q3_k_x16_rows(const uint8_t *gb, int first, const uint8_t 
     FS_UNROLL
     for (int v = 0; v < H * R; v++) acc[v] = xf_zero();
     for (int b = 0; b < blocks; b++, gb += Q3_K_X16_BLOCK, a += Q8_K_BYTES) {
-        if (R == 1) prefetch_block(gb + 2 * Q3_K_X16_BLOCK, Q3_K_X16_BLOCK);
         xi t[FS_ROWS];
         FS_UNROLL
         for (int v = 0; v < H * R; v++) t[v] = xi_zero();
