@@ -130,8 +130,8 @@ static inline float max_lane(__m256 m) {
  * q8_0_steps (blocks.h) in vectors, to the same bytes: the scalar loop's fmaxf is a libm call per value, and it was
  * a quarter of the small model's prompt time (perf, ../shared/trained Q8_0 pp64). Each 128-bit half of the vector v
  * is one group of 4 (groups 2v and 2v + 1); id[v] comes back with each group's scaling in its half, quantize32's
- * layout. Every step is the scalar's operation on the same floats (a maximum, x·16 / amax, its ceiling, 2032 / (amax·m)),
- * so the bytes match; max(|x|, 0) returns its second operand for a NaN, as fmaxf(0, NaN) gives 0.
+ * layout. Every step is the scalar's operation on the same floats (a maximum, x·16 / amax, its ceiling,
+ * 2032 / (amax·m)), so the bytes match; max(|x|, 0) returns its second operand for a NaN, as fmaxf(0, NaN) gives 0.
  */
 static inline void q8_0_steps_x86(const float *x, uint8_t *block, __m256 id[4]) {
     const __m256 zero = _mm256_setzero_ps();

@@ -5,9 +5,10 @@ import java.lang.foreign.MemorySegment;
 /**
  * {@code out = x · wᵀ} through {@link NativeKernels} on a {@link WorkerPool}: every row of x is quantized once (a
  * downcall per row, the rows shared by the pool's threads), then each unit of {@link #UNIT_ROWS} weight rows is one
- * downcall per {@link #ROWS_PER_CALL} input rows. The kernels compute each output from its weight row and input row alone, so
- * results do not depend on the thread count, the units or the number of rows (a prompt row and the same row decoded
- * alone give the same logits). Holds the quantized input, reused from call to call; one matmul runs at a time.
+ * downcall per {@link #ROWS_PER_CALL} input rows. The kernels compute each output from its weight row and input row
+ * alone, so results do not depend on the thread count, the units or the number of rows (a prompt row and the same
+ * row decoded alone give the same logits). Holds the quantized input, reused from call to call; one matmul runs at
+ * a time.
  *
  * <p>Inside a call the kernels take the input rows four at a time and unpack each weight block once for the four
  * (native/cpu/README.md), so {@link #ROWS_PER_CALL} only has to be a multiple of four: a unit's 16 downcalls for a

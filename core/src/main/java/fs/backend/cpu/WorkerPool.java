@@ -14,8 +14,8 @@ import java.util.concurrent.locks.LockSupport;
  * the units, as llama.cpp gives each of its threads a contiguous part of a decode's rows: the weights it reads are
  * one ascending stream, not every other 64-row slice. A thread that has finished its range takes units from the
  * back of the others', so a thread that the OS has descheduled, or a worker still waking up, never holds the task
- * back: the caller waits only for units that were actually claimed. Nothing is allocated per task. Which thread runs a unit never changes its result: callers make every unit's arithmetic
- * independent of the others.
+ * back: the caller waits only for units that were actually claimed. Nothing is allocated per task. Which thread runs
+ * a unit never changes its result: callers make every unit's arithmetic independent of the others.
  */
 final class WorkerPool implements AutoCloseable {
 
